@@ -1,0 +1,74 @@
+"""teachgrad: automatic differentiation you can read, watch and be graded on.
+
+The public surface mirrors ``torch``: ``import teachgrad as tg`` and use
+``tg.tensor``, ``tg.autograd.grad``, ``tg.no_grad`` ... as you would torch's.
+Nothing is defined here; it only re-exports.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x ** 2).sum().backward(); x.grad
+    tensor([2., 4.])
+"""
+
+from . import _backend
+from ._backend import (
+    device,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    manual_seed,
+    promote_types,
+    set_default_dtype,
+    uint8,
+)
+from ._backend import bool_ as bool  # noqa: A004 - torch's name
+from ._creation import (
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from ._tensor import Size, Tensor
+from . import autograd  # noqa: E402,I001 - after Tensor: autograd builds on it
+from . import ops  # noqa: E402
+from . import cuda  # noqa: E402
+from .autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .ops import *  # noqa: F403 - every op function is part of the public surface
+from .ops import return_types
+
+float = float32  # noqa: A001 - torch's aliases
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
+
+__version__ = "0.1.0"

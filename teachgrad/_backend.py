@@ -1,0 +1,394 @@
+"""The backend seam: dtypes, devices, and which array library does the arithmetic.
+
+Everything numerical in teachgrad happens on a *backend array*: a ``numpy.ndarray``
+on the CPU or a ``cupy.ndarray`` on an NVIDIA GPU. This is the only module that
+imports NumPy or CuPy; ops ask ``array_module(x)`` for the right one, so the same
+op code runs on both.
+
+What lives here: the ``dtype`` objects (``teachgrad.float32`` ...) and torch's type
+promotion rules for them, the ``device`` type, lazy CuPy loading, transfers
+between devices, and the random generators behind ``manual_seed``.
+What does not: anything about autograd.
+
+    >>> import teachgrad as tg
+    >>> tg.promote_types(tg.int64, tg.float32)
+    teachgrad.float32
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy
+
+# --------------------------------------------------------------------------- dtypes
+
+
+class dtype:
+    """A tensor element type, like ``torch.dtype``.
+
+    >>> import teachgrad as tg
+    >>> tg.float64.is_floating_point, tg.float64.itemsize
+    (True, 8)
+    """
+
+    __slots__ = ("name", "numpy", "is_floating_point", "is_complex", "is_signed", "itemsize", "_kind")
+
+    def __init__(self, name: str, np_dtype, kind: int):
+        self.name = name
+        self.numpy = numpy.dtype(np_dtype)
+        self._kind = kind  # 0 bool, 1 integer, 2 floating: the promotion "category"
+        self.is_floating_point = kind == 2
+        self.is_complex = False
+        self.is_signed = name != "bool"
+        self.itemsize = self.numpy.itemsize
+
+    def __repr__(self):
+        return f"teachgrad.{self.name}"
+
+    def __reduce__(self):  # dtypes are singletons, also after pickling
+        return (_dtype_by_name, (self.name,))
+
+    def to_real(self):
+        return self
+
+
+bool_ = dtype("bool", numpy.bool_, 0)
+int32 = dtype("int32", numpy.int32, 1)
+int64 = dtype("int64", numpy.int64, 1)
+float16 = dtype("float16", numpy.float16, 2)
+float32 = dtype("float32", numpy.float32, 2)
+float64 = dtype("float64", numpy.float64, 2)
+# Less common integer types still appear when users hand us NumPy data.
+int8 = dtype("int8", numpy.int8, 1)
+int16 = dtype("int16", numpy.int16, 1)
+uint8 = dtype("uint8", numpy.uint8, 1)
+
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+_FROM_NUMPY = {d.numpy: d for d in ALL_DTYPES}
+
+
+def _dtype_by_name(name: str) -> dtype:
+    return next(d for d in ALL_DTYPES if d.name == name)
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The teachgrad dtype for a NumPy/CuPy dtype (float64 stays float64, as in torch)."""
+    try:
+        return _FROM_NUMPY[numpy.dtype(np_dtype)]
+    except KeyError:
+        raise TypeError(
+            f"can't convert np.ndarray of type {numpy.dtype(np_dtype)}. The only supported types "
+            "are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+def as_dtype(d) -> dtype:
+    """Accept a teachgrad dtype, a NumPy dtype or a Python type (float, int, bool)."""
+    if isinstance(d, dtype):
+        return d
+    if d is float:
+        return float64
+    if d is int:
+        return int64
+    if d is bool:
+        return bool_
+    return from_numpy_dtype(d)
+
+
+class _Defaults(threading.local):
+    float_dtype = float32
+
+
+_defaults = _Defaults()
+
+
+def get_default_dtype() -> dtype:
+    """The dtype Python floats become (float32 unless changed), like torch.
+
+    >>> import teachgrad as tg
+    >>> tg.get_default_dtype()
+    teachgrad.float32
+    """
+    return _defaults.float_dtype
+
+
+def set_default_dtype(d) -> None:
+    """Set the dtype of Python floats and float factories (float32 or float64).
+
+    >>> import teachgrad as tg
+    >>> tg.set_default_dtype(tg.float64); tg.tensor(1.5).dtype
+    teachgrad.float64
+    >>> tg.set_default_dtype(tg.float32)
+    """
+    d = as_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _defaults.float_dtype = d
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both ``a`` and ``b`` convert to without losing their category.
+
+    >>> import teachgrad as tg
+    >>> tg.promote_types(tg.int32, tg.int64), tg.promote_types(tg.bool, tg.float16)
+    (teachgrad.int64, teachgrad.float16)
+    """
+    if a is b:
+        return a
+    return from_numpy_dtype(numpy.promote_types(a.numpy, b.numpy))
+
+
+def result_type(*operands) -> dtype:
+    """torch's promotion for an op's operands: Tensors and Python scalars.
+
+    Categories rank bool < integer < floating. Tensors with dimensions decide the
+    dtype; a 0-d tensor or a Python number only matters when it is of a higher
+    category than every dimensioned tensor (then a Python float gives the default
+    dtype, a Python int gives int64). So ``float32_tensor * 2.5`` stays float32, and
+    ``int_tensor * 2.5`` becomes float32.
+    """
+    dim_dt = zero_dt = scalar_dt = None
+    for x in operands:
+        d = getattr(x, "dtype", None)
+        if isinstance(d, dtype):
+            if x.ndim:
+                dim_dt = d if dim_dt is None else promote_types(dim_dt, d)
+            else:
+                zero_dt = d if zero_dt is None else promote_types(zero_dt, d)
+        else:
+            s = scalar_dtype(x)
+            if scalar_dt is None or s._kind > scalar_dt._kind:
+                scalar_dt = s
+    result = dim_dt
+    for candidate in (zero_dt, scalar_dt):
+        if candidate is not None and (result is None or candidate._kind > result._kind):
+            result = candidate
+    return result
+
+
+def scalar_dtype(x) -> dtype:
+    """The dtype a Python number becomes in a new tensor."""
+    if isinstance(x, bool | numpy.bool_):
+        return bool_
+    if isinstance(x, int | numpy.integer):
+        return int64
+    if isinstance(x, float | numpy.floating):
+        return _defaults.float_dtype
+    raise TypeError(f"expected a Tensor or a Python number, but got {type(x).__name__}")
+
+
+# --------------------------------------------------------------------------- devices
+
+
+class device:
+    """Where a tensor lives: ``device("cpu")``, ``device("cuda")`` or ``device("cuda:1")``.
+
+    >>> import teachgrad as tg
+    >>> tg.device("cuda:1").index, str(tg.device("cpu"))
+    (1, 'cpu')
+    """
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index: int | None = None):
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        elif isinstance(type, int):  # torch accepts a bare GPU ordinal
+            type, index = "cuda", type
+        elif ":" in type:
+            type, _, idx = type.partition(":")
+            if index is not None:
+                raise RuntimeError("type (string) must not include an index because index was passed explicitly")
+            index = int(idx)
+        if type not in ("cpu", "cuda"):
+            raise RuntimeError(
+                f"Expected one of cpu, cuda device type at start of device string: {type}"
+            )
+        if type == "cpu" and index not in (None, 0):
+            raise RuntimeError(f"CPU device index must be 0 or None, got {index}")
+        self.type = type
+        self.index = index
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+
+CPU = device("cpu")
+
+
+def as_device(d) -> device:
+    if d is None:
+        return CPU
+    return d if isinstance(d, device) else device(d)
+
+
+# --------------------------------------------------------------------------- array modules
+
+_cupy = None
+
+
+def cupy():
+    """Import CuPy on first use, with an error that says how to get it."""
+    global _cupy
+    if _cupy is None:
+        try:
+            import cupy as cp  # noqa: PLC0415 - lazy on purpose: CPU users never pay for it
+        except ImportError as exc:
+            raise RuntimeError(
+                "CUDA tensors need CuPy, which is not installed. Install the GPU extra with "
+                "`pip install -e .[gpu]` (CUDA 12) or `.[gpu-cuda13]`, on a machine with an NVIDIA GPU. "
+                "Check with teachgrad.cuda.is_available()."
+            ) from exc
+        _cupy = cp
+    return _cupy
+
+
+def cuda_is_available() -> bool:
+    try:
+        return cupy().cuda.runtime.getDeviceCount() > 0
+    except Exception:  # no CuPy, no driver, or no device: all mean "no"
+        return False
+
+
+def array_module(x):
+    """``numpy`` or ``cupy``: the module that computes on ``x`` (an array, Tensor or device).
+
+    >>> import teachgrad as tg
+    >>> tg._backend.array_module(tg.zeros(2)).__name__
+    'numpy'
+    """
+    data = getattr(x, "_data", x)
+    if type(data) is numpy.ndarray:
+        return numpy
+    if isinstance(data, device):
+        return numpy if data.type == "cpu" else cupy()
+    if isinstance(data, numpy.ndarray | numpy.generic):
+        return numpy
+    return cupy()
+
+
+def device_of(array) -> device:
+    """The device an array lives on."""
+    if isinstance(array, numpy.ndarray):
+        return CPU
+    return device("cuda", array.device.id)
+
+
+def to_device(array, dev: device):
+    """Copy ``array`` to ``dev`` (returns it unchanged when it is already there)."""
+    if device_of(array) == dev or (dev.type == "cuda" and dev.index is None and not isinstance(array, numpy.ndarray)):
+        return array
+    if dev.type == "cpu":
+        return array.get()
+    cp = cupy()
+    with cp.cuda.Device(dev.index or 0):
+        return cp.asarray(array)
+
+
+def check_cuda_index(dev: device) -> None:
+    if dev.type == "cuda":
+        count = cupy().cuda.runtime.getDeviceCount() if cuda_is_available() else 0
+        if count == 0:
+            raise RuntimeError(
+                "Found no NVIDIA driver or GPU on your system: CUDA tensors can't be created here. "
+                "teachgrad.cuda.is_available() tells whether a GPU is usable."
+            )
+        if (dev.index or 0) >= count:
+            raise RuntimeError(f"CUDA error: invalid device ordinal {dev.index} (this machine has {count} GPU(s))")
+
+
+def make_array(data, np_dtype, dev: device):
+    """A new backend array holding ``data`` on ``dev``."""
+    if dev.type == "cpu":
+        return numpy.array(data, dtype=np_dtype)
+    check_cuda_index(dev)
+    cp = cupy()
+    with cp.cuda.Device(dev.index or 0):
+        return cp.array(data, dtype=np_dtype)
+
+
+def on_device(dev: device):
+    """Array module for ``dev``, with the right CUDA device made current."""
+    if dev.type == "cpu":
+        return numpy, _NULL_CONTEXT
+    check_cuda_index(dev)
+    cp = cupy()
+    return cp, cp.cuda.Device(dev.index or 0)
+
+
+class _NullContext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NULL_CONTEXT = _NullContext()
+
+
+def as_array(x):
+    """``x`` itself if it is a backend array, else a 0-d NumPy array (for NumPy scalars)."""
+    if type(x) is numpy.ndarray or _cupy is not None and isinstance(x, _cupy.ndarray):
+        return x
+    return numpy.asarray(x)
+
+
+def is_array(x) -> bool:
+    return isinstance(x, numpy.ndarray) or (_cupy is not None and isinstance(x, _cupy.ndarray))
+
+
+# --------------------------------------------------------------------------- random numbers
+
+
+class _Generators:
+    """One NumPy generator (and one per CuPy device), reseeded by ``manual_seed``."""
+
+    def __init__(self):
+        self.seed = 0
+        self.cpu = numpy.random.default_rng(numpy.random.SeedSequence().entropy)
+        self.cuda = {}
+
+    def for_device(self, dev: device):
+        if dev.type == "cpu":
+            return self.cpu
+        index = dev.index or 0
+        if index not in self.cuda:
+            cp = cupy()
+            with cp.cuda.Device(index):
+                self.cuda[index] = cp.random.default_rng(self.seed + index)
+        return self.cuda[index]
+
+
+generators = _Generators()
+
+
+def manual_seed(seed: int) -> None:
+    """Seed every generator, so ``randn``/``rand``/``randint``/dropout repeat exactly.
+
+    >>> import teachgrad as tg
+    >>> tg.manual_seed(0); a = tg.randn(3); tg.manual_seed(0); bool((a == tg.randn(3)).all())
+    True
+    """
+    generators.seed = int(seed)
+    generators.cpu = numpy.random.default_rng(int(seed))
+    generators.cuda = {}
+
+
+def numpy_module():
+    """NumPy itself, for code that must produce host data (printing, ``.numpy()``)."""
+    return numpy

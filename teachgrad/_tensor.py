@@ -1,0 +1,589 @@
+"""``Tensor``: a backend array plus the autograd facts about it.
+
+A Tensor holds ``_data`` (a NumPy or CuPy array) and, for autograd:
+
+* ``grad_fn`` and ``_output_nr``: which node made it, and which of that node's
+  outputs it is (None for leaves);
+* ``requires_grad`` and ``grad``;
+* ``_counter``: the version counter of its storage, shared with every view of
+  the same memory and bumped by each in-place change;
+* ``_base``: the tensor it is a view of (None if it owns its memory).
+
+The arithmetic methods (``+``, ``.sum()``, ``.reshape()`` ...) are the ops of
+``teachgrad/ops``, attached in ``teachgrad/ops/__init__.py``; this module holds
+only what is about the tensor itself.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> x.shape, x.dtype, x.is_leaf
+    (teachgrad.Size([3]), teachgrad.float32, True)
+"""
+
+from __future__ import annotations
+
+import copy as _copy
+import warnings
+import weakref
+
+from . import _backend
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints like torch's ``torch.Size``.
+
+    >>> import teachgrad as tg
+    >>> tg.zeros(2, 3).shape
+    teachgrad.Size([2, 3])
+    """
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"teachgrad.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class VersionCounter:
+    """How many times a storage (and so every view of it) has been changed in place.
+
+    ``history`` lists the name of the op behind each bump, for error messages.
+    """
+
+    __slots__ = ("version", "history")
+
+    def __init__(self):
+        self.version = 0
+        self.history = None
+
+    def bump(self, op_name: str) -> None:
+        self.version += 1
+        if self.history is None:
+            self.history = [None] * (self.version - 1)
+        self.history.append(op_name)
+
+
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+    "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+    "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor "
+    "by mistake, make sure you access the leaf Tensor instead."
+)
+
+
+class Tensor:
+    """A multi-dimensional array that can record the ops applied to it.
+
+    Create tensors with ``teachgrad.tensor``, ``zeros``, ``randn``, ...; the legacy
+    constructor ``Tensor(2, 3)`` (uninitialised) and ``Tensor([1, 2])`` (float)
+    also work, as in torch.
+
+    >>> import teachgrad as tg
+    >>> tg.Tensor([1, 2])
+    tensor([1., 2.])
+    """
+
+    # Class-level defaults: a new tensor stores only what differs from these,
+    # which keeps creating one (done for every op) cheap.
+    grad_fn = None
+    _grad = None
+    _requires_grad = False
+    _output_nr = 0
+    _base = None
+    _inference = False
+    _acc_ref = None
+    name = None
+    __array_priority__ = 1000  # so numpy_array * tensor calls Tensor.__rmul__
+
+    def __init__(self, *args, dtype=None, device=None):
+        dev = _backend.as_device(device)
+        dt = _backend.as_dtype(dtype) if dtype is not None else _backend.get_default_dtype()
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = args[0]
+            data = data._data if isinstance(data, Tensor) else data
+            self._data = _backend.make_array(_backend.to_device(data, _backend.CPU)
+                                             if _backend.is_array(data) and dev.type == "cpu" else data,
+                                             dt.numpy, dev)
+        else:
+            xp, where = _backend.on_device(dev)
+            with where:
+                self._data = xp.empty(tuple(args), dt.numpy)
+        self._counter = VersionCounter()
+        self._inference = _grad_mode().inference
+
+    @staticmethod
+    def _make(data, counter=None, base=None) -> Tensor:
+        """Wrap a backend array (internal: no copy, no checks)."""
+        t = _new(Tensor)
+        t._data = data
+        t._counter = VersionCounter() if counter is None else counter
+        if base is not None:
+            t._base = base
+        return t
+
+    # ------------------------------------------------------------------ autograd facts
+    @property
+    def requires_grad(self) -> bool:
+        """Whether gradients will be computed for this tensor."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        value = bool(value)
+        if self.grad_fn is not None:
+            hint = "" if value else (
+                " If you want to use a computed variable in a subgraph that doesn't require "
+                "differentiation use var_no_grad = var.detach()."
+            )
+            raise RuntimeError("you can only change requires_grad flags of leaf variables." + hint)
+        if value and self._data.dtype.kind != "f":
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients "
+                f"(this tensor is {self.dtype}; make it float first, e.g. "
+                "tg.tensor([1, 2], dtype=tg.float32) or x.float())"
+            )
+        if value and self._inference and not _grad_mode().inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place and return self.
+
+        >>> import teachgrad as tg
+        >>> tg.zeros(2).requires_grad_().requires_grad
+        True
+        """
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not made by a recorded op (all tensors that don't require grad)."""
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        """The gradient accumulated by backward (leaves, and non-leaves after ``retain_grad()``)."""
+        if self.grad_fn is not None and not self.retains_grad and self._grad is None:
+            warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(f"assigned grad has data of a different type ({value.dtype} vs {self.dtype})")
+            if value.device != self.device:
+                raise RuntimeError(f"assigned grad has data located on a different device "
+                                   f"({value.device} vs {self.device})")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has data of a different size ({list(value.shape)} vs "
+                                   f"{list(self.shape)})")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def data(self) -> Tensor:
+        """The same memory as a tensor outside autograd (own version counter, no grad)."""
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._requires_grad and value._data.dtype.kind != "f":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
+        self._data = value._data
+
+    @property
+    def _version(self) -> int:
+        """How many in-place changes this tensor's storage has seen."""
+        return self._counter.version
+
+    @property
+    def retains_grad(self) -> bool:
+        """True for a non-leaf on which ``retain_grad()`` was called."""
+        node = self.grad_fn
+        return bool(node is not None and node._retain_grad and self._output_nr in node._retain_grad)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor during backward (no-op on leaves).
+
+        >>> import teachgrad as tg
+        >>> x = tg.ones(2, requires_grad=True); h = x * 2; h.retain_grad()
+        >>> h.sum().backward(); h.grad
+        tensor([1., 1.])
+        """
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None:
+            return
+        node = self.grad_fn
+        if node._retain_grad is None:
+            node._retain_grad = {}
+        node._retain_grad[self._output_nr] = weakref.ref(self)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it.
+
+        >>> import teachgrad as tg
+        >>> x = tg.ones(2, requires_grad=True)
+        >>> h = x.register_hook(lambda g: g * 10)
+        >>> (x * 1).sum().backward(); x.grad
+        tensor([10., 10.])
+        >>> h.remove()
+        """
+        from .autograd.graph import HookDict, add_hook, hooks_of  # noqa: PLC0415 - graph imports us
+
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        node = self.grad_fn
+        if node is None:  # a leaf: its AccumulateGrad node runs the hooks
+            return add_hook(hooks_of(self, "_backward_hooks"), hook)
+        # a non-leaf: the hook lives on the node, which outlives this Tensor object
+        if node._tensor_hooks is None:
+            node._tensor_hooks = {}
+        return add_hook(node._tensor_hooks.setdefault(self._output_nr, HookDict()), hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after the gradient was accumulated into this leaf's ``.grad``.
+
+        >>> import teachgrad as tg
+        >>> w = tg.ones(2, requires_grad=True)
+        >>> _ = w.register_post_accumulate_grad_hook(lambda p: print(p.grad))
+        >>> (w * 3).sum().backward()
+        tensor([3., 3.])
+        """
+        from .autograd.graph import add_hook, hooks_of  # noqa: PLC0415
+
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        return add_hook(hooks_of(self, "_post_acc_hooks"), hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+        """Compute the gradient of this tensor w.r.t. the graph leaves (see ``autograd.backward``).
+
+        >>> import teachgrad as tg
+        >>> x = tg.tensor(3.0, requires_grad=True); (x * x).backward(); x.grad
+        tensor(6.)
+        """
+        from .autograd import engine  # noqa: PLC0415
+
+        engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def _edge(self):
+        """The graph edge gradients for this tensor flow into: ``(node, input_nr)``."""
+        if self.grad_fn is not None:
+            return (self.grad_fn, self._output_nr)
+        if self._requires_grad:
+            return (self._grad_accumulator(), 0)
+        return (None, 0)
+
+    def _grad_accumulator(self):
+        ref = self._acc_ref
+        acc = ref() if ref is not None else None
+        if acc is None:
+            from .autograd.graph import AccumulateGrad  # noqa: PLC0415
+
+            acc = AccumulateGrad(self)
+            self._acc_ref = weakref.ref(acc)  # weak: the graph, not the tensor, keeps it alive
+        return acc
+
+    def _alias(self) -> Tensor:
+        """A new tensor object on the same memory and version counter (a view of self)."""
+        return Tensor._make(self._data, self._counter, self._base if self._base is not None else self)
+
+    def _rebase_history(self, node, output_nr) -> None:
+        """Make ``node`` the new grad_fn of this tensor after an in-place change."""
+        if self.grad_fn is None and self._requires_grad:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        self.grad_fn = node
+        self._output_nr = output_nr
+        self._requires_grad = True
+
+    def detach(self) -> Tensor:
+        """The same memory and version counter, cut from the graph (requires_grad=False).
+
+        >>> import teachgrad as tg
+        >>> y = (tg.ones(2, requires_grad=True) * 2).detach(); y.requires_grad, y.is_leaf
+        (False, True)
+        """
+        t = Tensor._make(self._data, self._counter)
+        t._inference = self._inference
+        return t
+
+    def detach_(self) -> Tensor:
+        """Detach this tensor from the graph in place (not allowed on views)."""
+        if self._base is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                               "DistributedDataParallel (DDP) for training ...: detach_() on a view is not allowed.")
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def is_inference(self) -> bool:
+        """True for tensors created inside ``inference_mode()``."""
+        return self._inference
+
+    # ------------------------------------------------------------------ shape and memory
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the length of one dimension.
+
+        >>> import teachgrad as tg
+        >>> tg.zeros(2, 3).size(), tg.zeros(2, 3).size(-1)
+        (teachgrad.Size([2, 3]), 3)
+        """
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def dtype(self):
+        return _backend.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self):
+        return _backend.device_of(self._data)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.device.type == "cpu"
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return False
+
+    def stride(self, dim: int | None = None):
+        """Steps in elements between neighbours along each dimension (torch's strides).
+
+        >>> import teachgrad as tg
+        >>> tg.zeros(2, 3).stride(), tg.zeros(2, 3).t().stride()
+        ((3, 1), (1, 3))
+        """
+        size = self._data.itemsize
+        strides = tuple(s // size for s in self._data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def data_ptr(self) -> int:
+        """Address of this tensor's first element."""
+        return _data_ptr(self._data)
+
+    def storage_offset(self) -> int:
+        """Elements between the start of the storage and this tensor's first element.
+
+        >>> import teachgrad as tg
+        >>> tg.zeros(5)[2:].storage_offset()
+        2
+        """
+        owner = self._data
+        while getattr(owner, "base", None) is not None and _backend.is_array(owner.base):
+            owner = owner.base
+        return (_data_ptr(self._data) - _data_ptr(owner)) // self._data.itemsize
+
+    def _is_view(self) -> bool:
+        """True when this tensor is a view of another (``_base``)."""
+        return self._base is not None
+
+    def untyped_storage_nbytes(self) -> int:
+        owner = self._data
+        while getattr(owner, "base", None) is not None and _backend.is_array(owner.base):
+            owner = owner.base
+        return int(owner.nbytes)
+
+    # ------------------------------------------------------------------ conversions
+    def item(self):
+        """The value of a one-element tensor as a Python number.
+
+        >>> import teachgrad as tg
+        >>> tg.tensor([2.5]).item()
+        2.5
+        """
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        """Nested Python lists (a number for a 0-d tensor)."""
+        return _host(self._data).tolist()
+
+    def numpy(self, *, force: bool = False):
+        """The NumPy array sharing this tensor's memory (CPU tensors that don't require grad).
+
+        >>> import teachgrad as tg
+        >>> tg.ones(2).numpy()
+        array([1., 1.], dtype=float32)
+        """
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self.device.type != "cpu":
+            if force:
+                return self._data.get()
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
+                            "copy the tensor to host memory first.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype, copy=False)
+
+    def __dlpack__(self, *args, **kwargs):
+        if self._requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
+                               f"(it has {self._data.size}): use .any() or .all()")
+        return bool(self._data.reshape(()))
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        from ._printing import tensor_repr  # noqa: PLC0415
+
+        return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and spec:
+            return self.item().__format__(spec)
+        return repr(self)
+
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the "
+                               "deepcopy protocol at the moment.  If you were attempting to deepcopy a "
+                               "module, this may be because of a torch.nn.utils.weight_norm usage.")
+        if id(self) in memo:
+            return memo[id(self)]
+        new = _new(type(self))
+        new.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_acc_ref",)})
+        new._data = self._data.copy()
+        new._counter = VersionCounter()
+        new._base = None
+        memo[id(self)] = new
+        if self._grad is not None:
+            new._grad = _copy.deepcopy(self._grad, memo)
+        return new
+
+    def __reduce_ex__(self, protocol):
+        if self.grad_fn is not None:
+            raise RuntimeError("Can't pickle a non-leaf tensor: detach() it first")
+        return (_rebuild, (type(self), _host(self._data), str(self.device), self._requires_grad,
+                           self.__dict__.get("name")))
+
+
+def _rebuild(cls, array, device, requires_grad, name):
+    t = _new(cls)
+    t._data = _backend.to_device(array, _backend.as_device(device))
+    t._counter = VersionCounter()
+    t._requires_grad = requires_grad
+    if name is not None:
+        t.name = name
+    return t
+
+
+_new = object.__new__
+
+
+def _grad_mode():
+    from .autograd.grad_mode import state  # noqa: PLC0415 - autograd imports this module
+
+    return state
+
+
+def wrap_array(data) -> Tensor:
+    """A new Tensor owning ``data`` (internal fast path used by every op)."""
+    t = _new(Tensor)
+    t._data = data
+    t._counter = VersionCounter()
+    return t
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """A dimension index made non-negative, with torch's error for a bad one."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def _data_ptr(array) -> int:
+    if hasattr(array, "__array_interface__"):
+        return array.__array_interface__["data"][0]
+    return array.data.ptr
+
+
+def _host(array):
+    return array if hasattr(array, "__array_interface__") else array.get()

@@ -1,0 +1,352 @@
+"""The engine: one generator that runs the graph backwards, node by node.
+
+``backward_steps`` does all the work and yields a ``BackwardStep`` after each node
+runs; ``backward()``, ``grad()`` and the visual stepper all drive it, so there is
+exactly one engine. How it works:
+
+1. Count, for every node reachable from the roots, how many edges lead into it
+   (its *dependencies*): a node may only run once all its gradients have arrived.
+2. Put the root gradients in the roots' input buffers. A node whose dependencies
+   are all satisfied is *ready*; among ready nodes the latest created runs first
+   (leaves' AccumulateGrad nodes first of all), as in torch.
+3. Running a node: apply tensor hooks and pre-hooks to its incoming gradients,
+   call its backward formula, apply post-hooks, free its saved tensors (unless
+   ``retain_graph``), and add each result into the buffer of the next node.
+
+With ``inputs`` (``grad()``, or ``backward(inputs=...)``) only nodes on a path to
+an input run, and ``grad()`` reads the gradients arriving at the inputs instead of
+touching any ``.grad``.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+    >>> loss = (x * x).sum()
+    >>> [step.node.name() for step in tg.autograd.backward_steps(loss)]
+    ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
+    >>> x.grad
+    tensor([2., 4.])
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from heapq import heappop, heappush
+from typing import NamedTuple
+
+from .._backend import array_module
+from .._tensor import Tensor, wrap_array
+from .graph import AccumulateGrad, Node, accumulate_grad
+from .grad_mode import state as _grad_state
+
+
+class BackwardStep(NamedTuple):
+    """What one step of backward did: ``node`` ran on ``grad_outputs`` (one per
+    output of the node) and produced ``grad_inputs`` (one per ``next_functions``
+    edge); ``ready`` are the nodes now waiting to run, next first."""
+
+    node: Node
+    grad_outputs: tuple
+    grad_inputs: tuple
+    ready: tuple
+
+
+def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Run backward one node at a time: a generator of ``BackwardStep``.
+
+    Takes the arguments of ``backward``; exhausting it is exactly ``backward(...)``.
+
+    >>> import teachgrad as tg
+    >>> w = tg.tensor(2.0, requires_grad=True)
+    >>> steps = tg.autograd.backward_steps(w * 3)
+    >>> first = next(steps); first.node.name(), first.grad_outputs
+    ('MulBackward0', (tensor(1.),))
+    >>> rest = list(steps); w.grad
+    tensor(3.)
+    """
+    tensors = _as_tuple(tensors)
+    roots = _root_edges(tensors)
+    grads = _make_root_grads(tensors, _as_tuple(grad_tensors, len(tensors)), create_graph)
+    keep = create_graph if retain_graph is None else retain_graph
+    if inputs is None:
+        yield from _execute(roots, grads, keep, create_graph)
+        return
+    inputs = _check_inputs(inputs, "backward")
+    targets = [t._edge() for t in inputs]
+    captured = {}
+    yield from _execute(roots, grads, keep, create_graph, targets, captured, accumulate=True)
+    for t, edge in zip(inputs, targets, strict=True):
+        if not isinstance(edge[0], AccumulateGrad) and captured.get(edge) is not None:
+            accumulate_grad(t, captured[edge])  # a non-leaf in inputs= gets a .grad too
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
+             inputs=None) -> None:
+    """Accumulate into ``.grad`` of the leaves the gradient of ``tensors`` (torch's signature).
+
+    ``grad_tensors`` holds one gradient per tensor ("the vector" of the
+    vector-Jacobian product); it may be left out for a one-element tensor.
+    The graph is freed unless ``retain_graph=True``; with ``create_graph=True``
+    the backward pass is itself recorded, so you can differentiate again.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+    >>> tg.autograd.backward(x * 3, grad_tensors=tg.tensor([1.0, 0.5])); x.grad
+    tensor([3.0000, 1.5000])
+    """
+    if grad_variables is not None:
+        warnings.warn("'grad_variables' is deprecated. Use 'grad_tensors' instead.", DeprecationWarning,
+                      stacklevel=2)
+        if grad_tensors is not None:
+            raise RuntimeError("'grad_tensors' and 'grad_variables' (deprecated) arguments both passed to "
+                               "backward(). Please only use 'grad_tensors'.")
+        grad_tensors = grad_variables
+    if inputs is not None and not isinstance(inputs, Tensor) and len(inputs) == 0:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    for _ in backward_steps(tensors, grad_tensors, retain_graph, create_graph, inputs):
+        pass
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False) -> tuple:
+    """Return the gradients of ``outputs`` w.r.t. ``inputs``, without touching any ``.grad``.
+
+    Only the part of the graph between them runs. An input the outputs don't
+    depend on is an error unless ``allow_unused=True`` (then its gradient is None,
+    or zeros with ``materialize_grads=True``). ``is_grads_batched=True`` treats the
+    first dimension of each grad_output as a batch of vectors.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor(3.0, requires_grad=True)
+    >>> (dx,) = tg.autograd.grad(x ** 3, x, create_graph=True); dx
+    tensor(27., grad_fn=<MulBackward0>)
+    >>> tg.autograd.grad(dx, x)
+    (tensor(18.),)
+    """
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.",
+                      DeprecationWarning, stacklevel=2)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    allow_unused = materialize_grads if allow_unused is None else allow_unused
+    outputs = _as_tuple(outputs)
+    inputs = _check_inputs(inputs, "grad")
+    grad_outputs = _as_tuple(grad_outputs, len(outputs))
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
+    roots = _root_edges(outputs)
+    grads = _make_root_grads(outputs, grad_outputs, create_graph)
+    keep = create_graph if retain_graph is None else retain_graph
+    targets = [t._edge() for t in inputs]
+    captured = {}
+    for _ in _execute(roots, grads, keep, create_graph, targets, captured, accumulate=False):
+        pass
+    result = []
+    for i, (t, edge) in enumerate(zip(inputs, targets, strict=True)):
+        g = captured.get(edge)
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the graph. Set "
+                    f"allow_unused=True if this is the desired behavior.\n  Input {i} (shape "
+                    f"{tuple(t.shape)}) is not on any path from the outputs back to the leaves, so no "
+                    "gradient reaches it."
+                )
+            if materialize_grads:
+                g = wrap_array(array_module(t._data).zeros_like(t._data))
+        result.append(g)
+    return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize):
+    """``is_grads_batched``: one backward per row of the grad_outputs, results stacked."""
+    from ..ops.views import stack  # noqa: PLC0415 - ops import the engine indirectly
+
+    batch = {g.shape[0] for g in grad_outputs if g is not None}
+    if len(batch) != 1:
+        raise RuntimeError("is_grads_batched=True needs every grad_output to have the same first (batch) "
+                           f"dimension, got sizes {sorted(batch)}")
+    (n,) = batch
+    rows = []
+    for b in range(n):
+        keep = True if b < n - 1 else retain_graph
+        rows.append(grad(outputs, inputs, [None if g is None else g[b] for g in grad_outputs], keep,
+                         create_graph, allow_unused=allow_unused, materialize_grads=materialize))
+    return tuple(None if col[0] is None else stack(list(col)) for col in zip(*rows, strict=True))
+
+
+def _execute(roots, root_grads, keep_graph, create_graph, targets=None, captured=None, accumulate=True):
+    """The engine loop (a generator). ``targets``: edges whose arriving grads go into
+    ``captured``; with targets, only nodes leading to them run (and AccumulateGrad
+    nodes only when ``accumulate`` and they are targets)."""
+    deps, post_order = _dependencies(roots)
+    capture_at = None
+    runs = None  # None means "every node runs"
+    if targets is not None:
+        capture_at = {}
+        for node, nr in targets:
+            if node is not None:
+                capture_at.setdefault(node, []).append(nr)
+        runs = _nodes_to_run(post_order, capture_at, accumulate)
+
+    buffers = {}
+    for (node, nr), g in zip(roots, root_grads, strict=True):
+        _add_to_buffer(buffers, node, nr, g)
+    heap = []
+    tiebreak = 0
+    for node in buffers:
+        if deps.get(node, 0) == 0:
+            heappush(heap, (-node._seq, tiebreak, node))
+            tiebreak += 1
+
+    while heap:
+        node = heappop(heap)[2]
+        grads = buffers.pop(node)
+        previous_mode = _grad_state.enabled
+        _grad_state.enabled = create_graph
+        try:
+            grads = node._run_tensor_hooks(grads)
+            if capture_at is not None and node in capture_at:
+                for nr in capture_at[node]:
+                    captured[(node, nr)] = grads[nr]
+            if runs is not None and node not in runs:
+                continue
+            if node._pre_hooks:
+                for hook in list(node._pre_hooks.values()):
+                    new = hook(tuple(grads))
+                    if new is not None:
+                        grads = list(new)
+            grad_outputs = tuple(grads)
+            grad_inputs = node._apply(grads)
+            if node._post_hooks:
+                for hook in list(node._post_hooks.values()):
+                    new = hook(grad_inputs, grad_outputs)
+                    if new is not None:
+                        grad_inputs = tuple(new)
+            if not keep_graph:
+                node._release_saved()
+            for (nxt, nr), g in zip(node.next_functions, grad_inputs, strict=False):
+                if nxt is None or runs is not None and nxt not in runs and nxt not in capture_at:
+                    continue
+                _add_to_buffer(buffers, nxt, nr, g)
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    heappush(heap, (-nxt._seq, tiebreak, nxt))
+                    tiebreak += 1
+        finally:
+            _grad_state.enabled = previous_mode
+        yield BackwardStep(node, grad_outputs, grad_inputs, tuple(entry[2] for entry in sorted(heap)))
+
+
+def _add_to_buffer(buffers, node, nr, g) -> None:
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * len(node._output_meta)
+    if g is not None:
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+
+def _dependencies(roots):
+    """Edges into each node reachable from the roots, and the nodes in post-order."""
+    deps = {}
+    post_order = []
+    seen = set()
+    for root, _ in roots:
+        if root is None or root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            node, children = stack[-1]
+            for child, _ in children:
+                if child is not None:
+                    deps[child] = deps.get(child, 0) + 1
+                    if child not in seen:
+                        seen.add(child)
+                        stack.append((child, iter(child.next_functions)))
+                        break
+            else:
+                post_order.append(node)
+                stack.pop()
+    return deps, post_order
+
+
+def _nodes_to_run(post_order, capture_at, accumulate) -> set:
+    """Nodes on a path to a target edge: the only ones that need to run."""
+    runs = set()
+    for node in post_order:  # children come before their parents
+        if isinstance(node, AccumulateGrad):
+            if accumulate and node in capture_at:
+                runs.add(node)
+        elif any(c is not None and (c in runs or c in capture_at) for c, _ in node.next_functions):
+            runs.add(node)
+    return runs
+
+
+def _as_tuple(x, n=None) -> tuple:
+    if n is not None and x is None:
+        return (None,) * n
+    if isinstance(x, Tensor) or x is None:
+        x = (x,)
+    else:
+        x = tuple(x)
+    if n is not None and len(x) != n:
+        raise RuntimeError(f"Mismatch in number of gradients: got {len(x)} gradients for {n} tensors")
+    return x
+
+
+def _root_edges(tensors) -> list:
+    edges = []
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"backward/grad expects Tensors, but element {i} is {type(t).__name__}")
+        if not t._requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn\n"
+                "  This tensor is not connected to anything that requires grad, so there is nothing to "
+                "differentiate. Did you forget requires_grad=True on an input, compute it under no_grad(), "
+                "or .detach() it?"
+            )
+        edges.append(t._edge())
+    return edges
+
+
+def _make_root_grads(tensors, grads, create_graph) -> list:
+    result = []
+    for i, (t, g) in enumerate(zip(tensors, grads, strict=True)):
+        if g is None:
+            if t._data.size != 1:
+                raise RuntimeError(
+                    "grad can be implicitly created only for scalar outputs\n"
+                    f"  Output {i} has shape {tuple(t.shape)}. backward() needs the vector v of the "
+                    "vector-Jacobian product: pass gradient=tg.ones_like(out) (or reduce it first, e.g. "
+                    "out.sum().backward())."
+                )
+            g = wrap_array(array_module(t._data).ones_like(t._data))
+        elif not isinstance(g, Tensor):
+            g = wrap_array(array_module(t._data).full_like(t._data, g))
+        else:
+            if g.shape != t.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+                                   f"output[{i}] has a shape of {t.shape}.")
+            if g.device != t.device:
+                raise RuntimeError(f"Expected all tensors to be on the same device: grad_output[{i}] is on "
+                                   f"{g.device} but output[{i}] is on {t.device}")
+            if not create_graph:
+                g = g.detach()
+        result.append(g)
+    return result
+
+
+def _check_inputs(inputs, where: str) -> tuple:
+    inputs = _as_tuple(inputs)
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{where}(): inputs must be Tensors, but input {i} is {type(t).__name__}")
+        if not t._requires_grad:
+            raise RuntimeError(f"One of the differentiated Tensors does not require grad (input {i}, shape "
+                               f"{tuple(t.shape)}): set requires_grad=True on it before the forward pass.")
+    return inputs

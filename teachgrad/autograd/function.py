@@ -1,0 +1,454 @@
+"""``Function``: how every op, built-in or yours, joins the graph.
+
+A Function has a ``forward`` that computes outputs and a ``backward`` that turns
+the gradients of the outputs into gradients of the inputs. ``Function.apply``
+runs forward and, when some input requires grad and grad mode is on, creates
+the node (``grad_fn``) that the engine calls later. The node is also the ``ctx``
+object forward and backward share, exactly as in torch.
+
+Built-in ops (``teachgrad/ops``) are written the same way as yours; their forward
+may return backend arrays, which ``apply`` wraps into Tensors.
+
+What lives here: ``FunctionCtx``, ``Function``, ``BackwardFunction`` (the node
+class made for each Function), ``once_differentiable``, and ``validate_grad``,
+the checks every gradient passes before it flows on (shape, dtype, device).
+
+    >>> import teachgrad as tg
+    >>> class Square(tg.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 2 * x * grad
+    >>> x = tg.tensor(3.0, requires_grad=True)
+    >>> Square.apply(x).backward(); x.grad
+    tensor(6.)
+"""
+
+from __future__ import annotations
+
+import functools
+
+from .._backend import array_module, as_array
+from .._tensor import Tensor, VersionCounter, wrap_array
+from .graph import Node, SavedTensor, _sequence
+from .grad_mode import no_grad
+from .grad_mode import state as _grad_state
+
+
+class FunctionCtx:
+    """What ``forward`` uses to leave information for ``backward``.
+
+    >>> import teachgrad as tg
+    >>> class Scale(tg.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x, k):
+    ...         ctx.k = k              # any Python value can be kept as an attribute
+    ...         return x * k
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         return grad * ctx.k, None   # one gradient per forward argument
+    >>> x = tg.ones(2, requires_grad=True); Scale.apply(x, 3.0).sum().backward(); x.grad
+    tensor([3., 3.])
+    """
+
+    to_save = ()
+    dirty_tensors = ()
+    non_differentiable = ()
+    materialize_grads = True
+    needs_input_grad = ()
+
+    def save_for_backward(self, *tensors) -> None:
+        """Keep tensors (inputs, outputs or None) for backward; read them with ``saved_tensors``.
+
+        Each is checked against its version when unpacked, so an in-place change
+        between forward and backward is caught instead of giving a wrong gradient.
+        """
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    f"save_for_backward can only save variables, but argument {i} is of type "
+                    f"{type(t).__name__}. Keep other values as attributes: ctx.my_value = value"
+                )
+        self.to_save = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        """Keep tensors for a ``jvp`` staticmethod (forward-mode AD)."""
+        self.saved_for_forward = tensors
+
+    def mark_dirty(self, *tensors) -> None:
+        """Declare inputs that forward modified in place (and returns as outputs)."""
+        self.dirty_tensors = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Declare outputs that have no gradient (e.g. indices); they won't require grad."""
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """With False, backward receives None (not zeros) for outputs that got no gradient."""
+        self.materialize_grads = bool(value)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward``, checked against in-place changes."""
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError("saved_tensors is only available after forward has run and, for "
+                               "Functions, when the result requires grad")
+        return tuple(s.unpack(self) if isinstance(s, SavedTensor) else s for s in saved)
+
+
+class BackwardFunction(FunctionCtx, Node):
+    """The node (and ctx) class ``Function.apply`` creates; one subclass per Function.
+
+    Its ``name()`` is ``<Function name>Backward`` for your Functions and torch's
+    name (``MulBackward0`` ...) for the built-in ones.
+    """
+
+    _forward_cls = None
+    _saved = None
+    _tensor_positions = ()  # which forward arguments were Tensors (they have edges)
+    _input_meta = ()  # (shape, numpy dtype, array type) of each Tensor argument
+
+    def _apply(self, grad_outputs: list) -> tuple:
+        if self.materialize_grads:
+            for i, g in enumerate(grad_outputs):
+                if g is None:
+                    grad_outputs[i] = zeros_for(self._output_meta[i])
+        cls = self._forward_cls
+        result = cls.backward(self, *grad_outputs)
+        if type(result) is not tuple:
+            result = (result,)
+        n_args = len(self.needs_input_grad)
+        if len(result) != n_args:
+            if len(result) > n_args and all(g is None for g in result[n_args:]):
+                result = result[:n_args]
+            else:
+                raise RuntimeError(
+                    f"function {self.name()} returned an incorrect number of gradients (expected "
+                    f"{n_args}, got {len(result)}).\n  backward must return one gradient per "
+                    f"argument of forward ({cls.__name__}.forward takes {n_args} besides ctx), "
+                    "using None for arguments that are not Tensors or need no gradient."
+                )
+        return tuple(
+            validate_grad(result[pos], meta, self, pos)
+            for pos, meta in zip(self._tensor_positions, self._input_meta, strict=True)
+        )
+
+
+def zeros_for(meta):
+    """A zero gradient for an output described by ``(shape, numpy dtype, array module)``."""
+    shape, np_dtype, xp = meta
+    return wrap_array(xp.zeros(shape, np_dtype))
+
+
+def validate_grad(g, meta, node, index):
+    """torch's checks on a gradient a node returns for its input ``index``.
+
+    A gradient with the input's broadcast shape is summed back to the input's shape
+    (so no op needs its own "un-broadcast"); a different dtype is cast; a wrong
+    shape or device is an error naming the node and the input.
+    """
+    if g is None:
+        return None
+    if not isinstance(g, Tensor):
+        raise TypeError(
+            f"function {node.name()} returned a gradient of type {type(g).__name__} for input "
+            f"{index}: expected a Tensor or None"
+        )
+    shape, np_dtype, array_type = meta
+    if type(g._data) is not array_type:
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {index} - expected device "
+            f"{_device_name(array_type)} but got {g.device}"
+        )
+    if g._data.shape != shape:
+        if not _expandable(shape, g._data.shape):
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {index} - got "
+                f"{list(g._data.shape)} but expected shape compatible with {list(shape)}.\n"
+                f"  The gradient for input {index} must have that input's shape {tuple(shape)} "
+                "(or a shape it broadcasts to, which is then summed back)."
+            )
+        from ..ops.reduce import sum_to  # noqa: PLC0415 - ops import this module
+
+        g = sum_to(g, shape)
+    if g._data.dtype != np_dtype:
+        g = g.to(_dtype_of(np_dtype))
+    return g
+
+
+def _expandable(shape, target) -> bool:
+    if len(shape) > len(target):
+        return False
+    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target), strict=False))
+
+
+def _device_name(array_type) -> str:
+    return "cpu" if array_type.__module__ == "numpy" else "cuda"
+
+
+def _dtype_of(np_dtype):
+    from .._backend import from_numpy_dtype  # noqa: PLC0415
+
+    return from_numpy_dtype(np_dtype)
+
+
+class Function:
+    """Base class for differentiable operations: subclass it, write two staticmethods.
+
+    ``forward(ctx, *args)`` computes the result (grad mode is off inside it);
+    ``backward(ctx, *grad_outputs)`` returns one gradient per forward argument.
+    The newer style is supported too: ``forward(*args)`` without ctx plus
+    ``setup_context(ctx, inputs, output)``. Call ``MyFunction.apply(...)``, never
+    ``forward`` directly.
+
+    >>> import teachgrad as tg
+    >>> class Exp(tg.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(x):
+    ...         return x.exp()
+    ...     @staticmethod
+    ...     def setup_context(ctx, inputs, output):
+    ...         ctx.save_for_backward(output)
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         (y,) = ctx.saved_tensors
+    ...         return grad * y
+    >>> x = tg.zeros(2, requires_grad=True); Exp.apply(x).sum().backward(); x.grad
+    tensor([1., 1.])
+    """
+
+    node_name: str | None = None  # torch's node name for built-ins, e.g. "MulBackward0"
+    saved_names: tuple = ()  # names of saved tensors, exposed as grad_fn._saved_<name>
+    array_forward = False  # built-ins: forward reads ._data and returns backend arrays
+    view_of_input = False  # built-in view ops: output 0 shares storage with input 0
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        name = cls.__dict__.get("node_name") or f"{cls.__name__}Backward"
+        cls._backward_cls = type(name, (BackwardFunction,), {
+            "_forward_cls": cls, "_saved_names": cls.saved_names, "__module__": cls.__module__,
+            "__qualname__": name,
+        })
+        cls._new_style = "setup_context" in _overrides(cls)
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use new-style "
+            "autograd function with static forward method: define forward/backward as @staticmethod "
+            "and call MyFunction.apply(...)."
+        )
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom autograd.Function "
+            "to use it with backward mode AD."
+        )
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function "
+                                  "to use it with forward mode AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run forward and, if any input requires grad, record a node for backward."""
+        ctx = cls._backward_cls()
+        record = False
+        if _grad_state.enabled:
+            for a in args:
+                if isinstance(a, Tensor) and a._requires_grad:
+                    record = True
+                    break
+        if record:
+            ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        else:
+            ctx.needs_input_grad = (False,) * len(args)
+
+        if cls.array_forward:  # built-ins always get ctx; setup_context (if any) sees the wrapped outputs
+            out = cls.forward(ctx, *args, **kwargs)
+        else:
+            with no_grad():  # a custom forward's own ops are never recorded
+                out = cls.forward(*args, **kwargs) if cls._new_style else cls.forward(ctx, *args, **kwargs)
+
+        single = type(out) is not tuple
+        outputs = _wrap_outputs((out,) if single else out, args, ctx, cls)
+        if cls._new_style and (record or not cls.array_forward):
+            with no_grad():
+                cls.setup_context(ctx, args, outputs[0] if single else outputs)
+        if record:
+            _connect(ctx, cls, args, outputs)
+        elif _grad_state.inference:
+            for t in outputs:
+                if isinstance(t, Tensor):
+                    t._inference = True
+        return outputs[0] if single else outputs
+
+
+def _overrides(cls) -> set:
+    names = set()
+    for klass in cls.__mro__:
+        if klass is Function:
+            break
+        names.update(klass.__dict__)
+    return names
+
+
+def _wrap_outputs(outs, args, ctx, cls) -> tuple:
+    """Turn forward's results into Tensors: arrays are wrapped, views share storage."""
+    result = []
+    for i, o in enumerate(outs):
+        if isinstance(o, Tensor):
+            if any(o is a for a in args) and not any(o is d for d in ctx.dirty_tensors):
+                o = o._alias()  # an input returned unchanged: the output is a new alias of it
+        elif hasattr(o, "dtype"):
+            o = as_array(o)  # a full reduction in NumPy returns a scalar, not a 0-d array
+            if i == 0 and cls.view_of_input:
+                base = args[0]
+                o = Tensor._make(o, base._counter, base._base if base._base is not None else base)
+            else:
+                o = wrap_array(o)
+        result.append(o)
+    return tuple(result)
+
+
+def _connect(ctx, cls, args, outputs) -> None:
+    """Make ``ctx`` the grad_fn of the outputs and give it edges to the inputs."""
+    positions = []
+    edges = []
+    meta = []
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            positions.append(i)
+            edges.append(a._edge())
+            data = a._data
+            meta.append((data.shape, data.dtype, type(data)))
+    ctx.next_functions = tuple(edges)
+    ctx._tensor_positions = tuple(positions)
+    ctx._input_meta = tuple(meta)
+    ctx._seq = next(_sequence)
+
+    output_meta = []
+    for nr, t in enumerate(outputs):
+        if not isinstance(t, Tensor):
+            output_meta.append(None)
+            continue
+        data = t._data
+        output_meta.append((data.shape, data.dtype, array_module(data)))
+        if any(t is d for d in ctx.dirty_tensors):
+            t._rebase_history(ctx, nr)
+        elif data.dtype.kind == "f" and not any(t is n for n in ctx.non_differentiable):
+            t.grad_fn = ctx
+            t._output_nr = nr
+            t._requires_grad = True
+    ctx._output_meta = tuple(output_meta)
+
+    to_save = ctx.to_save
+    if to_save:
+        names = cls.saved_names
+        # built-ins may keep plain numbers here too (e.g. the 3 of x * 3); they are stored as they are
+        ctx._saved = [
+            _save(t, ctx, names[j] if j < len(names) else f"saved_tensors[{j}]") if isinstance(t, Tensor) else t
+            for j, t in enumerate(to_save)
+        ]
+        ctx.to_save = ()
+    else:
+        ctx._saved = ()
+
+
+def _save(t, ctx, name) -> SavedTensor:
+    if t._inference:
+        raise RuntimeError(
+            "Inference tensors cannot be saved for backward. To work around you can make a clone to get "
+            f"a normal tensor and use it in autograd.\n  {ctx.name()} wanted to save '{name}' (shape "
+            f"{tuple(t.shape)}), which was created inside inference_mode(); tensors made there can never "
+            "take part in backward. Create it outside inference_mode, or use no_grad() instead."
+        )
+    return SavedTensor(t, ctx, name)
+
+
+def once_differentiable(backward):
+    """Decorate a ``backward`` that is not itself differentiable (e.g. uses raw arrays).
+
+    Inside it grad mode is off; if a double backward is attempted through its
+    results, a clear error is raised instead of silently wrong second derivatives.
+
+    >>> import teachgrad as tg
+    >>> from teachgrad.autograd.function import once_differentiable
+    >>> class Cube(tg.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x); return x ** 3
+    ...     @staticmethod
+    ...     @once_differentiable
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors; return 3 * x * x * g
+    >>> x = tg.tensor(2.0, requires_grad=True); Cube.apply(x).backward(); x.grad
+    tensor(12.)
+    """
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        with no_grad():
+            result = backward(ctx, *grads)
+        if not _grad_state.enabled:
+            return result
+        needs = any(isinstance(g, Tensor) and g.requires_grad for g in grads)
+        if not needs:
+            return result
+        single = not isinstance(result, tuple)
+        outs = (result,) if single else result
+        differentiable = tuple(g for g in grads if isinstance(g, Tensor) and g.requires_grad)
+        wrapped = tuple(
+            _DelayedError.apply(o, ctx.name(), *differentiable) if isinstance(o, Tensor) else o
+            for o in outs
+        )
+        return wrapped[0] if single else wrapped
+
+    return wrapper
+
+
+class _DelayedError(Function):
+    """Passes a value through; differentiating it raises (used by once_differentiable)."""
+
+    node_name = "DelayedError"
+
+    @staticmethod
+    def forward(ctx, x, name, *grads):  # grads only make the result part of the graph
+        ctx.fn_name = name
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(
+            f"trying to differentiate twice a function that was marked with @once_differentiable "
+            f"({ctx.fn_name}): its backward is not itself differentiable, so create_graph=True / "
+            "double backward can't go through it."
+        )
+
+
+class InplaceFunction(Function):
+    """Kept for old code: torch's base class for Functions with an ``inplace`` flag."""
+
+
+class NestedIOFunction(Function):
+    """Kept for old code: torch's legacy base class; use ``Function`` instead."""
+
+
+__all__ = ["Function", "FunctionCtx", "BackwardFunction", "once_differentiable", "InplaceFunction",
+           "NestedIOFunction", "VersionCounter"]

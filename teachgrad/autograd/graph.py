@@ -1,0 +1,389 @@
+"""The graph itself: nodes, the edges between them, and the tensors they save.
+
+The tape *is* the graph. Each op run with grad enabled creates one ``Node`` (its
+``grad_fn``): ``next_functions`` are the edges to the nodes of its inputs, and
+``SavedTensor`` objects hold what its backward formula needs. A leaf that
+requires grad is reached through its ``AccumulateGrad`` node, which adds the
+arriving gradient into ``leaf.grad``.
+
+What lives here: ``Node`` (hooks, names, metadata, saved-tensor access),
+``AccumulateGrad``, ``SavedTensor`` (with the version check), ``RemovableHandle``
+and ``get_gradient_edge``. The engine that walks the graph is in ``engine.py``;
+the ``Function`` machinery that builds nodes is in ``function.py``.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = (x * x).sum()
+    >>> y.grad_fn.name(), y.grad_fn.next_functions[0][0].name()
+    ('SumBackward0', 'MulBackward0')
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import weakref
+from collections import namedtuple
+
+from .grad_mode import state as _grad_state
+
+# Nodes run latest-created first; AccumulateGrad nodes get the largest number so a
+# leaf's gradient is stored as soon as it is complete (torch does the same).
+_sequence = itertools.count()
+_ACCUMULATE_SEQ = sys.maxsize
+
+
+class HookDict(dict):
+    """Hooks by handle id, in registration order; weakly referenced by their handles."""
+
+
+class RemovableHandle:
+    """Returned by every ``register_*hook``; ``handle.remove()`` unregisters the hook.
+
+    >>> import teachgrad as tg
+    >>> x = tg.ones(1, requires_grad=True)
+    >>> h = x.register_hook(lambda g: g * 2); h.remove()
+    """
+
+    _next_id = itertools.count()
+
+    def __init__(self, hooks: HookDict):
+        self.id = next(RemovableHandle._next_id)
+        self._hooks = weakref.ref(hooks)
+
+    def remove(self) -> None:
+        hooks = self._hooks()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def hooks_of(owner, attr: str) -> HookDict:
+    """``owner.<attr>``, the HookDict stored there, created on first use."""
+    hooks = owner.__dict__.get(attr)
+    if hooks is None:
+        hooks = HookDict()
+        setattr(owner, attr, hooks)
+    return hooks
+
+
+def add_hook(hooks: HookDict, fn) -> RemovableHandle:
+    """Register ``fn`` in ``hooks`` and return the handle that removes it."""
+    if not callable(fn):
+        raise TypeError(f"hook must be callable, got {type(fn).__name__}")
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
+
+
+_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+
+class SavedTensor:
+    """A tensor kept by a node for its backward formula, with the version it had then.
+
+    Saving an op's own *output* keeps only its data (not the output Tensor), because
+    that Tensor points back to the node: keeping it would make a reference cycle and
+    delay freeing memory. Unpacking rebuilds an equivalent tensor.
+    """
+
+    __slots__ = ("tensor", "data", "counter", "version", "output_nr", "grad_fn_is_owner", "name",
+                 "requires_grad", "released", "base", "is_leaf")
+
+    def __init__(self, tensor, owner, name: str):
+        self.name = name
+        self.counter = tensor._counter
+        self.version = tensor._counter.version
+        self.released = False
+        if tensor.grad_fn is owner:  # an output of the node that saves it
+            self.tensor = None
+            self.data = tensor._data
+            self.output_nr = tensor._output_nr
+            self.grad_fn_is_owner = True
+            self.requires_grad = True
+            self.base = tensor._base
+        else:
+            self.tensor = tensor
+            self.grad_fn_is_owner = False
+
+    def unpack(self, owner):
+        if self.released:
+            raise RuntimeError(_FREED + f"\n  (node {owner.name()} tried to read its saved '{self.name}')")
+        if self.counter.version != self.version:
+            raise RuntimeError(version_error(self, owner))
+        if not self.grad_fn_is_owner:
+            return self.tensor
+        from .._tensor import Tensor  # noqa: PLC0415 - Tensor imports this module
+
+        t = Tensor._make(self.data, self.counter, self.base)
+        t.grad_fn = owner
+        t._output_nr = self.output_nr
+        t._requires_grad = True
+        return t
+
+    def release(self):
+        self.tensor = self.data = None
+        self.released = True
+
+    def shape_str(self) -> str:
+        data = self.data if self.tensor is None else self.tensor._data
+        return "released" if data is None else str(list(data.shape))
+
+
+def version_error(saved: SavedTensor, owner) -> str:
+    """torch's message for a saved tensor modified in place, plus what it means here."""
+    t = saved.tensor
+    if saved.grad_fn_is_owner:
+        data, which = saved.data, f", which is output {saved.output_nr} of {owner.name()},"
+    else:
+        data = t._data
+        which = f", which is output {t._output_nr} of {t.grad_fn.name()}," if t.grad_fn else ""
+    type_name = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                 "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor"}.get(
+        str(data.dtype), f"{data.dtype}Tensor")
+    bumps = getattr(saved.counter, "history", None)
+    by = f" Ops that changed it since: {', '.join(bumps[saved.version:])}." if bumps else ""
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [teachgrad.{type_name} {list(data.shape)}]{which} is at version "
+        f"{saved.counter.version}; expected version {saved.version} instead.\n"
+        f"  What happened: {owner.name()} saved this tensor as '{saved.name}' (shape "
+        f"{tuple(data.shape)}) when the forward pass ran, at version {saved.version}. Something then "
+        f"changed it in place, so its version is now {saved.counter.version} and the gradient "
+        f"formula would use the wrong values.{by}\n"
+        "  Hint: use the out-of-place op (e.g. `y = y * 2` instead of `y *= 2`, `x.exp()` instead of "
+        "`x.exp_()`), or `.clone()` the tensor before changing it."
+    )
+
+
+class Node:
+    """A backward function in the graph (torch's ``torch.autograd.graph.Node``).
+
+    ``name()`` is torch's name (``MulBackward0``); ``next_functions`` is one
+    ``(node, input_nr)`` edge per differentiable input (``(None, 0)`` for an input
+    that needs no gradient).
+
+    >>> import teachgrad as tg
+    >>> a = tg.tensor(2.0, requires_grad=True)
+    >>> (a * 3).grad_fn.next_functions[0][0].name()
+    'AccumulateGrad'
+    """
+
+    next_functions: tuple = ()
+    _saved: tuple = ()
+    _seq = 0
+    _output_meta: tuple = ()  # (shape, numpy dtype, array module) per output, for zero grads
+    _tensor_hooks = None  # {output_nr: {id: fn}}: hooks registered on the output tensors
+    _retain_grad = None  # {output_nr: weakref to the tensor that called retain_grad()}
+    _pre_hooks = None
+    _post_hooks = None
+    _metadata = None
+    _saved_names: tuple = ()  # torch's names for saved values, e.g. ("self", "other")
+
+    def name(self) -> str:
+        """torch's name for this node, e.g. ``'MulBackward0'``."""
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for your own notes about this node (kept as long as the node lives)."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def register_hook(self, fn) -> RemovableHandle:
+        """Call ``fn(grad_inputs, grad_outputs)`` after this node ran; it may return new grad_inputs.
+
+        >>> import teachgrad as tg
+        >>> x = tg.ones(2, requires_grad=True); y = (x * 2).sum()
+        >>> _ = y.grad_fn.register_hook(lambda gi, go: print(go[0]))
+        >>> y.backward()
+        tensor(1.)
+        """
+        return add_hook(hooks_of(self, "_post_hooks"), fn)
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """Call ``fn(grad_outputs)`` before this node runs; it may return new grad_outputs.
+
+        >>> import teachgrad as tg
+        >>> x = tg.ones(2, requires_grad=True); y = (x * 2).sum()
+        >>> _ = y.grad_fn.register_prehook(lambda go: (go[0] * 10,))
+        >>> y.backward(); x.grad
+        tensor([20., 20.])
+        """
+        return add_hook(hooks_of(self, "_pre_hooks"), fn)
+
+    def __call__(self, *grad_outputs):
+        """Run this node's backward formula directly (no engine, no hooks)."""
+        return self._apply(list(grad_outputs))
+
+    def _apply(self, grad_outputs: list) -> tuple:
+        raise NotImplementedError
+
+    # ---- saved tensors, exposed as torch does: grad_fn._saved_self, ._saved_result ...
+    def __getattr__(self, attr):
+        if attr.startswith("_saved_") and attr[7:] in type(self)._saved_names:
+            i = type(self)._saved_names.index(attr[7:])
+            value = self.__dict__.get("_saved_values", {}).get(attr[7:], _MISSING)
+            if value is not _MISSING:
+                return value
+            saved = self._saved[i]
+            return saved.unpack(self) if isinstance(saved, SavedTensor) else saved
+        raise AttributeError(f"'{self.name()}' object has no attribute '{attr}'")
+
+    def _release_saved(self):
+        for s in self._saved:
+            if isinstance(s, SavedTensor):
+                s.release()
+
+    def _run_tensor_hooks(self, grads: list) -> list:
+        """Apply hooks registered on this node's output tensors, then retain_grad."""
+        hooks = self._tensor_hooks
+        if hooks:
+            for nr, fns in hooks.items():
+                for fn in list(fns.values()):
+                    if grads[nr] is not None:
+                        new = fn(grads[nr])
+                        if new is not None:
+                            grads[nr] = _check_hook_result(new, grads[nr], self, nr)
+        if self._retain_grad:  # runs after every other hook, as in torch
+            for nr, ref in self._retain_grad.items():
+                t = ref()
+                if t is not None and grads[nr] is not None:
+                    t._grad = grads[nr].clone() if t._grad is None else t._grad + grads[nr]
+        return grads
+
+
+_MISSING = object()
+
+
+def _check_hook_result(new, old, node, nr):
+    from .._tensor import Tensor  # noqa: PLC0415
+
+    if not isinstance(new, Tensor):
+        raise TypeError(f"a tensor hook on output {nr} of {node.name()} must return a Tensor or None, "
+                        f"got {type(new).__name__}")
+    if new.shape != old.shape:
+        raise RuntimeError(
+            f"hook 'hook' has changed the size of value: a tensor hook on output {nr} of {node.name()} "
+            f"returned shape {tuple(new.shape)}, but the gradient has shape {tuple(old.shape)}"
+        )
+    return new
+
+
+class AccumulateGrad(Node):
+    """The node that stores a leaf's gradient into ``leaf.grad`` (``.variable`` is the leaf).
+
+    >>> import teachgrad as tg
+    >>> w = tg.ones(2, requires_grad=True)
+    >>> acc = (w * 1).grad_fn.next_functions[0][0]
+    >>> acc.name(), acc.variable is w
+    ('AccumulateGrad', True)
+    """
+
+    _seq = _ACCUMULATE_SEQ
+
+    def __init__(self, variable):
+        self.variable = variable
+        self._output_meta = ((variable._data.shape, variable._data.dtype, None),)
+
+    def _run_tensor_hooks(self, grads):
+        hooks = self.variable.__dict__.get("_backward_hooks")
+        if hooks:
+            g = grads[0]
+            for fn in list(hooks.values()):
+                if g is not None:
+                    new = fn(g)
+                    if new is not None:
+                        g = _check_hook_result(new, g, self, 0)
+            grads[0] = g
+        return grads
+
+    def _apply(self, grads):
+        g, grads[0] = grads[0], None  # drop the list's reference: accumulate_grad counts them
+        if g is not None:
+            accumulate_grad(self.variable, g)
+            hooks = self.variable.__dict__.get("_post_acc_hooks")
+            if hooks:
+                for fn in list(hooks.values()):
+                    fn(self.variable)
+        return ()
+
+
+def accumulate_grad(var, g) -> None:
+    """Add ``g`` into ``var.grad`` following torch's "default gradient layout" rules.
+
+    * no ``.grad`` yet: store ``g`` itself when nobody else holds it and its strides
+      already match ``var`` (no copy); otherwise copy into a buffer with ``var``'s
+      strides (row-major if ``var`` is not dense).
+    * ``.grad`` exists and grad mode is off: add in place, same buffer, strides kept.
+    * grad mode on (``create_graph=True``): ``var.grad = var.grad + g``, recorded.
+    """
+    old = var._grad
+    if _grad_state.enabled:
+        var._grad = _copy_with_layout(g, var) if old is None else old + g
+        return
+    if old is None:
+        # 3 references: the caller's local, this function's argument, getrefcount's argument.
+        sole_owner = sys.getrefcount(g) <= 3 and g._data.base is None and g._base is None
+        if sole_owner and g.grad_fn is None and _strides_match(g._data, var._data):
+            var._grad = g
+        else:
+            var._grad = _copy_with_layout(g, var)
+    else:
+        if old._data.flags.writeable:
+            old._data += g._data
+            old._counter.version += 1
+        else:
+            var._grad = old + g
+
+
+def _strides_match(a, b) -> bool:
+    return a.strides == b.strides or not _dense(b) and a.flags.c_contiguous
+
+
+def _dense(a) -> bool:
+    """Non-overlapping and dense: some permutation of the dims is contiguous."""
+    dims = sorted((s, d) for s, d in zip(a.strides, a.shape, strict=False) if d != 1)
+    expected = a.itemsize
+    for stride, size in dims:
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _copy_with_layout(g, var):
+    from ..ops.pointwise import clone_like  # noqa: PLC0415 - ops import this module
+
+    return clone_like(g, var._data if _dense(var._data) else None)
+
+
+GradientEdge = namedtuple("GradientEdge", ["node", "output_nr"])
+GradientEdge.__doc__ = "An edge of the graph: ``(node, output_nr)``, what ``next_functions`` holds."
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The edge through which gradients reach ``tensor``: its grad_fn or AccumulateGrad.
+
+    >>> import teachgrad as tg
+    >>> w = tg.ones(2, requires_grad=True)
+    >>> tg.autograd.graph.get_gradient_edge(w).node.name()
+    'AccumulateGrad'
+    """
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
+    return GradientEdge(*tensor._edge())

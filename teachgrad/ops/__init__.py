@@ -1,0 +1,198 @@
+"""The differentiable ops, by family, and the Tensor methods and operators made from them.
+
+Each family module holds its ``Function`` classes and the public functions that
+call them. This file attaches those functions to ``Tensor`` as methods and
+operators (``x.exp()``, ``x + y``, ``x[0]``) in one table, so there is exactly one
+place that says which method is which op.
+"""
+
+from __future__ import annotations
+
+from .._tensor import Tensor
+from . import index, linalg, pointwise, reduce, views  # noqa: F401 - the families
+from .linalg import bmm, dot, matmul, mm, mv, outer
+from .pointwise import (
+    abs,
+    add,
+    ceil,
+    clamp,
+    clip,
+    clone,
+    cos,
+    div,
+    eq,
+    exp,
+    expm1,
+    floor,
+    ge,
+    gt,
+    isfinite,
+    isinf,
+    isnan,
+    le,
+    log,
+    log1p,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    lt,
+    maximum,
+    minimum,
+    mul,
+    ne,
+    neg,
+    pow,
+    reciprocal,
+    relu,
+    round,
+    rsqrt,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    square,
+    sub,
+    tan,
+    tanh,
+    where,
+)
+from .reduce import (
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    logsumexp,
+    max,
+    mean,
+    min,
+    norm,
+    prod,
+    return_types,
+    std,
+    sum,
+    sum_to,
+    var,
+)
+from .views import (
+    cat,
+    expand,
+    expand_as,
+    flatten,
+    movedim,
+    narrow,
+    permute,
+    reshape,
+    select,
+    squeeze,
+    stack,
+    t,
+    transpose,
+    unbind,
+    unsqueeze,
+    view,
+)
+
+_P = pointwise
+
+# name -> function: each becomes a Tensor method taking the tensor as first argument
+_METHODS = {
+    "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg, "abs": abs,
+    "reciprocal": reciprocal, "sqrt": sqrt, "rsqrt": rsqrt, "exp": exp, "log": log, "log1p": log1p,
+    "expm1": expm1, "sin": sin, "cos": cos, "tan": tan, "tanh": tanh, "sigmoid": sigmoid, "relu": relu,
+    "clamp": clamp, "clip": clip, "maximum": maximum, "minimum": minimum, "sign": sign, "floor": floor,
+    "ceil": ceil, "round": round, "square": square, "clone": clone,
+    "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "isnan": isnan, "isinf": isinf,
+    "isfinite": isfinite, "logical_not": logical_not, "logical_and": logical_and, "logical_or": logical_or,
+    "logical_xor": logical_xor,
+    "sum": sum, "mean": mean, "prod": prod, "var": var, "std": std, "amax": amax, "amin": amin, "max": max,
+    "min": min, "argmax": argmax, "argmin": argmin, "logsumexp": logsumexp, "norm": norm, "any": any,
+    "all": all,
+    "matmul": matmul, "mm": mm, "bmm": bmm, "mv": mv, "dot": dot, "outer": outer,
+    "reshape": reshape, "view": view, "view_as": views.view_as, "reshape_as": views.reshape_as,
+    "flatten": flatten, "squeeze": squeeze, "unsqueeze": unsqueeze, "transpose": transpose, "t": t,
+    "permute": permute, "movedim": movedim, "moveaxis": movedim, "expand": expand, "expand_as": expand_as,
+    "narrow": narrow, "select": select, "unbind": unbind,
+    "__getitem__": views.getitem,
+    "__add__": add, "__radd__": add, "__sub__": sub, "__rsub__": lambda self, other: _P.Rsub.apply(self, other),
+    "__mul__": mul, "__rmul__": mul, "__truediv__": div, "__rtruediv__": lambda self, other: div(other, self),
+    "__pow__": pow, "__rpow__": lambda self, other: pow(other, self), "__matmul__": matmul,
+    "__rmatmul__": lambda self, other: matmul(other, self), "__neg__": neg, "__abs__": abs,
+    "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+    "__invert__": logical_not, "__and__": logical_and, "__or__": logical_or, "__xor__": logical_xor,
+}
+
+for _name, _fn in _METHODS.items():
+    setattr(Tensor, _name, _fn)
+
+
+def _contiguous(self, memory_format=None):
+    """``self`` if already row-major contiguous, else a contiguous copy (in the graph)."""
+    return self if self._data.flags.c_contiguous else _P.Clone.apply(self, "C")
+
+
+def _to(self, *args, **kwargs):
+    """Cast and/or move: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``.
+
+    Returns ``self`` when nothing changes (unless ``copy=True``), as torch does.
+    """
+    from .._backend import as_device, as_dtype  # noqa: PLC0415
+
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, str) or type(a).__name__ == "device":
+            device = a
+        elif a is not None and not isinstance(a, bool):
+            dtype = a
+    dt = None if dtype is None else as_dtype(dtype)
+    dev = None if device is None else as_device(device)
+    if dev is not None and dev.type == "cuda":
+        from .._backend import check_cuda_index  # noqa: PLC0415
+
+        check_cuda_index(dev)
+    same_dtype = dt is None or dt.numpy == self._data.dtype
+    same_device = dev is None or dev == self.device or (dev.type == "cuda" and dev.index is None
+                                                        and self.device.type == "cuda")
+    if same_dtype and same_device and not copy:
+        return self
+    return _P.ToCopy.apply(self, None if dt is None else dt.numpy, None if same_device else dev)
+
+
+def _caster(dtype_name):
+    def cast(self):
+        from .. import _backend  # noqa: PLC0415
+
+        return _to(self, getattr(_backend, dtype_name))
+
+    cast.__name__ = dtype_name
+    cast.__doc__ = f"``self.to({dtype_name})``."
+    return cast
+
+
+Tensor.contiguous = _contiguous
+Tensor.to = _to
+Tensor.cpu = lambda self: _to(self, "cpu")
+Tensor.cuda = lambda self, device=None, non_blocking=False: _to(
+    self, "cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}")
+Tensor.float = _caster("float32")
+Tensor.double = _caster("float64")
+Tensor.half = _caster("float16")
+Tensor.long = _caster("int64")
+Tensor.int = _caster("int32")
+Tensor.bool = _caster("bool_")
+Tensor.type_as = lambda self, other: _to(self, other.dtype)
+Tensor.T = property(lambda self: permute(self, tuple(range(self.ndim))[::-1]),
+                    doc="All dims reversed (the transpose for a matrix).")
+Tensor.mT = property(lambda self: transpose(self, -2, -1), doc="The last two dims swapped.")
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,829 @@
+"""Elementwise ops: arithmetic with broadcasting, the math functions, casts and copies.
+
+Every op is a ``Function``: ``forward`` computes on backend arrays, ``backward``
+builds the input gradients from teachgrad ops (so they can be differentiated
+again). Broadcasting needs no code here: the engine sums a gradient that has the
+broadcast shape back to each input's shape (see ``validate_grad``).
+
+Binary ops accept a Python number on either side and promote dtypes like torch.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = (x * x + 1).exp().sum(); y.backward(); x.grad
+    tensor([ 14.7781, 593.6526])
+"""
+
+from __future__ import annotations
+
+from .._backend import array_module, get_default_dtype, result_type
+from .._tensor import Tensor, wrap_array
+from ..autograd.function import Function
+
+# --------------------------------------------------------------------------- helpers
+
+
+def operands(a, b):
+    """The arrays of a binary op's two operands, promoted to torch's result dtype."""
+    x = a._data if isinstance(a, Tensor) else a
+    y = b._data if isinstance(b, Tensor) else b
+    tx, ty = type(x), type(y)
+    if tx is ty and x.dtype == y.dtype:
+        return x, y
+    dt = result_type(a, b).numpy
+    if hasattr(x, "dtype"):
+        if hasattr(y, "dtype") and tx is not ty:
+            same_device(a, b)
+        if x.dtype != dt:
+            x = x.astype(dt)
+    if hasattr(y, "dtype") and y.dtype != dt:
+        y = y.astype(dt)
+    return x, y
+
+
+def same_device(*tensors) -> None:
+    """torch's error when the tensors of one op live on different devices."""
+    devices = {str(t.device) for t in tensors if isinstance(t, Tensor)}
+    if len(devices) > 1:
+        first, second = sorted(devices)[:2]
+        raise RuntimeError(
+            f"Expected all tensors to be on the same device, but found at least two devices, {second} and "
+            f"{first}!\n  Move them to one device first, e.g. t.to('{second}') or t.cpu()."
+        )
+
+
+def float_data(x):
+    """``x``'s array, as the default float dtype if it is an integer or bool array."""
+    data = x._data
+    return data if data.dtype.kind == "f" else data.astype(get_default_dtype().numpy)
+
+
+class _Binary(Function):
+    """Shared shape of binary arithmetic: save both operands when the other needs grad."""
+
+    saved_names = ("self", "other")
+    array_forward = True
+
+    @staticmethod
+    def save_operands(ctx, a, b):
+        need_a, need_b = ctx.needs_input_grad
+        ctx.to_save = (a if need_b else None, b if need_a else None)
+
+
+# --------------------------------------------------------------------------- arithmetic
+
+
+class Add(Function):
+    node_name = "AddBackward0"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        x, y = operands(a, b)
+        ctx.alpha = alpha
+        return x + y if alpha == 1 else x + alpha * y
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha), None
+
+
+class Sub(Function):
+    node_name = "SubBackward0"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        x, y = operands(a, b)
+        ctx.alpha = alpha
+        return x - y if alpha == 1 else x - alpha * y
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, -grad if ctx.alpha == 1 else grad * -ctx.alpha, None
+
+
+class Rsub(Function):
+    """``number - tensor``."""
+
+    node_name = "RsubBackward1"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        x, y = operands(a, b)
+        ctx.alpha = alpha
+        return y - alpha * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * -ctx.alpha, None, None
+
+
+class Mul(_Binary):
+    node_name = "MulBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = operands(a, b)
+        _Binary.save_operands(ctx, a, b)
+        ctx.scalar = b if not isinstance(b, Tensor) else None
+        return x * y
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        if b is None and need_a:
+            b = ctx.scalar
+        return grad * b if need_a else None, grad * a if need_b else None
+
+
+class Div(_Binary):
+    node_name = "DivBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = operands(a, b)
+        need_a, need_b = ctx.needs_input_grad
+        ctx.to_save = (a if need_b else None, b if need_a or need_b else None)
+        ctx.scalar = b if not isinstance(b, Tensor) else None
+        out = x / y
+        if out.dtype.kind != "f":  # integer / integer gives the default float dtype, as torch
+            out = out.astype(get_default_dtype().numpy)
+        elif hasattr(x, "dtype") and out.dtype != x.dtype and not isinstance(b, Tensor):
+            out = out.astype(x.dtype)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        if b is None:
+            b = ctx.scalar
+        return grad / b if need_a else None, -grad * a / (b * b) if need_b else None
+
+
+class DivRounding(Function):
+    """``div`` with ``rounding_mode='trunc'`` or ``'floor'``: piecewise constant, so zero grads."""
+
+    node_name = "DivBackward2"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a, b, rounding_mode):
+        x, y = operands(a, b)
+        xp = array_module(x if hasattr(x, "dtype") else y)
+        if rounding_mode == "floor":
+            out = xp.floor_divide(x, y) if xp.result_type(x, y).kind in "iu" else xp.floor(x / y)
+        else:
+            q = x / y
+            out = xp.trunc(q).astype(xp.result_type(x, y)) if xp.result_type(x, y).kind in "iu" else xp.trunc(q)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0, grad * 0 if ctx.needs_input_grad[1] else None, None
+
+
+class PowScalar(Function):
+    """``tensor ** number``."""
+
+    node_name = "PowBackward0"
+    saved_names = ("self",)
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a, exponent):
+        ctx.to_save = (a,)
+        ctx.exponent = exponent
+        x = a._data
+        if x.dtype.kind != "f" and isinstance(exponent, float):
+            x = float_data(a)
+        if x.dtype.kind in "iu" and exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return x**exponent
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        p = ctx.exponent
+        if p == 0:
+            return grad * 0, None
+        return grad * p * a ** (p - 1), None
+
+
+def _masked_log(base, exponent_or_none):
+    """log(base), with 0 where base == 0 (and the exponent >= 0), like torch's pow backward."""
+    log = base.log()
+    zero_base = base == 0
+    if exponent_or_none is not None:
+        zero_base = zero_base & (exponent_or_none >= 0)
+    return where(zero_base, 0.0, log)
+
+
+class Pow(Function):
+    """``tensor ** tensor``."""
+
+    node_name = "PowBackward1"
+    saved_names = ("self", "exponent", "result")
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = operands(a, b)
+        return x**y
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.to_save = (*inputs, output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, result = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = where(b == 0, 0.0, grad * b * a ** (b - 1)) if need_a else None
+        grad_b = grad * result * _masked_log(a, b) if need_b else None
+        return grad_a, grad_b
+
+
+class Rpow(Function):
+    """``number ** tensor``."""
+
+    node_name = "PowBackward2"
+    saved_names = ("exponent", "result")
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, exponent, base):
+        y, x = operands(exponent, base)
+        ctx.base = base
+        return x**y
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.to_save = (inputs[0], output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        _, result = ctx.saved_tensors
+        base = ctx.base
+        if base == 0:
+            return grad * 0, None
+        return grad * result * _log_of_number(base), None
+
+
+def _log_of_number(x: float) -> float:
+    import math  # noqa: PLC0415
+
+    return math.log(x) if x > 0 else float("nan")
+
+
+class Neg(Function):
+    node_name = "NegBackward0"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a):
+        return -a._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+# --------------------------------------------------------------------------- unary math
+
+
+class _Unary(Function):
+    """A unary float op ``forward = fn(x)`` with a backward formula in terms of x or the result."""
+
+    saved_names = ("self",)
+    array_forward = True
+    uses_result = False  # save the output instead of the input (exp, tanh, sigmoid, ...)
+
+    @classmethod
+    def compute(cls, xp, x):
+        raise NotImplementedError
+
+    @classmethod
+    def forward(cls, ctx, a):
+        x = float_data(a)
+        return cls.compute(array_module(x), x)
+
+    @classmethod
+    def setup_context(cls, ctx, inputs, output):
+        ctx.to_save = (output,) if cls.uses_result else (inputs[0],)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        (saved,) = ctx.saved_tensors
+        return cls.derivative(grad, saved)
+
+
+def _unary(name, node_name, compute, derivative, uses_result=False):
+    """Make a ``_Unary`` subclass: ``compute(xp, x)`` forward, ``derivative(grad, x_or_y)``."""
+    return type(name, (_Unary,), {
+        "node_name": node_name,
+        "saved_names": ("result",) if uses_result else ("self",),
+        "uses_result": uses_result,
+        "compute": classmethod(lambda cls, xp, x: compute(xp, x)),
+        "derivative": staticmethod(derivative),
+        "__doc__": f"``{name.lower()}`` as a Function (node {node_name}).",
+        "__module__": __name__,
+    })
+
+
+Exp = _unary("Exp", "ExpBackward0", lambda xp, x: xp.exp(x), lambda g, y: g * y, uses_result=True)
+Log = _unary("Log", "LogBackward0", lambda xp, x: xp.log(x), lambda g, x: g / x)
+Log1p = _unary("Log1p", "Log1PBackward0", lambda xp, x: xp.log1p(x), lambda g, x: g / (x + 1))
+Expm1 = _unary("Expm1", "Expm1Backward0", lambda xp, x: xp.expm1(x), lambda g, y: g * (y + 1), True)
+Sqrt = _unary("Sqrt", "SqrtBackward0", lambda xp, x: xp.sqrt(x), lambda g, y: g / (2 * y), True)
+Rsqrt = _unary("Rsqrt", "RsqrtBackward0", lambda xp, x: 1 / xp.sqrt(x), lambda g, y: -0.5 * g * y**3, True)
+Reciprocal = _unary("Reciprocal", "ReciprocalBackward0", lambda xp, x: 1 / x, lambda g, y: -g * y * y, True)
+Sin = _unary("Sin", "SinBackward0", lambda xp, x: xp.sin(x), lambda g, x: g * x.cos())
+Cos = _unary("Cos", "CosBackward0", lambda xp, x: xp.cos(x), lambda g, x: -g * x.sin())
+Tan = _unary("Tan", "TanBackward0", lambda xp, x: xp.tan(x), lambda g, y: g * (1 + y * y), True)
+Tanh = _unary("Tanh", "TanhBackward0", lambda xp, x: xp.tanh(x), lambda g, y: g * (1 - y * y), True)
+Sigmoid = _unary("Sigmoid", "SigmoidBackward0", lambda xp, x: _sigmoid(xp, x), lambda g, y: g * y * (1 - y),
+                 True)
+
+
+def _sigmoid(xp, x):
+    # exp of a negative number only, so large |x| neither overflows nor loses precision
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+class Relu(Function):
+    node_name = "ReluBackward0"
+    saved_names = ("result",)
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a._data
+        return x * (x > 0) if x.dtype.kind != "b" else x.copy()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.to_save = (output,)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return where(y > 0, grad, 0.0)
+
+
+class Abs(Function):
+    node_name = "AbsBackward0"
+    saved_names = ("self",)
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.to_save = (a,)
+        return array_module(a).abs(a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad * a.sign()
+
+
+class _ZeroGrad(Function):
+    """Piecewise-constant ops (sign, floor, ceil, round): the gradient is zero."""
+
+    array_forward = True
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0
+
+
+def _zero_grad(name, node_name, compute):
+    return type(name, (_ZeroGrad,), {
+        "node_name": node_name,
+        "forward": staticmethod(lambda ctx, a: compute(array_module(a), a._data)),
+        "__doc__": f"``{name.lower()}``: gradient zero everywhere (node {node_name}).",
+        "__module__": __name__,
+    })
+
+
+Sign = _zero_grad("Sign", "SignBackward0", lambda xp, x: xp.sign(x))
+Floor = _zero_grad("Floor", "FloorBackward0", lambda xp, x: xp.floor(x) if x.dtype.kind == "f" else x.copy())
+Ceil = _zero_grad("Ceil", "CeilBackward0", lambda xp, x: xp.ceil(x) if x.dtype.kind == "f" else x.copy())
+
+
+class Round(_ZeroGrad):
+    node_name = "RoundBackward0"
+
+    @staticmethod
+    def forward(ctx, a, decimals=0):
+        xp = array_module(a)
+        return xp.round(a._data, decimals) if a._data.dtype.kind == "f" else a._data.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0, None
+
+
+class ClampScalar(Function):
+    """``clamp(x, min, max)`` with number bounds: the gradient passes where min <= x <= max."""
+
+    node_name = "ClampBackward1"
+    saved_names = ("self",)
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a, lo, hi):
+        ctx.to_save = (a,)
+        ctx.lo, ctx.hi = lo, hi
+        xp = array_module(a)
+        x = a._data
+        out = xp.clip(x, lo, hi)
+        return out.astype(result_type(a, *(v for v in (lo, hi) if v is not None)).numpy, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        inside = None
+        if ctx.lo is not None:
+            inside = a >= ctx.lo
+        if ctx.hi is not None:
+            inside = (a <= ctx.hi) if inside is None else inside & (a <= ctx.hi)
+        return where(inside, grad, 0.0), None, None
+
+
+class ClampTensor(Function):
+    """``clamp(x, min, max)`` with tensor bounds; the gradient goes to whichever value was chosen."""
+
+    node_name = "ClampBackward0"
+    saved_names = ("self", "min", "max")
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a, lo, hi):
+        ctx.to_save = (a, lo, hi)
+        xp = array_module(a)
+        out = a._data
+        if lo is not None:
+            out = xp.maximum(*operands(a, lo))
+        if hi is not None:
+            out = xp.minimum(out, operands(a, hi)[1])
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, lo, hi = ctx.saved_tensors
+        from_hi = (a > hi) if hi is not None else None
+        if hi is not None and lo is not None:
+            from_hi = from_hi | (lo > hi)  # bounds crossed: max wins, as torch's clamp
+        from_lo = (a < lo) if lo is not None else None
+        if from_lo is not None and from_hi is not None:
+            from_lo = from_lo & ~from_hi
+        taken = from_lo if from_hi is None else from_hi if from_lo is None else from_lo | from_hi
+        return (
+            where(taken, 0.0, grad),
+            where(from_lo, grad, 0.0) if lo is not None else None,
+            where(from_hi, grad, 0.0) if hi is not None else None,
+        )
+
+
+class _MaxMin(_Binary):
+    """``maximum``/``minimum``: the larger (smaller) input gets the gradient; ties share it."""
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        ctx.to_save = (a, b)
+        x, y = operands(a, b)
+        return cls.pick(array_module(x), x, y)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        a, b = ctx.saved_tensors
+        a_wins = cls.wins(a, b)
+        tie = a == b
+        half = grad / 2
+        return (where(tie, half, where(a_wins, grad, 0.0)), where(tie, half, where(a_wins, 0.0, grad)))
+
+
+class Maximum(_MaxMin):
+    node_name = "MaximumBackward0"
+    pick = staticmethod(lambda xp, x, y: xp.maximum(x, y))
+    wins = staticmethod(lambda a, b: a > b)
+
+
+class Minimum(_MaxMin):
+    node_name = "MinimumBackward0"
+    pick = staticmethod(lambda xp, x, y: xp.minimum(x, y))
+    wins = staticmethod(lambda a, b: a < b)
+
+
+class Where(Function):
+    node_name = "WhereBackward0"
+    saved_names = ("condition",)
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, condition, a, b):
+        ctx.to_save = (condition,)
+        x, y = operands(a, b)
+        xp = array_module(condition)
+        out = xp.where(condition._data, x, y)
+        return out.astype(result_type(a, b).numpy, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (condition,) = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad[1:]
+        return (None, where(condition, grad, 0.0) if need_a else None,
+                where(condition, 0.0, grad) if need_b else None)
+
+
+# --------------------------------------------------------------------------- casts and copies
+
+
+class ToCopy(Function):
+    """``x.to(dtype/device)``: the gradient is cast/moved back to the input's dtype and device."""
+
+    node_name = "ToCopyBackward0"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a, np_dtype, dev):
+        from .._backend import to_device  # noqa: PLC0415
+
+        ctx.in_dtype, ctx.in_device = a.dtype, a.device
+        out = a._data if dev is None else to_device(a._data, dev)
+        if np_dtype is not None and out.dtype != np_dtype:
+            out = out.astype(np_dtype)
+        elif out is a._data:
+            out = out.copy()
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.to(dtype=ctx.in_dtype, device=ctx.in_device), None, None
+
+
+class Clone(Function):
+    """A copy. ``layout``: 'K' keeps the strides, 'C' is row-major, or an array whose layout to copy."""
+
+    node_name = "CloneBackward0"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a, layout="K"):
+        x = a._data
+        if isinstance(layout, str):
+            return x.copy(order=layout)
+        out = array_module(x).empty_like(layout)
+        out[...] = x
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+# --------------------------------------------------------------------------- functions
+
+
+def _check_tensor(x, op: str):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+
+
+def add(input, other, *, alpha=1):
+    """``input + alpha * other``, broadcasting.
+
+    >>> import teachgrad as tg
+    >>> tg.add(tg.tensor([1.0, 2.0]), tg.tensor([10.0, 20.0]), alpha=2)
+    tensor([21., 42.])
+    """
+    _check_tensor(input, "add")
+    return Add.apply(input, other, alpha)
+
+
+def sub(input, other, *, alpha=1):
+    """``input - alpha * other``.
+
+    >>> import teachgrad as tg
+    >>> tg.sub(tg.tensor([5.0]), tg.tensor([1.0]), alpha=3)
+    tensor([2.])
+    """
+    _check_tensor(input, "sub")
+    return Sub.apply(input, other, alpha)
+
+
+def mul(input, other):
+    """Elementwise product.
+
+    >>> import teachgrad as tg
+    >>> tg.mul(tg.tensor([1.0, 2.0]), 3)
+    tensor([3., 6.])
+    """
+    _check_tensor(input, "mul")
+    return Mul.apply(input, other)
+
+
+def div(input, other, *, rounding_mode=None):
+    """Elementwise true division (``rounding_mode='trunc'``/``'floor'`` round the result).
+
+    >>> import teachgrad as tg
+    >>> tg.div(tg.tensor([1, 3]), 2)
+    tensor([0.5000, 1.5000])
+    """
+    if rounding_mode is not None:
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                             f"'{rounding_mode}'")
+        return DivRounding.apply(input, other, rounding_mode)
+    if not isinstance(input, Tensor):
+        return reciprocal(other) * input  # number / tensor: torch records it the same way
+    return Div.apply(input, other)
+
+
+def pow(input, exponent):
+    """``input ** exponent``; either may be a number.
+
+    >>> import teachgrad as tg
+    >>> tg.pow(tg.tensor([2.0, 3.0]), 2), tg.pow(2, tg.tensor([3.0]))
+    (tensor([4., 9.]), tensor([8.]))
+    """
+    if not isinstance(input, Tensor):
+        return Rpow.apply(exponent, input)
+    if isinstance(exponent, Tensor):
+        return Pow.apply(input, exponent)
+    return PowScalar.apply(input, exponent)
+
+
+def neg(input):
+    """``-input``."""
+    return Neg.apply(input)
+
+
+def square(input):
+    """``input ** 2`` (recorded as PowBackward0, as in torch)."""
+    return PowScalar.apply(input, 2)
+
+
+def _unary_function(cls, name):
+    def fn(input):
+        _check_tensor(input, name)
+        return cls.apply(input)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise ``{name}``.\n\n    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([1.0])).shape\n    teachgrad.Size([1])\n"
+    return fn
+
+
+exp = _unary_function(Exp, "exp")
+log = _unary_function(Log, "log")
+log1p = _unary_function(Log1p, "log1p")
+expm1 = _unary_function(Expm1, "expm1")
+sqrt = _unary_function(Sqrt, "sqrt")
+rsqrt = _unary_function(Rsqrt, "rsqrt")
+reciprocal = _unary_function(Reciprocal, "reciprocal")
+sin = _unary_function(Sin, "sin")
+cos = _unary_function(Cos, "cos")
+tan = _unary_function(Tan, "tan")
+tanh = _unary_function(Tanh, "tanh")
+sigmoid = _unary_function(Sigmoid, "sigmoid")
+relu = _unary_function(Relu, "relu")
+abs = _unary_function(Abs, "abs")  # noqa: A001 - torch's name
+sign = _unary_function(Sign, "sign")
+floor = _unary_function(Floor, "floor")
+ceil = _unary_function(Ceil, "ceil")
+
+
+def round(input, *, decimals=0):  # noqa: A001 - torch's name
+    """Round to ``decimals`` places (halves to even, like torch); gradient zero.
+
+    >>> import teachgrad as tg
+    >>> tg.round(tg.tensor([0.5, 1.5, 2.7]))
+    tensor([0., 2., 3.])
+    """
+    return Round.apply(input, decimals)
+
+
+def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
+    """Limit values to ``[min, max]`` (numbers or tensors).
+
+    >>> import teachgrad as tg
+    >>> tg.clamp(tg.tensor([-1.0, 0.5, 2.0]), 0, 1)
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return ClampTensor.apply(input, min, max)
+    return ClampScalar.apply(input, min, max)
+
+
+clip = clamp
+
+
+def maximum(input, other):
+    """Elementwise maximum of two tensors (ties split the gradient).
+
+    >>> import teachgrad as tg
+    >>> tg.maximum(tg.tensor([1.0, 5.0]), tg.tensor([3.0, 2.0]))
+    tensor([3., 5.])
+    """
+    return Maximum.apply(input, other)
+
+
+def minimum(input, other):
+    """Elementwise minimum of two tensors (ties split the gradient).
+
+    >>> import teachgrad as tg
+    >>> tg.minimum(tg.tensor([1.0, 5.0]), tg.tensor([3.0, 2.0]))
+    tensor([1., 2.])
+    """
+    return Minimum.apply(input, other)
+
+
+def where(condition, input, other):
+    """``input`` where ``condition`` is True, else ``other`` (numbers allowed).
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([-1.0, 2.0]); tg.where(x > 0, x, 0.0)
+    tensor([0., 2.])
+    """
+    if not isinstance(condition, Tensor):
+        raise TypeError("where(): argument 'condition' must be a bool Tensor")
+    if condition._data.dtype.kind != "b":
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{condition.dtype}")
+    return Where.apply(condition, input, other)
+
+
+def clone(input, *, memory_format=None):
+    """A copy that is part of the graph (gradient flows through), strides preserved.
+
+    >>> import teachgrad as tg
+    >>> x = tg.ones(2, requires_grad=True); x.clone().grad_fn
+    <CloneBackward0 object at ...>
+    """
+    return Clone.apply(input, "C" if memory_format == "contiguous_format" else "K")
+
+
+def clone_like(input, layout_of=None):
+    """A copy of ``input`` with the strides of the array ``layout_of`` (row-major if None)."""
+    return Clone.apply(input, "C" if layout_of is None else layout_of)
+
+
+def _comparison(name, ufunc_name):
+    def fn(input, other):
+        x, y = operands(input, other)
+        xp = array_module(x if hasattr(x, "dtype") else y)
+        return wrap_array(getattr(xp, ufunc_name)(x, y))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Elementwise ``{ufunc_name}`` comparison: a bool tensor, not differentiable.\n\n"
+                  f"    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([1, 2]), 2).dtype\n"
+                  "    teachgrad.bool\n")
+    return fn
+
+
+eq = _comparison("eq", "equal")
+ne = _comparison("ne", "not_equal")
+lt = _comparison("lt", "less")
+le = _comparison("le", "less_equal")
+gt = _comparison("gt", "greater")
+ge = _comparison("ge", "greater_equal")
+
+
+def _predicate(name):
+    def fn(input):
+        return wrap_array(getattr(array_module(input), name)(input._data))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise ``{name}``: a bool tensor.\n\n    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([1.0])).dtype\n    teachgrad.bool\n"
+    return fn
+
+
+isnan = _predicate("isnan")
+isinf = _predicate("isinf")
+isfinite = _predicate("isfinite")
+
+
+def logical_not(input):
+    """Elementwise not (bool tensor)."""
+    return wrap_array(array_module(input).logical_not(input._data))
+
+
+def _logical(name):
+    def fn(input, other):
+        x, y = operands(input, other)
+        return wrap_array(getattr(array_module(x), name)(x, y))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` (bool tensor).\n\n    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([True]), tg.tensor([False])).dtype\n    teachgrad.bool\n"
+    return fn
+
+
+logical_and = _logical("logical_and")
+logical_or = _logical("logical_or")
+logical_xor = _logical("logical_xor")

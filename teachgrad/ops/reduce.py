@@ -1,0 +1,657 @@
+"""Reductions: sum, mean, prod, var/std, max/min (amax, argmax ...), logsumexp, norm.
+
+The backward of a reduction sends each output gradient back to every input
+element that contributed: reshape the gradient to keep the reduced dimensions
+(size 1), then ``expand`` it over them. ``sum_to`` (the reverse: sum a broadcast
+gradient back down to a shape) is here too; the engine uses it for every op.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> x.mean(dim=0).sum().backward(); x.grad
+    tensor([[0.5000, 0.5000],
+            [0.5000, 0.5000]])
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+from .._backend import array_module
+from .._tensor import Tensor, _wrap_dim, wrap_array
+from ..autograd.function import Function
+from .pointwise import where
+
+# --------------------------------------------------------------------------- helpers
+
+
+def reduction_dims(dim, ndim: int) -> tuple:
+    """``dim`` (None, an int or a sequence) as a sorted tuple of non-negative dims."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        dim = (dim,)
+    dims = tuple(sorted({_wrap_dim(d, ndim) for d in dim}))
+    if len(dims) != len(tuple(dim)):
+        raise RuntimeError(f"dim {_duplicate(dim, ndim)} appears multiple times in the list of dims")
+    return dims
+
+
+def _duplicate(dims, ndim):
+    seen = set()
+    for d in dims:
+        d = _wrap_dim(d, ndim)
+        if d in seen:
+            return d
+        seen.add(d)
+    return None
+
+
+def kept_shape(shape, dims) -> tuple:
+    """``shape`` with the reduced ``dims`` set to 1 (the ``keepdim=True`` shape)."""
+    return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+def expand_back(grad, in_shape, dims, keepdim):
+    """Spread a reduction's output gradient over the reduced dims of its input."""
+    if not keepdim:
+        grad = grad.reshape(kept_shape(in_shape, dims))
+    return grad.expand(in_shape)
+
+
+def sum_to(x, shape):
+    """Sum ``x`` down to ``shape``, undoing broadcasting (differentiable).
+
+    >>> import teachgrad as tg
+    >>> sum_to(tg.ones(2, 3), (1, 3))
+    tensor([[2., 2., 2.]])
+    """
+    shape = tuple(shape)
+    if tuple(x.shape) == shape:
+        return x
+    lead = x.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1
+    )
+    if dims:
+        x = Sum.apply(x, dims, True)
+    return x.reshape(shape) if lead else x
+
+
+def _count(shape, dims) -> int:
+    return math.prod(shape[d] for d in dims)
+
+
+class _Reduction(Function):
+    """Shared forward bookkeeping: remember the input shape, dims and keepdim."""
+
+    array_forward = True
+
+    @staticmethod
+    def remember(ctx, a, dim, keepdim):
+        ctx.in_shape = a._data.shape
+        ctx.dims = reduction_dims(dim, a._data.ndim)
+        ctx.keepdim = keepdim
+        return ctx.dims
+
+    @staticmethod
+    def spread(ctx, grad):
+        return expand_back(grad, ctx.in_shape, ctx.dims, ctx.keepdim)
+
+
+# --------------------------------------------------------------------------- sum and mean
+
+
+class Sum(_Reduction):
+    node_name = "SumBackward1"
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim=False, dtype=None):
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
+        x = a._data
+        if dtype is None and x.dtype.kind in "biu":
+            dtype = "int64"  # integer and bool sums are int64, as in torch
+        return array_module(x).sum(x, axis=dims, keepdims=keepdim, dtype=dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _Reduction.spread(ctx, grad), None, None, None
+
+
+class SumAll(Sum):
+    node_name = "SumBackward0"
+
+
+class Mean(_Reduction):
+    node_name = "MeanBackward1"
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim=False):
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
+        x = a._data
+        if x.dtype.kind != "f":
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                f"complex dtype. Got: {a.dtype}. Hint: call .float() first."
+            )
+        ctx.count = _count(x.shape, dims)
+        return array_module(x).mean(x, axis=dims, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _Reduction.spread(ctx, grad) / ctx.count, None, None
+
+
+class MeanAll(Mean):
+    node_name = "MeanBackward0"
+
+
+# --------------------------------------------------------------------------- product
+
+
+class Prod(_Reduction):
+    node_name = "ProdBackward1"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim=False):
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
+        x = a._data
+        return array_module(x).prod(x, axis=dims, keepdims=keepdim,
+                                    dtype="int64" if x.dtype.kind in "biu" else None)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.to_save = (inputs[0], output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, result = ctx.saved_tensors
+        grad = _Reduction.spread(ctx, grad)
+        if not bool(array_module(a).any(a._data == 0)):
+            return grad * _Reduction.spread(ctx, result) / a, None, None
+        return grad * _product_of_others(a, ctx.dims), None, None
+
+
+class ProdAll(Prod):
+    node_name = "ProdBackward0"
+
+
+def _product_of_others(a, dims):
+    """For each element, the product of the other elements reduced with it (zeros allowed).
+
+    Built from differentiable ops, so double backward works; it uses n*n memory per
+    reduced row, fine for teaching-sized tensors.
+    """
+    from .views import movedim  # noqa: PLC0415 - views import this module
+
+    (dim,) = dims if len(dims) == 1 else (None,)
+    x = a.reshape(-1) if dim is None else movedim(a, dim, -1)
+    n = x.shape[-1]
+    xp = array_module(a)
+    eye = wrap_array(xp.eye(n, dtype=bool))
+    rows = where(eye, 1.0, x.unsqueeze(-2).expand(*x.shape[:-1], n, n))
+    others = Prod.apply(rows, -1, False)
+    return others.reshape(a.shape) if dim is None else movedim(others, -1, dim)
+
+
+# --------------------------------------------------------------------------- variance
+
+
+def _correction(unbiased, correction) -> float:
+    if correction is not None:
+        if unbiased is not None:
+            raise RuntimeError("var/std: pass either unbiased or correction, not both")
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+class Var(_Reduction):
+    node_name = "VarBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, a, dim, correction, keepdim):
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
+        _float_only(a, "var")
+        ctx.to_save = (a,)
+        ctx.divisor = _count(a._data.shape, dims) - correction
+        return array_module(a).var(a._data, axis=dims, ddof=correction, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        centered = a - a.mean(ctx.dims, keepdim=True)
+        return _Reduction.spread(ctx, grad) * centered * (2 / ctx.divisor), None, None, None
+
+
+class Std(_Reduction):
+    node_name = "StdBackward0"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, a, dim, correction, keepdim):
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
+        _float_only(a, "std")
+        ctx.divisor = _count(a._data.shape, dims) - correction
+        return array_module(a).std(a._data, axis=dims, ddof=correction, keepdims=keepdim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.to_save = (inputs[0], output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, result = ctx.saved_tensors
+        centered = a - a.mean(ctx.dims, keepdim=True)
+        scale = _Reduction.spread(ctx, grad / result) / ctx.divisor
+        return scale * centered, None, None, None
+
+
+def _float_only(a, name):
+    if a._data.dtype.kind != "f":
+        raise RuntimeError(f"{name}(): input dtype should be floating point, but got {a.dtype}")
+
+
+# --------------------------------------------------------------------------- max and min
+
+
+class _Extreme(_Reduction):
+    """amax/amin and max()/min() without dim: ties share the gradient evenly."""
+
+    saved_names = ("self", "result")
+    pick = "max"
+
+    @classmethod
+    def forward(cls, ctx, a, dim, keepdim=False):
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
+        if a._data.size == 0:
+            raise IndexError(f"{cls.pick}(): Expected reduction dim to be specified for input.numel() == 0.")
+        return getattr(array_module(a), cls.pick)(a._data, axis=dims, keepdims=keepdim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.to_save = (inputs[0], output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, result = ctx.saved_tensors
+        hit = a == _Reduction.spread(ctx, result)
+        count = hit.sum(ctx.dims, keepdim=True)
+        return where(hit, _Reduction.spread(ctx, grad) / count, 0.0), None, None
+
+
+class Amax(_Extreme):
+    node_name = "AmaxBackward0"
+    pick = "max"
+
+
+class Amin(_Extreme):
+    node_name = "AminBackward0"
+    pick = "min"
+
+
+class MaxAll(_Extreme):
+    node_name = "MaxBackward1"
+    pick = "max"
+
+
+class MinAll(_Extreme):
+    node_name = "MinBackward1"
+    pick = "min"
+
+
+class _ExtremeAlongDim(Function):
+    """max/min along one dim: ``(values, indices)``; the gradient goes to the chosen index."""
+
+    array_forward = True
+    saved_names = ("indices",)
+    pick = "max"
+
+    @classmethod
+    def forward(cls, ctx, a, dim, keepdim):
+        x = a._data
+        xp = array_module(x)
+        dim = _wrap_dim(dim, x.ndim)
+        ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+        if x.ndim == 0:
+            return x.copy(), xp.zeros((), dtype="int64")
+        indices = getattr(xp, "arg" + cls.pick)(x, axis=dim, keepdims=True)
+        values = xp.take_along_axis(x, indices, axis=dim)
+        if not keepdim:
+            values, indices = values.squeeze(dim), indices.squeeze(dim)
+        return values, indices.astype("int64", copy=False)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.to_save = (output[1],)
+
+    @staticmethod
+    def backward(ctx, grad, _grad_indices):
+        (indices,) = ctx.saved_tensors
+        if len(ctx.in_shape) == 0:
+            return grad, None, None
+        if not ctx.keepdim:
+            grad, indices = grad.unsqueeze(ctx.dim), indices.unsqueeze(ctx.dim)
+        n = ctx.in_shape[ctx.dim]
+        xp = array_module(indices)
+        position = [1] * len(ctx.in_shape)
+        position[ctx.dim] = n
+        chosen = wrap_array(xp.arange(n).reshape(position)) == indices
+        return where(chosen, grad, 0.0), None, None
+
+
+class MaxDim(_ExtremeAlongDim):
+    node_name = "MaxBackward0"
+    pick = "max"
+
+
+class MinDim(_ExtremeAlongDim):
+    node_name = "MinBackward0"
+    pick = "min"
+
+
+def _return_type(name):
+    base = namedtuple(name, ["values", "indices"])
+    cls = type(name, (base,), {
+        "__repr__": lambda self: f"teachgrad.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})",
+        "__slots__": (),
+        "__doc__": f"``(values, indices)`` returned by ``{name}(dim=...)``.",
+    })
+    return cls
+
+
+class return_types:  # noqa: N801 - mirrors torch.return_types
+    """Named results of ops that return (values, indices)."""
+
+    max = _return_type("max")
+    min = _return_type("min")
+
+
+# --------------------------------------------------------------------------- logsumexp and norm
+
+
+class Logsumexp(_Reduction):
+    node_name = "LogsumexpBackward0"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim=False):
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
+        x = a._data if a._data.dtype.kind == "f" else a.float()._data
+        xp = array_module(x)
+        m = xp.max(x, axis=dims, keepdims=True) if x.size else xp.zeros(kept_shape(x.shape, dims), x.dtype)
+        m = xp.where(xp.isfinite(m), m, 0)  # all -inf rows: avoid inf - inf
+        out = xp.log(xp.sum(xp.exp(x - m), axis=dims, keepdims=True)) + m
+        return out if keepdim else out.squeeze(dims)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.to_save = (inputs[0], output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, result = ctx.saved_tensors
+        weights = (a - _Reduction.spread(ctx, result)).exp()
+        return _Reduction.spread(ctx, grad) * weights, None, None
+
+
+class Norm(_Reduction):
+    node_name = "LinalgVectorNormBackward0"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, a, p, dim, keepdim=False):
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
+        _float_only(a, "norm")
+        ctx.p = p
+        xp = array_module(a)
+        mag = xp.abs(a._data)
+        if p == math.inf:
+            return xp.max(mag, axis=dims, keepdims=keepdim)
+        if p == -math.inf:
+            return xp.min(mag, axis=dims, keepdims=keepdim)
+        if p == 0:
+            return xp.sum(mag != 0, axis=dims, keepdims=keepdim).astype(mag.dtype)
+        if p == 1:
+            return xp.sum(mag, axis=dims, keepdims=keepdim)
+        if p == 2:
+            return xp.sqrt(xp.sum(mag * mag, axis=dims, keepdims=keepdim))
+        return xp.sum(mag**p, axis=dims, keepdims=keepdim) ** (1.0 / p)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.to_save = (inputs[0], output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, result = ctx.saved_tensors
+        p = ctx.p
+        g = _Reduction.spread(ctx, grad)
+        if p == 0:
+            return g * 0, None, None, None
+        if p == 1:
+            return g * a.sign(), None, None, None
+        r = _Reduction.spread(ctx, result)
+        if p in (math.inf, -math.inf):
+            hit = a.abs() == r
+            count = hit.sum(ctx.dims, keepdim=True)
+            return where(hit, g * a.sign() / count, 0.0), None, None, None
+        # d||a||_p / da = a |a|^(p-2) / ||a||^(p-1); zero where the norm is zero
+        scale = a / r if p == 2 else a * a.abs() ** (p - 2) / r ** (p - 1)
+        return where(r == 0, 0.0, g * scale), None, None, None
+
+
+# --------------------------------------------------------------------------- functions
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's name
+    """Sum of all elements, or over ``dim`` (an int or tuple).
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> x.sum(), x.sum(dim=1), x.sum((0, 1), keepdim=True)
+    (tensor(10.), tensor([3., 7.]), tensor([[10.]]))
+    """
+    np_dtype = None if dtype is None else _np_dtype(dtype)
+    if dim is None:
+        return SumAll.apply(input, None, False, np_dtype)
+    return Sum.apply(input, dim, keepdim, np_dtype)
+
+
+def _np_dtype(dtype):
+    from .._backend import as_dtype  # noqa: PLC0415
+
+    return as_dtype(dtype).numpy
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean of all elements, or over ``dim``.
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([1.0, 2.0, 6.0]).mean()
+    tensor(3.)
+    """
+    if dtype is not None:
+        input = input.to(dtype)
+    if dim is None:
+        return MeanAll.apply(input, None, False)
+    return Mean.apply(input, dim, keepdim)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product of all elements, or along one ``dim`` (zeros handled in backward).
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([2.0, 3.0, 4.0]).prod()
+    tensor(24.)
+    """
+    if dtype is not None:
+        input = input.to(dtype)
+    if dim is None:
+        return ProdAll.apply(input, None, False)
+    if not isinstance(dim, int):
+        raise TypeError("prod(): argument 'dim' must be int (one dimension), not " + type(dim).__name__)
+    return Prod.apply(input, dim, keepdim)
+
+
+def _var_args(dim, unbiased, keepdim):
+    if isinstance(dim, bool):  # legacy x.var(False): the first positional is `unbiased`
+        return None, dim, keepdim
+    return dim, unbiased, keepdim
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance, with Bessel's correction by default (``correction=1``).
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([1.0, 2.0, 3.0, 4.0]).var()
+    tensor(1.6667)
+    """
+    dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
+    return Var.apply(input, dim, _correction(unbiased, correction), keepdim)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation, with Bessel's correction by default.
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([1.0, 3.0]).std()
+    tensor(1.4142)
+    """
+    dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
+    return Std.apply(input, dim, _correction(unbiased, correction), keepdim)
+
+
+def amax(input, dim=(), keepdim=False):
+    """Largest value over ``dim`` (all dims when ``dim=()``); ties share the gradient.
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([[1.0, 5.0], [7.0, 2.0]]).amax(dim=1)
+    tensor([5., 7.])
+    """
+    return Amax.apply(input, None if dim == () else dim, keepdim)
+
+
+def amin(input, dim=(), keepdim=False):
+    """Smallest value over ``dim`` (all dims when ``dim=()``).
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([[1.0, 5.0], [7.0, 2.0]]).amin(dim=0)
+    tensor([1., 2.])
+    """
+    return Amin.apply(input, None if dim == () else dim, keepdim)
+
+
+def _extreme(all_cls, dim_cls, result_cls, pairwise, input, dim, keepdim, other):
+    if isinstance(dim, Tensor):
+        other, dim = dim, None
+    if other is not None:
+        return pairwise(input, other)
+    if dim is None:
+        return all_cls.apply(input, None, False)
+    return result_cls(*dim_cls.apply(input, dim, keepdim))
+
+
+def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001 - torch's name
+    """Largest value; with ``dim``, the ``(values, indices)`` along it; with a tensor, ``maximum``.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([[1.0, 5.0], [7.0, 2.0]])
+    >>> x.max(), x.max(dim=1).indices
+    (tensor(7.), tensor([1, 0]))
+    """
+    from .pointwise import maximum  # noqa: PLC0415
+
+    return _extreme(MaxAll, MaxDim, return_types.max, maximum, input, dim, keepdim, other)
+
+
+def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001 - torch's name
+    """Smallest value; with ``dim``, the ``(values, indices)`` along it; with a tensor, ``minimum``.
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([[1.0, 5.0], [7.0, 2.0]]).min(dim=0).values
+    tensor([1., 2.])
+    """
+    from .pointwise import minimum  # noqa: PLC0415
+
+    return _extreme(MinAll, MinDim, return_types.min, minimum, input, dim, keepdim, other)
+
+
+def _arg_extreme(name, input, dim, keepdim):
+    x = input._data
+    xp = array_module(x)
+    if dim is None:
+        out = getattr(xp, name)(x.reshape(-1))
+        return wrap_array(xp.asarray(out, dtype="int64").reshape((1,) * x.ndim if keepdim else ()))
+    return wrap_array(getattr(xp, name)(x, axis=_wrap_dim(dim, x.ndim), keepdims=keepdim).astype("int64"))
+
+
+def argmax(input, dim=None, keepdim=False):
+    """Index of the largest value (flattened if ``dim`` is None); not differentiable.
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([1.0, 9.0, 3.0]).argmax()
+    tensor(1)
+    """
+    return _arg_extreme("argmax", input, dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):
+    """Index of the smallest value (flattened if ``dim`` is None); not differentiable.
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([1.0, 9.0, 3.0]).argmin()
+    tensor(0)
+    """
+    return _arg_extreme("argmin", input, dim, keepdim)
+
+
+def logsumexp(input, dim, keepdim=False):
+    """``log(sum(exp(x)))`` over ``dim``, computed without overflow.
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([1000.0, 1000.0]).logsumexp(0)
+    tensor(1000.6931)
+    """
+    return Logsumexp.apply(input, dim, keepdim)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """Vector p-norm over ``dim`` (all elements by default): p = 2, 1, inf, -inf, 0, any float, 'fro'.
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([3.0, 4.0]).norm(), tg.tensor([3.0, -4.0]).norm(p=1)
+    (tensor(5.), tensor(7.))
+    """
+    if dtype is not None:
+        input = input.to(dtype)
+    if p == "fro":
+        p = 2
+    elif isinstance(p, str):
+        raise RuntimeError(f"norm: p='{p}' is not supported (use 'fro' or a number)")
+    return Norm.apply(input, float(p), dim, keepdim)
+
+
+def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
+    """True if any element (along ``dim``) is nonzero.
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([0, 1]).any()
+    tensor(True)
+    """
+    x = input._data
+    return wrap_array(array_module(x).asarray(x.any(axis=None if dim is None else _wrap_dim(dim, x.ndim),
+                                                    keepdims=keepdim)))
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
+    """True if every element (along ``dim``) is nonzero.
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([0, 1]).all()
+    tensor(False)
+    """
+    x = input._data
+    return wrap_array(array_module(x).asarray(x.all(axis=None if dim is None else _wrap_dim(dim, x.ndim),
+                                                    keepdims=keepdim)))

@@ -1,0 +1,646 @@
+"""Shape ops and basic indexing. Most return *views*: new tensors on the same memory.
+
+A view shares its base's storage and version counter (``view_of_input = True``
+tells ``Function.apply`` so), so changing one changes the other, exactly as in
+torch. The backward of a view op undoes the shape change on the gradient:
+``reshape`` back, ``permute`` with the inverse permutation, sum over expanded
+dims, or place the gradient of a slice into zeros of the input's shape.
+
+Also here: ``cat`` and ``stack`` (copies, not views) and ``__getitem__`` for
+basic indices (ints, slices, None, Ellipsis).
+
+    >>> import teachgrad as tg
+    >>> x = tg.zeros(2, 3)
+    >>> v = x.t(); v._base is x, v.stride()
+    (True, (1, 3))
+"""
+
+from __future__ import annotations
+
+from .._backend import array_module, result_type
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.function import Function
+from .reduce import sum_to
+
+
+class _View(Function):
+    array_forward = True
+    view_of_input = True
+
+
+# --------------------------------------------------------------------------- reshape family
+
+
+def _infer_shape(shape, numel: int) -> tuple:
+    """Resolve one -1 in ``shape`` and check the element count, with torch's errors."""
+    shape = tuple(int(s) for s in shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def _as_view(x, shape):
+    """``x`` reshaped without copying, or None when its strides make that impossible."""
+    v = x.view()
+    try:
+        v.shape = shape
+    except AttributeError:
+        return None
+    return v
+
+
+class View(_View):
+    node_name = "ViewBackward0"
+
+    @staticmethod
+    def forward(ctx, a, shape):
+        x = a._data
+        ctx.in_shape = x.shape
+        v = _as_view(x, shape)
+        if v is None:
+            raise RuntimeError(
+                "view size is not compatible with input tensor's size and stride (at least one dimension "
+                "spans across two contiguous subspaces). Use .reshape(...) instead.\n"
+                f"  The input (shape {tuple(x.shape)}, stride {tuple(s // x.itemsize for s in x.strides)}) "
+                "is not laid out contiguously (e.g. it was transposed), so no view of it has that shape."
+            )
+        return v
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.in_shape), None
+
+
+class UnsafeView(Function):
+    """``reshape`` of a tensor whose layout needs a copy (not a view)."""
+
+    node_name = "UnsafeViewBackward0"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.in_shape = a._data.shape
+        return a._data.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.in_shape), None
+
+
+def _shape_args(shape) -> tuple:
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        shape = tuple(shape[0])
+    return shape
+
+
+def view(input, *shape):
+    """The same memory seen with another shape (must be compatible with the strides).
+
+    >>> import teachgrad as tg
+    >>> tg.arange(6).view(2, 3)
+    tensor([[0, 1, 2],
+            [3, 4, 5]])
+    """
+    if len(shape) == 1 and not isinstance(shape[0], int | tuple | list):
+        return input.to(shape[0])  # x.view(dtype) is not supported beyond same-size casts
+    return View.apply(input, _infer_shape(_shape_args(shape), input._data.size))
+
+
+def reshape(input, *shape):
+    """Another shape: a view when the layout allows, else a copy.
+
+    >>> import teachgrad as tg
+    >>> tg.arange(6).reshape(3, -1).shape
+    teachgrad.Size([3, 2])
+    """
+    shape = _infer_shape(_shape_args(shape), input._data.size)
+    if _as_view(input._data, shape) is not None:
+        return View.apply(input, shape)
+    return UnsafeView.apply(input, shape)
+
+
+def view_as(input, other):
+    """``input.view(other.shape)``."""
+    return view(input, tuple(other.shape))
+
+
+def reshape_as(input, other):
+    """``input.reshape(other.shape)``."""
+    return reshape(input, tuple(other.shape))
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    """Merge dims ``start_dim..end_dim`` into one.
+
+    >>> import teachgrad as tg
+    >>> tg.zeros(2, 3, 4).flatten(1).shape
+    teachgrad.Size([2, 12])
+    """
+    shape = input._data.shape
+    if not shape:
+        return reshape(input, (1,))
+    start, end = _wrap_dim(start_dim, len(shape)), _wrap_dim(end_dim, len(shape))
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    merged = 1
+    for s in shape[start:end + 1]:
+        merged *= s
+    return reshape(input, shape[:start] + (merged,) + shape[end + 1:])
+
+
+class Squeeze(_View):
+    node_name = "SqueezeBackward1"
+
+    @staticmethod
+    def forward(ctx, a, dims):
+        x = a._data
+        ctx.in_shape = x.shape
+        return x.squeeze(tuple(d for d in dims if x.shape[d] == 1))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.in_shape), None
+
+
+class SqueezeAll(Squeeze):
+    node_name = "SqueezeBackward0"
+
+
+class SqueezeDims(Squeeze):
+    node_name = "SqueezeBackward2"
+
+
+def squeeze(input, dim=None):
+    """Remove dims of size 1 (all of them, or those in ``dim``).
+
+    >>> import teachgrad as tg
+    >>> tg.zeros(1, 3, 1).squeeze().shape, tg.zeros(1, 3, 1).squeeze(0).shape
+    (teachgrad.Size([3]), teachgrad.Size([3, 1]))
+    """
+    ndim = input._data.ndim
+    if dim is None:
+        return SqueezeAll.apply(input, tuple(range(ndim)))
+    if isinstance(dim, int):
+        return Squeeze.apply(input, (_wrap_dim(dim, ndim),))
+    return SqueezeDims.apply(input, tuple(_wrap_dim(d, ndim) for d in dim))
+
+
+class Unsqueeze(_View):
+    node_name = "UnsqueezeBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        return array_module(a).expand_dims(a._data, dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.squeeze(ctx.dim), None
+
+
+def unsqueeze(input, dim):
+    """Insert a dim of size 1 at ``dim``.
+
+    >>> import teachgrad as tg
+    >>> tg.zeros(3).unsqueeze(0).shape, tg.zeros(3).unsqueeze(-1).shape
+    (teachgrad.Size([1, 3]), teachgrad.Size([3, 1]))
+    """
+    return Unsqueeze.apply(input, _wrap_dim(dim, input._data.ndim + 1))
+
+
+# --------------------------------------------------------------------------- dim order
+
+
+class Permute(_View):
+    node_name = "PermuteBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dims):
+        ctx.dims = dims
+        return a._data.transpose(dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        inverse = [0] * len(ctx.dims)
+        for i, d in enumerate(ctx.dims):
+            inverse[d] = i
+        return permute(grad, inverse), None
+
+
+def permute(input, *dims):
+    """Reorder the dims (a view).
+
+    >>> import teachgrad as tg
+    >>> tg.zeros(2, 3, 4).permute(2, 0, 1).shape
+    teachgrad.Size([4, 2, 3])
+    """
+    dims = _shape_args(dims)
+    ndim = input._data.ndim
+    wrapped = tuple(_wrap_dim(d, ndim) for d in dims)
+    if len(wrapped) != ndim:
+        raise RuntimeError(f"permute(): number of dims don't match in permute: input.dim() = {ndim} is not "
+                           f"equal to len(dims) = {len(wrapped)}")
+    if len(set(wrapped)) != ndim:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return Permute.apply(input, wrapped)
+
+
+class Transpose(_View):
+    node_name = "TransposeBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim0, dim1):
+        ctx.pair = (dim0, dim1)
+        return array_module(a).swapaxes(a._data, dim0, dim1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return transpose(grad, *ctx.pair), None, None
+
+
+class T(Transpose):
+    node_name = "TBackward0"
+
+
+def transpose(input, dim0, dim1):
+    """Swap two dims (a view).
+
+    >>> import teachgrad as tg
+    >>> tg.zeros(2, 3).transpose(0, 1).shape
+    teachgrad.Size([3, 2])
+    """
+    ndim = input._data.ndim
+    return Transpose.apply(input, _wrap_dim(dim0, ndim), _wrap_dim(dim1, ndim))
+
+
+def t(input):
+    """Transpose a matrix (0-d and 1-d tensors are returned as they are, as views).
+
+    >>> import teachgrad as tg
+    >>> tg.zeros(2, 3).t().shape
+    teachgrad.Size([3, 2])
+    """
+    ndim = input._data.ndim
+    if ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
+    return T.apply(input, 0, 1) if ndim == 2 else T.apply(input, 0, 0) if ndim == 1 else Alias.apply(input)
+
+
+def movedim(input, source, destination):
+    """Move dim(s) ``source`` to position(s) ``destination`` (a permute).
+
+    >>> import teachgrad as tg
+    >>> tg.zeros(2, 3, 4).movedim(0, -1).shape
+    teachgrad.Size([3, 4, 2])
+    """
+    ndim = input._data.ndim
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    src = [_wrap_dim(s, ndim) for s in src]
+    dst = [_wrap_dim(d, ndim) for d in dst]
+    order = [d for d in range(ndim) if d not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return Permute.apply(input, tuple(order))
+
+
+moveaxis = movedim
+
+
+# --------------------------------------------------------------------------- expand
+
+
+class Expand(_View):
+    node_name = "ExpandBackward0"
+
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.in_shape = a._data.shape
+        return array_module(a).broadcast_to(a._data, shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return sum_to(grad, ctx.in_shape), None
+
+
+def expand(input, *sizes):
+    """Repeat size-1 dims (and add leading ones) without copying: a view with stride 0.
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([[1.0], [2.0]]).expand(2, 3)
+    tensor([[1., 1., 1.],
+            [2., 2., 2.]])
+    """
+    sizes = tuple(int(s) for s in _shape_args(sizes))
+    shape = input._data.shape
+    lead = len(sizes) - len(shape)
+    if lead < 0:
+        raise RuntimeError(f"expand(teachgrad.FloatTensor{{{list(shape)}}}, size=[{len(sizes)}]): the number of "
+                           f"sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions "
+                           f"in the tensor ({len(shape)})")
+    target = []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                                   f"non-existing dimension {i}")
+            target.append(s)
+            continue
+        old = shape[i - lead]
+        new = old if s == -1 else s
+        if old != new and old != 1:
+            raise RuntimeError(f"The expanded size of the tensor ({new}) must match the existing size ({old}) at "
+                               f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                               f"{list(shape)}")
+        target.append(new)
+    return Expand.apply(input, tuple(target))
+
+
+def expand_as(input, other):
+    """``input.expand(other.shape)``."""
+    return expand(input, tuple(other.shape))
+
+
+# --------------------------------------------------------------------------- select, slice, index
+
+
+class _EmbedGrad(Function):
+    """Backward of select/slice: the gradient placed into zeros of the input's shape.
+
+    Its own backward takes the same select/slice of the incoming gradient, so
+    double backward through indexing works.
+    """
+
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, grad, in_shape, index, take):
+        ctx.take = take
+        g = grad._data
+        out = array_module(g).zeros(in_shape, g.dtype)
+        out[index] = g
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return ctx.take(gg), None, None, None
+
+
+class _SelectBackward(_EmbedGrad):
+    node_name = "SelectBackwardBackward0"
+
+
+class _SliceBackward(_EmbedGrad):
+    node_name = "SliceBackwardBackward0"
+
+
+class Select(_View):
+    node_name = "SelectBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        x = a._data
+        ctx.in_shape, ctx.dim, ctx.index = x.shape, dim, index
+        return x[(slice(None),) * dim + (index, Ellipsis)]
+
+    @staticmethod
+    def backward(ctx, grad):
+        key = (slice(None),) * ctx.dim + (ctx.index, Ellipsis)
+        return _SelectBackward.apply(grad, ctx.in_shape, key, lambda g: select(g, ctx.dim, ctx.index)), None, None
+
+
+def select(input, dim, index):
+    """The slice at ``index`` along ``dim``, with that dim removed (a view).
+
+    >>> import teachgrad as tg
+    >>> tg.arange(6).reshape(2, 3).select(1, 0)
+    tensor([0, 3])
+    """
+    shape = input._data.shape
+    if not shape:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = _wrap_dim(dim, len(shape))
+    size = shape[dim]
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+    return Select.apply(input, dim, index % size)
+
+
+class Slice(_View):
+    node_name = "SliceBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, start, stop, step):
+        x = a._data
+        ctx.in_shape, ctx.dim, ctx.bounds = x.shape, dim, (start, stop, step)
+        return x[(slice(None),) * dim + (slice(start, stop, step), Ellipsis)]
+
+    @staticmethod
+    def backward(ctx, grad):
+        key = (slice(None),) * ctx.dim + (slice(*ctx.bounds), Ellipsis)
+        take = lambda g: Slice.apply(g, ctx.dim, *ctx.bounds)  # noqa: E731
+        return _SliceBackward.apply(grad, ctx.in_shape, key, take), None, None, None, None
+
+
+def _slice(input, dim, start, stop, step):
+    if step is not None and step <= 0:
+        raise ValueError("step must be greater than zero")
+    start, stop, step = slice(start, stop, step).indices(input._data.shape[dim])
+    return Slice.apply(input, dim, start, max(stop, start), step)
+
+
+def narrow(input, dim, start, length):
+    """``length`` elements from ``start`` along ``dim`` (a view).
+
+    >>> import teachgrad as tg
+    >>> tg.arange(5).narrow(0, 1, 3)
+    tensor([1, 2, 3])
+    """
+    dim = _wrap_dim(dim, input._data.ndim)
+    size = input._data.shape[dim]
+    start = start + size if start < 0 else start
+    if not 0 <= start <= size or length < 0 or start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return Slice.apply(input, dim, start, start + length, 1)
+
+
+class Alias(_View):
+    node_name = "AliasBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return a._data.view()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def getitem(input, key):
+    """``x[key]`` for basic keys (ints, slices, None, ...): a view, recorded as torch does
+    (one SelectBackward0 / SliceBackward0 / UnsqueezeBackward0 per indexed dim).
+
+    >>> import teachgrad as tg
+    >>> x = tg.arange(12).reshape(3, 4)
+    >>> x[1], x[:, 1:3].shape, x[None, ..., 0].shape
+    (tensor([4, 5, 6, 7]), teachgrad.Size([3, 2]), teachgrad.Size([1, 3]))
+    """
+    if not isinstance(key, tuple):
+        key = (key,)
+    if any(_is_advanced(k) for k in key):
+        from . import index  # noqa: PLC0415 - advanced indexing lives with gather/scatter
+
+        return index.advanced_getitem(input, key)
+    ndim = input._data.ndim
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if used > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    result = input
+    dim = 0
+    changed = False
+    for k in key:
+        if k is Ellipsis:
+            dim += ndim - used
+        elif k is None:
+            result = Unsqueeze.apply(result, dim)
+            dim += 1
+            changed = True
+        elif isinstance(k, slice):
+            if k != slice(None):
+                result = _slice(result, dim, k.start, k.stop, k.step)
+                changed = True
+            dim += 1
+        else:
+            result = select(result, dim, int(k))
+            changed = True
+    return result if changed else Alias.apply(input)
+
+
+def _is_advanced(k) -> bool:
+    if isinstance(k, Tensor):
+        return k._data.ndim > 0 or k._data.dtype.kind == "b"
+    return isinstance(k, list | tuple) or hasattr(k, "__array__") or isinstance(k, bool)
+
+
+# --------------------------------------------------------------------------- joining
+
+
+class Cat(Function):
+    node_name = "CatBackward0"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        dt = result_type(*tensors).numpy
+        arrays = [t._data if t._data.dtype == dt else t._data.astype(dt) for t in tensors]
+        ctx.dim = dim
+        ctx.sizes = [a.shape[dim] if a.ndim else 0 for a in arrays]
+        return array_module(arrays[0]).concatenate(arrays, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grads, start = [], 0
+        for size, needed in zip(ctx.sizes, ctx.needs_input_grad[1:], strict=True):
+            grads.append(narrow(grad, ctx.dim, start, size) if needed else None)
+            start += size
+        return (None, *grads)
+
+
+def cat(tensors, dim=0):
+    """Join tensors along an existing dim.
+
+    >>> import teachgrad as tg
+    >>> tg.cat([tg.zeros(1, 2), tg.ones(2, 2)]).shape
+    teachgrad.Size([3, 2])
+    """
+    tensors = _tensor_list(tensors, "cat")
+    from .pointwise import same_device  # noqa: PLC0415
+
+    same_device(*tensors)
+    # torch still accepts (and skips) legacy empty 1-d tensors in cat
+    kept = [t for t in tensors if not (t._data.ndim == 1 and t._data.size == 0)] or tensors[:1]
+    ref = kept[0]._data
+    if ref.ndim == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    dim = _wrap_dim(dim, ref.ndim)
+    for i, t in enumerate(kept):
+        s = t._data.shape
+        if len(s) != ref.ndim or any(a != b for j, (a, b) in enumerate(zip(s, ref.shape, strict=True)) if j != dim):
+            raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}. Expected size "
+                               f"{ref.shape[1 if dim == 0 else 0]} but got size {s} for tensor number {i} in "
+                               "the list." if len(s) == ref.ndim else
+                               f"Tensors must have same number of dimensions: got {ref.ndim} and {len(s)}")
+    return Cat.apply(dim, *kept)
+
+
+class Stack(Function):
+    node_name = "StackBackward0"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        dt = result_type(*tensors).numpy
+        arrays = [t._data if t._data.dtype == dt else t._data.astype(dt) for t in tensors]
+        ctx.dim = dim
+        return array_module(arrays[0]).stack(arrays, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (None, *(select(grad, ctx.dim, i) if needed else None
+                        for i, needed in enumerate(ctx.needs_input_grad[1:])))
+
+
+def stack(tensors, dim=0):
+    """Join tensors along a new dim.
+
+    >>> import teachgrad as tg
+    >>> tg.stack([tg.zeros(2), tg.ones(2)], dim=1).shape
+    teachgrad.Size([2, 2])
+    """
+    tensors = _tensor_list(tensors, "stack")
+    from .pointwise import same_device  # noqa: PLC0415
+
+    same_device(*tensors)
+    shape = tensors[0]._data.shape
+    for i, t in enumerate(tensors):
+        if t._data.shape != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 and "
+                               f"{list(t._data.shape)} at entry {i}")
+    return Stack.apply(_wrap_dim(dim, len(shape) + 1), *tensors)
+
+
+def _tensor_list(tensors, name):
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    return tensors
+
+
+def unbind(input, dim=0):
+    """All slices along ``dim``, as a tuple of views.
+
+    >>> import teachgrad as tg
+    >>> [t.tolist() for t in tg.arange(4).reshape(2, 2).unbind(1)]
+    [[0, 2], [1, 3]]
+    """
+    dim = _wrap_dim(dim, input._data.ndim)
+    return tuple(select(input, dim, i) for i in range(input._data.shape[dim]))
