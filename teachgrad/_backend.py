@@ -272,11 +272,11 @@ def array_module(x):
     'numpy'
     """
     data = getattr(x, "_data", x)
-    if type(data) is numpy.ndarray:
+    if type(data) is numpy.ndarray or data is numpy.ndarray:
         return numpy
     if isinstance(data, device):
         return numpy if data.type == "cpu" else cupy()
-    if isinstance(data, numpy.ndarray | numpy.generic):
+    if isinstance(data, numpy.ndarray | numpy.generic) or data in (numpy.ndarray, numpy.generic):
         return numpy
     return cupy()
 

@@ -89,13 +89,15 @@ class Tensor:
 
     # Class-level defaults: a new tensor stores only what differs from these,
     # which keeps creating one (done for every op) cheap.
-    grad_fn = None
+    _grad_fn = None
     _grad = None
     _requires_grad = False
     _output_nr = 0
     _base = None
     _inference = False
     _acc_ref = None
+    _view_base_fn = None  # for views: the base's grad_fn when this view's grad_fn was made
+    _creation_meta = None  # for views: "no_grad", "inference" or "multi_output" when in-place is restricted
     name = None
     __array_priority__ = 1000  # so numpy_array * tensor calls Tensor.__rmul__
 
@@ -134,7 +136,7 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         value = bool(value)
-        if self.grad_fn is not None:
+        if self._grad_fn is not None:
             hint = "" if value else (
                 " If you want to use a computed variable in a subgraph that doesn't require "
                 "differentiation use var_no_grad = var.detach()."
@@ -159,6 +161,25 @@ class Tensor:
         """
         self.requires_grad = requires_grad
         return self
+
+    @property
+    def grad_fn(self):
+        """The node that created this tensor (None for leaves), e.g. ``<MulBackward0>``."""
+        if self._base is not None:
+            self._refresh_view()
+        return self._grad_fn
+
+    def _refresh_view(self) -> None:
+        """After an in-place change through another alias rewrote the base's history,
+        give this view a new grad_fn reading from the base's new history (as torch does)."""
+        base = self._base
+        if base._grad_fn is self._view_base_fn:
+            return
+        self._view_base_fn = base._grad_fn
+        if base._requires_grad:
+            from .ops.inplace import regenerate_view_grad_fn  # noqa: PLC0415 - ops import this module
+
+            regenerate_view_grad_fn(self)
 
     @property
     def is_leaf(self) -> bool:
@@ -285,8 +306,10 @@ class Tensor:
 
     def _edge(self):
         """The graph edge gradients for this tensor flow into: ``(node, input_nr)``."""
-        if self.grad_fn is not None:
-            return (self.grad_fn, self._output_nr)
+        if self._base is not None:
+            self._refresh_view()
+        if self._grad_fn is not None:
+            return (self._grad_fn, self._output_nr)
         if self._requires_grad:
             return (self._grad_accumulator(), 0)
         return (None, 0)
@@ -303,17 +326,24 @@ class Tensor:
 
     def _alias(self) -> Tensor:
         """A new tensor object on the same memory and version counter (a view of self)."""
-        return Tensor._make(self._data, self._counter, self._base if self._base is not None else self)
+        base = self._base if self._base is not None else self
+        t = Tensor._make(self._data, self._counter, base)
+        t._view_base_fn = base._grad_fn
+        return t
 
-    def _rebase_history(self, node, output_nr) -> None:
-        """Make ``node`` the new grad_fn of this tensor after an in-place change."""
-        if self.grad_fn is None and self._requires_grad:
-            raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation."
-            )
-        self.grad_fn = node
-        self._output_nr = output_nr
-        self._requires_grad = True
+    def _rebase_history(self, node, output_nr, input_index=0) -> None:
+        """Make ``node`` (which changed this tensor in place; it was its input ``input_index``)
+        the new history of this tensor, and of its base if it is a view."""
+        if self._grad_fn is None and self._requires_grad and self._base is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if self._base is None:
+            self._grad_fn = node
+            self._output_nr = output_nr
+            self._requires_grad = True
+        else:
+            from .ops.inplace import rebase_view_history  # noqa: PLC0415
+
+            rebase_view_history(self, node, input_index)
 
     def detach(self) -> Tensor:
         """The same memory and version counter, cut from the graph (requires_grad=False).
@@ -331,7 +361,7 @@ class Tensor:
         if self._base is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
                                "DistributedDataParallel (DDP) for training ...: detach_() on a view is not allowed.")
-        self.grad_fn = None
+        self._grad_fn = None
         self._requires_grad = False
         return self
 

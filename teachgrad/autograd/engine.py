@@ -42,12 +42,16 @@ from .grad_mode import state as _grad_state
 class BackwardStep(NamedTuple):
     """What one step of backward did: ``node`` ran on ``grad_outputs`` (one per
     output of the node) and produced ``grad_inputs`` (one per ``next_functions``
-    edge); ``ready`` are the nodes now waiting to run, next first."""
+    edge); ``ready`` lists the nodes now waiting to run, next first."""
 
     node: Node
     grad_outputs: tuple
     grad_inputs: tuple
-    ready: tuple
+    queue: list  # the engine's ready heap at that moment (a copy); read it through .ready
+
+    @property
+    def ready(self) -> tuple:
+        return tuple(entry[2] for entry in sorted(self.queue, key=lambda e: e[:2]))
 
 
 def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -181,15 +185,14 @@ def _execute(roots, root_grads, keep_graph, create_graph, targets=None, captured
     """The engine loop (a generator). ``targets``: edges whose arriving grads go into
     ``captured``; with targets, only nodes leading to them run (and AccumulateGrad
     nodes only when ``accumulate`` and they are targets)."""
-    deps, post_order = _dependencies(roots)
-    capture_at = None
-    runs = None  # None means "every node runs"
+    deps = _dependencies(roots)
+    capture_at = runs = None  # runs is None: every node runs
     if targets is not None:
         capture_at = {}
         for node, nr in targets:
             if node is not None:
                 capture_at.setdefault(node, []).append(nr)
-        runs = _nodes_to_run(post_order, capture_at, accumulate)
+        runs = _nodes_to_run(roots, capture_at, accumulate)
 
     buffers = {}
     for (node, nr), g in zip(roots, root_grads, strict=True):
@@ -197,7 +200,7 @@ def _execute(roots, root_grads, keep_graph, create_graph, targets=None, captured
     heap = []
     tiebreak = 0
     for node in buffers:
-        if deps.get(node, 0) == 0:
+        if node not in deps:
             heappush(heap, (-node._seq, tiebreak, node))
             tiebreak += 1
 
@@ -227,10 +230,14 @@ def _execute(roots, root_grads, keep_graph, create_graph, targets=None, captured
                         grad_inputs = tuple(new)
             if not keep_graph:
                 node._release_saved()
-            for (nxt, nr), g in zip(node.next_functions, grad_inputs, strict=False):
+            for (nxt, nr), g in zip(node.next_functions, grad_inputs):
                 if nxt is None or runs is not None and nxt not in runs and nxt not in capture_at:
                     continue
-                _add_to_buffer(buffers, nxt, nr, g)
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buf = buffers[nxt] = [None] * len(nxt._output_meta)
+                if g is not None:
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
@@ -238,7 +245,7 @@ def _execute(roots, root_grads, keep_graph, create_graph, targets=None, captured
                     tiebreak += 1
         finally:
             _grad_state.enabled = previous_mode
-        yield BackwardStep(node, grad_outputs, grad_inputs, tuple(entry[2] for entry in sorted(heap)))
+        yield BackwardStep(node, grad_outputs, grad_inputs, heap[:])
 
 
 def _add_to_buffer(buffers, node, nr, g) -> None:
@@ -249,11 +256,27 @@ def _add_to_buffer(buffers, node, nr, g) -> None:
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
 
-def _dependencies(roots):
-    """Edges into each node reachable from the roots, and the nodes in post-order."""
+def _dependencies(roots) -> dict:
+    """For each node reachable from the roots: how many edges lead into it."""
     deps = {}
-    post_order = []
-    seen = set()
+    stack = [node for node, _ in roots if node is not None]
+    seen = set(stack)
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is not None:
+                if child in deps:
+                    deps[child] += 1
+                else:
+                    deps[child] = 1
+                    if child not in seen:
+                        seen.add(child)
+                        stack.append(child)
+    return deps
+
+
+def _post_order(roots) -> list:
+    """Reachable nodes, each after all the nodes it leads to (children first)."""
+    order, seen = [], set()
     for root, _ in roots:
         if root is None or root in seen:
             continue
@@ -262,22 +285,20 @@ def _dependencies(roots):
         while stack:
             node, children = stack[-1]
             for child, _ in children:
-                if child is not None:
-                    deps[child] = deps.get(child, 0) + 1
-                    if child not in seen:
-                        seen.add(child)
-                        stack.append((child, iter(child.next_functions)))
-                        break
+                if child is not None and child not in seen:
+                    seen.add(child)
+                    stack.append((child, iter(child.next_functions)))
+                    break
             else:
-                post_order.append(node)
+                order.append(node)
                 stack.pop()
-    return deps, post_order
+    return order
 
 
-def _nodes_to_run(post_order, capture_at, accumulate) -> set:
+def _nodes_to_run(roots, capture_at, accumulate) -> set:
     """Nodes on a path to a target edge: the only ones that need to run."""
     runs = set()
-    for node in post_order:  # children come before their parents
+    for node in _post_order(roots):  # children come before their parents
         if isinstance(node, AccumulateGrad):
             if accumulate and node in capture_at:
                 runs.add(node)

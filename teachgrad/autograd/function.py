@@ -32,11 +32,13 @@ from __future__ import annotations
 
 import functools
 
-from .._backend import array_module, as_array
+from .._backend import array_module, as_array, numpy_module
 from .._tensor import Tensor, VersionCounter, wrap_array
 from .graph import Node, SavedTensor, _sequence
 from .grad_mode import no_grad
 from .grad_mode import state as _grad_state
+
+_ndarray = numpy_module().ndarray
 
 
 class FunctionCtx:
@@ -133,16 +135,22 @@ class BackwardFunction(FunctionCtx, Node):
                     f"argument of forward ({cls.__name__}.forward takes {n_args} besides ctx), "
                     "using None for arguments that are not Tensors or need no gradient."
                 )
-        return tuple(
-            validate_grad(result[pos], meta, self, pos)
-            for pos, meta in zip(self._tensor_positions, self._input_meta, strict=True)
-        )
+        grads = []
+        for pos, meta in zip(self._tensor_positions, self._input_meta):
+            g = result[pos]
+            # the usual case needs no work: a Tensor of the input's exact shape, dtype and device
+            if g is None or isinstance(g, Tensor) and g._data.shape == meta[0] and g._data.dtype == meta[1] \
+                    and type(g._data) is meta[2]:
+                grads.append(g)
+            else:
+                grads.append(validate_grad(g, meta, self, pos))
+        return tuple(grads)
 
 
 def zeros_for(meta):
-    """A zero gradient for an output described by ``(shape, numpy dtype, array module)``."""
-    shape, np_dtype, xp = meta
-    return wrap_array(xp.zeros(shape, np_dtype))
+    """A zero gradient for an output described by ``(shape, numpy dtype, array type)``."""
+    shape, np_dtype, array_type = meta
+    return wrap_array(array_module(array_type).zeros(shape, np_dtype))
 
 
 def validate_grad(g, meta, node, index):
@@ -272,25 +280,34 @@ class Function:
         record = False
         if _grad_state.enabled:
             for a in args:
-                if isinstance(a, Tensor) and a._requires_grad:
-                    record = True
-                    break
+                if isinstance(a, Tensor):
+                    if a._base is not None:
+                        a._refresh_view()  # a view's history may have changed via an alias
+                    if a._requires_grad:
+                        record = True
+                        break
         if record:
-            ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+            ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
         else:
             ctx.needs_input_grad = (False,) * len(args)
 
         if cls.array_forward:  # built-ins always get ctx; setup_context (if any) sees the wrapped outputs
             out = cls.forward(ctx, *args, **kwargs)
+            if type(out) is _ndarray and not cls.view_of_input:  # the common case, kept fast
+                outputs = (wrap_array(out),)
+                single = True
+            else:
+                single = type(out) is not tuple
+                outputs = _wrap_outputs((out,) if single else out, args, ctx, cls)
+            if record and cls._new_style:
+                cls.setup_context(ctx, args, outputs[0] if single else outputs)
         else:
             with no_grad():  # a custom forward's own ops are never recorded
                 out = cls.forward(*args, **kwargs) if cls._new_style else cls.forward(ctx, *args, **kwargs)
-
-        single = type(out) is not tuple
-        outputs = _wrap_outputs((out,) if single else out, args, ctx, cls)
-        if cls._new_style and (record or not cls.array_forward):
-            with no_grad():
-                cls.setup_context(ctx, args, outputs[0] if single else outputs)
+                single = type(out) is not tuple
+                outputs = _wrap_outputs((out,) if single else out, args, ctx, cls)
+                if cls._new_style:
+                    cls.setup_context(ctx, args, outputs[0] if single else outputs)
         if record:
             _connect(ctx, cls, args, outputs)
         elif _grad_state.inference:
@@ -314,17 +331,28 @@ def _wrap_outputs(outs, args, ctx, cls) -> tuple:
     result = []
     for i, o in enumerate(outs):
         if isinstance(o, Tensor):
-            if any(o is a for a in args) and not any(o is d for d in ctx.dirty_tensors):
+            if any(o is a for a in args) and not _contains(ctx.dirty_tensors, o):
                 o = o._alias()  # an input returned unchanged: the output is a new alias of it
         elif hasattr(o, "dtype"):
             o = as_array(o)  # a full reduction in NumPy returns a scalar, not a 0-d array
             if i == 0 and cls.view_of_input:
-                base = args[0]
-                o = Tensor._make(o, base._counter, base._base if base._base is not None else base)
+                o = _make_view(o, args[0])
             else:
                 o = wrap_array(o)
         result.append(o)
     return tuple(result)
+
+
+def _make_view(array, source):
+    """A Tensor for ``array``, a view of ``source``'s memory: same storage and version counter."""
+    base = source._base if source._base is not None else source
+    t = Tensor._make(array, source._counter, base)
+    t._view_base_fn = base._grad_fn
+    if _grad_state.inference:
+        t._creation_meta = "inference"
+    elif not _grad_state.enabled:
+        t._creation_meta = "no_grad"
+    return t
 
 
 def _connect(ctx, cls, args, outputs) -> None:
@@ -344,16 +372,17 @@ def _connect(ctx, cls, args, outputs) -> None:
     ctx._seq = next(_sequence)
 
     output_meta = []
+    dirty, non_differentiable = ctx.dirty_tensors, ctx.non_differentiable
     for nr, t in enumerate(outputs):
         if not isinstance(t, Tensor):
             output_meta.append(None)
             continue
         data = t._data
-        output_meta.append((data.shape, data.dtype, array_module(data)))
-        if any(t is d for d in ctx.dirty_tensors):
-            t._rebase_history(ctx, nr)
-        elif data.dtype.kind == "f" and not any(t is n for n in ctx.non_differentiable):
-            t.grad_fn = ctx
+        output_meta.append((data.shape, data.dtype, type(data)))
+        if dirty and _contains(dirty, t):
+            t._rebase_history(ctx, nr, _position_in(args, t))
+        elif data.dtype.kind == "f" and not (non_differentiable and _contains(non_differentiable, t)):
+            t._grad_fn = ctx
             t._output_nr = nr
             t._requires_grad = True
     ctx._output_meta = tuple(output_meta)
@@ -369,6 +398,16 @@ def _connect(ctx, cls, args, outputs) -> None:
         ctx.to_save = ()
     else:
         ctx._saved = ()
+
+
+def _position_in(args, t) -> int:
+    """Index of ``t`` among the Tensor arguments (its edge in next_functions)."""
+    return [a for a in args if isinstance(a, Tensor)].index(t) if _contains(args, t) else 0
+
+
+def _contains(tensors, t) -> bool:
+    """``t in tensors`` by identity (``==`` on tensors compares values)."""
+    return any(x is t for x in tensors)
 
 
 def _save(t, ctx, name) -> SavedTensor:

@@ -209,7 +209,7 @@ def gradgradcheck(
 
 @dataclasses.dataclass
 class _Setup:
-    """One gradcheck run: func, its inputs and outputs, and the tolerances.
+    """One gradcheck run: func, its inputs and outputs, tolerances and settings.
 
     "input j" means ``inputs[x_pos[j]]``, the j-th input that requires grad, and
     "output i" means ``outputs[y_pos[i]]``, the i-th output that requires grad (torch's
@@ -237,7 +237,7 @@ class _Setup:
 
 
 def _gradcheck(func, inputs, *, check_undefined_grad, check_batched_grad, check_forward_ad,
-               check_backward_ad, fast_mode, **tolerances):  # fmt: skip
+               check_backward_ad, fast_mode, **settings):  # fmt: skip
     _check_inputs(inputs)
     outputs = _as_tuple(func(*inputs))
     S = _Setup(
@@ -246,7 +246,7 @@ def _gradcheck(func, inputs, *, check_undefined_grad, check_batched_grad, check_
         outputs,
         x_pos=[k for k, x in enumerate(inputs) if _requires_grad(x)],
         y_pos=[p for p, y in enumerate(outputs) if _requires_grad(y)],
-        **tolerances,
+        **settings,
     )
     if not S.y_pos:  # autograd says "gradient 0": then func must really be constant
         _check_no_differentiable_outputs(S, fast_mode)
@@ -332,11 +332,13 @@ def _numerical_jacobians(func, inputs, k, y_pos, eps):
     J = [xp.zeros((outputs[p].numel(), x.numel()), dtype=outputs[p]._data.dtype) for p in y_pos]
     for c, index in enumerate(_indices(x.shape)):
         original = x._data[index].copy()
-        x._data[index] = original - eps
-        f_minus = _evaluate(func, inputs, y_pos, outputs, eps)
-        x._data[index] = original + eps
-        f_plus = _evaluate(func, inputs, y_pos, outputs, eps)
-        x._data[index] = original
+        try:
+            x._data[index] = original - eps
+            f_minus = _evaluate(func, inputs, y_pos, outputs, eps)
+            x._data[index] = original + eps
+            f_plus = _evaluate(func, inputs, y_pos, outputs, eps)
+        finally:
+            x._data[index] = original  # put it back, also when func raises
         for J_i, a, b in zip(J, f_minus, f_plus):
             J_i[:, c] = (b - a) / (2 * eps)
     return J
@@ -347,11 +349,13 @@ def _numerical_jvps(func, inputs, k, y_pos, u, eps):
     x = inputs[k]
     original = x._data.copy()
     step = eps * u.reshape(original.shape)
-    x._data[...] = original - step
-    f_minus = _evaluate(func, inputs, y_pos, None, eps)
-    x._data[...] = original + step
-    f_plus = _evaluate(func, inputs, y_pos, None, eps)
-    x._data[...] = original
+    try:
+        x._data[...] = original - step
+        f_minus = _evaluate(func, inputs, y_pos, None, eps)
+        x._data[...] = original + step
+        f_plus = _evaluate(func, inputs, y_pos, None, eps)
+    finally:
+        x._data[...] = original
     return [(b - a) / (2 * eps) for a, b in zip(f_minus, f_plus)]
 
 
@@ -624,7 +628,7 @@ def _raise_on_mismatch(S, J_numerical, J_analytical, mode=""):
     bad = [
         (i, j)
         for (i, j), J_a in J_analytical.items()
-        if not _allclose(J_a, J_numerical[i, j], S.atol, S.rtol)
+        if not _close_all(J_a, J_numerical[i, j], S.atol, S.rtol)
     ]
     if not bad:
         return
@@ -672,7 +676,7 @@ def _raise_fast_failure(S, failures, mode=""):
     J_numerical = _numerical_jacobians(S.func, S.inputs, S.x_pos[j], [S.y_pos[i]], S.eps)[0]
     J_analytical = _reverse_jacobians(S, i)[j]
     lines += ["", "The full Jacobians for this pair, recomputed without fast mode:"]
-    if _allclose(J_analytical, J_numerical, S.atol, S.rtol):
+    if _close_all(J_analytical, J_numerical, S.atol, S.rtol):
         lines.append(
             "they agree entry by entry, so fast_mode=False would pass: small differences per "
             "entry added up in the projection. Re-run with fast_mode=False."
@@ -692,8 +696,8 @@ def _mismatch_error(message, i, j):
 def _describe_pair(S, i, j):
     y, x = S.ys[i], S.xs[j]
     return [
-        f"  output {i}: func's output #{S.y_pos[i]}, shape {tuple(y.shape)}, {y.dtype}",
-        f"  input {j}:  func's input #{S.x_pos[j]}, shape {tuple(x.shape)}, {x.dtype}",
+        f"  output {i}: func's output #{S.y_pos[i]}, shape {tuple(y.shape)}, {y.dtype.name}",
+        f"  input {j}:  func's input #{S.x_pos[j]}, shape {tuple(x.shape)}, {x.dtype.name}",
     ]
 
 
@@ -707,8 +711,9 @@ def _jacobian_report(S, i, j, J_numerical, J_analytical):
         rel_err = np.where(n != 0, abs_err / np.abs(n), np.where(abs_err > 0, np.inf, 0.0))
     rows, cols = n.shape
     lines = [
-        f"J[r, c] = d output[r] / d input[c], a {rows} x {cols} matrix (rows: output elements, "
-        "columns: input elements, both flattened in row-major order).",
+        f"J[r, c] = d output[r] / d input[c], a {rows} x {cols} matrix: one row per output "
+        "element,",
+        "one column per input element (both flattened in row-major order).",
         "",
     ]
     if rows <= 6 and cols <= 6:
@@ -721,8 +726,8 @@ def _jacobian_report(S, i, j, J_numerical, J_analytical):
     lines += [
         "",
         f"max abs error {_max(abs_err):.3g}, max rel error {_max(rel_err):.3g}; "
-        f"{int(bad.sum())} of {bad.size} entries break |analytical - numerical| <= "
-        f"atol + rtol * |numerical| (atol={S.atol}, rtol={S.rtol}).",
+        f"{int(bad.sum())} of {bad.size} entries break the tolerance",
+        f"|analytical - numerical| <= atol + rtol * |numerical| with atol={S.atol}, rtol={S.rtol}.",
     ]
     hint = _jacobian_hint(n, a, bad, S.atol, S.rtol)
     if hint:
@@ -731,7 +736,7 @@ def _jacobian_report(S, i, j, J_numerical, J_analytical):
 
 
 def _matrix_lines(M, marks):
-    cells = [[f"{value:.6g}" for value in row] for row in M]
+    cells = [[f"{value + 0.0:.6g}" for value in row] for row in M]  # + 0.0: no "-0"
     width = max((len(s) for row in cells for s in row), default=0)
     return [
         "[" + " ".join(s.rjust(width) + ("*" if mark else " ") for s, mark in zip(row, mrow)) + "]"
@@ -896,10 +901,6 @@ def _close(a, n, atol, rtol):
 
 def _close_all(a, n, atol, rtol):
     return a.shape == n.shape and bool(_close(a, n, atol, rtol).all())
-
-
-def _allclose(a, n, atol, rtol):
-    return _close_all(a, n, atol, rtol)
 
 
 def _max(values):

@@ -21,6 +21,7 @@ the ``Function`` machinery that builds nodes is in ``function.py``.
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 import weakref
 from collections import namedtuple
@@ -105,7 +106,7 @@ class SavedTensor:
         self.counter = tensor._counter
         self.version = tensor._counter.version
         self.released = False
-        if tensor.grad_fn is owner:  # an output of the node that saves it
+        if tensor._grad_fn is owner:  # an output of the node that saves it
             self.tensor = None
             self.data = tensor._data
             self.output_nr = tensor._output_nr
@@ -126,7 +127,9 @@ class SavedTensor:
         from .._tensor import Tensor  # noqa: PLC0415 - Tensor imports this module
 
         t = Tensor._make(self.data, self.counter, self.base)
-        t.grad_fn = owner
+        if self.base is not None:
+            t._view_base_fn = self.base._grad_fn  # its history is `owner`, not a regenerated view
+        t._grad_fn = owner
         t._output_nr = self.output_nr
         t._requires_grad = True
         return t
@@ -140,14 +143,19 @@ class SavedTensor:
         return "released" if data is None else str(list(data.shape))
 
 
+def _short(node) -> str:
+    """A node's name the way torch's error messages print it (``ExpBackward0`` -> ``Exp``)."""
+    return re.sub(r"Backward\d*$", "", node.name())
+
+
 def version_error(saved: SavedTensor, owner) -> str:
     """torch's message for a saved tensor modified in place, plus what it means here."""
     t = saved.tensor
     if saved.grad_fn_is_owner:
-        data, which = saved.data, f", which is output {saved.output_nr} of {owner.name()},"
+        data, which = saved.data, f", which is output {saved.output_nr} of {_short(owner)},"
     else:
         data = t._data
-        which = f", which is output {t._output_nr} of {t.grad_fn.name()}," if t.grad_fn else ""
+        which = f", which is output {t._output_nr} of {_short(t._grad_fn)}," if t._grad_fn else ""
     type_name = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
                  "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor"}.get(
         str(data.dtype), f"{data.dtype}Tensor")
@@ -298,7 +306,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self.variable = variable
-        self._output_meta = ((variable._data.shape, variable._data.dtype, None),)
+        self._output_meta = ((variable._data.shape, variable._data.dtype, type(variable._data)),)
 
     def _run_tensor_hooks(self, grads):
         hooks = self.variable.__dict__.get("_backward_hooks")
@@ -339,7 +347,7 @@ def accumulate_grad(var, g) -> None:
     if old is None:
         # 3 references: the caller's local, this function's argument, getrefcount's argument.
         sole_owner = sys.getrefcount(g) <= 3 and g._data.base is None and g._base is None
-        if sole_owner and g.grad_fn is None and _strides_match(g._data, var._data):
+        if sole_owner and g._grad_fn is None and _strides_match(g._data, var._data):
             var._grad = g
         else:
             var._grad = _copy_with_layout(g, var)

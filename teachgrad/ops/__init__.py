@@ -9,7 +9,8 @@ place that says which method is which op.
 from __future__ import annotations
 
 from .._tensor import Tensor
-from . import index, linalg, pointwise, reduce, views  # noqa: F401 - the families
+from . import index, inplace, linalg, pointwise, reduce, views  # noqa: F401 - the families
+from .index import index_put, masked_fill
 from .linalg import bmm, dot, matmul, mm, mv, outer
 from .pointwise import (
     abs,
@@ -123,6 +124,10 @@ _METHODS = {
     "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
     "__invert__": logical_not, "__and__": logical_and, "__or__": logical_or, "__xor__": logical_xor,
 }
+
+_METHODS.update(inplace.METHODS)
+_METHODS.update({"masked_fill": masked_fill, "index_put": index_put, "masked_fill_": index.masked_fill_,
+                 "index_put_": index.index_put_})
 
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)

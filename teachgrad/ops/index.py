@@ -72,3 +72,94 @@ def advanced_getitem(input, key):
         if hasattr(k, "dtype") and k.dtype.kind not in "biu":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     return Index.apply(input, key)
+
+
+class IndexPut(Function):
+    """``x`` with ``x[key]`` set to (or, with ``accumulate``, increased by) ``values``."""
+
+    node_name = "IndexPutBackward0"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a, key, values, accumulate):
+        ctx.key, ctx.accumulate = key, accumulate
+        xp = array_module(a)
+        out = a._data.copy()
+        v = values._data if isinstance(values, Tensor) else values
+        if accumulate:
+            xp.add.at(out, key, v)
+        else:
+            out[key] = v
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_a = grad if ctx.accumulate else IndexPut.apply(grad, ctx.key, 0.0, False)
+        grad_values = Index.apply(grad, ctx.key) if ctx.needs_input_grad[2] else None
+        return grad_a, None, grad_values, None
+
+
+class MaskedFill(Function):
+    node_name = "MaskedFillBackward0"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a, mask, value):
+        if mask._data.dtype.kind != "b":
+            raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+        if isinstance(value, Tensor) and value._data.ndim:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value._data.ndim} dimension(s).")
+        ctx.to_save = (mask,)
+        v = value._data if isinstance(value, Tensor) else value
+        xp = array_module(a)
+        return xp.where(mask._data, xp.asarray(v, dtype=a._data.dtype), a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .pointwise import where  # noqa: PLC0415
+
+        (mask,) = ctx.saved_tensors
+        grad_value = where(mask, grad, 0.0).sum() if ctx.needs_input_grad[2] else None
+        return where(mask, 0.0, grad), None, grad_value
+
+
+def masked_fill(input, mask, value):
+    """``value`` where ``mask`` is True, else ``input`` (mask broadcasts to input).
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([1.0, -2.0, 3.0]); x.masked_fill(x < 0, 0.0)
+    tensor([1., 0., 3.])
+    """
+    return MaskedFill.apply(input, mask, value)
+
+
+def index_put(input, indices, values, accumulate=False):
+    """A copy of ``input`` with ``input[indices] = values`` (or ``+=`` with ``accumulate``).
+
+    >>> import teachgrad as tg
+    >>> tg.zeros(3).index_put((tg.tensor([0, 0]),), tg.tensor(1.0), accumulate=True)
+    tensor([2., 0., 0.])
+    """
+    key = _array_key(tuple(indices), array_module(input))
+    return IndexPut.apply(input, key, values, accumulate)
+
+
+def masked_fill_(input, mask, value):
+    """In-place ``masked_fill``."""
+    from .inplace import inplace  # noqa: PLC0415 - inplace imports this module
+
+    return inplace(input, "masked_fill_", MaskedFill.apply, mask, value)
+
+
+def index_put_(input, indices, values, accumulate=False):
+    """In-place ``index_put`` (what ``x[idx] = v`` does for advanced indices).
+
+    >>> import teachgrad as tg
+    >>> x = tg.zeros(3); x.index_put_((tg.tensor([2]),), tg.tensor(5.0))
+    tensor([0., 0., 5.])
+    """
+    from .inplace import inplace  # noqa: PLC0415
+
+    key = _array_key(tuple(indices), array_module(input))
+    return inplace(input, "index_put_", IndexPut.apply, key, values, accumulate)

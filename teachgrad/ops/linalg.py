@@ -26,7 +26,7 @@ class Matmul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        x, y = operands(a, b)
+        x, y = operands(a, b, broadcast=False)
         need_a, need_b = ctx.needs_input_grad
         ctx.to_save = (a if need_b else None, b if need_a else None)
         return array_module(x).matmul(x, y)

@@ -15,19 +15,27 @@ Binary ops accept a Python number on either side and promote dtypes like torch.
 
 from __future__ import annotations
 
-from .._backend import array_module, get_default_dtype, result_type
+from .._backend import array_module, as_array, get_default_dtype, result_type
 from .._tensor import Tensor, wrap_array
 from ..autograd.function import Function
 
 # --------------------------------------------------------------------------- helpers
 
 
-def operands(a, b):
-    """The arrays of a binary op's two operands, promoted to torch's result dtype."""
+def operands(a, b, broadcast=True):
+    """The arrays of a binary op's two operands, promoted to torch's result dtype.
+
+    With ``broadcast`` (elementwise ops) their shapes must broadcast, else torch's error.
+    """
     x = a._data if isinstance(a, Tensor) else a
     y = b._data if isinstance(b, Tensor) else b
     tx, ty = type(x), type(y)
+    if broadcast and hasattr(x, "shape") and hasattr(y, "shape") and x.shape != y.shape:
+        broadcast_shape(x.shape, y.shape)
     if tx is ty and x.dtype == y.dtype:
+        return x, y
+    # a Python number next to a float array keeps the array's dtype (NumPy agrees with torch here)
+    if ty in _NUMBERS and x.dtype.kind == "f" or tx in _NUMBERS and y.dtype.kind == "f":
         return x, y
     dt = result_type(a, b).numpy
     if hasattr(x, "dtype"):
@@ -38,6 +46,31 @@ def operands(a, b):
     if hasattr(y, "dtype") and y.dtype != dt:
         y = y.astype(dt)
     return x, y
+
+
+_NUMBERS = (float, int)
+
+
+def broadcast_shape(*shapes) -> tuple:
+    """The shape ``shapes`` broadcast to, or torch's error naming the first clash (from the right).
+
+    >>> broadcast_shape((3, 1), (1, 4))
+    (3, 4)
+    """
+    result = ()
+    for shape in shapes:
+        a, b = result, tuple(shape)
+        n = max(len(a), len(b))
+        a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+        for d in reversed(range(n)):
+            if a[d] != b[d] and a[d] != 1 and b[d] != 1:
+                raise RuntimeError(
+                    f"The size of tensor a ({a[d]}) must match the size of tensor b ({b[d]}) at non-singleton "
+                    f"dimension {d}\n  Shapes {a} and {b} do not broadcast: right-aligned, each pair of sizes "
+                    "must be equal or one of them 1."
+                )
+        result = tuple(p if q == 1 else q for p, q in zip(a, b))
+    return result
 
 
 def same_device(*tensors) -> None:
@@ -148,7 +181,7 @@ class Div(_Binary):
         ctx.to_save = (a if need_b else None, b if need_a or need_b else None)
         ctx.scalar = b if not isinstance(b, Tensor) else None
         out = x / y
-        if out.dtype.kind != "f":  # integer / integer gives the default float dtype, as torch
+        if result_type(a, b).numpy.kind != "f":  # integer / integer gives the default float dtype, as torch
             out = out.astype(get_default_dtype().numpy)
         elif hasattr(x, "dtype") and out.dtype != x.dtype and not isinstance(b, Tensor):
             out = out.astype(x.dtype)
@@ -528,6 +561,7 @@ class Where(Function):
     def forward(ctx, condition, a, b):
         ctx.to_save = (condition,)
         x, y = operands(a, b)
+        broadcast_shape(condition._data.shape, *(v.shape for v in (x, y) if hasattr(v, "shape")))
         xp = array_module(condition)
         out = xp.where(condition._data, x, y)
         return out.astype(result_type(a, b).numpy, copy=False)
@@ -636,7 +670,7 @@ def div(input, other, *, rounding_mode=None):
     """
     if rounding_mode is not None:
         if rounding_mode not in ("trunc", "floor"):
-            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+            raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                              f"'{rounding_mode}'")
         return DivRounding.apply(input, other, rounding_mode)
     if not isinstance(input, Tensor):
@@ -778,7 +812,7 @@ def _comparison(name, ufunc_name):
     def fn(input, other):
         x, y = operands(input, other)
         xp = array_module(x if hasattr(x, "dtype") else y)
-        return wrap_array(getattr(xp, ufunc_name)(x, y))
+        return wrap_array(as_array(getattr(xp, ufunc_name)(x, y)))  # 0-d: NumPy gives a scalar
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Elementwise ``{ufunc_name}`` comparison: a bool tensor, not differentiable.\n\n"
@@ -797,7 +831,7 @@ ge = _comparison("ge", "greater_equal")
 
 def _predicate(name):
     def fn(input):
-        return wrap_array(getattr(array_module(input), name)(input._data))
+        return wrap_array(as_array(getattr(array_module(input), name)(input._data)))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}``: a bool tensor.\n\n    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([1.0])).dtype\n    teachgrad.bool\n"
@@ -811,13 +845,13 @@ isfinite = _predicate("isfinite")
 
 def logical_not(input):
     """Elementwise not (bool tensor)."""
-    return wrap_array(array_module(input).logical_not(input._data))
+    return wrap_array(as_array(array_module(input).logical_not(input._data)))
 
 
 def _logical(name):
     def fn(input, other):
         x, y = operands(input, other)
-        return wrap_array(getattr(array_module(x), name)(x, y))
+        return wrap_array(as_array(getattr(array_module(x), name)(x, y)))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (bool tensor).\n\n    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([True]), tg.tensor([False])).dtype\n    teachgrad.bool\n"

@@ -1,0 +1,375 @@
+"""In-place ops (``x.mul_(2)``, ``x += y``, ``x[0] = v``) and how they rewrite the graph.
+
+An in-place op changes a tensor's memory, so two things must happen, as in torch:
+
+1. **Versions.** The storage's version counter is bumped; a node that saved this
+   tensor earlier notices at backward time and raises instead of using the new
+   values (see ``SavedTensor``).
+2. **History.** The tensor gets a new ``grad_fn``: the op's node, whose input is
+   the tensor's *old* history. If the tensor is a view, the change also happens
+   in its base, so the base's history is rewritten too: its new grad_fn is a
+   ``CopySlices`` node ("the base, with the view's region replaced by the op's
+   result"), and the view's grad_fn becomes an ``AsStridedBackward0`` reading its
+   region of the base. Other views of the same base pick up the new history
+   the next time they are used (``Tensor._refresh_view``).
+
+Each in-place op reuses its out-of-place Function: the formula is computed on a
+copy of the old value (torch's ``original_self``), written into the tensor, and
+the tensor takes over the node.
+
+    >>> import teachgrad as tg
+    >>> a = tg.ones(3, requires_grad=True)
+    >>> b = a * 2
+    >>> b[0] = 10.0            # a view of b is written: b's history is rewritten
+    >>> b.grad_fn.name()
+    'CopySlices'
+    >>> b.sum().backward(); a.grad
+    tensor([0., 2., 2.])
+"""
+
+from __future__ import annotations
+
+from .._backend import array_module
+from .._tensor import Tensor, wrap_array
+from ..autograd.function import Function
+from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.grad_mode import state as _grad_state
+from ..autograd.graph import Node, SavedTensor, _sequence, _short
+from . import index, pointwise
+from .index import Index, _IndexPut
+from .pointwise import where
+
+# --------------------------------------------------------------------------- where a view sits in its base
+
+
+def view_positions(view):
+    """For each element of ``view``, its flat (row-major) index in ``view._base``."""
+    base = view._base._data
+    xp = array_module(base)
+    if not _dense(base):
+        raise RuntimeError("in-place changes to a view are only supported when its base tensor is dense "
+                           "(not itself strided); clone() the base first")
+    marks = xp.empty_like(base, dtype="int64")  # same memory layout as the base
+    marks[...] = xp.arange(base.size).reshape(base.shape)
+    itemsize = base.itemsize
+    start = (_address(view._data) - _address(base)) // itemsize
+    strides = tuple(s // itemsize * marks.itemsize for s in view._data.strides)
+    memory = marks.ravel(order="K")[start:]
+    return xp.lib.stride_tricks.as_strided(memory, view._data.shape, strides).copy()
+
+
+def _dense(a) -> bool:
+    from ..autograd.graph import _dense as dense  # noqa: PLC0415
+
+    return dense(a)
+
+
+def _address(a) -> int:
+    return a.__array_interface__["data"][0] if hasattr(a, "__array_interface__") else a.data.ptr
+
+
+def take_region(g, positions):
+    """The view's part of a base-shaped tensor (differentiable)."""
+    return Index.apply(g.reshape(-1), (positions,))
+
+
+def embed_region(v, positions, base_shape):
+    """A base-shaped tensor: ``v`` at the view's positions, zeros elsewhere (differentiable)."""
+    size = 1
+    for s in base_shape:
+        size *= s
+    return _IndexPut.apply(v, (size,), (positions,)).reshape(base_shape)
+
+
+class AsStrided(Function):
+    """A view's grad_fn after its base's history was rewritten: it reads its region of the base."""
+
+    node_name = "AsStridedBackward0"
+    array_forward = True
+    view_of_input = True
+
+    @staticmethod
+    def forward(ctx, base, view_array, positions):
+        ctx.positions, ctx.base_shape = positions, base._data.shape
+        return view_array
+
+    @staticmethod
+    def backward(ctx, grad):
+        return embed_region(grad, ctx.positions, ctx.base_shape), None, None
+
+
+class CopySlices(Node):
+    """The new history of a base after one of its views was changed in place.
+
+    ``fn`` is the node of the in-place op (its input ``index`` was the view's old
+    value). Backward: the view's region of the gradient goes through ``fn``; the
+    rest of the base is unchanged, so its gradient passes straight through.
+    """
+
+    def __init__(self, fn, index, base_edge, positions, base):
+        self.fn = fn
+        self.index = index
+        self.positions = positions
+        edges = list(fn.next_functions)
+        edges[index] = base_edge
+        self.next_functions = tuple(edges)
+        data = base._data
+        self._output_meta = ((data.shape, data.dtype, type(data)),)
+        self._seq = next(_sequence)
+
+    def _apply(self, grads):
+        g = grads[0]
+        if g is None:
+            from ..autograd.function import zeros_for  # noqa: PLC0415
+
+            g = zeros_for(self._output_meta[0])
+        base_shape = self._output_meta[0][0]
+        results = list(self.fn._apply([take_region(g, self.positions)]))
+        xp = array_module(g)
+        inside = xp.zeros(g._data.size, dtype=bool)
+        inside[self.positions] = True
+        inside = wrap_array(inside.reshape(base_shape))
+        old_view_grad = results[self.index]
+        replacement = 0.0 if old_view_grad is None else embed_region(old_view_grad, self.positions, base_shape)
+        results[self.index] = where(inside, replacement, g)
+        return tuple(results)
+
+    def _release_saved(self):
+        self.fn._release_saved()
+
+
+def rebase_view_history(view, node, index) -> None:
+    """``view`` was changed in place by ``node``: rewrite its base's history, then its own."""
+    base = view._base
+    positions = view_positions(view)
+    copy_slices = CopySlices(node, index, base._edge(), positions, base)
+    base._grad_fn = copy_slices
+    base._output_nr = 0
+    base._requires_grad = True
+    _as_strided_history(view, positions)
+
+
+def regenerate_view_grad_fn(view) -> None:
+    """Give ``view`` a grad_fn that reads from its base's current history."""
+    _as_strided_history(view, view_positions(view))
+
+
+def _as_strided_history(view, positions) -> None:
+    base = view._base
+    with enable_grad():
+        reader = AsStrided.apply(base, view._data, positions)
+    view._grad_fn = reader._grad_fn
+    view._output_nr = 0
+    view._requires_grad = True
+    view._view_base_fn = base._grad_fn
+
+
+# --------------------------------------------------------------------------- the in-place mechanism
+
+
+def check_inplace(x, op: str) -> None:
+    """torch's refusals, checked before anything is changed."""
+    if x._inference and not _grad_state.inference:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                           "clone to get a normal tensor before doing inplace update.See "
+                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
+    data = x._data
+    if any(stride == 0 and size > 1 for stride, size in zip(data.strides, data.shape, strict=True)):
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+            "location. Please clone() the tensor before performing the operation.\n"
+            f"  {op} would write several values into one memory cell: this tensor comes from expand() "
+            f"(strides {x.stride()}), so its elements share memory."
+        )
+    if not _grad_state.enabled:
+        return
+    base = x._base
+    if base is None:
+        if x._grad_fn is None and x._requires_grad:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation.\n"
+                f"  {op} would overwrite a leaf (a parameter you asked gradients for): its gradient would no "
+                "longer match the value you see. Update parameters inside `with tg.no_grad():`, or use an "
+                "out-of-place op."
+            )
+        return
+    if base._grad_fn is None and base._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.\n"
+                           f"  {op} writes into part of a leaf that requires grad; do it under no_grad(), or "
+                           "work on a clone.")
+    if x._creation_meta == "no_grad" and base._requires_grad:
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
+            "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+            "both the view and the inplace either both inside the no_grad block (if you don't want the inplace to "
+            "be tracked) or both outside (if you want the inplace to be tracked)."
+        )
+    if x._creation_meta == "multi_output" and x._requires_grad:
+        raise RuntimeError(
+            f"Output {x._output_nr} of {_short(x.grad_fn)} is a view and is being modified inplace. This view is "
+            "the output of a function that returns multiple views. Such functions do not allow the output views "
+            "to be modified inplace. You should replace the inplace operation by an out-of-place one."
+        )
+
+
+def inplace(x, op: str, fn, *args, **kwargs):
+    """``x.<op>(*args)``: compute ``fn(x, *args)`` out of place, write it into ``x``,
+    bump the version, and (when recording) make the op's node ``x``'s new history."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}() needs a Tensor")
+    check_inplace(x, op)
+    if x._base is not None:
+        x._refresh_view()
+    record = _grad_state.enabled and (x._requires_grad or any(
+        isinstance(a, Tensor) and a._requires_grad for a in args) or any(
+        isinstance(v, Tensor) and v._requires_grad for v in kwargs.values()))
+    if not record:
+        if _grad_state.enabled:
+            with no_grad():
+                out = fn(x, *args, **kwargs)
+        else:
+            out = fn(x, *args, **kwargs)
+        _write(x, out, op)
+        return x
+    # the old value, with the old history: the op's node will point at it
+    old = Tensor._make(x._data.copy())
+    old._grad_fn, old._output_nr, old._requires_grad = x._grad_fn, x._output_nr, x._requires_grad
+    out = fn(old, *args, **kwargs)
+    _write(x, out, op)
+    node = out._grad_fn
+    if node is None:
+        return x
+    for saved in node._saved:  # what the node saved as its result is now x itself
+        if isinstance(saved, SavedTensor) and saved.grad_fn_is_owner:
+            saved.data, saved.counter, saved.base = x._data, x._counter, x._base
+            saved.version = x._counter.version
+    x._rebase_history(node, out._output_nr, 0)
+    return x
+
+
+def _write(x, out, op: str) -> None:
+    data = out._data
+    if data.shape != x._data.shape:
+        raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
+                           f"{list(data.shape)}\n  {op} must produce a result of the shape of the tensor it "
+                           "changes; broadcasting may only expand the other operand.")
+    if data.dtype != x._data.dtype:
+        if data.dtype.kind == "f" and x._data.dtype.kind != "f":
+            raise RuntimeError(f"result type {_type_word(data.dtype)} can't be cast to the desired output type "
+                               f"{_type_word(x._data.dtype)}")
+        data = data.astype(x._data.dtype)
+    x._data[...] = data
+    x._counter.bump(op)
+
+
+def _type_word(np_dtype) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+            "bool": "Bool"}.get(str(np_dtype), str(np_dtype))
+
+
+# --------------------------------------------------------------------------- ops that only exist in place
+
+
+class Zero(Function):
+    node_name = "ZeroBackward0"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a):
+        return array_module(a).zeros_like(a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0
+
+
+class Fill(Function):
+    node_name = "FillBackward0"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a, value):
+        v = value._data if isinstance(value, Tensor) else value
+        if isinstance(value, Tensor) and value._data.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value._data.ndim} dimensions.")
+        return array_module(a).full_like(a._data, v)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0, grad.sum() if ctx.needs_input_grad[1] else None
+
+
+class Copy(Function):
+    node_name = "CopyBackwards"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a, src):
+        from .._backend import to_device  # noqa: PLC0415
+
+        ctx.src_device = src.device
+        out = array_module(a).empty_like(a._data)
+        out[...] = to_device(src._data, a.device)  # broadcasts src and casts to a's dtype
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        g = grad.to(ctx.src_device) if ctx.needs_input_grad[1] else None
+        return grad * 0, g
+
+
+# --------------------------------------------------------------------------- the methods
+
+
+def _method(op, fn):
+    def method(self, *args, **kwargs):
+        return inplace(self, op, fn, *args, **kwargs)
+
+    method.__name__ = op
+    method.__doc__ = f"In-place ``{op[:-1]}``: changes this tensor, bumps its version, returns it."
+    return method
+
+
+def _copy(x, src, non_blocking=False):
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    return Copy.apply(x, src)
+
+
+def setitem(x, key, value) -> None:
+    """``x[key] = value``: a copy into the view ``x[key]`` (basic keys) or ``index_put_``.
+
+    >>> import teachgrad as tg
+    >>> x = tg.zeros(2, 3); x[0, 1:] = 5.0; x[x > 1] = 7.0; x
+    tensor([[0., 7., 7.],
+            [0., 0., 0.]])
+    """
+    from .views import _is_advanced, getitem  # noqa: PLC0415
+
+    keys = key if isinstance(key, tuple) else (key,)
+    if any(_is_advanced(k) for k in keys):
+        index.index_put_(x, keys, value)
+        return
+    target = getitem(x, key)
+    if isinstance(value, Tensor):
+        inplace(target, "copy_", _copy, value)
+    else:
+        inplace(target, "fill_", Fill.apply, value)
+
+
+METHODS = {
+    "add_": _method("add_", pointwise.add), "sub_": _method("sub_", pointwise.sub),
+    "mul_": _method("mul_", pointwise.mul), "div_": _method("div_", pointwise.div),
+    "pow_": _method("pow_", pointwise.pow), "neg_": _method("neg_", pointwise.neg),
+    "abs_": _method("abs_", pointwise.abs), "exp_": _method("exp_", pointwise.exp),
+    "log_": _method("log_", pointwise.log), "sqrt_": _method("sqrt_", pointwise.sqrt),
+    "sin_": _method("sin_", pointwise.sin), "cos_": _method("cos_", pointwise.cos),
+    "tanh_": _method("tanh_", pointwise.tanh), "sigmoid_": _method("sigmoid_", pointwise.sigmoid),
+    "relu_": _method("relu_", pointwise.relu), "clamp_": _method("clamp_", pointwise.clamp),
+    "clip_": _method("clip_", pointwise.clamp), "zero_": _method("zero_", Zero.apply),
+    "fill_": _method("fill_", Fill.apply), "copy_": _method("copy_", _copy),
+    "__iadd__": _method("add_", pointwise.add), "__isub__": _method("sub_", pointwise.sub),
+    "__imul__": _method("mul_", pointwise.mul), "__itruediv__": _method("div_", pointwise.div),
+    "__setitem__": setitem,
+}
