@@ -233,7 +233,7 @@ class Function:
     node_name: str | None = None  # torch's node name for built-ins, e.g. "MulBackward0"
     saved_names: tuple = ()  # names of saved tensors, exposed as grad_fn._saved_<name>
     array_forward = False  # built-ins: forward reads ._data and returns backend arrays
-    view_of_input = False  # built-in view ops: output 0 shares storage with input 0
+    view_of_input = False  # built-in view ops: the outputs share storage with input 0
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -335,8 +335,10 @@ def _wrap_outputs(outs, args, ctx, cls) -> tuple:
                 o = o._alias()  # an input returned unchanged: the output is a new alias of it
         elif hasattr(o, "dtype"):
             o = as_array(o)  # a full reduction in NumPy returns a scalar, not a 0-d array
-            if i == 0 and cls.view_of_input:
+            if cls.view_of_input:
                 o = _make_view(o, args[0])
+                if len(outs) > 1:
+                    o._creation_meta = "multi_output"  # torch forbids in-place on these
             else:
                 o = wrap_array(o)
         result.append(o)

@@ -160,15 +160,15 @@ def version_error(saved: SavedTensor, owner) -> str:
                  "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor"}.get(
         str(data.dtype), f"{data.dtype}Tensor")
     bumps = getattr(saved.counter, "history", None)
-    by = f" Ops that changed it since: {', '.join(bumps[saved.version:])}." if bumps else ""
+    changed_by = [b for b in (bumps or [])[saved.version:] if b] or ["an in-place op"]
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [teachgrad.{type_name} {list(data.shape)}]{which} is at version "
         f"{saved.counter.version}; expected version {saved.version} instead.\n"
         f"  What happened: {owner.name()} saved this tensor as '{saved.name}' (shape "
-        f"{tuple(data.shape)}) when the forward pass ran, at version {saved.version}. Something then "
-        f"changed it in place, so its version is now {saved.counter.version} and the gradient "
-        f"formula would use the wrong values.{by}\n"
+        f"{tuple(data.shape)}) when the forward pass ran, at version {saved.version}. Then "
+        f"{', '.join(changed_by)} changed it in place, so its version is now {saved.counter.version} and the "
+        "gradient formula would use the wrong values.\n"
         "  Hint: use the out-of-place op (e.g. `y = y * 2` instead of `y *= 2`, `x.exp()` instead of "
         "`x.exp_()`), or `.clone()` the tensor before changing it."
     )

@@ -635,12 +635,86 @@ def _tensor_list(tensors, name):
     return tensors
 
 
+class Unbind(_View):
+    node_name = "UnbindBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        x = a._data
+        ctx.dim = dim
+        return tuple(x[(slice(None),) * dim + (i, Ellipsis)] for i in range(x.shape[dim]))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return stack(list(grads), ctx.dim), None
+
+
 def unbind(input, dim=0):
-    """All slices along ``dim``, as a tuple of views.
+    """All slices along ``dim``, as a tuple of views (not to be changed in place).
 
     >>> import teachgrad as tg
     >>> [t.tolist() for t in tg.arange(4).reshape(2, 2).unbind(1)]
     [[0, 2], [1, 3]]
     """
     dim = _wrap_dim(dim, input._data.ndim)
-    return tuple(select(input, dim, i) for i in range(input._data.shape[dim]))
+    out = Unbind.apply(input, dim)
+    return out if isinstance(out, tuple) else (out,)
+
+
+class Split(_View):
+    node_name = "SplitWithSizesBackward0"
+
+    @staticmethod
+    def forward(ctx, a, sizes, dim):
+        x = a._data
+        ctx.dim = dim
+        bounds = [0]
+        for s in sizes:
+            bounds.append(bounds[-1] + s)
+        return tuple(x[(slice(None),) * dim + (slice(lo, hi), Ellipsis)] for lo, hi in zip(bounds, bounds[1:]))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return cat(list(grads), ctx.dim), None, None
+
+
+class SplitEqual(Split):
+    node_name = "SplitBackward0"
+
+
+def split(input, split_size_or_sections, dim=0):
+    """Pieces along ``dim``: of ``split_size`` each (last may be smaller), or of the listed sizes.
+
+    >>> import teachgrad as tg
+    >>> [t.tolist() for t in tg.arange(5).split(2)]
+    [[0, 1], [2, 3], [4]]
+    """
+    dim = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size <= 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+        sizes = [min(size, n - start) for start in range(0, n, size)] or [0]
+        cls = SplitEqual
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                               f"dimension {dim}), but got split_sizes={sizes}")
+        cls = Split
+    out = cls.apply(input, tuple(sizes), dim)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def chunk(input, chunks, dim=0):
+    """Split into ``chunks`` pieces of (nearly) equal size along ``dim``.
+
+    >>> import teachgrad as tg
+    >>> [t.tolist() for t in tg.arange(5).chunk(2)]
+    [[0, 1, 2], [3, 4]]
+    """
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    n = input._data.shape[_wrap_dim(dim, input._data.ndim)]
+    return split(input, max(1, -(-n // chunks)), dim)
