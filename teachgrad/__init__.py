@@ -52,7 +52,7 @@ from ._creation import (
 from ._tensor import Size, Tensor
 from . import autograd  # noqa: E402,I001 - after Tensor: autograd builds on it
 from . import ops  # noqa: E402
-from . import cuda  # noqa: E402
+from . import cuda, testing  # noqa: E402
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,

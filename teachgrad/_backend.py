@@ -136,6 +136,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """
     if a is b:
         return a
+    if a._kind != b._kind:  # a higher category wins outright: int64 + float16 -> float16
+        return a if a._kind > b._kind else b
     return from_numpy_dtype(numpy.promote_types(a.numpy, b.numpy))
 
 

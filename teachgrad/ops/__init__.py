@@ -60,6 +60,8 @@ from .pointwise import (
 )
 from .reduce import (
     all,
+    allclose,
+    equal,
     amax,
     amin,
     any,
@@ -112,7 +114,7 @@ _METHODS = {
     "logical_xor": logical_xor,
     "sum": sum, "mean": mean, "prod": prod, "var": var, "std": std, "amax": amax, "amin": amin, "max": max,
     "min": min, "argmax": argmax, "argmin": argmin, "logsumexp": logsumexp, "norm": norm, "any": any,
-    "all": all,
+    "all": all, "allclose": allclose, "equal": equal,
     "matmul": matmul, "mm": mm, "bmm": bmm, "mv": mv, "dot": dot, "outer": outer,
     "reshape": reshape, "view": view, "view_as": views.view_as, "reshape_as": views.reshape_as,
     "flatten": flatten, "squeeze": squeeze, "unsqueeze": unsqueeze, "transpose": transpose, "t": t,

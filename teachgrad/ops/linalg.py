@@ -29,26 +29,28 @@ class Matmul(Function):
         x, y = operands(a, b, broadcast=False)
         need_a, need_b = ctx.needs_input_grad
         ctx.to_save = (a if need_b else None, b if need_a else None)
+        ctx.ndims = (x.ndim, y.ndim)
         return array_module(x).matmul(x, y)
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        if a.ndim == 1 and b.ndim == 1:  # dot product: a scalar result
+        a_ndim, b_ndim = ctx.ndims
+        if a_ndim == 1 and b_ndim == 1:  # dot product: a scalar result
             return grad * b if need_a else None, grad * a if need_b else None
         grad_a = grad_b = None
         if need_a:
-            if b.ndim == 1:  # (..., n) = (..., n, k) @ (k,): dA = dC ⊗ b
+            if b_ndim == 1:  # (..., n) = (..., n, k) @ (k,): dA = dC ⊗ b
                 grad_a = grad.unsqueeze(-1) * b
-            elif grad.ndim == 1 or a.ndim == 1:  # a was a row vector
+            elif a_ndim == 1:  # a was a row vector
                 grad_a = (grad.unsqueeze(-2) @ b.mT).squeeze(-2)
             else:
                 grad_a = grad @ b.mT
         if need_b:
-            if a.ndim == 1:  # (..., m) = (k,) @ (..., k, m): dB = a ⊗ dC
+            if a_ndim == 1:  # (..., m) = (k,) @ (..., k, m): dB = a ⊗ dC
                 grad_b = a.unsqueeze(-1) * grad.unsqueeze(-2)
-            elif b.ndim == 1:
+            elif b_ndim == 1:
                 grad_b = (a.mT @ grad.unsqueeze(-1)).squeeze(-1)
             else:
                 grad_b = a.mT @ grad

@@ -612,7 +612,7 @@ def logsumexp(input, dim, keepdim=False):
 
     >>> import teachgrad as tg
     >>> tg.tensor([1000.0, 1000.0]).logsumexp(0)
-    tensor(1000.6931)
+    tensor(1000.6932)
     """
     return Logsumexp.apply(input, dim, keepdim)
 
@@ -655,3 +655,28 @@ def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     x = input._data
     return wrap_array(array_module(x).asarray(x.all(axis=None if dim is None else _wrap_dim(dim, x.ndim),
                                                     keepdims=keepdim)))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """True if every ``|input - other| <= atol + rtol * |other|`` (a Python bool).
+
+    >>> import teachgrad as tg
+    >>> tg.allclose(tg.tensor([1.0]), tg.tensor([1.0 + 1e-9]))
+    True
+    """
+    from .pointwise import operands  # noqa: PLC0415
+
+    x, y = operands(input, other)
+    return bool(array_module(x).allclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(input, other) -> bool:
+    """True if both tensors have the same shape and elements (a Python bool).
+
+    >>> import teachgrad as tg
+    >>> tg.equal(tg.tensor([1, 2]), tg.tensor([1, 2]))
+    True
+    """
+    if input.shape != other.shape:
+        return False
+    return bool((input._data == other._data).all())
