@@ -10,7 +10,14 @@ Nothing is defined here; it only re-exports.
     tensor([2., 4.])
 """
 
-from . import _backend
+from . import (  # noqa: E402
+    _backend,
+    autograd,  # noqa: E402,I001 - after Tensor: autograd builds on it
+    cuda,
+    ops,  # noqa: E402
+    testing,
+)
+from ._backend import bool_ as bool  # noqa: A004 - torch's name
 from ._backend import (
     device,
     dtype,
@@ -27,7 +34,6 @@ from ._backend import (
     set_default_dtype,
     uint8,
 )
-from ._backend import bool_ as bool  # noqa: A004 - torch's name
 from ._creation import (
     arange,
     as_tensor,
@@ -50,9 +56,6 @@ from ._creation import (
     zeros_like,
 )
 from ._tensor import Size, Tensor
-from . import autograd  # noqa: E402,I001 - after Tensor: autograd builds on it
-from . import ops  # noqa: E402
-from . import cuda, testing  # noqa: E402
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,

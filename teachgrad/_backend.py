@@ -32,7 +32,15 @@ class dtype:
     (True, 8)
     """
 
-    __slots__ = ("name", "numpy", "is_floating_point", "is_complex", "is_signed", "itemsize", "_kind")
+    __slots__ = (
+        "name",
+        "numpy",
+        "is_floating_point",
+        "is_complex",
+        "is_signed",
+        "itemsize",
+        "_kind",
+    )
 
     def __init__(self, name: str, np_dtype, kind: int):
         self.name = name
@@ -201,7 +209,9 @@ class device:
         elif ":" in type:
             type, _, idx = type.partition(":")
             if index is not None:
-                raise RuntimeError("type (string) must not include an index because index was passed explicitly")
+                raise RuntimeError(
+                    "type (string) must not include an index because index was passed explicitly"
+                )
             index = int(idx)
         if type not in ("cpu", "cuda"):
             raise RuntimeError(
@@ -292,7 +302,9 @@ def device_of(array) -> device:
 
 def to_device(array, dev: device):
     """Copy ``array`` to ``dev`` (returns it unchanged when it is already there)."""
-    if device_of(array) == dev or (dev.type == "cuda" and dev.index is None and not isinstance(array, numpy.ndarray)):
+    if device_of(array) == dev or (
+        dev.type == "cuda" and dev.index is None and not isinstance(array, numpy.ndarray)
+    ):
         return array
     if dev.type == "cpu":
         return array.get()
@@ -310,7 +322,9 @@ def check_cuda_index(dev: device) -> None:
                 "teachgrad.cuda.is_available() tells whether a GPU is usable."
             )
         if (dev.index or 0) >= count:
-            raise RuntimeError(f"CUDA error: invalid device ordinal {dev.index} (this machine has {count} GPU(s))")
+            raise RuntimeError(
+                f"CUDA error: invalid device ordinal {dev.index} (this machine has {count} GPU(s))"
+            )
 
 
 def make_array(data, np_dtype, dev: device):

@@ -14,14 +14,14 @@ import warnings
 
 from . import _backend
 from ._backend import as_device, as_dtype, get_default_dtype
-from ._tensor import Tensor, VersionCounter, _new
+from ._tensor import Tensor, _new, new_counter
 from .autograd.grad_mode import state as _grad_state
 
 
 def _finish(data, requires_grad=False, name=None) -> Tensor:
     t = _new(Tensor)
     t._data = data
-    t._counter = VersionCounter()
+    t._counter = new_counter()
     if _grad_state.inference:
         t._inference = True
     if requires_grad:
@@ -75,7 +75,9 @@ def _plain(data):
     return data
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False, name=None) -> Tensor:
+def tensor(
+    data, dtype=None, device=None, requires_grad=False, pin_memory=False, name=None
+) -> Tensor:
     """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays).
 
     >>> import teachgrad as tg
@@ -84,11 +86,19 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False,
             [3., 4.]], dtype=teachgrad.float64, requires_grad=True)
     """
     if isinstance(data, Tensor):
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() "
-                      "or sourceTensor.clone().detach().requires_grad_(True), rather than "
-                      "teachgrad.tensor(sourceTensor).", UserWarning, stacklevel=2)
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() "
+            "or sourceTensor.clone().detach().requires_grad_(True), rather than "
+            "teachgrad.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
     dt = as_dtype(dtype) if dtype is not None else _infer_dtype(data)
-    dev = as_device(device) if device is not None else (data.device if isinstance(data, Tensor) else _backend.CPU)
+    dev = (
+        as_device(device)
+        if device is not None
+        else (data.device if isinstance(data, Tensor) else _backend.CPU)
+    )
     if isinstance(data, Tensor):
         array = _backend.to_device(data._data, dev).astype(dt.numpy, copy=True)
     elif _backend.is_array(data):
@@ -133,8 +143,11 @@ def _size(size) -> tuple:
         size = tuple(size[0])
     for s in size:
         if not isinstance(s, int) or s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}"
-                               if isinstance(s, int) else f"size must be ints, got {type(s).__name__}")
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: {list(size)}"
+                if isinstance(s, int)
+                else f"size must be ints, got {type(s).__name__}"
+            )
     return tuple(size)
 
 
@@ -142,8 +155,11 @@ def _filled(fill, size, dtype, device, requires_grad, default=None):
     dt = as_dtype(dtype) if dtype is not None else (default or get_default_dtype())
     xp, where = _backend.on_device(as_device(device))
     with where:
-        data = getattr(xp, fill)(_size(size), dt.numpy) if isinstance(fill, str) else xp.full(_size(size), fill[0],
-                                                                                           dt.numpy)
+        data = (
+            getattr(xp, fill)(_size(size), dt.numpy)
+            if isinstance(fill, str)
+            else xp.full(_size(size), fill[0], dt.numpy)
+        )
     return _finish(data, requires_grad)
 
 
@@ -185,8 +201,14 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
     tensor([7, 7])
     """
     default = _backend.scalar_dtype(fill_value)
-    return _filled((fill_value,), tuple(size) if not isinstance(size, int) else (size,), dtype, device,
-                   requires_grad, default)
+    return _filled(
+        (fill_value,),
+        tuple(size) if not isinstance(size, int) else (size,),
+        dtype,
+        device,
+        requires_grad,
+        default,
+    )
 
 
 def _like(fill, input, dtype, device, requires_grad, value=None):
@@ -233,7 +255,9 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         start, end = 0, start
     numbers = (start, end, step)
     if dtype is None:
-        dtype = get_default_dtype() if any(isinstance(v, float) for v in numbers) else _backend.int64
+        dtype = (
+            get_default_dtype() if any(isinstance(v, float) for v in numbers) else _backend.int64
+        )
     if step == 0:
         raise RuntimeError("step must be nonzero")
     xp, where = _backend.on_device(as_device(device))
@@ -280,7 +304,9 @@ def _random(kind, size, dtype, device, requires_grad, **kw):
     gen = _backend.generators.for_device(dev)
     with where:
         if kind == "normal":
-            data = gen.standard_normal(_size(size), dtype=dt.numpy if dt.itemsize >= 4 else "float32")
+            data = gen.standard_normal(
+                _size(size), dtype=dt.numpy if dt.itemsize >= 4 else "float32"
+            )
         else:
             data = gen.random(_size(size), dtype=dt.numpy if dt.itemsize >= 4 else "float32")
         data = data.astype(dt.numpy, copy=False)
@@ -307,7 +333,9 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
     return _random("uniform", size, dtype, device, requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+def randint(
+    low, high=None, size=None, dtype=None, device=None, requires_grad=False, generator=None
+) -> Tensor:
     """Random integers in ``[low, high)``.
 
     >>> import teachgrad as tg
@@ -328,14 +356,22 @@ def randint(low, high=None, size=None, dtype=None, device=None, requires_grad=Fa
 
 def randn_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal samples with ``input``'s shape, dtype and device."""
-    return randn(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
-                 requires_grad=requires_grad)
+    return randn(
+        *input.shape,
+        dtype=dtype or input.dtype,
+        device=device or input.device,
+        requires_grad=requires_grad,
+    )
 
 
 def rand_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform [0, 1) samples with ``input``'s shape, dtype and device."""
-    return rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
-                requires_grad=requires_grad)
+    return rand(
+        *input.shape,
+        dtype=dtype or input.dtype,
+        device=device or input.device,
+        requires_grad=requires_grad,
+    )
 
 
 def _new_factory(fill):

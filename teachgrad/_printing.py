@@ -62,7 +62,9 @@ def _edges(values: numpy.ndarray, summarize: bool) -> numpy.ndarray:
     for axis in range(values.ndim):
         if values.shape[axis] > 2 * EDGE_ITEMS:
             head = numpy.take(values, range(EDGE_ITEMS), axis=axis)
-            tail = numpy.take(values, range(values.shape[axis] - EDGE_ITEMS, values.shape[axis]), axis=axis)
+            tail = numpy.take(
+                values, range(values.shape[axis] - EDGE_ITEMS, values.shape[axis]), axis=axis
+            )
             values = numpy.concatenate([head, tail], axis=axis)
     return values
 
@@ -72,14 +74,18 @@ def _body(values, fmt, width, indent, summarize) -> str:
         return fmt(values.item()).rjust(width)
     n = values.shape[0]
     cut = summarize and n > 2 * EDGE_ITEMS
-    rows = list(range(EDGE_ITEMS)) + [None] + list(range(n - EDGE_ITEMS, n)) if cut else list(range(n))
+    rows = (
+        list(range(EDGE_ITEMS)) + [None] + list(range(n - EDGE_ITEMS, n)) if cut else list(range(n))
+    )
     if values.ndim == 1:
         items = ["..." if i is None else fmt(values[i]).rjust(width) for i in rows]
         per_line = max(1, (LINE_WIDTH - indent) // (width + 2))
-        lines = [", ".join(items[k:k + per_line]) for k in range(0, len(items), per_line)]
+        lines = [", ".join(items[k : k + per_line]) for k in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
     separator = "," + "\n" * (values.ndim - 1) + " " * (indent + 1)
-    parts = ["..." if i is None else _body(values[i], fmt, width, indent + 1, summarize) for i in rows]
+    parts = [
+        "..." if i is None else _body(values[i], fmt, width, indent + 1, summarize) for i in rows
+    ]
     return "[" + separator.join(parts) + "]"
 
 

@@ -54,11 +54,10 @@ class VersionCounter:
     ``history`` lists the name of the op behind each bump, for error messages.
     """
 
-    __slots__ = ("version", "history")
-
-    def __init__(self):
-        self.version = 0
-        self.history = None
+    # Class defaults instead of __init__: a counter is made for every new tensor, so it
+    # must be cheap; ``new_counter()`` and ``new_counter()`` give the same thing.
+    version = 0
+    history = None
 
     def bump(self, op_name: str) -> None:
         self.version += 1
@@ -97,7 +96,9 @@ class Tensor:
     _inference = False
     _acc_ref = None
     _view_base_fn = None  # for views: the base's grad_fn when this view's grad_fn was made
-    _creation_meta = None  # for views: "no_grad", "inference" or "multi_output" when in-place is restricted
+    _creation_meta = (
+        None  # for views: "no_grad", "inference" or "multi_output" when in-place is restricted
+    )
     name = None
     __array_priority__ = 1000  # so numpy_array * tensor calls Tensor.__rmul__
 
@@ -107,14 +108,18 @@ class Tensor:
         if len(args) == 1 and not isinstance(args[0], int):
             data = args[0]
             data = data._data if isinstance(data, Tensor) else data
-            self._data = _backend.make_array(_backend.to_device(data, _backend.CPU)
-                                             if _backend.is_array(data) and dev.type == "cpu" else data,
-                                             dt.numpy, dev)
+            self._data = _backend.make_array(
+                _backend.to_device(data, _backend.CPU)
+                if _backend.is_array(data) and dev.type == "cpu"
+                else data,
+                dt.numpy,
+                dev,
+            )
         else:
             xp, where = _backend.on_device(dev)
             with where:
                 self._data = xp.empty(tuple(args), dt.numpy)
-        self._counter = VersionCounter()
+        self._counter = new_counter()
         self._inference = _grad_mode().inference
 
     @staticmethod
@@ -122,7 +127,7 @@ class Tensor:
         """Wrap a backend array (internal: no copy, no checks)."""
         t = _new(Tensor)
         t._data = data
-        t._counter = VersionCounter() if counter is None else counter
+        t._counter = new_counter() if counter is None else counter
         if base is not None:
             t._base = base
         return t
@@ -137,9 +142,13 @@ class Tensor:
     def requires_grad(self, value: bool) -> None:
         value = bool(value)
         if self._grad_fn is not None:
-            hint = "" if value else (
-                " If you want to use a computed variable in a subgraph that doesn't require "
-                "differentiation use var_no_grad = var.detach()."
+            hint = (
+                ""
+                if value
+                else (
+                    " If you want to use a computed variable in a subgraph that doesn't require "
+                    "differentiation use var_no_grad = var.detach()."
+                )
             )
             raise RuntimeError("you can only change requires_grad flags of leaf variables." + hint)
         if value and self._data.dtype.kind != "f":
@@ -149,7 +158,9 @@ class Tensor:
                 "tg.tensor([1, 2], dtype=tg.float32) or x.float())"
             )
         if value and self._inference and not _grad_mode().inference:
-            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
+            )
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -197,16 +208,24 @@ class Tensor:
     def grad(self, value) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
-                                f"{type(value).__name__}")
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
             if value.dtype is not self.dtype:
-                raise RuntimeError(f"assigned grad has data of a different type ({value.dtype} vs {self.dtype})")
+                raise RuntimeError(
+                    f"assigned grad has data of a different type ({value.dtype} vs {self.dtype})"
+                )
             if value.device != self.device:
-                raise RuntimeError(f"assigned grad has data located on a different device "
-                                   f"({value.device} vs {self.device})")
+                raise RuntimeError(
+                    f"assigned grad has data located on a different device "
+                    f"({value.device} vs {self.device})"
+                )
             if value.shape != self.shape:
-                raise RuntimeError(f"assigned grad has data of a different size ({list(value.shape)} vs "
-                                   f"{list(self.shape)})")
+                raise RuntimeError(
+                    f"assigned grad has data of a different size ({list(value.shape)} vs "
+                    f"{list(self.shape)})"
+                )
         self._grad = value
 
     @grad.deleter
@@ -223,7 +242,9 @@ class Tensor:
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         if self._requires_grad and value._data.dtype.kind != "f":
-            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or complex dtype"
+            )
         self._data = value._data
 
     @property
@@ -290,7 +311,9 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
-            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
         return add_hook(hooks_of(self, "_post_acc_hooks"), hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
@@ -335,7 +358,9 @@ class Tensor:
         """Make ``node`` (which changed this tensor in place; it was its input ``input_index``)
         the new history of this tensor, and of its base if it is a view."""
         if self._grad_fn is None and self._requires_grad and self._base is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
         if self._base is None:
             self._grad_fn = node
             self._output_nr = output_nr
@@ -359,8 +384,10 @@ class Tensor:
     def detach_(self) -> Tensor:
         """Detach this tensor from the graph in place (not allowed on views)."""
         if self._base is not None:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
-                               "DistributedDataParallel (DDP) for training ...: detach_() on a view is not allowed.")
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training ...: detach_() on a view is not allowed."
+            )
         self._grad_fn = None
         self._requires_grad = False
         return self
@@ -473,7 +500,9 @@ class Tensor:
         2.5
         """
         if self._data.size != 1:
-            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
         return self._data.reshape(()).item()
 
     def tolist(self):
@@ -488,12 +517,16 @@ class Tensor:
         array([1., 1.], dtype=float32)
         """
         if self._requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+            )
         if self.device.type != "cpu":
             if force:
                 return self._data.get()
-            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
-                            "copy the tensor to host memory first.")
+            raise TypeError(
+                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
+                "copy the tensor to host memory first."
+            )
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -520,8 +553,10 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
-                               f"(it has {self._data.size}): use .any() or .all()")
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous "
+                f"(it has {self._data.size}): use .any() or .all()"
+            )
         return bool(self._data.reshape(()))
 
     def __float__(self) -> float:
@@ -552,15 +587,17 @@ class Tensor:
 
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:
-            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the "
-                               "deepcopy protocol at the moment.  If you were attempting to deepcopy a "
-                               "module, this may be because of a torch.nn.utils.weight_norm usage.")
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                "deepcopy protocol at the moment.  If you were attempting to deepcopy a "
+                "module, this may be because of a torch.nn.utils.weight_norm usage."
+            )
         if id(self) in memo:
             return memo[id(self)]
         new = _new(type(self))
         new.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_acc_ref",)})
         new._data = self._data.copy()
-        new._counter = VersionCounter()
+        new._counter = new_counter()
         new._base = None
         memo[id(self)] = new
         if self._grad is not None:
@@ -570,14 +607,22 @@ class Tensor:
     def __reduce_ex__(self, protocol):
         if self.grad_fn is not None:
             raise RuntimeError("Can't pickle a non-leaf tensor: detach() it first")
-        return (_rebuild, (type(self), _host(self._data), str(self.device), self._requires_grad,
-                           self.__dict__.get("name")))
+        return (
+            _rebuild,
+            (
+                type(self),
+                _host(self._data),
+                str(self.device),
+                self._requires_grad,
+                self.__dict__.get("name"),
+            ),
+        )
 
 
 def _rebuild(cls, array, device, requires_grad, name):
     t = _new(cls)
     t._data = _backend.to_device(array, _backend.as_device(device))
-    t._counter = VersionCounter()
+    t._counter = new_counter()
     t._requires_grad = requires_grad
     if name is not None:
         t.name = name
@@ -585,6 +630,10 @@ def _rebuild(cls, array, device, requires_grad, name):
 
 
 _new = object.__new__
+
+
+def new_counter() -> VersionCounter:
+    return _new(VersionCounter)
 
 
 def _grad_mode():
@@ -597,7 +646,7 @@ def wrap_array(data) -> Tensor:
     """A new Tensor owning ``data`` (internal fast path used by every op)."""
     t = _new(Tensor)
     t._data = data
-    t._counter = VersionCounter()
+    t._counter = new_counter()
     return t
 
 
@@ -605,7 +654,9 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     """A dimension index made non-negative, with torch's error for a bad one."""
     n = max(ndim, 1)
     if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
     return dim % n
 
 

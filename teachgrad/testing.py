@@ -23,8 +23,17 @@ def _host(x):
     return _backend.numpy_module().asarray(x)
 
 
-def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=False, check_dtype=True,
-                 check_device=True, msg=None) -> None:
+def assert_close(
+    actual,
+    expected,
+    *,
+    rtol=None,
+    atol=None,
+    equal_nan=False,
+    check_dtype=True,
+    check_device=True,
+    msg=None,
+) -> None:
     """Raise ``AssertionError`` unless ``|actual - expected| <= atol + rtol * |expected|`` elementwise.
 
     >>> import teachgrad as tg
@@ -36,23 +45,42 @@ def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=False, che
     """
     np = _backend.numpy_module()
     if (rtol is None) != (atol is None):
-        raise ValueError("Both 'rtol' and 'atol' must be either specified or omitted, but got no rtol." if rtol
-                         is None else "Both 'rtol' and 'atol' must be either specified or omitted, but got no atol.")
+        raise ValueError(
+            "Both 'rtol' and 'atol' must be either specified or omitted, but got no rtol."
+            if rtol is None
+            else "Both 'rtol' and 'atol' must be either specified or omitted, but got no atol."
+        )
     if isinstance(actual, list | tuple):
         if len(actual) != len(expected):
-            raise AssertionError(f"The length of the sequences mismatch: {len(actual)} != {len(expected)}")
+            raise AssertionError(
+                f"The length of the sequences mismatch: {len(actual)} != {len(expected)}"
+            )
         for a, e in zip(actual, expected, strict=True):
-            assert_close(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=check_dtype,
-                         check_device=check_device, msg=msg)
+            assert_close(
+                a,
+                e,
+                rtol=rtol,
+                atol=atol,
+                equal_nan=equal_nan,
+                check_dtype=check_dtype,
+                check_device=check_device,
+                msg=msg,
+            )
         return
     if isinstance(actual, Tensor) and isinstance(expected, Tensor):
         if check_device and actual.device != expected.device:
-            raise AssertionError(f"The values for attribute 'device' do not match: {actual.device} != {expected.device}.")
+            raise AssertionError(
+                f"The values for attribute 'device' do not match: {actual.device} != {expected.device}."
+            )
         if check_dtype and actual.dtype is not expected.dtype:
-            raise AssertionError(f"The values for attribute 'dtype' do not match: {actual.dtype} != {expected.dtype}.")
+            raise AssertionError(
+                f"The values for attribute 'dtype' do not match: {actual.dtype} != {expected.dtype}."
+            )
     a, e = np.atleast_1d(_host(actual)), np.atleast_1d(_host(expected))
     if a.shape != e.shape:
-        raise AssertionError(f"The values for attribute 'shape' do not match: {a.shape} != {e.shape}.")
+        raise AssertionError(
+            f"The values for attribute 'shape' do not match: {a.shape} != {e.shape}."
+        )
     if rtol is None:
         rtol, atol = _TOLERANCES.get(str(a.dtype), (0.0, 0.0))
     a64, e64 = a.astype("float64"), e.astype("float64")
@@ -61,10 +89,16 @@ def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=False, che
         return
     diff = np.abs(a64 - e64)
     diff[close] = 0
-    worst = np.unravel_index(np.argmax(np.where(np.isnan(diff), np.inf, diff)), a.shape) if a.ndim else ()
+    worst = (
+        np.unravel_index(np.argmax(np.where(np.isnan(diff), np.inf, diff)), a.shape)
+        if a.ndim
+        else ()
+    )
     rel = diff / np.maximum(np.abs(e64), np.finfo("float64").tiny)
-    text = (f"Tensor-likes are not close!\n\nMismatched elements: {int((~close).sum())} / {a.size} "
-            f"({100.0 * (~close).sum() / max(a.size, 1):.1f}%)\n"
-            f"Greatest absolute difference: {float(diff[worst])} at index {tuple(int(i) for i in worst)} "
-            f"(up to {atol} allowed)\nGreatest relative difference: {float(rel.max())} (up to {rtol} allowed)")
+    text = (
+        f"Tensor-likes are not close!\n\nMismatched elements: {int((~close).sum())} / {a.size} "
+        f"({100.0 * (~close).sum() / max(a.size, 1):.1f}%)\n"
+        f"Greatest absolute difference: {float(diff[worst])} at index {tuple(int(i) for i in worst)} "
+        f"(up to {atol} allowed)\nGreatest relative difference: {float(rel.max())} (up to {rtol} allowed)"
+    )
     raise AssertionError(text if msg is None else f"{msg}\n{text}")

@@ -1,9 +1,9 @@
 """``teachgrad.autograd``: the engine, Functions, grad modes and gradient checking.
 
-    >>> import teachgrad as tg
-    >>> x = tg.tensor(2.0, requires_grad=True)
-    >>> tg.autograd.grad(x * x, x)
-    (tensor(4.),)
+>>> import teachgrad as tg
+>>> x = tg.tensor(2.0, requires_grad=True)
+>>> tg.autograd.grad(x * x, x)
+(tensor(4.),)
 """
 
 from . import engine, function, grad_mode, graph
@@ -14,7 +14,23 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .variable import Variable
 
 __all__ = [
-    "BackwardStep", "Function", "FunctionCtx", "GradcheckError", "Variable", "backward", "backward_steps",
-    "enable_grad", "engine", "function", "grad", "grad_mode", "gradcheck", "gradgradcheck", "graph",
-    "inference_mode", "no_grad", "once_differentiable", "set_grad_enabled",
+    "BackwardStep",
+    "Function",
+    "FunctionCtx",
+    "GradcheckError",
+    "Variable",
+    "backward",
+    "backward_steps",
+    "enable_grad",
+    "engine",
+    "function",
+    "grad",
+    "grad_mode",
+    "gradcheck",
+    "gradgradcheck",
+    "graph",
+    "inference_mode",
+    "no_grad",
+    "once_differentiable",
+    "set_grad_enabled",
 ]

@@ -29,14 +29,13 @@ touching any ``.grad``.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from heapq import heappop, heappush
 from typing import NamedTuple
 
 from .._backend import array_module
 from .._tensor import Tensor, wrap_array
-from .graph import AccumulateGrad, Node, accumulate_grad
 from .grad_mode import state as _grad_state
+from .graph import AccumulateGrad, Node, accumulate_grad
 
 
 class BackwardStep(NamedTuple):
@@ -83,8 +82,14 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
             accumulate_grad(t, captured[edge])  # a non-leaf in inputs= gets a .grad too
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
-             inputs=None) -> None:
+def backward(
+    tensors,
+    grad_tensors=None,
+    retain_graph=None,
+    create_graph=False,
+    grad_variables=None,
+    inputs=None,
+) -> None:
     """Accumulate into ``.grad`` of the leaves the gradient of ``tensors`` (torch's signature).
 
     ``grad_tensors`` holds one gradient per tensor ("the vector" of the
@@ -98,11 +103,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     tensor([3.0000, 1.5000])
     """
     if grad_variables is not None:
-        warnings.warn("'grad_variables' is deprecated. Use 'grad_tensors' instead.", DeprecationWarning,
-                      stacklevel=2)
+        warnings.warn(
+            "'grad_variables' is deprecated. Use 'grad_tensors' instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         if grad_tensors is not None:
-            raise RuntimeError("'grad_tensors' and 'grad_variables' (deprecated) arguments both passed to "
-                               "backward(). Please only use 'grad_tensors'.")
+            raise RuntimeError(
+                "'grad_tensors' and 'grad_variables' (deprecated) arguments both passed to "
+                "backward(). Please only use 'grad_tensors'."
+            )
         grad_tensors = grad_variables
     if inputs is not None and not isinstance(inputs, Tensor) and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
@@ -110,8 +120,17 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         pass
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
-         allow_unused=None, is_grads_batched=False, materialize_grads=False) -> tuple:
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    only_inputs=True,
+    allow_unused=None,
+    is_grads_batched=False,
+    materialize_grads=False,
+) -> tuple:
     """Return the gradients of ``outputs`` w.r.t. ``inputs``, without touching any ``.grad``.
 
     Only the part of the graph between them runs. An input the outputs don't
@@ -127,19 +146,31 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     (tensor(18.),)
     """
     if not only_inputs:
-        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
-                      "gradient for other parts of the graph, please use torch.autograd.backward.",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+            "gradient for other parts of the graph, please use torch.autograd.backward.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
     if materialize_grads and allow_unused is False:
-        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
-                         "but got: allow_unused=False.")
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
     allow_unused = materialize_grads if allow_unused is None else allow_unused
     outputs = _as_tuple(outputs)
     inputs = _check_inputs(inputs, "grad")
     grad_outputs = _as_tuple(grad_outputs, len(outputs))
     if is_grads_batched:
-        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
-                             materialize_grads)
+        return _batched_grad(
+            outputs,
+            inputs,
+            grad_outputs,
+            retain_graph,
+            create_graph,
+            allow_unused,
+            materialize_grads,
+        )
     roots = _root_edges(outputs)
     grads = _make_root_grads(outputs, grad_outputs, create_graph)
     keep = create_graph if retain_graph is None else retain_graph
@@ -164,24 +195,39 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
-def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize):
+def _batched_grad(
+    outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize
+):
     """``is_grads_batched``: one backward per row of the grad_outputs, results stacked."""
     from ..ops.views import stack  # noqa: PLC0415 - ops import the engine indirectly
 
     batch = {g.shape[0] for g in grad_outputs if g is not None}
     if len(batch) != 1:
-        raise RuntimeError("is_grads_batched=True needs every grad_output to have the same first (batch) "
-                           f"dimension, got sizes {sorted(batch)}")
+        raise RuntimeError(
+            "is_grads_batched=True needs every grad_output to have the same first (batch) "
+            f"dimension, got sizes {sorted(batch)}"
+        )
     (n,) = batch
     rows = []
     for b in range(n):
         keep = True if b < n - 1 else retain_graph
-        rows.append(grad(outputs, inputs, [None if g is None else g[b] for g in grad_outputs], keep,
-                         create_graph, allow_unused=allow_unused, materialize_grads=materialize))
+        rows.append(
+            grad(
+                outputs,
+                inputs,
+                [None if g is None else g[b] for g in grad_outputs],
+                keep,
+                create_graph,
+                allow_unused=allow_unused,
+                materialize_grads=materialize,
+            )
+        )
     return tuple(None if col[0] is None else stack(list(col)) for col in zip(*rows, strict=True))
 
 
-def _execute(roots, root_grads, keep_graph, create_graph, targets=None, captured=None, accumulate=True):
+def _execute(
+    roots, root_grads, keep_graph, create_graph, targets=None, captured=None, accumulate=True
+):
     """The engine loop (a generator). ``targets``: edges whose arriving grads go into
     ``captured``; with targets, only nodes leading to them run (and AccumulateGrad
     nodes only when ``accumulate`` and they are targets)."""
@@ -210,7 +256,8 @@ def _execute(roots, root_grads, keep_graph, create_graph, targets=None, captured
         previous_mode = _grad_state.enabled
         _grad_state.enabled = create_graph
         try:
-            grads = node._run_tensor_hooks(grads)
+            if node._tensor_hooks or node._retain_grad:
+                grads = node._run_tensor_hooks(grads)
             if capture_at is not None and node in capture_at:
                 for nr in capture_at[node]:
                     captured[(node, nr)] = grads[nr]
@@ -245,7 +292,10 @@ def _execute(roots, root_grads, keep_graph, create_graph, targets=None, captured
                     tiebreak += 1
         finally:
             _grad_state.enabled = previous_mode
-        yield BackwardStep(node, grad_outputs, grad_inputs, heap[:])
+        yield _new_step(BackwardStep, (node, grad_outputs, grad_inputs, heap[:]))
+
+
+_new_step = tuple.__new__  # BackwardStep(...) without the namedtuple's Python-level __new__
 
 
 def _add_to_buffer(buffers, node, nr, g) -> None:
@@ -310,12 +360,11 @@ def _nodes_to_run(roots, capture_at, accumulate) -> set:
 def _as_tuple(x, n=None) -> tuple:
     if n is not None and x is None:
         return (None,) * n
-    if isinstance(x, Tensor) or x is None:
-        x = (x,)
-    else:
-        x = tuple(x)
+    x = (x,) if isinstance(x, Tensor) or x is None else tuple(x)
     if n is not None and len(x) != n:
-        raise RuntimeError(f"Mismatch in number of gradients: got {len(x)} gradients for {n} tensors")
+        raise RuntimeError(
+            f"Mismatch in number of gradients: got {len(x)} gradients for {n} tensors"
+        )
     return x
 
 
@@ -351,11 +400,15 @@ def _make_root_grads(tensors, grads, create_graph) -> list:
             g = wrap_array(array_module(t._data).full_like(t._data, g))
         else:
             if g.shape != t.shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
-                                   f"output[{i}] has a shape of {t.shape}.")
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+                    f"output[{i}] has a shape of {t.shape}."
+                )
             if g.device != t.device:
-                raise RuntimeError(f"Expected all tensors to be on the same device: grad_output[{i}] is on "
-                                   f"{g.device} but output[{i}] is on {t.device}")
+                raise RuntimeError(
+                    f"Expected all tensors to be on the same device: grad_output[{i}] is on "
+                    f"{g.device} but output[{i}] is on {t.device}"
+                )
             if not create_graph:
                 g = g.detach()
         result.append(g)
@@ -366,8 +419,12 @@ def _check_inputs(inputs, where: str) -> tuple:
     inputs = _as_tuple(inputs)
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{where}(): inputs must be Tensors, but input {i} is {type(t).__name__}")
+            raise TypeError(
+                f"{where}(): inputs must be Tensors, but input {i} is {type(t).__name__}"
+            )
         if not t._requires_grad:
-            raise RuntimeError(f"One of the differentiated Tensors does not require grad (input {i}, shape "
-                               f"{tuple(t.shape)}): set requires_grad=True on it before the forward pass.")
+            raise RuntimeError(
+                f"One of the differentiated Tensors does not require grad (input {i}, shape "
+                f"{tuple(t.shape)}): set requires_grad=True on it before the forward pass."
+            )
     return inputs

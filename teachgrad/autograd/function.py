@@ -34,11 +34,12 @@ import functools
 
 from .._backend import array_module, as_array, numpy_module
 from .._tensor import Tensor, VersionCounter, wrap_array
-from .graph import Node, SavedTensor, _sequence
 from .grad_mode import no_grad
 from .grad_mode import state as _grad_state
+from .graph import Node, SavedTensor, _sequence
 
 _ndarray = numpy_module().ndarray
+_NO_GRADS_NEEDED = [(False,) * n for n in range(8)]
 
 
 class FunctionCtx:
@@ -98,8 +99,10 @@ class FunctionCtx:
         """The tensors given to ``save_for_backward``, checked against in-place changes."""
         saved = self._saved
         if saved is None:
-            raise RuntimeError("saved_tensors is only available after forward has run and, for "
-                               "Functions, when the result requires grad")
+            raise RuntimeError(
+                "saved_tensors is only available after forward has run and, for "
+                "Functions, when the result requires grad"
+            )
         return tuple(s.unpack(self) if isinstance(s, SavedTensor) else s for s in saved)
 
 
@@ -116,9 +119,9 @@ class BackwardFunction(FunctionCtx, Node):
     _input_meta = ()  # (shape, numpy dtype, array type) of each Tensor argument
 
     def _apply(self, grad_outputs: list) -> tuple:
-        if self.materialize_grads:
+        if self.materialize_grads and len(grad_outputs) > 1 or grad_outputs[0] is None:
             for i, g in enumerate(grad_outputs):
-                if g is None:
+                if g is None and self.materialize_grads:
                     grad_outputs[i] = zeros_for(self._output_meta[i])
         cls = self._forward_cls
         result = cls.backward(self, *grad_outputs)
@@ -139,8 +142,13 @@ class BackwardFunction(FunctionCtx, Node):
         for pos, meta in zip(self._tensor_positions, self._input_meta):
             g = result[pos]
             # the usual case needs no work: a Tensor of the input's exact shape, dtype and device
-            if g is None or isinstance(g, Tensor) and g._data.shape == meta[0] and g._data.dtype == meta[1] \
-                    and type(g._data) is meta[2]:
+            if (
+                g is None
+                or isinstance(g, Tensor)
+                and g._data.shape == meta[0]
+                and g._data.dtype == meta[1]
+                and type(g._data) is meta[2]
+            ):
                 grads.append(g)
             else:
                 grads.append(validate_grad(g, meta, self, pos))
@@ -238,10 +246,16 @@ class Function:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("node_name") or f"{cls.__name__}Backward"
-        cls._backward_cls = type(name, (BackwardFunction,), {
-            "_forward_cls": cls, "_saved_names": cls.saved_names, "__module__": cls.__module__,
-            "__qualname__": name,
-        })
+        cls._backward_cls = type(
+            name,
+            (BackwardFunction,),
+            {
+                "_forward_cls": cls,
+                "_saved_names": cls.saved_names,
+                "__module__": cls.__module__,
+                "__qualname__": name,
+            },
+        )
         cls._new_style = "setup_context" in _overrides(cls)
 
     def __init__(self, *args, **kwargs):
@@ -253,7 +267,9 @@ class Function:
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
-        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -270,8 +286,10 @@ class Function:
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
-        raise NotImplementedError("You must implement the jvp function for custom autograd.Function "
-                                  "to use it with forward mode AD.")
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function "
+            "to use it with forward mode AD."
+        )
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -289,9 +307,13 @@ class Function:
         if record:
             ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
         else:
-            ctx.needs_input_grad = (False,) * len(args)
+            ctx.needs_input_grad = (
+                _NO_GRADS_NEEDED[len(args)] if len(args) < 8 else (False,) * len(args)
+            )
 
-        if cls.array_forward:  # built-ins always get ctx; setup_context (if any) sees the wrapped outputs
+        if (
+            cls.array_forward
+        ):  # built-ins always get ctx; setup_context (if any) sees the wrapped outputs
             out = cls.forward(ctx, *args, **kwargs)
             if type(out) is _ndarray and not cls.view_of_input:  # the common case, kept fast
                 outputs = (wrap_array(out),)
@@ -303,7 +325,11 @@ class Function:
                 cls.setup_context(ctx, args, outputs[0] if single else outputs)
         else:
             with no_grad():  # a custom forward's own ops are never recorded
-                out = cls.forward(*args, **kwargs) if cls._new_style else cls.forward(ctx, *args, **kwargs)
+                out = (
+                    cls.forward(*args, **kwargs)
+                    if cls._new_style
+                    else cls.forward(ctx, *args, **kwargs)
+                )
                 single = type(out) is not tuple
                 outputs = _wrap_outputs((out,) if single else out, args, ctx, cls)
                 if cls._new_style:
@@ -329,7 +355,7 @@ def _overrides(cls) -> set:
 def _wrap_outputs(outs, args, ctx, cls) -> tuple:
     """Turn forward's results into Tensors: arrays are wrapped, views share storage."""
     result = []
-    for i, o in enumerate(outs):
+    for o in outs:
         if isinstance(o, Tensor):
             if any(o is a for a in args) and not _contains(ctx.dirty_tensors, o):
                 o = o._alias()  # an input returned unchanged: the output is a new alias of it
@@ -383,7 +409,9 @@ def _connect(ctx, cls, args, outputs) -> None:
         output_meta.append((data.shape, data.dtype, type(data)))
         if dirty and _contains(dirty, t):
             t._rebase_history(ctx, nr, _position_in(args, t))
-        elif data.dtype.kind == "f" and not (non_differentiable and _contains(non_differentiable, t)):
+        elif data.dtype.kind == "f" and not (
+            non_differentiable and _contains(non_differentiable, t)
+        ):
             t._grad_fn = ctx
             t._output_nr = nr
             t._requires_grad = True
@@ -394,7 +422,9 @@ def _connect(ctx, cls, args, outputs) -> None:
         names = cls.saved_names
         # built-ins may keep plain numbers here too (e.g. the 3 of x * 3); they are stored as they are
         ctx._saved = [
-            _save(t, ctx, names[j] if j < len(names) else f"saved_tensors[{j}]") if isinstance(t, Tensor) else t
+            _save(t, ctx, names[j] if j < len(names) else f"saved_tensors[{j}]")
+            if isinstance(t, Tensor)
+            else t
             for j, t in enumerate(to_save)
         ]
         ctx.to_save = ()
@@ -491,5 +521,12 @@ class NestedIOFunction(Function):
     """Kept for old code: torch's legacy base class; use ``Function`` instead."""
 
 
-__all__ = ["Function", "FunctionCtx", "BackwardFunction", "once_differentiable", "InplaceFunction",
-           "NestedIOFunction", "VersionCounter"]
+__all__ = [
+    "Function",
+    "FunctionCtx",
+    "BackwardFunction",
+    "once_differentiable",
+    "InplaceFunction",
+    "NestedIOFunction",
+    "VersionCounter",
+]

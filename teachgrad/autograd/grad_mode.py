@@ -114,7 +114,9 @@ class enable_grad(_DecoratorContextManager):
 
     def __enter__(self):
         if state.inference:
-            raise RuntimeError("enable_grad has no effect inside inference_mode: leave inference_mode instead")
+            raise RuntimeError(
+                "enable_grad has no effect inside inference_mode: leave inference_mode instead"
+            )
         self.prev = state.enabled
         state.enabled = True
 

@@ -98,8 +98,19 @@ class SavedTensor:
     delay freeing memory. Unpacking rebuilds an equivalent tensor.
     """
 
-    __slots__ = ("tensor", "data", "counter", "version", "output_nr", "grad_fn_is_owner", "name",
-                 "requires_grad", "released", "base", "is_leaf")
+    __slots__ = (
+        "tensor",
+        "data",
+        "counter",
+        "version",
+        "output_nr",
+        "grad_fn_is_owner",
+        "name",
+        "requires_grad",
+        "released",
+        "base",
+        "is_leaf",
+    )
 
     def __init__(self, tensor, owner, name: str):
         self.name = name
@@ -119,7 +130,9 @@ class SavedTensor:
 
     def unpack(self, owner):
         if self.released:
-            raise RuntimeError(_FREED + f"\n  (node {owner.name()} tried to read its saved '{self.name}')")
+            raise RuntimeError(
+                _FREED + f"\n  (node {owner.name()} tried to read its saved '{self.name}')"
+            )
         if self.counter.version != self.version:
             raise RuntimeError(version_error(self, owner))
         if not self.grad_fn_is_owner:
@@ -156,11 +169,16 @@ def version_error(saved: SavedTensor, owner) -> str:
     else:
         data = t._data
         which = f", which is output {t._output_nr} of {_short(t._grad_fn)}," if t._grad_fn else ""
-    type_name = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-                 "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor"}.get(
-        str(data.dtype), f"{data.dtype}Tensor")
+    type_name = {
+        "float32": "FloatTensor",
+        "float64": "DoubleTensor",
+        "float16": "HalfTensor",
+        "int64": "LongTensor",
+        "int32": "IntTensor",
+        "bool": "BoolTensor",
+    }.get(str(data.dtype), f"{data.dtype}Tensor")
     bumps = getattr(saved.counter, "history", None)
-    changed_by = [b for b in (bumps or [])[saved.version:] if b] or ["an in-place op"]
+    changed_by = [b for b in (bumps or [])[saved.version :] if b] or ["an in-place op"]
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [teachgrad.{type_name} {list(data.shape)}]{which} is at version "
@@ -282,8 +300,10 @@ def _check_hook_result(new, old, node, nr):
     from .._tensor import Tensor  # noqa: PLC0415
 
     if not isinstance(new, Tensor):
-        raise TypeError(f"a tensor hook on output {nr} of {node.name()} must return a Tensor or None, "
-                        f"got {type(new).__name__}")
+        raise TypeError(
+            f"a tensor hook on output {nr} of {node.name()} must return a Tensor or None, "
+            f"got {type(new).__name__}"
+        )
     if new.shape != old.shape:
         raise RuntimeError(
             f"hook 'hook' has changed the size of value: a tensor hook on output {nr} of {node.name()} "
@@ -308,8 +328,13 @@ class AccumulateGrad(Node):
         self.variable = variable
         self._output_meta = ((variable._data.shape, variable._data.dtype, type(variable._data)),)
 
+    @property
+    def _tensor_hooks(self):
+        """A leaf's hooks live on the leaf (this node is made and dropped with each graph)."""
+        return self.variable.__dict__.get("_backward_hooks")
+
     def _run_tensor_hooks(self, grads):
-        hooks = self.variable.__dict__.get("_backward_hooks")
+        hooks = self._tensor_hooks
         if hooks:
             g = grads[0]
             for fn in list(hooks.values()):
@@ -354,7 +379,7 @@ def accumulate_grad(var, g) -> None:
     else:
         if old._data.flags.writeable:
             old._data += g._data
-            old._counter.version += 1
+            old._counter.bump("gradient accumulation")
         else:
             var._grad = old + g
 
@@ -393,5 +418,7 @@ def get_gradient_edge(tensor) -> GradientEdge:
     'AccumulateGrad'
     """
     if not tensor.requires_grad:
-        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require gradients"
+        )
     return GradientEdge(*tensor._edge())

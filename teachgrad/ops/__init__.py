@@ -61,12 +61,12 @@ from .pointwise import (
 from .reduce import (
     all,
     allclose,
-    equal,
     amax,
     amin,
     any,
     argmax,
     argmin,
+    equal,
     logsumexp,
     max,
     mean,
@@ -81,6 +81,7 @@ from .reduce import (
 )
 from .views import (
     cat,
+    chunk,
     expand,
     expand_as,
     flatten,
@@ -89,9 +90,8 @@ from .views import (
     permute,
     reshape,
     select,
-    squeeze,
     split,
-    chunk,
+    squeeze,
     stack,
     t,
     transpose,
@@ -104,34 +104,157 @@ _P = pointwise
 
 # name -> function: each becomes a Tensor method taking the tensor as first argument
 _METHODS = {
-    "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg, "abs": abs,
-    "reciprocal": reciprocal, "sqrt": sqrt, "rsqrt": rsqrt, "exp": exp, "log": log, "log1p": log1p,
-    "expm1": expm1, "sin": sin, "cos": cos, "tan": tan, "tanh": tanh, "sigmoid": sigmoid, "relu": relu,
-    "clamp": clamp, "clip": clip, "maximum": maximum, "minimum": minimum, "sign": sign, "floor": floor,
-    "ceil": ceil, "round": round, "square": square, "clone": clone,
-    "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "isnan": isnan, "isinf": isinf,
-    "isfinite": isfinite, "logical_not": logical_not, "logical_and": logical_and, "logical_or": logical_or,
+    "add": add,
+    "sub": sub,
+    "mul": mul,
+    "div": div,
+    "pow": pow,
+    "neg": neg,
+    "abs": abs,
+    "reciprocal": reciprocal,
+    "sqrt": sqrt,
+    "rsqrt": rsqrt,
+    "exp": exp,
+    "log": log,
+    "log1p": log1p,
+    "expm1": expm1,
+    "sin": sin,
+    "cos": cos,
+    "tan": tan,
+    "tanh": tanh,
+    "sigmoid": sigmoid,
+    "relu": relu,
+    "clamp": clamp,
+    "clip": clip,
+    "maximum": maximum,
+    "minimum": minimum,
+    "sign": sign,
+    "floor": floor,
+    "ceil": ceil,
+    "round": round,
+    "square": square,
+    "clone": clone,
+    "eq": eq,
+    "ne": ne,
+    "lt": lt,
+    "le": le,
+    "gt": gt,
+    "ge": ge,
+    "isnan": isnan,
+    "isinf": isinf,
+    "isfinite": isfinite,
+    "logical_not": logical_not,
+    "logical_and": logical_and,
+    "logical_or": logical_or,
     "logical_xor": logical_xor,
-    "sum": sum, "mean": mean, "prod": prod, "var": var, "std": std, "amax": amax, "amin": amin, "max": max,
-    "min": min, "argmax": argmax, "argmin": argmin, "logsumexp": logsumexp, "norm": norm, "any": any,
-    "all": all, "allclose": allclose, "equal": equal,
-    "matmul": matmul, "mm": mm, "bmm": bmm, "mv": mv, "dot": dot, "outer": outer,
-    "reshape": reshape, "view": view, "view_as": views.view_as, "reshape_as": views.reshape_as,
-    "flatten": flatten, "squeeze": squeeze, "unsqueeze": unsqueeze, "transpose": transpose, "t": t,
-    "permute": permute, "movedim": movedim, "moveaxis": movedim, "expand": expand, "expand_as": expand_as,
-    "narrow": narrow, "select": select, "unbind": unbind, "split": split, "chunk": chunk,
+    "sum": sum,
+    "mean": mean,
+    "prod": prod,
+    "var": var,
+    "std": std,
+    "amax": amax,
+    "amin": amin,
+    "max": max,
+    "min": min,
+    "argmax": argmax,
+    "argmin": argmin,
+    "logsumexp": logsumexp,
+    "norm": norm,
+    "any": any,
+    "all": all,
+    "allclose": allclose,
+    "equal": equal,
+    "matmul": matmul,
+    "mm": mm,
+    "bmm": bmm,
+    "mv": mv,
+    "dot": dot,
+    "outer": outer,
+    "reshape": reshape,
+    "view": view,
+    "view_as": views.view_as,
+    "reshape_as": views.reshape_as,
+    "flatten": flatten,
+    "squeeze": squeeze,
+    "unsqueeze": unsqueeze,
+    "transpose": transpose,
+    "t": t,
+    "permute": permute,
+    "movedim": movedim,
+    "moveaxis": movedim,
+    "expand": expand,
+    "expand_as": expand_as,
+    "narrow": narrow,
+    "select": select,
+    "unbind": unbind,
+    "split": split,
+    "chunk": chunk,
     "__getitem__": views.getitem,
-    "__add__": add, "__radd__": add, "__sub__": sub, "__rsub__": lambda self, other: _P.Rsub.apply(self, other),
-    "__mul__": mul, "__rmul__": mul, "__truediv__": div, "__rtruediv__": lambda self, other: div(other, self),
-    "__pow__": pow, "__rpow__": lambda self, other: pow(other, self), "__matmul__": matmul,
-    "__rmatmul__": lambda self, other: matmul(other, self), "__neg__": neg, "__abs__": abs,
-    "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
-    "__invert__": logical_not, "__and__": logical_and, "__or__": logical_or, "__xor__": logical_xor,
+    "__add__": add,
+    "__radd__": add,
+    "__sub__": sub,
+    "__rsub__": lambda self, other: _P.Rsub.apply(self, other),
+    "__mul__": mul,
+    "__rmul__": mul,
+    "__truediv__": div,
+    "__rtruediv__": lambda self, other: div(other, self),
+    "__pow__": pow,
+    "__rpow__": lambda self, other: pow(other, self),
+    "__matmul__": matmul,
+    "__rmatmul__": lambda self, other: matmul(other, self),
+    "__neg__": neg,
+    "__abs__": abs,
+    "__eq__": eq,
+    "__ne__": ne,
+    "__lt__": lt,
+    "__le__": le,
+    "__gt__": gt,
+    "__ge__": ge,
+    "__invert__": logical_not,
+    "__and__": logical_and,
+    "__or__": logical_or,
+    "__xor__": logical_xor,
 }
 
+
+# Operators with nothing to dispatch call their Function directly (one call less per op).
+# They must be plain functions: Python's operator slots do not bind other callables to self.
+def _direct(apply):
+    return lambda self, *args: apply(self, *args)
+
+
+_METHODS.update(
+    {
+        name: _direct(cls.apply)
+        for name, cls in {
+            "__add__": _P.Add,
+            "__radd__": _P.Add,
+            "__sub__": _P.Sub,
+            "__rsub__": _P.Rsub,
+            "__mul__": _P.Mul,
+            "__rmul__": _P.Mul,
+            "__truediv__": _P.Div,
+            "__neg__": _P.Neg,
+            "exp": _P.Exp,
+            "log": _P.Log,
+            "tanh": _P.Tanh,
+            "sigmoid": _P.Sigmoid,
+            "relu": _P.Relu,
+            "sin": _P.Sin,
+            "cos": _P.Cos,
+            "sqrt": _P.Sqrt,
+        }.items()
+    }
+)
 _METHODS.update(inplace.METHODS)
-_METHODS.update({"masked_fill": masked_fill, "index_put": index_put, "masked_fill_": index.masked_fill_,
-                 "index_put_": index.index_put_})
+_METHODS.update(
+    {
+        "masked_fill": masked_fill,
+        "index_put": index_put,
+        "masked_fill_": index.masked_fill_,
+        "index_put_": index.index_put_,
+    }
+)
 
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
@@ -170,8 +293,11 @@ def _to(self, *args, **kwargs):
 
         check_cuda_index(dev)
     same_dtype = dt is None or dt.numpy == self._data.dtype
-    same_device = dev is None or dev == self.device or (dev.type == "cuda" and dev.index is None
-                                                        and self.device.type == "cuda")
+    same_device = (
+        dev is None
+        or dev == self.device
+        or (dev.type == "cuda" and dev.index is None and self.device.type == "cuda")
+    )
     if same_dtype and same_device and not copy:
         return self
     return _P.ToCopy.apply(self, None if dt is None else dt.numpy, None if same_device else dev)
@@ -192,7 +318,8 @@ Tensor.contiguous = _contiguous
 Tensor.to = _to
 Tensor.cpu = lambda self: _to(self, "cpu")
 Tensor.cuda = lambda self, device=None, non_blocking=False: _to(
-    self, "cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}")
+    self, "cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}"
+)
 Tensor.float = _caster("float32")
 Tensor.double = _caster("float64")
 Tensor.half = _caster("float16")
@@ -200,8 +327,10 @@ Tensor.long = _caster("int64")
 Tensor.int = _caster("int32")
 Tensor.bool = _caster("bool_")
 Tensor.type_as = lambda self, other: _to(self, other.dtype)
-Tensor.T = property(lambda self: permute(self, tuple(range(self.ndim))[::-1]),
-                    doc="All dims reversed (the transpose for a matrix).")
+Tensor.T = property(
+    lambda self: permute(self, tuple(range(self.ndim))[::-1]),
+    doc="All dims reversed (the transpose for a matrix).",
+)
 Tensor.mT = property(lambda self: transpose(self, -2, -1), doc="The last two dims swapped.")
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -23,7 +23,7 @@ def _array_key(key, xp):
     for k in key:
         if isinstance(k, Tensor):
             k = k._data
-        elif isinstance(k, list | tuple) or isinstance(k, bool):
+        elif isinstance(k, list | tuple | bool):
             k = xp.asarray(k)
         out.append(k)
     return tuple(out)
@@ -106,10 +106,14 @@ class MaskedFill(Function):
     @staticmethod
     def forward(ctx, a, mask, value):
         if mask._data.dtype.kind != "b":
-            raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+            raise RuntimeError(
+                f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}"
+            )
         if isinstance(value, Tensor) and value._data.ndim:
-            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                               f"{value._data.ndim} dimension(s).")
+            raise RuntimeError(
+                f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value._data.ndim} dimension(s)."
+            )
         ctx.to_save = (mask,)
         v = value._data if isinstance(value, Tensor) else value
         xp = array_module(a)

@@ -47,8 +47,10 @@ def view_positions(view):
     base = view._base._data
     xp = array_module(base)
     if not _dense(base):
-        raise RuntimeError("in-place changes to a view are only supported when its base tensor is dense "
-                           "(not itself strided); clone() the base first")
+        raise RuntimeError(
+            "in-place changes to a view are only supported when its base tensor is dense "
+            "(not itself strided); clone() the base first"
+        )
     marks = xp.empty_like(base, dtype="int64")  # same memory layout as the base
     marks[...] = xp.arange(base.size).reshape(base.shape)
     itemsize = base.itemsize
@@ -130,7 +132,11 @@ class CopySlices(Node):
         inside[self.positions] = True
         inside = wrap_array(inside.reshape(base_shape))
         old_view_grad = results[self.index]
-        replacement = 0.0 if old_view_grad is None else embed_region(old_view_grad, self.positions, base_shape)
+        replacement = (
+            0.0
+            if old_view_grad is None
+            else embed_region(old_view_grad, self.positions, base_shape)
+        )
         results[self.index] = where(inside, replacement, g)
         return tuple(results)
 
@@ -170,9 +176,11 @@ def _as_strided_history(view, positions) -> None:
 def check_inplace(x, op: str) -> None:
     """torch's refusals, checked before anything is changed."""
     if x._inference and not _grad_state.inference:
-        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
-                           "clone to get a normal tensor before doing inplace update.See "
-                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+            "clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details."
+        )
     data = x._data
     if any(stride == 0 and size > 1 for stride, size in zip(data.strides, data.shape, strict=True)):
         raise RuntimeError(
@@ -194,9 +202,11 @@ def check_inplace(x, op: str) -> None:
             )
         return
     if base._grad_fn is None and base._requires_grad:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.\n"
-                           f"  {op} writes into part of a leaf that requires grad; do it under no_grad(), or "
-                           "work on a clone.")
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation.\n"
+            f"  {op} writes into part of a leaf that requires grad; do it under no_grad(), or "
+            "work on a clone."
+        )
     if x._creation_meta == "no_grad" and base._requires_grad:
         raise RuntimeError(
             "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
@@ -220,9 +230,11 @@ def inplace(x, op: str, fn, *args, **kwargs):
     check_inplace(x, op)
     if x._base is not None:
         x._refresh_view()
-    record = _grad_state.enabled and (x._requires_grad or any(
-        isinstance(a, Tensor) and a._requires_grad for a in args) or any(
-        isinstance(v, Tensor) and v._requires_grad for v in kwargs.values()))
+    record = _grad_state.enabled and (
+        x._requires_grad
+        or any(isinstance(a, Tensor) and a._requires_grad for a in args)
+        or any(isinstance(v, Tensor) and v._requires_grad for v in kwargs.values())
+    )
     if not record:
         if _grad_state.enabled:
             with no_grad():
@@ -250,21 +262,31 @@ def inplace(x, op: str, fn, *args, **kwargs):
 def _write(x, out, op: str) -> None:
     data = out._data
     if data.shape != x._data.shape:
-        raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
-                           f"{list(data.shape)}\n  {op} must produce a result of the shape of the tensor it "
-                           "changes; broadcasting may only expand the other operand.")
+        raise RuntimeError(
+            f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
+            f"{list(data.shape)}\n  {op} must produce a result of the shape of the tensor it "
+            "changes; broadcasting may only expand the other operand."
+        )
     if data.dtype != x._data.dtype:
         if data.dtype.kind == "f" and x._data.dtype.kind != "f":
-            raise RuntimeError(f"result type {_type_word(data.dtype)} can't be cast to the desired output type "
-                               f"{_type_word(x._data.dtype)}")
+            raise RuntimeError(
+                f"result type {_type_word(data.dtype)} can't be cast to the desired output type "
+                f"{_type_word(x._data.dtype)}"
+            )
         data = data.astype(x._data.dtype)
     x._data[...] = data
     x._counter.bump(op)
 
 
 def _type_word(np_dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-            "bool": "Bool"}.get(str(np_dtype), str(np_dtype))
+    return {
+        "float32": "Float",
+        "float64": "Double",
+        "float16": "Half",
+        "int64": "Long",
+        "int32": "Int",
+        "bool": "Bool",
+    }.get(str(np_dtype), str(np_dtype))
 
 
 # --------------------------------------------------------------------------- ops that only exist in place
@@ -291,8 +313,10 @@ class Fill(Function):
     def forward(ctx, a, value):
         v = value._data if isinstance(value, Tensor) else value
         if isinstance(value, Tensor) and value._data.ndim:
-            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
-                               f"{value._data.ndim} dimensions.")
+            raise RuntimeError(
+                f"fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value._data.ndim} dimensions."
+            )
         return array_module(a).full_like(a._data, v)
 
     @staticmethod
@@ -359,17 +383,29 @@ def setitem(x, key, value) -> None:
 
 
 METHODS = {
-    "add_": _method("add_", pointwise.add), "sub_": _method("sub_", pointwise.sub),
-    "mul_": _method("mul_", pointwise.mul), "div_": _method("div_", pointwise.div),
-    "pow_": _method("pow_", pointwise.pow), "neg_": _method("neg_", pointwise.neg),
-    "abs_": _method("abs_", pointwise.abs), "exp_": _method("exp_", pointwise.exp),
-    "log_": _method("log_", pointwise.log), "sqrt_": _method("sqrt_", pointwise.sqrt),
-    "sin_": _method("sin_", pointwise.sin), "cos_": _method("cos_", pointwise.cos),
-    "tanh_": _method("tanh_", pointwise.tanh), "sigmoid_": _method("sigmoid_", pointwise.sigmoid),
-    "relu_": _method("relu_", pointwise.relu), "clamp_": _method("clamp_", pointwise.clamp),
-    "clip_": _method("clip_", pointwise.clamp), "zero_": _method("zero_", Zero.apply),
-    "fill_": _method("fill_", Fill.apply), "copy_": _method("copy_", _copy),
-    "__iadd__": _method("add_", pointwise.add), "__isub__": _method("sub_", pointwise.sub),
-    "__imul__": _method("mul_", pointwise.mul), "__itruediv__": _method("div_", pointwise.div),
+    "add_": _method("add_", pointwise.add),
+    "sub_": _method("sub_", pointwise.sub),
+    "mul_": _method("mul_", pointwise.mul),
+    "div_": _method("div_", pointwise.div),
+    "pow_": _method("pow_", pointwise.pow),
+    "neg_": _method("neg_", pointwise.neg),
+    "abs_": _method("abs_", pointwise.abs),
+    "exp_": _method("exp_", pointwise.exp),
+    "log_": _method("log_", pointwise.log),
+    "sqrt_": _method("sqrt_", pointwise.sqrt),
+    "sin_": _method("sin_", pointwise.sin),
+    "cos_": _method("cos_", pointwise.cos),
+    "tanh_": _method("tanh_", pointwise.tanh),
+    "sigmoid_": _method("sigmoid_", pointwise.sigmoid),
+    "relu_": _method("relu_", pointwise.relu),
+    "clamp_": _method("clamp_", pointwise.clamp),
+    "clip_": _method("clip_", pointwise.clamp),
+    "zero_": _method("zero_", Zero.apply),
+    "fill_": _method("fill_", Fill.apply),
+    "copy_": _method("copy_", _copy),
+    "__iadd__": _method("add_", pointwise.add),
+    "__isub__": _method("sub_", pointwise.sub),
+    "__imul__": _method("mul_", pointwise.mul),
+    "__itruediv__": _method("div_", pointwise.div),
     "__setitem__": setitem,
 }

@@ -14,9 +14,12 @@ Each case keeps torch's node name (``MmBackward0``, ``MvBackward0`` ...).
 
 from __future__ import annotations
 
+import math
+
 from .._backend import array_module
 from ..autograd.function import Function
-from .pointwise import operands, same_device
+from ..autograd.grad_mode import is_grad_enabled
+from .pointwise import broadcast_shape, operands, same_device
 
 
 class Matmul(Function):
@@ -79,22 +82,145 @@ class VecMat(Matmul):
     node_name = "SqueezeBackward4"  # torch computes 1-d @ 2-d as unsqueeze, mm, squeeze
 
 
-def _check_dims(name, a, b, need_a, need_b):
-    same_device(a, b)
-    if a.ndim not in need_a or b.ndim not in need_b:
-        raise RuntimeError(f"{name}: expected {'/'.join(map(str, need_a))}-D and {'/'.join(map(str, need_b))}-D "
-                           f"tensors, but got {a.ndim}-D and {b.ndim}-D (shapes {tuple(a.shape)} and "
-                           f"{tuple(b.shape)})")
+class MatmulViaClone(Matmul):
+    node_name = (
+        "CloneBackward0"  # torch computes 2-d @ batched as a transposed product, then a copy
+    )
 
 
-def _check_inner(a, b, a_dim, b_dim):
-    if a.shape[a_dim] != b.shape[b_dim]:
-        left = "x".join(map(str, a.shape)) if a.ndim > 1 else f"1x{a.shape[0]}"
-        right = "x".join(map(str, b.shape)) if b.ndim > 1 else f"{b.shape[0]}x1"
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({left} and {right})\n"
-            f"  For A @ B the last dim of A ({a.shape[a_dim]}) must equal the "
-            f"{'first' if b.ndim <= 2 else 'second-to-last'} dim of B ({b.shape[b_dim]})."
+# --------------------------------------------------------------------------- checks (torch's messages)
+
+# torch names dtypes in these messages by their C++ / ScalarType names
+_C_NAMES = {
+    "float16": "c10::Half",
+    "float32": "float",
+    "float64": "double",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "bool": "bool",
+}
+_SCALAR_NAMES = {
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "int8": "Char",
+    "uint8": "Byte",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "bool": "Bool",
+}
+
+
+def _fail(message, hint):
+    raise RuntimeError(f"{message}\n  {hint}")
+
+
+def _check_same_dtype(kind, a, b):
+    """Matrix products don't promote: both operands must have one dtype (torch's errors)."""
+    da, db = a._data.dtype.name, b._data.dtype.name
+    if da == db:
+        return
+    sa, sb = _SCALAR_NAMES.get(da, da), _SCALAR_NAMES.get(db, db)
+    message = {
+        "dot": f"dot : expected both vectors to have same dtype, but found {sa} and {sb}",
+        "mv": f"addmv input tensors must have the same dtype, but got {sa} and {sb}",
+        "mm": f"expected m1 and m2 to have the same dtype, but got: {_C_NAMES.get(da, da)} != "
+        f"{_C_NAMES.get(db, db)}",
+        "bmm": f"expected scalar type {sa} but found {sb}",
+    }[kind]
+    _fail(
+        message,
+        f"Matrix products don't promote dtypes ({a.dtype} and {b.dtype}): convert one "
+        "operand first, e.g. b.to(a.dtype).",
+    )
+
+
+def _check_ndim(a, b, kind):
+    if kind == "mm":
+        for t, name in ((a, "self"), (b, "mat2")):
+            if t.ndim != 2:
+                _fail(
+                    f"{name} must be a matrix",
+                    f"mm takes two 2-D tensors; got shapes {tuple(a.shape)} and "
+                    f"{tuple(b.shape)}. For other ranks use matmul (@).",
+                )
+    elif kind == "bmm":
+        for t, name in ((a, "batch1"), (b, "batch2")):
+            if t.ndim != 3:
+                _fail(
+                    f"{name} must be a 3D tensor",
+                    f"bmm takes two 3-D tensors (batch, n, m) and (batch, m, p); "
+                    f"got shapes {tuple(a.shape)} and {tuple(b.shape)}.",
+                )
+    elif kind == "mv":
+        if a.ndim != 2 or b.ndim != 1:
+            _fail(
+                f"vector + matrix @ vector expected, got 1, {a.ndim}, {b.ndim}",
+                f"mv takes a 2-D matrix and a 1-D vector; got shapes {tuple(a.shape)} and {tuple(b.shape)}.",
+            )
+    elif kind == "dot":
+        if a.ndim != 1 or b.ndim != 1:
+            _fail(
+                f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors",
+                f"dot takes two 1-D tensors; got shapes {tuple(a.shape)} and {tuple(b.shape)}.",
+            )
+    elif kind == "outer":
+        for t, name in ((a, "self"), (b, "vec2")):
+            if t.ndim != 1:
+                _fail(
+                    f"outer: Expected 1-D argument {name}, but got {t.ndim}-D",
+                    f"outer takes two 1-D tensors; got shapes {tuple(a.shape)} and {tuple(b.shape)}.",
+                )
+
+
+def _inner_hint(a, b):
+    return (
+        f"For A @ B the last dim of A must equal the {'first' if b.ndim <= 2 else 'second-to-last'} dim "
+        f"of B; got shapes {tuple(a.shape)} and {tuple(b.shape)}."
+    )
+
+
+def _rows(a) -> int:
+    """How many rows ``a`` has as the left operand of a matrix product (batch dims folded in)."""
+    return math.prod(a.shape[:-1]) if a.ndim > 1 else 1
+
+
+def _check_dot_sizes(a, b):
+    if a.shape[0] != b.shape[0]:
+        _fail(
+            f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to have the same "
+            f"number of elements, but got {a.shape[0]} and {b.shape[0]} elements respectively",
+            _inner_hint(a, b),
+        )
+
+
+def _check_mv_sizes(a, b):
+    if a.shape[-1] != b.shape[0]:
+        n = _rows(a)
+        _fail(
+            f"size mismatch, got input ({n}), mat ({n}x{a.shape[-1]}), vec ({b.shape[0]})",
+            _inner_hint(a, b),
+        )
+
+
+def _check_mm_sizes(a, b):
+    if a.shape[-1] != b.shape[0]:
+        _fail(
+            f"mat1 and mat2 shapes cannot be multiplied ({_rows(a)}x{a.shape[-1]} and {b.shape[0]}x{b.shape[1]})",
+            _inner_hint(a, b),
+        )
+
+
+def _check_bmm_sizes(a, b, batch_a, batch_b):
+    if batch_a != batch_b or a.shape[-1] != b.shape[-2]:
+        _fail(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{batch_a}, {a.shape[-1]}] but "
+            f"got: [{batch_b}, {b.shape[-2]}].",
+            _inner_hint(a, b),
         )
 
 
@@ -108,16 +234,31 @@ def matmul(input, other):
     same_device(input, other)
     a, b = input.ndim, other.ndim
     if a == 0 or b == 0:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a}D and {b}D")
-    _check_inner(input, other, -1, 0 if b == 1 else -2)
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {a}D and {b}D"
+        )
     if a == 1 and b == 1:
-        return Dot.apply(input, other)
-    if a == 2 and b == 1:
-        return Mv.apply(input, other)
-    if a == 1 and b == 2:
-        return VecMat.apply(input, other)
-    if a == 2 and b == 2:
-        return Mm.apply(input, other)
+        return dot(input, other)
+    if b == 1:  # matrix (or a batch of them, folded into rows) @ vector
+        _check_same_dtype("mv" if a == 2 else "mm", input, other)
+        _check_mv_sizes(input, other)
+        return Mv.apply(input, other) if a == 2 else Matmul.apply(input, other)
+    if b == 2:  # (vector | matrix | folded batch) @ matrix
+        _check_same_dtype("mm", input, other)
+        _check_mm_sizes(input, other)
+        return (
+            VecMat.apply(input, other)
+            if a == 1
+            else Mm.apply(input, other)
+            if a == 2
+            else Matmul.apply(input, other)
+        )
+    # batched: the batch dims broadcast, then one bmm over all of them
+    batch = broadcast_shape(input.shape[:-2], other.shape[:-2])
+    _check_same_dtype("bmm", input, other)
+    _check_bmm_sizes(input, other, math.prod(batch), math.prod(batch))
+    if a == 2 and input.requires_grad and is_grad_enabled():
+        return MatmulViaClone.apply(input, other)
     return Matmul.apply(input, other)
 
 
@@ -128,8 +269,10 @@ def mm(input, mat2):
     >>> tg.mm(tg.ones(2, 3), tg.ones(3, 4)).shape
     teachgrad.Size([2, 4])
     """
-    _check_dims("mm", input, mat2, (2,), (2,))
-    _check_inner(input, mat2, 1, 0)
+    same_device(input, mat2)
+    _check_ndim(input, mat2, "mm")
+    _check_same_dtype("mm", input, mat2)
+    _check_mm_sizes(input, mat2)
     return Mm.apply(input, mat2)
 
 
@@ -140,11 +283,10 @@ def bmm(input, mat2):
     >>> tg.bmm(tg.ones(5, 2, 3), tg.ones(5, 3, 4)).shape
     teachgrad.Size([5, 2, 4])
     """
-    _check_dims("bmm", input, mat2, (3,), (3,))
-    if input.shape[0] != mat2.shape[0]:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
-                           f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
-    _check_inner(input, mat2, 2, 1)
+    same_device(input, mat2)
+    _check_ndim(input, mat2, "bmm")
+    _check_same_dtype("bmm", input, mat2)
+    _check_bmm_sizes(input, mat2, input.shape[0], mat2.shape[0])
     return Bmm.apply(input, mat2)
 
 
@@ -155,8 +297,10 @@ def mv(input, vec):
     >>> tg.mv(tg.ones(2, 3), tg.ones(3))
     tensor([3., 3.])
     """
-    _check_dims("mv", input, vec, (2,), (1,))
-    _check_inner(input, vec, 1, 0)
+    same_device(input, vec)
+    _check_ndim(input, vec, "mv")
+    _check_same_dtype("mv", input, vec)
+    _check_mv_sizes(input, vec)
     return Mv.apply(input, vec)
 
 
@@ -167,11 +311,10 @@ def dot(input, tensor):
     >>> tg.dot(tg.tensor([1.0, 2.0]), tg.tensor([3.0, 4.0]))
     tensor(11.)
     """
-    _check_dims("dot", input, tensor, (1,), (1,))
-    if input.shape[0] != tensor.shape[0]:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
-                           f"[{tensor.shape[0]}] to have the same number of elements, but got "
-                           f"{input.shape[0]} and {tensor.shape[0]} elements respectively")
+    same_device(input, tensor)
+    _check_ndim(input, tensor, "dot")
+    _check_same_dtype("dot", input, tensor)
+    _check_dot_sizes(input, tensor)
     return Dot.apply(input, tensor)
 
 
@@ -183,5 +326,6 @@ def outer(input, vec2):
     tensor([[ 1., 10.],
             [ 2., 20.]])
     """
-    _check_dims("outer", input, vec2, (1,), (1,))
+    same_device(input, vec2)
+    _check_ndim(input, vec2, "outer")
     return input.unsqueeze(1) * vec2

@@ -181,7 +181,9 @@ class Div(_Binary):
         ctx.to_save = (a if need_b else None, b if need_a or need_b else None)
         ctx.scalar = b if not isinstance(b, Tensor) else None
         out = x / y
-        if result_type(a, b).numpy.kind != "f":  # integer / integer gives the default float dtype, as torch
+        if (
+            result_type(a, b).numpy.kind != "f"
+        ):  # integer / integer gives the default float dtype, as torch
             out = out.astype(get_default_dtype().numpy)
         elif hasattr(x, "dtype") and out.dtype != x.dtype and not isinstance(b, Tensor):
             out = out.astype(x.dtype)
@@ -210,7 +212,11 @@ class DivRounding(Function):
             out = xp.floor_divide(x, y) if xp.result_type(x, y).kind in "iu" else xp.floor(x / y)
         else:
             q = x / y
-            out = xp.trunc(q).astype(xp.result_type(x, y)) if xp.result_type(x, y).kind in "iu" else xp.trunc(q)
+            out = (
+                xp.trunc(q).astype(xp.result_type(x, y))
+                if xp.result_type(x, y).kind in "iu"
+                else xp.trunc(q)
+            )
         return out
 
     @staticmethod
@@ -355,15 +361,19 @@ class _Unary(Function):
 
 def _unary(name, node_name, compute, derivative, uses_result=False):
     """Make a ``_Unary`` subclass: ``compute(xp, x)`` forward, ``derivative(grad, x_or_y)``."""
-    return type(name, (_Unary,), {
-        "node_name": node_name,
-        "saved_names": ("result",) if uses_result else ("self",),
-        "uses_result": uses_result,
-        "compute": classmethod(lambda cls, xp, x: compute(xp, x)),
-        "derivative": staticmethod(derivative),
-        "__doc__": f"``{name.lower()}`` as a Function (node {node_name}).",
-        "__module__": __name__,
-    })
+    return type(
+        name,
+        (_Unary,),
+        {
+            "node_name": node_name,
+            "saved_names": ("result",) if uses_result else ("self",),
+            "uses_result": uses_result,
+            "compute": classmethod(lambda cls, xp, x: compute(xp, x)),
+            "derivative": staticmethod(derivative),
+            "__doc__": f"``{name.lower()}`` as a Function (node {node_name}).",
+            "__module__": __name__,
+        },
+    )
 
 
 Exp = _unary("Exp", "ExpBackward0", lambda xp, x: xp.exp(x), lambda g, y: g * y, uses_result=True)
@@ -371,14 +381,19 @@ Log = _unary("Log", "LogBackward0", lambda xp, x: xp.log(x), lambda g, x: g / x)
 Log1p = _unary("Log1p", "Log1PBackward0", lambda xp, x: xp.log1p(x), lambda g, x: g / (x + 1))
 Expm1 = _unary("Expm1", "Expm1Backward0", lambda xp, x: xp.expm1(x), lambda g, y: g * (y + 1), True)
 Sqrt = _unary("Sqrt", "SqrtBackward0", lambda xp, x: xp.sqrt(x), lambda g, y: g / (2 * y), True)
-Rsqrt = _unary("Rsqrt", "RsqrtBackward0", lambda xp, x: 1 / xp.sqrt(x), lambda g, y: -0.5 * g * y**3, True)
-Reciprocal = _unary("Reciprocal", "ReciprocalBackward0", lambda xp, x: 1 / x, lambda g, y: -g * y * y, True)
+Rsqrt = _unary(
+    "Rsqrt", "RsqrtBackward0", lambda xp, x: 1 / xp.sqrt(x), lambda g, y: -0.5 * g * y**3, True
+)
+Reciprocal = _unary(
+    "Reciprocal", "ReciprocalBackward0", lambda xp, x: 1 / x, lambda g, y: -g * y * y, True
+)
 Sin = _unary("Sin", "SinBackward0", lambda xp, x: xp.sin(x), lambda g, x: g * x.cos())
 Cos = _unary("Cos", "CosBackward0", lambda xp, x: xp.cos(x), lambda g, x: -g * x.sin())
 Tan = _unary("Tan", "TanBackward0", lambda xp, x: xp.tan(x), lambda g, y: g * (1 + y * y), True)
 Tanh = _unary("Tanh", "TanhBackward0", lambda xp, x: xp.tanh(x), lambda g, y: g * (1 - y * y), True)
-Sigmoid = _unary("Sigmoid", "SigmoidBackward0", lambda xp, x: _sigmoid(xp, x), lambda g, y: g * y * (1 - y),
-                 True)
+Sigmoid = _unary(
+    "Sigmoid", "SigmoidBackward0", lambda xp, x: _sigmoid(xp, x), lambda g, y: g * y * (1 - y), True
+)
 
 
 def _sigmoid(xp, x):
@@ -434,17 +449,25 @@ class _ZeroGrad(Function):
 
 
 def _zero_grad(name, node_name, compute):
-    return type(name, (_ZeroGrad,), {
-        "node_name": node_name,
-        "forward": staticmethod(lambda ctx, a: compute(array_module(a), a._data)),
-        "__doc__": f"``{name.lower()}``: gradient zero everywhere (node {node_name}).",
-        "__module__": __name__,
-    })
+    return type(
+        name,
+        (_ZeroGrad,),
+        {
+            "node_name": node_name,
+            "forward": staticmethod(lambda ctx, a: compute(array_module(a), a._data)),
+            "__doc__": f"``{name.lower()}``: gradient zero everywhere (node {node_name}).",
+            "__module__": __name__,
+        },
+    )
 
 
 Sign = _zero_grad("Sign", "SignBackward0", lambda xp, x: xp.sign(x))
-Floor = _zero_grad("Floor", "FloorBackward0", lambda xp, x: xp.floor(x) if x.dtype.kind == "f" else x.copy())
-Ceil = _zero_grad("Ceil", "CeilBackward0", lambda xp, x: xp.ceil(x) if x.dtype.kind == "f" else x.copy())
+Floor = _zero_grad(
+    "Floor", "FloorBackward0", lambda xp, x: xp.floor(x) if x.dtype.kind == "f" else x.copy()
+)
+Ceil = _zero_grad(
+    "Ceil", "CeilBackward0", lambda xp, x: xp.ceil(x) if x.dtype.kind == "f" else x.copy()
+)
 
 
 class Round(_ZeroGrad):
@@ -537,7 +560,10 @@ class _MaxMin(_Binary):
         a_wins = cls.wins(a, b)
         tie = a == b
         half = grad / 2
-        return (where(tie, half, where(a_wins, grad, 0.0)), where(tie, half, where(a_wins, 0.0, grad)))
+        return (
+            where(tie, half, where(a_wins, grad, 0.0)),
+            where(tie, half, where(a_wins, 0.0, grad)),
+        )
 
 
 class Maximum(_MaxMin):
@@ -570,8 +596,11 @@ class Where(Function):
     def backward(ctx, grad):
         (condition,) = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad[1:]
-        return (None, where(condition, grad, 0.0) if need_a else None,
-                where(condition, 0.0, grad) if need_b else None)
+        return (
+            None,
+            where(condition, grad, 0.0) if need_a else None,
+            where(condition, 0.0, grad) if need_b else None,
+        )
 
 
 # --------------------------------------------------------------------------- casts and copies
@@ -625,7 +654,9 @@ class Clone(Function):
 
 def _check_tensor(x, op: str):
     if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+        raise TypeError(
+            f"{op}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
+        )
 
 
 def add(input, other, *, alpha=1):
@@ -670,8 +701,10 @@ def div(input, other, *, rounding_mode=None):
     """
     if rounding_mode is not None:
         if rounding_mode not in ("trunc", "floor"):
-            raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-                             f"'{rounding_mode}'")
+            raise RuntimeError(
+                f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                f"'{rounding_mode}'"
+            )
         return DivRounding.apply(input, other, rounding_mode)
     if not isinstance(input, Tensor):
         return reciprocal(other) * input  # number / tensor: torch records it the same way
@@ -788,8 +821,10 @@ def where(condition, input, other):
     if not isinstance(condition, Tensor):
         raise TypeError("where(): argument 'condition' must be a bool Tensor")
     if condition._data.dtype.kind != "b":
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-                           f"{condition.dtype}")
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{condition.dtype}"
+        )
     return Where.apply(condition, input, other)
 
 
@@ -815,9 +850,11 @@ def _comparison(name, ufunc_name):
         return wrap_array(as_array(getattr(xp, ufunc_name)(x, y)))  # 0-d: NumPy gives a scalar
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"Elementwise ``{ufunc_name}`` comparison: a bool tensor, not differentiable.\n\n"
-                  f"    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([1, 2]), 2).dtype\n"
-                  "    teachgrad.bool\n")
+    fn.__doc__ = (
+        f"Elementwise ``{ufunc_name}`` comparison: a bool tensor, not differentiable.\n\n"
+        f"    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([1, 2]), 2).dtype\n"
+        "    teachgrad.bool\n"
+    )
     return fn
 
 

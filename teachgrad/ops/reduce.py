@@ -33,8 +33,10 @@ def reduction_dims(dim, ndim: int) -> tuple:
         dim = (dim,)
     dims = tuple(sorted({_wrap_dim(d, ndim) for d in dim}))
     if len(dims) != len(tuple(dim)):
-        raise RuntimeError(f"dim {_duplicate(dim, ndim)} appears multiple times in the list of dims")
-    return dims
+        raise RuntimeError(
+            f"dim {_duplicate(dim, ndim)} appears multiple times in the list of dims"
+        )
+    return dims if ndim else ()  # a 0-d tensor accepts dim 0 / -1, and there is nothing to reduce
 
 
 def _duplicate(dims, ndim):
@@ -157,8 +159,9 @@ class Prod(_Reduction):
     def forward(ctx, a, dim, keepdim=False):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
         x = a._data
-        return array_module(x).prod(x, axis=dims, keepdims=keepdim,
-                                    dtype="int64" if x.dtype.kind in "biu" else None)
+        return array_module(x).prod(
+            x, axis=dims, keepdims=keepdim, dtype="int64" if x.dtype.kind in "biu" else None
+        )
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -213,7 +216,7 @@ class Var(_Reduction):
     @staticmethod
     def forward(ctx, a, dim, correction, keepdim):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
-        _float_only(a, "var")
+        _float_only(a, "std and var only support floating point and complex dtypes")
         ctx.to_save = (a,)
         ctx.divisor = _count(a._data.shape, dims) - correction
         return array_module(a).var(a._data, axis=dims, ddof=correction, keepdims=keepdim)
@@ -232,7 +235,7 @@ class Std(_Reduction):
     @staticmethod
     def forward(ctx, a, dim, correction, keepdim):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
-        _float_only(a, "std")
+        _float_only(a, "std and var only support floating point and complex dtypes")
         ctx.divisor = _count(a._data.shape, dims) - correction
         return array_module(a).std(a._data, axis=dims, ddof=correction, keepdims=keepdim)
 
@@ -248,9 +251,11 @@ class Std(_Reduction):
         return scale * centered, None, None, None
 
 
-def _float_only(a, name):
+def _float_only(a, message):
     if a._data.dtype.kind != "f":
-        raise RuntimeError(f"{name}(): input dtype should be floating point, but got {a.dtype}")
+        raise RuntimeError(
+            f"{message}\n  Got a {a.dtype} tensor; convert it first, e.g. x.float()."
+        )
 
 
 # --------------------------------------------------------------------------- max and min
@@ -261,12 +266,16 @@ class _Extreme(_Reduction):
 
     saved_names = ("self", "result")
     pick = "max"
+    label = "max"  # the op's name in messages
 
     @classmethod
     def forward(cls, ctx, a, dim, keepdim=False):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
-        if a._data.size == 0:
-            raise IndexError(f"{cls.pick}(): Expected reduction dim to be specified for input.numel() == 0.")
+        if a._data.size == 0 and 0 in [a._data.shape[d] for d in dims]:  # (`any` is the op here)
+            raise RuntimeError(
+                f"{cls.label}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
         return getattr(array_module(a), cls.pick)(a._data, axis=dims, keepdims=keepdim)
 
     @staticmethod
@@ -284,21 +293,23 @@ class _Extreme(_Reduction):
 class Amax(_Extreme):
     node_name = "AmaxBackward0"
     pick = "max"
+    label = "amax"
 
 
 class Amin(_Extreme):
     node_name = "AminBackward0"
     pick = "min"
+    label = "amin"
 
 
 class MaxAll(_Extreme):
     node_name = "MaxBackward1"
-    pick = "max"
+    pick = label = "max"
 
 
 class MinAll(_Extreme):
     node_name = "MinBackward1"
-    pick = "min"
+    pick = label = "min"
 
 
 class _ExtremeAlongDim(Function):
@@ -353,11 +364,17 @@ class MinDim(_ExtremeAlongDim):
 
 def _return_type(name):
     base = namedtuple(name, ["values", "indices"])
-    cls = type(name, (base,), {
-        "__repr__": lambda self: f"teachgrad.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})",
-        "__slots__": (),
-        "__doc__": f"``(values, indices)`` returned by ``{name}(dim=...)``.",
-    })
+    cls = type(
+        name,
+        (base,),
+        {
+            "__repr__": lambda self: (
+                f"teachgrad.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+            ),
+            "__slots__": (),
+            "__doc__": f"``(values, indices)`` returned by ``{name}(dim=...)``.",
+        },
+    )
     return cls
 
 
@@ -380,7 +397,11 @@ class Logsumexp(_Reduction):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
         x = a._data if a._data.dtype.kind == "f" else a.float()._data
         xp = array_module(x)
-        m = xp.max(x, axis=dims, keepdims=True) if x.size else xp.zeros(kept_shape(x.shape, dims), x.dtype)
+        m = (
+            xp.max(x, axis=dims, keepdims=True)
+            if x.size
+            else xp.zeros(kept_shape(x.shape, dims), x.dtype)
+        )
         m = xp.where(xp.isfinite(m), m, 0)  # all -inf rows: avoid inf - inf
         out = xp.log(xp.sum(xp.exp(x - m), axis=dims, keepdims=True)) + m
         return out if keepdim else out.squeeze(dims)
@@ -403,7 +424,11 @@ class Norm(_Reduction):
     @staticmethod
     def forward(ctx, a, p, dim, keepdim=False):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
-        _float_only(a, "norm")
+        _float_only(
+            a,
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. "
+            f"Got {a.dtype}",
+        )
         ctx.p = p
         xp = array_module(a)
         mag = xp.abs(a._data)
@@ -438,8 +463,10 @@ class Norm(_Reduction):
             count = hit.sum(ctx.dims, keepdim=True)
             return where(hit, g * a.sign() / count, 0.0), None, None, None
         # d||a||_p / da = a |a|^(p-2) / ||a||^(p-1); zero where the norm is zero
+        zero = r == 0
+        r = where(zero, 1.0, r)  # (so 0 / 0 is never computed)
         scale = a / r if p == 2 else a * a.abs() ** (p - 2) / r ** (p - 1)
-        return where(r == 0, 0.0, g * scale), None, None, None
+        return where(zero, 0.0, g * scale), None, None, None
 
 
 # --------------------------------------------------------------------------- functions
@@ -491,7 +518,9 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     if dim is None:
         return ProdAll.apply(input, None, False)
     if not isinstance(dim, int):
-        raise TypeError("prod(): argument 'dim' must be int (one dimension), not " + type(dim).__name__)
+        raise TypeError(
+            "prod(): argument 'dim' must be int (one dimension), not " + type(dim).__name__
+        )
     return Prod.apply(input, dim, keepdim)
 
 
@@ -581,10 +610,19 @@ def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001 - torch's 
 def _arg_extreme(name, input, dim, keepdim):
     x = input._data
     xp = array_module(x)
+    if x.size == 0 and (dim is None or x.ndim == 0 or x.shape[_wrap_dim(dim, x.ndim)] == 0):
+        raise IndexError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+        )
+    if dim is not None and x.ndim == 0:
+        _wrap_dim(dim, 0)  # a 0-d tensor accepts dim 0 / -1: the index is 0
+        dim = None
     if dim is None:
         out = getattr(xp, name)(x.reshape(-1))
         return wrap_array(xp.asarray(out, dtype="int64").reshape((1,) * x.ndim if keepdim else ()))
-    return wrap_array(getattr(xp, name)(x, axis=_wrap_dim(dim, x.ndim), keepdims=keepdim).astype("int64"))
+    return wrap_array(
+        getattr(xp, name)(x, axis=_wrap_dim(dim, x.ndim), keepdims=keepdim).astype("int64")
+    )
 
 
 def argmax(input, dim=None, keepdim=False):
@@ -641,8 +679,11 @@ def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     tensor(True)
     """
     x = input._data
-    return wrap_array(array_module(x).asarray(x.any(axis=None if dim is None else _wrap_dim(dim, x.ndim),
-                                                    keepdims=keepdim)))
+    return wrap_array(
+        array_module(x).asarray(
+            x.any(axis=None if dim is None else _wrap_dim(dim, x.ndim), keepdims=keepdim)
+        )
+    )
 
 
 def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
@@ -653,8 +694,11 @@ def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     tensor(False)
     """
     x = input._data
-    return wrap_array(array_module(x).asarray(x.all(axis=None if dim is None else _wrap_dim(dim, x.ndim),
-                                                    keepdims=keepdim)))
+    return wrap_array(
+        array_module(x).asarray(
+            x.all(axis=None if dim is None else _wrap_dim(dim, x.ndim), keepdims=keepdim)
+        )
+    )
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:

@@ -155,9 +155,9 @@ def flatten(input, start_dim=0, end_dim=-1):
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     merged = 1
-    for s in shape[start:end + 1]:
+    for s in shape[start : end + 1]:
         merged *= s
-    return reshape(input, shape[:start] + (merged,) + shape[end + 1:])
+    return reshape(input, shape[:start] + (merged,) + shape[end + 1 :])
 
 
 class Squeeze(_View):
@@ -250,8 +250,10 @@ def permute(input, *dims):
     ndim = input._data.ndim
     wrapped = tuple(_wrap_dim(d, ndim) for d in dims)
     if len(wrapped) != ndim:
-        raise RuntimeError(f"permute(): number of dims don't match in permute: input.dim() = {ndim} is not "
-                           f"equal to len(dims) = {len(wrapped)}")
+        raise RuntimeError(
+            f"permute(): number of dims don't match in permute: input.dim() = {ndim} is not "
+            f"equal to len(dims) = {len(wrapped)}"
+        )
     if len(set(wrapped)) != ndim:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     return Permute.apply(input, wrapped)
@@ -295,7 +297,13 @@ def t(input):
     ndim = input._data.ndim
     if ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
-    return T.apply(input, 0, 1) if ndim == 2 else T.apply(input, 0, 0) if ndim == 1 else Alias.apply(input)
+    return (
+        T.apply(input, 0, 1)
+        if ndim == 2
+        else T.apply(input, 0, 0)
+        if ndim == 1
+        else Alias.apply(input)
+    )
 
 
 def movedim(input, source, destination):
@@ -347,23 +355,29 @@ def expand(input, *sizes):
     shape = input._data.shape
     lead = len(sizes) - len(shape)
     if lead < 0:
-        raise RuntimeError(f"expand(teachgrad.FloatTensor{{{list(shape)}}}, size=[{len(sizes)}]): the number of "
-                           f"sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions "
-                           f"in the tensor ({len(shape)})")
+        raise RuntimeError(
+            f"expand(teachgrad.FloatTensor{{{list(shape)}}}, size=[{len(sizes)}]): the number of "
+            f"sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions "
+            f"in the tensor ({len(shape)})"
+        )
     target = []
     for i, s in enumerate(sizes):
         if i < lead:
             if s < 0:
-                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, "
-                                   f"non-existing dimension {i}")
+                raise RuntimeError(
+                    f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                    f"non-existing dimension {i}"
+                )
             target.append(s)
             continue
         old = shape[i - lead]
         new = old if s == -1 else s
         if old != new and old != 1:
-            raise RuntimeError(f"The expanded size of the tensor ({new}) must match the existing size ({old}) at "
-                               f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
-                               f"{list(shape)}")
+            raise RuntimeError(
+                f"The expanded size of the tensor ({new}) must match the existing size ({old}) at "
+                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                f"{list(shape)}"
+            )
         target.append(new)
     return Expand.apply(input, tuple(target))
 
@@ -418,7 +432,11 @@ class Select(_View):
     @staticmethod
     def backward(ctx, grad):
         key = (slice(None),) * ctx.dim + (ctx.index, Ellipsis)
-        return _SelectBackward.apply(grad, ctx.in_shape, key, lambda g: select(g, ctx.dim, ctx.index)), None, None
+        return (
+            _SelectBackward.apply(grad, ctx.in_shape, key, lambda g: select(g, ctx.dim, ctx.index)),
+            None,
+            None,
+        )
 
 
 def select(input, dim, index):
@@ -579,11 +597,16 @@ def cat(tensors, dim=0):
     dim = _wrap_dim(dim, ref.ndim)
     for i, t in enumerate(kept):
         s = t._data.shape
-        if len(s) != ref.ndim or any(a != b for j, (a, b) in enumerate(zip(s, ref.shape, strict=True)) if j != dim):
-            raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}. Expected size "
-                               f"{ref.shape[1 if dim == 0 else 0]} but got size {s} for tensor number {i} in "
-                               "the list." if len(s) == ref.ndim else
-                               f"Tensors must have same number of dimensions: got {ref.ndim} and {len(s)}")
+        if len(s) != ref.ndim or any(
+            a != b for j, (a, b) in enumerate(zip(s, ref.shape, strict=True)) if j != dim
+        ):
+            raise RuntimeError(
+                f"Sizes of tensors must match except in dimension {dim}. Expected size "
+                f"{ref.shape[1 if dim == 0 else 0]} but got size {s} for tensor number {i} in "
+                "the list."
+                if len(s) == ref.ndim
+                else f"Tensors must have same number of dimensions: got {ref.ndim} and {len(s)}"
+            )
     return Cat.apply(dim, *kept)
 
 
@@ -600,8 +623,13 @@ class Stack(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return (None, *(select(grad, ctx.dim, i) if needed else None
-                        for i, needed in enumerate(ctx.needs_input_grad[1:])))
+        return (
+            None,
+            *(
+                select(grad, ctx.dim, i) if needed else None
+                for i, needed in enumerate(ctx.needs_input_grad[1:])
+            ),
+        )
 
 
 def stack(tensors, dim=0):
@@ -618,20 +646,26 @@ def stack(tensors, dim=0):
     shape = tensors[0]._data.shape
     for i, t in enumerate(tensors):
         if t._data.shape != shape:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 and "
-                               f"{list(t._data.shape)} at entry {i}")
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 and "
+                f"{list(t._data.shape)} at entry {i}"
+            )
     return Stack.apply(_wrap_dim(dim, len(shape) + 1), *tensors)
 
 
 def _tensor_list(tensors, name):
     if isinstance(tensors, Tensor):
-        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+        raise TypeError(
+            f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
+        )
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError(f"{name} expects a non-empty TensorList")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+            )
     return tensors
 
 
@@ -671,7 +705,10 @@ class Split(_View):
         bounds = [0]
         for s in sizes:
             bounds.append(bounds[-1] + s)
-        return tuple(x[(slice(None),) * dim + (slice(lo, hi), Ellipsis)] for lo, hi in zip(bounds, bounds[1:]))
+        return tuple(
+            x[(slice(None),) * dim + (slice(lo, hi), Ellipsis)]
+            for lo, hi in zip(bounds, bounds[1:])
+        )
 
     @staticmethod
     def backward(ctx, *grads):
@@ -694,14 +731,18 @@ def split(input, split_size_or_sections, dim=0):
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
         if size <= 0:
-            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+            raise RuntimeError(
+                f"split expects split_size be non-negative, but got split_size={size}"
+            )
         sizes = [min(size, n - start) for start in range(0, n, size)] or [0]
         cls = SplitEqual
     else:
         sizes = list(split_size_or_sections)
         if sum(sizes) != n:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
-                               f"dimension {dim}), but got split_sizes={sizes}")
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                f"dimension {dim}), but got split_sizes={sizes}"
+            )
         cls = Split
     out = cls.apply(input, tuple(sizes), dim)
     return out if isinstance(out, tuple) else (out,)

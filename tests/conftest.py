@@ -1,0 +1,54 @@
+"""Suite-wide test settings: the ``cuda`` marker and hypothesis profiles.
+
+Nothing here knows about teachgrad's internals; package-specific fixtures live in
+the conftest.py of tests/teachgrad, tests/viz and tests/course.
+"""
+
+import functools
+import os
+
+import pytest
+
+
+@functools.cache
+def cuda_unavailable_reason() -> str | None:
+    """Why CUDA tests cannot run here, or None when CuPy sees a GPU."""
+    try:
+        import cupy
+    except ImportError:
+        return "CuPy is not installed (pip install -e '.[gpu]')"
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # no driver, no device, broken CUDA install ...
+        return f"CuPy cannot reach a CUDA device: {exc}"
+    return None if count > 0 else "no CUDA device found"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip tests marked ``@pytest.mark.cuda`` when there is no usable GPU."""
+    cuda_items = [item for item in items if "cuda" in item.keywords]
+    if not cuda_items:
+        return
+    reason = cuda_unavailable_reason()
+    if reason is not None:
+        for item in cuda_items:
+            item.add_marker(pytest.mark.skip(reason=f"cuda test: {reason}"))
+
+
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # hypothesis is a test extra; property tests import it themselves
+    pass
+else:
+    # CI machines are slower and noisier: no per-example deadline, and print the
+    # blob needed to reproduce a failure. Choose with HYPOTHESIS_PROFILE=dev|ci.
+    settings.register_profile("dev", deadline=None)
+    settings.register_profile(
+        "ci",
+        deadline=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    settings.load_profile(
+        os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
+    )
