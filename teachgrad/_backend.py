@@ -17,8 +17,6 @@ What does not: anything about autograd.
 
 from __future__ import annotations
 
-import threading
-
 import numpy
 
 # --------------------------------------------------------------------------- dtypes
@@ -104,7 +102,7 @@ def as_dtype(d) -> dtype:
     return from_numpy_dtype(d)
 
 
-class _Defaults(threading.local):
+class _Defaults:  # process-wide, like torch's default dtype
     float_dtype = float32
 
 

@@ -55,9 +55,15 @@ def _infer_dtype(data):
             kind = max(kind, _backend.from_numpy_dtype(item.dtype)._kind)
         else:
             raise TypeError(f"Could not infer dtype of {type(item).__name__}")
+    if kind == 0 and not _contains_only_bools(data) and _is_empty(data):
+        return get_default_dtype()  # tensor([]) is float, as in torch
     if kind == 0 and _contains_only_bools(data):
         return _backend.bool_
     return get_default_dtype() if kind == 2 else _backend.int64
+
+
+def _is_empty(data) -> bool:
+    return isinstance(data, list | tuple) and all(_is_empty(d) for d in data)
 
 
 def _contains_only_bools(data) -> bool:

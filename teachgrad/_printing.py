@@ -21,71 +21,71 @@ THRESHOLD = 1000  # more elements than this: print only the edges
 EDGE_ITEMS = 3
 
 
-def _formatter(values: numpy.ndarray):
-    """One function formatting every element of the tensor the same way."""
-    if values.dtype.kind == "b":
-        return lambda v: str(bool(v))
-    if values.dtype.kind in "iu":
-        return lambda v: str(int(v))
-    finite = values[numpy.isfinite(values)]
-    if finite.size == 0:
-        return _nonfinite_or(lambda v: f"{v:.4f}")
-    magnitude = numpy.abs(finite)
-    nonzero = magnitude[magnitude != 0]
-    hi = float(magnitude.max())
-    lo = float(nonzero.min()) if nonzero.size else 0.0
-    if numpy.all(finite == numpy.round(finite)):
-        if hi > 1e8:
-            return _nonfinite_or(lambda v: f"{v:.4e}")
-        return _nonfinite_or(lambda v: f"{v:.0f}.")
-    if nonzero.size and (hi / lo > 1000 or hi > 1e8 or lo < 1e-4):
-        return _nonfinite_or(lambda v: f"{v:.4e}")
-    return _nonfinite_or(lambda v: f"{v:.4f}")
+class _Format:
+    """One number format for a whole tensor, chosen from its nonzero finite values."""
+
+    def __init__(self, values: numpy.ndarray):
+        self.floating = values.dtype.kind == "f"
+        self.int_mode = True  # every value is a whole number: print "3." not "3.0000"
+        self.sci_mode = False
+        self.width = 1
+        if not self.floating:
+            self.width = max([len(_plain(v)) for v in values.reshape(-1)] or [1])
+            return
+        shown = values[numpy.isfinite(values) & (values != 0)].astype("float64")
+        if shown.size == 0:
+            return
+        magnitude = numpy.abs(shown)
+        hi, lo = float(magnitude.max()), float(magnitude.min())
+        self.int_mode = bool(numpy.all(shown == numpy.ceil(shown)))
+        spread = hi / lo > 1000.0 or hi > 1.0e8
+        self.sci_mode = spread if self.int_mode else spread or lo < 1.0e-4
+        if self.sci_mode:
+            self.width = max(len(f"{v:.4e}") for v in shown)
+        elif self.int_mode:
+            self.width = max(len(f"{v:.0f}") + 1 for v in shown)
+        else:
+            self.width = max(len(f"{v:.4f}") for v in shown)
+
+    def __call__(self, value) -> str:
+        if not self.floating:
+            text = _plain(value)
+        elif self.sci_mode:
+            text = f"{float(value):.4e}"
+        elif self.int_mode:
+            text = f"{float(value):.0f}" + ("" if numpy.isnan(value) or numpy.isinf(value) else ".")
+        else:
+            text = f"{float(value):.4f}"
+        return text.rjust(self.width)
 
 
-def _nonfinite_or(fmt):
-    def format_value(v):
-        v = float(v)
-        if numpy.isnan(v):
-            return "nan"
-        if numpy.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return fmt(v)
-
-    return format_value
+def _plain(value) -> str:
+    return str(bool(value)) if isinstance(value, numpy.bool_ | bool) else str(value.item())
 
 
-def _edges(values: numpy.ndarray, summarize: bool) -> numpy.ndarray:
-    """The elements that will be printed (all, or the edges of each dim)."""
-    if not summarize:
-        return values
+def _edges(values: numpy.ndarray) -> numpy.ndarray:
+    """Only the first and last EDGE_ITEMS along each dim (what a summary shows)."""
     for axis in range(values.ndim):
-        if values.shape[axis] > 2 * EDGE_ITEMS:
-            head = numpy.take(values, range(EDGE_ITEMS), axis=axis)
-            tail = numpy.take(
-                values, range(values.shape[axis] - EDGE_ITEMS, values.shape[axis]), axis=axis
-            )
-            values = numpy.concatenate([head, tail], axis=axis)
+        n = values.shape[axis]
+        if n > 2 * EDGE_ITEMS:
+            keep = list(range(EDGE_ITEMS)) + list(range(n - EDGE_ITEMS, n))
+            values = numpy.take(values, keep, axis=axis)
     return values
 
 
-def _body(values, fmt, width, indent, summarize) -> str:
+def _body(values, fmt, indent, summarize) -> str:
     if values.ndim == 0:
-        return fmt(values.item()).rjust(width)
+        return fmt(values[()])
     n = values.shape[0]
     cut = summarize and n > 2 * EDGE_ITEMS
-    rows = (
-        list(range(EDGE_ITEMS)) + [None] + list(range(n - EDGE_ITEMS, n)) if cut else list(range(n))
-    )
+    rows = [*range(EDGE_ITEMS), None, *range(n - EDGE_ITEMS, n)] if cut else list(range(n))
     if values.ndim == 1:
-        items = ["..." if i is None else fmt(values[i]).rjust(width) for i in rows]
-        per_line = max(1, (LINE_WIDTH - indent) // (width + 2))
+        items = [" ..." if i is None else fmt(values[i]) for i in rows]
+        per_line = max(1, (LINE_WIDTH - indent) // (fmt.width + 2))
         lines = [", ".join(items[k : k + per_line]) for k in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
     separator = "," + "\n" * (values.ndim - 1) + " " * (indent + 1)
-    parts = [
-        "..." if i is None else _body(values[i], fmt, width, indent + 1, summarize) for i in rows
-    ]
+    parts = ["..." if i is None else _body(values[i], fmt, indent + 1, summarize) for i in rows]
     return "[" + separator.join(parts) + "]"
 
 
@@ -95,10 +95,7 @@ def tensor_str(t, indent: int) -> str:
     if values.size == 0:
         return "[]"
     summarize = values.size > THRESHOLD
-    fmt = _formatter(_edges(values, summarize))
-    shown = _edges(values, summarize)
-    width = max(len(fmt(v)) for v in shown.reshape(-1))
-    return _body(values, fmt, width, indent, summarize)
+    return _body(values, _Format(_edges(values) if summarize else values), indent, summarize)
 
 
 def tensor_repr(t) -> str:

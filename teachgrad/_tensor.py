@@ -95,6 +95,7 @@ class Tensor:
     _base = None
     _inference = False
     _acc_ref = None
+    _engine_owned = False  # a gradient only the backward engine holds (see accumulate_grad)
     _view_base_fn = None  # for views: the base's grad_fn when this view's grad_fn was made
     _creation_meta = (
         None  # for views: "no_grad", "inference" or "multi_output" when in-place is restricted
@@ -141,6 +142,8 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         value = bool(value)
+        if self._grad_fn is not None and value:
+            return  # a non-leaf already requires grad: asking again changes nothing (as torch)
         if self._grad_fn is not None:
             hint = (
                 ""
@@ -150,7 +153,10 @@ class Tensor:
                     "differentiation use var_no_grad = var.detach()."
                 )
             )
-            raise RuntimeError("you can only change requires_grad flags of leaf variables." + hint)
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables." + hint + "\n  This "
+                f"tensor was made by {self._grad_fn.name()}; its requires_grad follows from its inputs."
+            )
         if value and self._data.dtype.kind != "f":
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients "
@@ -361,6 +367,9 @@ class Tensor:
             raise RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation."
             )
+        retained = self.retains_grad
+        if retained:  # retain_grad() follows the tensor to its new history
+            del self._grad_fn._retain_grad[self._output_nr]
         if self._base is None:
             self._grad_fn = node
             self._output_nr = output_nr
@@ -369,6 +378,8 @@ class Tensor:
             from .ops.inplace import rebase_view_history  # noqa: PLC0415
 
             rebase_view_history(self, node, input_index)
+        if retained:
+            self.retain_grad()
 
     def detach(self) -> Tensor:
         """The same memory and version counter, cut from the graph (requires_grad=False).
@@ -535,7 +546,7 @@ class Tensor:
 
     def __dlpack__(self, *args, **kwargs):
         if self._requires_grad:
-            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
         return self._data.__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):
@@ -646,7 +657,7 @@ def wrap_array(data) -> Tensor:
     """A new Tensor owning ``data`` (internal fast path used by every op)."""
     t = _new(Tensor)
     t._data = data
-    t._counter = new_counter()
+    t._counter = _new(VersionCounter)
     return t
 
 

@@ -29,13 +29,14 @@ touching any ``.grad``.
 from __future__ import annotations
 
 import warnings
+from collections import deque
 from heapq import heappop, heappush
 from typing import NamedTuple
 
 from .._backend import array_module
 from .._tensor import Tensor, wrap_array
 from .grad_mode import state as _grad_state
-from .graph import AccumulateGrad, Node, accumulate_grad
+from .graph import AccumulateGrad, Node, accumulate_grad, check_hook_result
 
 
 class BackwardStep(NamedTuple):
@@ -66,20 +67,42 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
     >>> rest = list(steps); w.grad
     tensor(3.)
     """
+    return _steps(
+        tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads_private=False
+    )
+
+
+def _steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads_private):
+    """``backward_steps``; ``keep_grads_private`` lets leaves keep gradient buffers without a copy,
+    which is only safe when nobody outside the engine sees the steps (``backward()``)."""
     tensors = _as_tuple(tensors)
     roots = _root_edges(tensors)
     grads = _make_root_grads(tensors, _as_tuple(grad_tensors, len(tensors)), create_graph)
     keep = create_graph if retain_graph is None else retain_graph
     if inputs is None:
-        yield from _execute(roots, grads, keep, create_graph)
+        yield from _execute(roots, grads, keep, create_graph, steal=keep_grads_private)
         return
     inputs = _check_inputs(inputs, "backward")
     targets = [t._edge() for t in inputs]
     captured = {}
-    yield from _execute(roots, grads, keep, create_graph, targets, captured, accumulate=True)
+    yield from _execute(
+        roots,
+        grads,
+        keep,
+        create_graph,
+        targets,
+        captured,
+        accumulate=True,
+        steal=keep_grads_private,
+    )
     for t, edge in zip(inputs, targets, strict=True):
-        if not isinstance(edge[0], AccumulateGrad) and captured.get(edge) is not None:
-            accumulate_grad(t, captured[edge])  # a non-leaf in inputs= gets a .grad too
+        # a non-leaf in inputs= gets a .grad too (retain_grad's hook already gave it one)
+        if (
+            not isinstance(edge[0], AccumulateGrad)
+            and captured.get(edge) is not None
+            and not t.retains_grad
+        ):
+            accumulate_grad(t, captured[edge])
 
 
 def backward(
@@ -116,8 +139,10 @@ def backward(
         grad_tensors = grad_variables
     if inputs is not None and not isinstance(inputs, Tensor) and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    for _ in backward_steps(tensors, grad_tensors, retain_graph, create_graph, inputs):
-        pass
+    deque(
+        _steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads_private=True),
+        maxlen=0,
+    )  # run the generator to the end, keeping no step
 
 
 def grad(
@@ -160,6 +185,8 @@ def grad(
     allow_unused = materialize_grads if allow_unused is None else allow_unused
     outputs = _as_tuple(outputs)
     inputs = _check_inputs(inputs, "grad")
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grad_outputs = _as_tuple(grad_outputs, len(outputs))
     if is_grads_batched:
         return _batched_grad(
@@ -226,11 +253,19 @@ def _batched_grad(
 
 
 def _execute(
-    roots, root_grads, keep_graph, create_graph, targets=None, captured=None, accumulate=True
+    roots,
+    root_grads,
+    keep_graph,
+    create_graph,
+    targets=None,
+    captured=None,
+    accumulate=True,
+    steal=False,
 ):
     """The engine loop (a generator). ``targets``: edges whose arriving grads go into
     ``captured``; with targets, only nodes leading to them run (and AccumulateGrad
-    nodes only when ``accumulate`` and they are targets)."""
+    nodes only when ``accumulate`` and they are targets). ``steal``: mark gradients that
+    only this loop holds, so a leaf may keep them as ``.grad`` without copying."""
     deps = _dependencies(roots)
     capture_at = runs = None  # runs is None: every node runs
     if targets is not None:
@@ -267,14 +302,14 @@ def _execute(
                 for hook in list(node._pre_hooks.values()):
                     new = hook(tuple(grads))
                     if new is not None:
-                        grads = list(new)
+                        grads = _checked_hook_values(hook, new, grads, node)
             grad_outputs = tuple(grads)
             grad_inputs = node._apply(grads)
             if node._post_hooks:
                 for hook in list(node._post_hooks.values()):
                     new = hook(grad_inputs, grad_outputs)
                     if new is not None:
-                        grad_inputs = tuple(new)
+                        grad_inputs = tuple(_checked_hook_values(hook, new, grad_inputs, node))
             if not keep_graph:
                 node._release_saved()
             for (nxt, nr), g in zip(node.next_functions, grad_inputs):
@@ -284,7 +319,16 @@ def _execute(
                 if buf is None:
                     buf = buffers[nxt] = [None] * len(nxt._output_meta)
                 if g is not None:
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                    if buf[nr] is not None:
+                        g = buf[nr] + g
+                        g._engine_owned = steal  # a fresh sum: nobody else has it
+                    elif (
+                        steal
+                        and type(nxt) is AccumulateGrad
+                        and _made_by(node, g, grad_outputs, grad_inputs)
+                    ):
+                        g._engine_owned = True
+                    buf[nr] = g
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
@@ -295,7 +339,33 @@ def _execute(
         yield _new_step(BackwardStep, (node, grad_outputs, grad_inputs, heap[:]))
 
 
+def _checked_hook_values(hook, new, old, node) -> list:
+    """A node hook's replacement gradients, checked like torch checks them."""
+    new = list(new)
+    if len(new) != len(old):
+        raise RuntimeError(
+            f"hook '{getattr(hook, '__name__', 'hook')}' has returned an incorrect number of values (got "
+            f"{len(new)}, but expected {len(old)})\n  A hook on {node.name()} must return one gradient per "
+            "position of the tuple it received (or None to keep them)."
+        )
+    return [
+        g if g is None or o is None else check_hook_result(g, o, node, i, hook)
+        for i, (g, o) in enumerate(zip(new, old))
+    ]
+
+
 _new_step = tuple.__new__  # BackwardStep(...) without the namedtuple's Python-level __new__
+
+
+def _made_by(node, g, grad_outputs, grad_inputs) -> bool:
+    """True if ``node`` just created ``g`` (not a pass-through of its input, not sent to two
+    edges, not a view of another buffer, not shown to a hook): then only the engine holds it."""
+    return (
+        node._post_hooks is None
+        and g._data.base is None
+        and all(g is not o for o in grad_outputs)
+        and sum(1 for x in grad_inputs if x is g) == 1
+    )
 
 
 def _add_to_buffer(buffers, node, nr, g) -> None:
@@ -309,7 +379,7 @@ def _add_to_buffer(buffers, node, nr, g) -> None:
 def _dependencies(roots) -> dict:
     """For each node reachable from the roots: how many edges lead into it."""
     deps = {}
-    stack = [node for node, _ in roots if node is not None]
+    stack = list({node: None for node, _ in roots if node is not None})  # each root once
     seen = set(stack)
     while stack:
         for child, _ in stack.pop().next_functions:
@@ -402,7 +472,8 @@ def _make_root_grads(tensors, grads, create_graph) -> list:
             if g.shape != t.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
-                    f"output[{i}] has a shape of {t.shape}."
+                    f"output[{i}] has a shape of {t.shape}.\n  The gradient you pass for an output "
+                    "is dLoss/dOutput: it must have exactly that output's shape."
                 )
             if g.device != t.device:
                 raise RuntimeError(

@@ -39,7 +39,11 @@ from .grad_mode import state as _grad_state
 from .graph import Node, SavedTensor, _sequence
 
 _ndarray = numpy_module().ndarray
-_NO_GRADS_NEEDED = [(False,) * n for n in range(8)]
+_NO_GRADS = [(False,) * n for n in range(8)]
+
+
+def _no_grads_needed(n: int) -> tuple:
+    return _NO_GRADS[n] if n < 8 else (False,) * n
 
 
 class FunctionCtx:
@@ -115,13 +119,12 @@ class BackwardFunction(FunctionCtx, Node):
 
     _forward_cls = None
     _saved = None
-    _tensor_positions = ()  # which forward arguments were Tensors (they have edges)
-    _input_meta = ()  # (shape, numpy dtype, array type) of each Tensor argument
+    _input_meta = ()  # (argument position, shape, numpy dtype, array type) of each Tensor argument
 
     def _apply(self, grad_outputs: list) -> tuple:
-        if self.materialize_grads and len(grad_outputs) > 1 or grad_outputs[0] is None:
+        if self.materialize_grads and (len(grad_outputs) > 1 or grad_outputs[0] is None):
             for i, g in enumerate(grad_outputs):
-                if g is None and self.materialize_grads:
+                if g is None and self._output_meta[i] is not None:  # non-tensor outputs stay None
                     grad_outputs[i] = zeros_for(self._output_meta[i])
         cls = self._forward_cls
         result = cls.backward(self, *grad_outputs)
@@ -138,21 +141,36 @@ class BackwardFunction(FunctionCtx, Node):
                     f"argument of forward ({cls.__name__}.forward takes {n_args} besides ctx), "
                     "using None for arguments that are not Tensors or need no gradient."
                 )
+        meta = self._input_meta
+        if len(meta) != n_args:
+            _check_non_tensor_grads(result, meta, self)
         grads = []
-        for pos, meta in zip(self._tensor_positions, self._input_meta):
-            g = result[pos]
+        for pos, shape, dtype, array_type in meta:
+            g = result[pos] if array_type is not None else None  # a number operand has no gradient
             # the usual case needs no work: a Tensor of the input's exact shape, dtype and device
             if (
                 g is None
                 or isinstance(g, Tensor)
-                and g._data.shape == meta[0]
-                and g._data.dtype == meta[1]
-                and type(g._data) is meta[2]
+                and g._data.shape == shape
+                and g._data.dtype == dtype
+                and type(g._data) is array_type
             ):
                 grads.append(g)
             else:
-                grads.append(validate_grad(g, meta, self, pos))
+                grads.append(validate_grad(g, (shape, dtype, array_type), self, pos))
         return tuple(grads)
+
+
+def _check_non_tensor_grads(result, meta, node) -> None:
+    """A gradient for a forward argument that was not a Tensor is a mistake (often swapped returns)."""
+    tensor_positions = {m[0] for m in meta}
+    for pos, g in enumerate(result):
+        if g is not None and pos not in tensor_positions:
+            raise RuntimeError(
+                f"function {node.name()} returned a gradient different than None at position {pos + 1}, but "
+                "the corresponding forward input was not a Variable\n  Return None for arguments of forward "
+                "that are not Tensors (numbers, flags, shapes); check the order of the gradients returned."
+            )
 
 
 def zeros_for(meta):
@@ -171,9 +189,9 @@ def validate_grad(g, meta, node, index):
     if g is None:
         return None
     if not isinstance(g, Tensor):
-        raise TypeError(
-            f"function {node.name()} returned a gradient of type {type(g).__name__} for input "
-            f"{index}: expected a Tensor or None"
+        raise RuntimeError(
+            f"expected Variable or None (got {type(g).__name__})\n  function {node.name()} returned a "
+            f"{type(g).__name__} as the gradient of input {index}; gradients must be Tensors (or None)."
         )
     shape, np_dtype, array_type = meta
     if type(g._data) is not array_type:
@@ -241,6 +259,7 @@ class Function:
     node_name: str | None = None  # torch's node name for built-ins, e.g. "MulBackward0"
     saved_names: tuple = ()  # names of saved tensors, exposed as grad_fn._saved_<name>
     array_forward = False  # built-ins: forward reads ._data and returns backend arrays
+    number_inputs = 0  # built-ins: leading arguments that get an edge even when they are numbers
     view_of_input = False  # built-in view ops: the outputs share storage with input 0
 
     def __init_subclass__(cls, **kwargs):
@@ -294,26 +313,21 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward and, if any input requires grad, record a node for backward."""
+        # This is the hot path of every op: written for speed, but each step is plain.
         ctx = cls._backward_cls()
-        record = False
+        needs = None
         if _grad_state.enabled:
             for a in args:
                 if isinstance(a, Tensor):
                     if a._base is not None:
                         a._refresh_view()  # a view's history may have changed via an alias
                     if a._requires_grad:
-                        record = True
+                        needs = tuple([isinstance(b, Tensor) and b._requires_grad for b in args])
                         break
-        if record:
-            ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
-        else:
-            ctx.needs_input_grad = (
-                _NO_GRADS_NEEDED[len(args)] if len(args) < 8 else (False,) * len(args)
-            )
+        ctx.needs_input_grad = needs or _no_grads_needed(len(args))
 
-        if (
-            cls.array_forward
-        ):  # built-ins always get ctx; setup_context (if any) sees the wrapped outputs
+        if cls.array_forward:
+            # built-ins: forward always gets ctx; setup_context (if any) sees the wrapped outputs
             out = cls.forward(ctx, *args, **kwargs)
             if type(out) is _ndarray and not cls.view_of_input:  # the common case, kept fast
                 outputs = (wrap_array(out),)
@@ -321,20 +335,19 @@ class Function:
             else:
                 single = type(out) is not tuple
                 outputs = _wrap_outputs((out,) if single else out, args, ctx, cls)
-            if record and cls._new_style:
+            if needs and cls._new_style:
                 cls.setup_context(ctx, args, outputs[0] if single else outputs)
         else:
             with no_grad():  # a custom forward's own ops are never recorded
-                out = (
-                    cls.forward(*args, **kwargs)
-                    if cls._new_style
-                    else cls.forward(ctx, *args, **kwargs)
-                )
+                if cls._new_style:
+                    out = cls.forward(*args, **kwargs)
+                else:
+                    out = cls.forward(ctx, *args, **kwargs)
                 single = type(out) is not tuple
                 outputs = _wrap_outputs((out,) if single else out, args, ctx, cls)
                 if cls._new_style:
                     cls.setup_context(ctx, args, outputs[0] if single else outputs)
-        if record:
+        if needs:
             _connect(ctx, cls, args, outputs)
         elif _grad_state.inference:
             for t in outputs:
@@ -354,6 +367,8 @@ def _overrides(cls) -> set:
 
 def _wrap_outputs(outs, args, ctx, cls) -> tuple:
     """Turn forward's results into Tensors: arrays are wrapped, views share storage."""
+    for t in ctx.dirty_tensors:  # torch counts marking a tensor dirty as one more change
+        t._counter.bump(f"{cls.__name__} (mark_dirty)")
     result = []
     for o in outs:
         if isinstance(o, Tensor):
@@ -385,18 +400,20 @@ def _make_view(array, source):
 
 def _connect(ctx, cls, args, outputs) -> None:
     """Make ``ctx`` the grad_fn of the outputs and give it edges to the inputs."""
-    positions = []
     edges = []
     meta = []
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
-            positions.append(i)
             edges.append(a._edge())
             data = a._data
-            meta.append((data.shape, data.dtype, type(data)))
+            meta.append((i, data.shape, data.dtype, type(data)))
+        elif (
+            i < cls.number_inputs
+        ):  # torch wraps a Python number operand as a tensor: an empty edge
+            edges.append((None, 0))
+            meta.append((i, (), None, None))
     ctx.next_functions = tuple(edges)
-    ctx._tensor_positions = tuple(positions)
-    ctx._input_meta = tuple(meta)
+    ctx._input_meta = meta
     ctx._seq = next(_sequence)
 
     output_meta = []
@@ -415,14 +432,14 @@ def _connect(ctx, cls, args, outputs) -> None:
             t._grad_fn = ctx
             t._output_nr = nr
             t._requires_grad = True
-    ctx._output_meta = tuple(output_meta)
+    ctx._output_meta = output_meta
 
     to_save = ctx.to_save
     if to_save:
         names = cls.saved_names
-        # built-ins may keep plain numbers here too (e.g. the 3 of x * 3); they are stored as they are
+        # built-ins may keep plain numbers here too (e.g. the 3 of x * 3): stored as they are
         ctx._saved = [
-            _save(t, ctx, names[j] if j < len(names) else f"saved_tensors[{j}]")
+            SavedTensor(t, ctx, names[j] if j < len(names) else f"saved_tensors[{j}]")
             if isinstance(t, Tensor)
             else t
             for j, t in enumerate(to_save)
@@ -440,17 +457,6 @@ def _position_in(args, t) -> int:
 def _contains(tensors, t) -> bool:
     """``t in tensors`` by identity (``==`` on tensors compares values)."""
     return any(x is t for x in tensors)
-
-
-def _save(t, ctx, name) -> SavedTensor:
-    if t._inference:
-        raise RuntimeError(
-            "Inference tensors cannot be saved for backward. To work around you can make a clone to get "
-            f"a normal tensor and use it in autograd.\n  {ctx.name()} wanted to save '{name}' (shape "
-            f"{tuple(t.shape)}), which was created inside inference_mode(); tensors made there can never "
-            "take part in backward. Create it outside inference_mode, or use no_grad() instead."
-        )
-    return SavedTensor(t, ctx, name)
 
 
 def once_differentiable(backward):

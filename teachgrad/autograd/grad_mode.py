@@ -59,16 +59,22 @@ class _DecoratorContextManager:
             @functools.wraps(func)
             def generator(*args, **kwargs):
                 gen = func(*args, **kwargs)
-                with self.clone():
-                    response = gen.send(None)
+                try:
+                    with self.clone():
+                        response = gen.send(None)
+                except StopIteration as done:
+                    return done.value
                 while True:
                     try:
                         request = yield response
                     except GeneratorExit:
                         gen.close()
                         raise
-                    with self.clone():
-                        response = gen.send(request)
+                    try:
+                        with self.clone():
+                            response = gen.send(request)
+                    except StopIteration as done:
+                        return done.value
 
             return generator
 
@@ -83,7 +89,16 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
+class _NoArgs(_DecoratorContextManager):
+    """Also usable as a bare decorator: ``@no_grad`` as well as ``@no_grad()``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoArgs):
     """Turn recording off: results of ops do not require grad.
 
     >>> import teachgrad as tg
@@ -103,7 +118,7 @@ class no_grad(_DecoratorContextManager):
         return False
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoArgs):
     """Turn recording back on, e.g. inside ``no_grad``.
 
     >>> import teachgrad as tg
@@ -113,10 +128,6 @@ class enable_grad(_DecoratorContextManager):
     """
 
     def __enter__(self):
-        if state.inference:
-            raise RuntimeError(
-                "enable_grad has no effect inside inference_mode: leave inference_mode instead"
-            )
         self.prev = state.enabled
         state.enabled = True
 
@@ -164,6 +175,11 @@ class inference_mode(_DecoratorContextManager):
     >>> y.is_inference()
     True
     """
+
+    def __new__(cls, mode=True):
+        if callable(mode):  # bare @inference_mode
+            return cls(True)(mode)
+        return super().__new__(cls)
 
     def __init__(self, mode: bool = True):
         self.mode = bool(mode)

@@ -26,6 +26,7 @@ import sys
 import weakref
 from collections import namedtuple
 
+from .._tensor import Tensor
 from .grad_mode import state as _grad_state
 
 # Nodes run latest-created first; AccumulateGrad nodes get the largest number so a
@@ -113,6 +114,13 @@ class SavedTensor:
     )
 
     def __init__(self, tensor, owner, name: str):
+        if tensor._inference:
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. To work around you can make a clone to "
+                f"get a normal tensor and use it in autograd.\n  {owner.name()} wanted to save '{name}' "
+                f"(shape {tuple(tensor.shape)}), which was created inside inference_mode(); tensors made "
+                "there can never take part in backward. Create it outside inference_mode, or use no_grad()."
+            )
         self.name = name
         self.counter = tensor._counter
         self.version = tensor._counter.version
@@ -137,8 +145,6 @@ class SavedTensor:
             raise RuntimeError(version_error(self, owner))
         if not self.grad_fn_is_owner:
             return self.tensor
-        from .._tensor import Tensor  # noqa: PLC0415 - Tensor imports this module
-
         t = Tensor._make(self.data, self.counter, self.base)
         if self.base is not None:
             t._view_base_fn = self.base._grad_fn  # its history is `owner`, not a regenerated view
@@ -156,6 +162,16 @@ class SavedTensor:
         return "released" if data is None else str(list(data.shape))
 
 
+_TYPE_NAMES = {
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "float16": "HalfTensor",
+    "int64": "LongTensor",
+    "int32": "IntTensor",
+    "bool": "BoolTensor",
+}
+
+
 def _short(node) -> str:
     """A node's name the way torch's error messages print it (``ExpBackward0`` -> ``Exp``)."""
     return re.sub(r"Backward\d*$", "", node.name())
@@ -169,14 +185,7 @@ def version_error(saved: SavedTensor, owner) -> str:
     else:
         data = t._data
         which = f", which is output {t._output_nr} of {_short(t._grad_fn)}," if t._grad_fn else ""
-    type_name = {
-        "float32": "FloatTensor",
-        "float64": "DoubleTensor",
-        "float16": "HalfTensor",
-        "int64": "LongTensor",
-        "int32": "IntTensor",
-        "bool": "BoolTensor",
-    }.get(str(data.dtype), f"{data.dtype}Tensor")
+    type_name = _TYPE_NAMES.get(str(data.dtype), f"{data.dtype}Tensor")
     bumps = getattr(saved.counter, "history", None)
     changed_by = [b for b in (bumps or [])[saved.version :] if b] or ["an in-place op"]
     return (
@@ -284,7 +293,7 @@ class Node:
                     if grads[nr] is not None:
                         new = fn(grads[nr])
                         if new is not None:
-                            grads[nr] = _check_hook_result(new, grads[nr], self, nr)
+                            grads[nr] = check_hook_result(new, grads[nr], self, nr)
         if self._retain_grad:  # runs after every other hook, as in torch
             for nr, ref in self._retain_grad.items():
                 t = ref()
@@ -296,9 +305,9 @@ class Node:
 _MISSING = object()
 
 
-def _check_hook_result(new, old, node, nr):
-    from .._tensor import Tensor  # noqa: PLC0415
-
+def check_hook_result(new, old, node, nr, hook=None):
+    """A hook's replacement gradient must be a Tensor like the one it replaces."""
+    name = getattr(hook, "__name__", "hook")
     if not isinstance(new, Tensor):
         raise TypeError(
             f"a tensor hook on output {nr} of {node.name()} must return a Tensor or None, "
@@ -306,10 +315,19 @@ def _check_hook_result(new, old, node, nr):
         )
     if new.shape != old.shape:
         raise RuntimeError(
-            f"hook 'hook' has changed the size of value: a tensor hook on output {nr} of {node.name()} "
+            f"hook '{name}' has changed the size of value: a hook on {node.name()} (position {nr}) "
             f"returned shape {tuple(new.shape)}, but the gradient has shape {tuple(old.shape)}"
         )
+    if new._data.dtype != old._data.dtype or type(new._data) is not type(old._data):
+        raise RuntimeError(
+            f"hook '{name}' has changed the type of value (was {_type_name(old)} got {_type_name(new)}): "
+            f"a hook on {node.name()} (position {nr}) must keep the gradient's dtype and device"
+        )
     return new
+
+
+def _type_name(t) -> str:
+    return f"teachgrad.{_TYPE_NAMES.get(str(t._data.dtype), str(t._data.dtype))}"
 
 
 class AccumulateGrad(Node):
@@ -337,11 +355,13 @@ class AccumulateGrad(Node):
         hooks = self._tensor_hooks
         if hooks:
             g = grads[0]
+            if g is not None:
+                g._engine_owned = False  # a hook may keep a reference to it
             for fn in list(hooks.values()):
                 if g is not None:
                     new = fn(g)
                     if new is not None:
-                        g = _check_hook_result(new, g, self, 0)
+                        g = check_hook_result(new, g, self, 0)
             grads[0] = g
         return grads
 
@@ -367,13 +387,15 @@ def accumulate_grad(var, g) -> None:
     """
     old = var._grad
     if _grad_state.enabled:
-        var._grad = _copy_with_layout(g, var) if old is None else old + g
+        new = _copy_with_layout(g, var) if old is None else old + g
+        if not _strides_match(new._data, var._data):
+            new = _copy_with_layout(new, var)
+        var._grad = new
         return
     if old is None:
-        # 3 references: the caller's local, this function's argument, getrefcount's argument.
-        sole_owner = sys.getrefcount(g) <= 3 and g._data.base is None and g._base is None
-        if sole_owner and g._grad_fn is None and _strides_match(g._data, var._data):
-            var._grad = g
+        if g._engine_owned and _strides_match(g._data, var._data):
+            g._engine_owned = False  # it is var.grad now: visible to everyone
+            var._grad = g  # made by this backward pass and held by nobody else: no copy needed
         else:
             var._grad = _copy_with_layout(g, var)
     else:

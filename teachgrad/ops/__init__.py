@@ -331,6 +331,16 @@ Tensor.T = property(
     lambda self: permute(self, tuple(range(self.ndim))[::-1]),
     doc="All dims reversed (the transpose for a matrix).",
 )
-Tensor.mT = property(lambda self: transpose(self, -2, -1), doc="The last two dims swapped.")
+
+
+def _mT(self):
+    if self.ndim < 2:
+        raise RuntimeError(
+            f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor."
+        )
+    return transpose(self, -2, -1)
+
+
+Tensor.mT = property(_mT, doc="The last two dims swapped (matrices or batches of matrices).")
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -71,7 +71,49 @@ def advanced_getitem(input, key):
     for k in key:
         if hasattr(k, "dtype") and k.dtype.kind not in "biu":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    check_key(input._data.shape, key)
     return Index.apply(input, key)
+
+
+def check_key(shape, key) -> None:
+    """torch's IndexErrors for an advanced index: indices out of bounds, masks of the wrong shape.
+
+    ``key`` holds backend arrays (from ``_array_key``), ints, slices, None and Ellipsis.
+    """
+    ndim = len(shape)
+
+    def width(k):  # how many dims of the tensor an entry indexes
+        if k is None or k is Ellipsis:
+            return 0
+        return k.ndim if hasattr(k, "dtype") and k.dtype.kind == "b" else 1
+
+    used = sum(width(k) for k in key)
+    if used > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    dim = 0
+    for k in key:
+        if k is Ellipsis:
+            dim += ndim - used
+        elif k is None:
+            continue
+        elif hasattr(k, "dtype") and k.dtype.kind == "b":
+            for j in range(k.ndim):
+                if k.shape[j] != shape[dim + j]:
+                    raise IndexError(
+                        f"The shape of the mask {list(k.shape)} at index {j} does not match the shape of "
+                        f"the indexed tensor {list(shape)} at index {dim + j}"
+                    )
+            dim += k.ndim
+        else:
+            if not isinstance(k, slice):
+                size = shape[dim]
+                bad = (k < -size) | (k >= size)
+                if bool(bad.any() if hasattr(bad, "any") else bad):
+                    value = int(k[bad].reshape(-1)[0]) if hasattr(k, "dtype") and k.ndim else int(k)
+                    raise IndexError(
+                        f"index {value} is out of bounds for dimension {dim} with size {size}"
+                    )
+            dim += 1
 
 
 class IndexPut(Function):

@@ -95,6 +95,7 @@ class _Binary(Function):
 
     saved_names = ("self", "other")
     array_forward = True
+    number_inputs = 2
 
     @staticmethod
     def save_operands(ctx, a, b):
@@ -107,6 +108,7 @@ class _Binary(Function):
 
 class Add(Function):
     node_name = "AddBackward0"
+    number_inputs = 2
     array_forward = True
 
     @staticmethod
@@ -122,6 +124,7 @@ class Add(Function):
 
 class Sub(Function):
     node_name = "SubBackward0"
+    number_inputs = 2
     array_forward = True
 
     @staticmethod
@@ -228,12 +231,12 @@ class PowScalar(Function):
     """``tensor ** number``."""
 
     node_name = "PowBackward0"
-    saved_names = ("self",)
+    saved_names = ("self", "exponent")
     array_forward = True
 
     @staticmethod
     def forward(ctx, a, exponent):
-        ctx.to_save = (a,)
+        ctx.to_save = (a, exponent)
         ctx.exponent = exponent
         x = a._data
         if x.dtype.kind != "f" and isinstance(exponent, float):
@@ -244,8 +247,7 @@ class PowScalar(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        p = ctx.exponent
+        a, p = ctx.saved_tensors
         if p == 0:
             return grad * 0, None
         return grad * p * a ** (p - 1), None
@@ -289,7 +291,7 @@ class Rpow(Function):
     """``number ** tensor``."""
 
     node_name = "PowBackward2"
-    saved_names = ("exponent", "result")
+    saved_names = ("exponent", "result", "self")
     array_forward = True
 
     @staticmethod
@@ -300,11 +302,11 @@ class Rpow(Function):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        ctx.to_save = (inputs[0], output)
+        ctx.to_save = (inputs[0], output, inputs[1])
 
     @staticmethod
     def backward(ctx, grad):
-        _, result = ctx.saved_tensors
+        _, result, _ = ctx.saved_tensors
         base = ctx.base
         if base == 0:
             return grad * 0, None
@@ -390,9 +392,47 @@ Reciprocal = _unary(
 Sin = _unary("Sin", "SinBackward0", lambda xp, x: xp.sin(x), lambda g, x: g * x.cos())
 Cos = _unary("Cos", "CosBackward0", lambda xp, x: xp.cos(x), lambda g, x: -g * x.sin())
 Tan = _unary("Tan", "TanBackward0", lambda xp, x: xp.tan(x), lambda g, y: g * (1 + y * y), True)
-Tanh = _unary("Tanh", "TanhBackward0", lambda xp, x: xp.tanh(x), lambda g, y: g * (1 - y * y), True)
+
+
+class _TanhGrad(Function):
+    """tanh's backward ``g * (1 - y²)`` as one op, like torch's ``tanh_backward``; differentiable."""
+
+    node_name = "TanhBackwardBackward0"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, g, y):
+        ctx.to_save = (g, y)
+        yd = y._data
+        return g._data * (1 - yd * yd)
+
+    @staticmethod
+    def backward(ctx, gg):
+        g, y = ctx.saved_tensors
+        return gg * (1 - y * y), -2 * gg * g * y
+
+
+class _SigmoidGrad(Function):
+    """sigmoid's backward ``g * y * (1 - y)`` as one op (torch's ``sigmoid_backward``)."""
+
+    node_name = "SigmoidBackwardBackward0"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, g, y):
+        ctx.to_save = (g, y)
+        yd = y._data
+        return g._data * yd * (1 - yd)
+
+    @staticmethod
+    def backward(ctx, gg):
+        g, y = ctx.saved_tensors
+        return gg * y * (1 - y), gg * g * (1 - 2 * y)
+
+
+Tanh = _unary("Tanh", "TanhBackward0", lambda xp, x: xp.tanh(x), _TanhGrad.apply, True)
 Sigmoid = _unary(
-    "Sigmoid", "SigmoidBackward0", lambda xp, x: _sigmoid(xp, x), lambda g, y: g * y * (1 - y), True
+    "Sigmoid", "SigmoidBackward0", lambda xp, x: _sigmoid(xp, x), _SigmoidGrad.apply, True
 )
 
 

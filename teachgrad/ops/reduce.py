@@ -247,8 +247,9 @@ class Std(_Reduction):
     def backward(ctx, grad):
         a, result = ctx.saved_tensors
         centered = a - a.mean(ctx.dims, keepdim=True)
-        scale = _Reduction.spread(ctx, grad / result) / ctx.divisor
-        return scale * centered, None, None, None
+        zero = _Reduction.spread(ctx, result == 0)  # all values equal: torch's gradient there is 0
+        scale = _Reduction.spread(ctx, grad / where(result == 0, 1.0, result)) / ctx.divisor
+        return where(zero, 0.0, scale * centered), None, None, None
 
 
 def _float_only(a, message):
@@ -465,7 +466,11 @@ class Norm(_Reduction):
         # d||a||_p / da = a |a|^(p-2) / ||a||^(p-1); zero where the norm is zero
         zero = r == 0
         r = where(zero, 1.0, r)  # (so 0 / 0 is never computed)
-        scale = a / r if p == 2 else a * a.abs() ** (p - 2) / r ** (p - 1)
+        if p == 2:
+            scale = a / r
+        else:  # where an element is 0 its gradient is 0 (for p < 2, |a|^(p-2) alone would be inf)
+            nonzero = a != 0
+            scale = where(nonzero, a * where(nonzero, a.abs(), 1.0) ** (p - 2), 0.0) / r ** (p - 1)
         return where(zero, 0.0, g * scale), None, None, None
 
 

@@ -83,6 +83,12 @@ class View(_View):
         return grad.reshape(ctx.in_shape), None
 
 
+class ReshapeAlias(View):
+    """``reshape`` of a non-contiguous tensor whose strides still allow a view."""
+
+    node_name = "ReshapeAliasBackward0"
+
+
 class UnsafeView(Function):
     """``reshape`` of a tensor whose layout needs a copy (not a view)."""
 
@@ -126,8 +132,10 @@ def reshape(input, *shape):
     teachgrad.Size([3, 2])
     """
     shape = _infer_shape(_shape_args(shape), input._data.size)
-    if _as_view(input._data, shape) is not None:
+    if input._data.flags.c_contiguous:
         return View.apply(input, shape)
+    if _as_view(input._data, shape) is not None:  # strided, but this shape still fits: a view
+        return ReshapeAlias.apply(input, shape)
     return UnsafeView.apply(input, shape)
 
 
@@ -154,6 +162,8 @@ def flatten(input, start_dim=0, end_dim=-1):
     start, end = _wrap_dim(start_dim, len(shape)), _wrap_dim(end_dim, len(shape))
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return input  # nothing to merge: torch returns the tensor itself
     merged = 1
     for s in shape[start : end + 1]:
         merged *= s
@@ -251,8 +261,9 @@ def permute(input, *dims):
     wrapped = tuple(_wrap_dim(d, ndim) for d in dims)
     if len(wrapped) != ndim:
         raise RuntimeError(
-            f"permute(): number of dims don't match in permute: input.dim() = {ndim} is not "
-            f"equal to len(dims) = {len(wrapped)}"
+            "permute(): number of dimensions in the tensor input does not match the length of the "
+            f"desired ordering of dimensions i.e. input.dim() = {ndim} is not equal to len(dims) = "
+            f"{len(wrapped)}"
         )
     if len(set(wrapped)) != ndim:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
@@ -274,6 +285,16 @@ class Transpose(_View):
 
 class T(Transpose):
     node_name = "TBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim0, dim1):
+        ctx.pair = (dim0, dim1)
+        x = a._data
+        return array_module(a).swapaxes(x, dim0, dim1) if x.ndim else x.view()  # 0-d: as it is
+
+    @staticmethod
+    def backward(ctx, grad):
+        return t(grad), None, None
 
 
 def transpose(input, dim0, dim1):
@@ -297,13 +318,7 @@ def t(input):
     ndim = input._data.ndim
     if ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
-    return (
-        T.apply(input, 0, 1)
-        if ndim == 2
-        else T.apply(input, 0, 0)
-        if ndim == 1
-        else Alias.apply(input)
-    )
+    return T.apply(input, 0, 1) if ndim == 2 else T.apply(input, 0, 0)
 
 
 def movedim(input, source, destination):
@@ -452,7 +467,9 @@ def select(input, dim, index):
     dim = _wrap_dim(dim, len(shape))
     size = shape[dim]
     if not -size <= index < size:
-        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size {list(shape)} at dimension {dim}"
+        )
     return Select.apply(input, dim, index % size)
 
 
@@ -543,7 +560,10 @@ def getitem(input, key):
                 changed = True
             dim += 1
         else:
-            result = select(result, dim, int(k))
+            k, size = int(k), result._data.shape[dim]
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
+            result = Select.apply(result, dim, k % size)
             changed = True
     return result if changed else Alias.apply(input)
 
@@ -597,16 +617,17 @@ def cat(tensors, dim=0):
     dim = _wrap_dim(dim, ref.ndim)
     for i, t in enumerate(kept):
         s = t._data.shape
-        if len(s) != ref.ndim or any(
-            a != b for j, (a, b) in enumerate(zip(s, ref.shape, strict=True)) if j != dim
-        ):
+        if len(s) != ref.ndim:
             raise RuntimeError(
-                f"Sizes of tensors must match except in dimension {dim}. Expected size "
-                f"{ref.shape[1 if dim == 0 else 0]} but got size {s} for tensor number {i} in "
-                "the list."
-                if len(s) == ref.ndim
-                else f"Tensors must have same number of dimensions: got {ref.ndim} and {len(s)}"
+                f"Tensors must have same number of dimensions: got {ref.ndim} and {len(s)}"
             )
+        for j, (a, b) in enumerate(zip(ref.shape, s)):
+            if j != dim and a != b:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {dim}. Expected size {a} but got "
+                    f"size {b} for tensor number {i} in the list.\n  Shapes {tuple(ref.shape)} and "
+                    f"{tuple(s)} differ in dim {j}; only dim {dim}, the one joined along, may differ."
+                )
     return Cat.apply(dim, *kept)
 
 
@@ -660,6 +681,8 @@ def _tensor_list(tensors, name):
         )
     tensors = list(tensors)
     if not tensors:
+        if name == "cat":
+            raise ValueError("cat(): expected a non-empty list of Tensors")
         raise RuntimeError(f"{name} expects a non-empty TensorList")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
