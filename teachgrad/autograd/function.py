@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 
 from .._backend import array_module, as_array, numpy_module
-from .._tensor import Tensor, VersionCounter, wrap_array
+from .._tensor import Tensor, VersionCounter, _new, wrap_array
 from .grad_mode import no_grad
 from .grad_mode import state as _grad_state
 from .graph import Node, SavedTensor, _sequence
@@ -107,7 +107,7 @@ class FunctionCtx:
                 "saved_tensors is only available after forward has run and, for "
                 "Functions, when the result requires grad"
             )
-        return tuple(s.unpack(self) if isinstance(s, SavedTensor) else s for s in saved)
+        return tuple([s.unpack(self) if type(s) is SavedTensor else s for s in saved])
 
 
 class BackwardFunction(FunctionCtx, Node):
@@ -314,7 +314,7 @@ class Function:
     def apply(cls, *args, **kwargs):
         """Run forward and, if any input requires grad, record a node for backward."""
         # This is the hot path of every op: written for speed, but each step is plain.
-        ctx = cls._backward_cls()
+        ctx = _new(cls._backward_cls)  # the node; made without calling __init__ (it has none)
         needs = None
         if _grad_state.enabled:
             for a in args:
@@ -404,7 +404,8 @@ def _connect(ctx, cls, args, outputs) -> None:
     meta = []
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
-            edges.append(a._edge())
+            fn = a._grad_fn
+            edges.append((fn, a._output_nr) if fn is not None and a._base is None else a._edge())
             data = a._data
             meta.append((i, data.shape, data.dtype, type(data)))
         elif (

@@ -105,12 +105,10 @@ class SavedTensor:
         "counter",
         "version",
         "output_nr",
-        "grad_fn_is_owner",
+        "is_output",
         "name",
-        "requires_grad",
         "released",
         "base",
-        "is_leaf",
     )
 
     def __init__(self, tensor, owner, name: str):
@@ -129,12 +127,11 @@ class SavedTensor:
             self.tensor = None
             self.data = tensor._data
             self.output_nr = tensor._output_nr
-            self.grad_fn_is_owner = True
-            self.requires_grad = True
+            self.is_output = True
             self.base = tensor._base
         else:
             self.tensor = tensor
-            self.grad_fn_is_owner = False
+            self.is_output = False
 
     def unpack(self, owner):
         if self.released:
@@ -143,7 +140,7 @@ class SavedTensor:
             )
         if self.counter.version != self.version:
             raise RuntimeError(version_error(self, owner))
-        if not self.grad_fn_is_owner:
+        if not self.is_output:
             return self.tensor
         t = Tensor._make(self.data, self.counter, self.base)
         if self.base is not None:
@@ -180,7 +177,7 @@ def _short(node) -> str:
 def version_error(saved: SavedTensor, owner) -> str:
     """torch's message for a saved tensor modified in place, plus what it means here."""
     t = saved.tensor
-    if saved.grad_fn_is_owner:
+    if saved.is_output:
         data, which = saved.data, f", which is output {saved.output_nr} of {_short(owner)},"
     else:
         data = t._data

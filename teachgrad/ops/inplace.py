@@ -236,6 +236,8 @@ def inplace(x, op: str, fn, *args, **kwargs):
         or any(isinstance(v, Tensor) and v._requires_grad for v in kwargs.values())
     )
     if not record:
+        if op in _UFUNCS and _arith_in_place(x, op, *args, **kwargs):
+            return x
         if _grad_state.enabled:
             with no_grad():
                 out = fn(x, *args, **kwargs)
@@ -252,11 +254,43 @@ def inplace(x, op: str, fn, *args, **kwargs):
     if node is None:
         return x
     for saved in node._saved:  # what the node saved as its result is now x itself
-        if isinstance(saved, SavedTensor) and saved.grad_fn_is_owner:
+        if isinstance(saved, SavedTensor) and saved.is_output:
             saved.data, saved.counter, saved.base = x._data, x._counter, x._base
             saved.version = x._counter.version
     x._rebase_history(node, out._output_nr, 0)
     return x
+
+
+_UFUNCS = {"add_": "add", "sub_": "subtract", "mul_": "multiply", "div_": "true_divide"}
+
+
+def _arith_in_place(x, op, other, alpha=1, rounding_mode=None) -> bool:
+    """Unrecorded ``+= -= *= /=`` straight into x's memory (no temporary, as NumPy's ``-=``);
+    False when the case needs the general path (which also gives the errors)."""
+    if rounding_mode is not None:
+        return False
+    xd = x._data
+    if isinstance(other, Tensor):
+        y = other._data
+        if (
+            type(y) is not type(xd)
+            or y.dtype != xd.dtype
+            or y.shape != xd.shape
+            and y.ndim > xd.ndim
+        ):
+            return False
+    elif type(other) in (int, float) and xd.dtype.kind == "f":
+        y = other
+    else:
+        return False
+    if alpha != 1:
+        y = y * alpha
+    try:
+        getattr(array_module(xd), _UFUNCS[op])(xd, y, out=xd)
+    except ValueError:  # shapes don't broadcast to x: the general path says so
+        return False
+    x._counter.bump(op)
+    return True
 
 
 def _write(x, out, op: str) -> None:

@@ -91,16 +91,11 @@ def float_data(x):
 
 
 class _Binary(Function):
-    """Shared shape of binary arithmetic: save both operands when the other needs grad."""
+    """Binary arithmetic on tensors or numbers: torch's saved names, one edge per operand."""
 
     saved_names = ("self", "other")
     array_forward = True
     number_inputs = 2
-
-    @staticmethod
-    def save_operands(ctx, a, b):
-        need_a, need_b = ctx.needs_input_grad
-        ctx.to_save = (a if need_b else None, b if need_a else None)
 
 
 # --------------------------------------------------------------------------- arithmetic
@@ -161,16 +156,14 @@ class Mul(_Binary):
     @staticmethod
     def forward(ctx, a, b):
         x, y = operands(a, b)
-        _Binary.save_operands(ctx, a, b)
-        ctx.scalar = b if not isinstance(b, Tensor) else None
+        need_a, need_b = ctx.needs_input_grad
+        ctx.to_save = (a if need_b else None, b if need_a else None)  # a number is kept as it is
         return x * y
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        if b is None and need_a:
-            b = ctx.scalar
         return grad * b if need_a else None, grad * a if need_b else None
 
 
@@ -182,7 +175,6 @@ class Div(_Binary):
         x, y = operands(a, b)
         need_a, need_b = ctx.needs_input_grad
         ctx.to_save = (a if need_b else None, b if need_a or need_b else None)
-        ctx.scalar = b if not isinstance(b, Tensor) else None
         out = x / y
         if (
             result_type(a, b).numpy.kind != "f"
@@ -196,8 +188,6 @@ class Div(_Binary):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        if b is None:
-            b = ctx.scalar
         return grad / b if need_a else None, -grad * a / (b * b) if need_b else None
 
 
