@@ -487,20 +487,21 @@ class Tensor:
         >>> tg.zeros(5)[2:].storage_offset()
         2
         """
-        owner = self._data
-        while getattr(owner, "base", None) is not None and _backend.is_array(owner.base):
+        return (_data_ptr(self._data) - _data_ptr(self._storage_array())) // self._data.itemsize
+
+    def _storage_array(self):
+        """The array owning this tensor's memory (through its base, then NumPy's ``.base``)."""
+        owner = (self._base if self._base is not None else self)._data
+        while _backend.is_array(getattr(owner, "base", None)):
             owner = owner.base
-        return (_data_ptr(self._data) - _data_ptr(owner)) // self._data.itemsize
+        return owner
 
     def _is_view(self) -> bool:
         """True when this tensor is a view of another (``_base``)."""
         return self._base is not None
 
     def untyped_storage_nbytes(self) -> int:
-        owner = self._data
-        while getattr(owner, "base", None) is not None and _backend.is_array(owner.base):
-            owner = owner.base
-        return int(owner.nbytes)
+        return int(self._storage_array().nbytes)
 
     # ------------------------------------------------------------------ conversions
     def item(self):

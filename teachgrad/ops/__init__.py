@@ -81,6 +81,7 @@ from .reduce import (
 )
 from .views import (
     cat,
+    diagonal,
     chunk,
     expand,
     expand_as,
@@ -185,6 +186,7 @@ _METHODS = {
     "expand": expand,
     "expand_as": expand_as,
     "narrow": narrow,
+    "diagonal": diagonal,
     "select": select,
     "unbind": unbind,
     "split": split,

@@ -782,3 +782,64 @@ def chunk(input, chunks, dim=0):
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = input._data.shape[_wrap_dim(dim, input._data.ndim)]
     return split(input, max(1, -(-n // chunks)), dim)
+
+
+def _diagonal_view(array, offset, dim1, dim2):
+    """The (writable) view of ``array``'s diagonal: dims dim1, dim2 replaced by one last dim."""
+    xp = array_module(array)
+    rows, cols = array.shape[dim1], array.shape[dim2]
+    length = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
+    start = [0] * array.ndim
+    if length:
+        start[dim2 if offset >= 0 else dim1] = abs(offset)
+    first = array[tuple(slice(s, None) for s in start)] if length else array
+    keep = [d for d in range(array.ndim) if d not in (dim1, dim2)]
+    shape = tuple(array.shape[d] for d in keep) + (length,)
+    strides = tuple(array.strides[d] for d in keep) + (array.strides[dim1] + array.strides[dim2],)
+    return xp.lib.stride_tricks.as_strided(first, shape, strides)
+
+
+class Diagonal(_View):
+    node_name = "DiagonalBackward0"
+
+    @staticmethod
+    def forward(ctx, a, offset, dim1, dim2):
+        ctx.in_shape, ctx.args = a._data.shape, (offset, dim1, dim2)
+        return _diagonal_view(a._data, offset, dim1, dim2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _DiagonalBackward.apply(grad, ctx.in_shape, *ctx.args), None, None, None
+
+
+class _DiagonalBackward(Function):
+    """Backward of ``diagonal``: the gradient written onto the diagonal of zeros."""
+
+    node_name = "DiagonalBackwardBackward0"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, grad, in_shape, offset, dim1, dim2):
+        ctx.args = (offset, dim1, dim2)
+        g = grad._data
+        out = array_module(g).zeros(in_shape, g.dtype)
+        _diagonal_view(out, offset, dim1, dim2)[...] = g
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return Diagonal.apply(gg, *ctx.args), None, None, None, None
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The diagonal of the ``dim1``/``dim2`` matrices (a view; the diagonal becomes the last dim).
+
+    >>> import teachgrad as tg
+    >>> tg.arange(9).reshape(3, 3).diagonal(), tg.arange(9).reshape(3, 3).diagonal(1)
+    (tensor([0, 4, 8]), tensor([1, 5]))
+    """
+    ndim = input._data.ndim
+    d1, d2 = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return Diagonal.apply(input, offset, d1, d2)
