@@ -81,8 +81,8 @@ from .reduce import (
 )
 from .views import (
     cat,
-    diagonal,
     chunk,
+    diagonal,
     expand,
     expand_as,
     flatten,
