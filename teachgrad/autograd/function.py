@@ -39,11 +39,7 @@ from .grad_mode import state as _grad_state
 from .graph import Node, SavedTensor, _sequence
 
 _ndarray = numpy_module().ndarray
-_NO_GRADS = [(False,) * n for n in range(8)]
-
-
-def _no_grads_needed(n: int) -> tuple:
-    return _NO_GRADS[n] if n < 8 else (False,) * n
+_NO_GRADS = [(False,) * n for n in range(256)]  # needs_input_grad when nothing is recorded
 
 
 class FunctionCtx:
@@ -107,7 +103,10 @@ class FunctionCtx:
                 "saved_tensors is only available after forward has run and, for "
                 "Functions, when the result requires grad"
             )
-        return tuple([s.unpack(self) if type(s) is SavedTensor else s for s in saved])
+        values = []
+        for s in saved:
+            values.append(s.unpack(self) if type(s) is SavedTensor else s)
+        return tuple(values)
 
 
 class BackwardFunction(FunctionCtx, Node):
@@ -132,7 +131,7 @@ class BackwardFunction(FunctionCtx, Node):
             result = (result,)
         n_args = len(self.needs_input_grad)
         if len(result) != n_args:
-            if len(result) > n_args and all(g is None for g in result[n_args:]):
+            if len(result) > n_args and _all_none(result[n_args:]):
                 result = result[:n_args]
             else:
                 raise RuntimeError(
@@ -159,6 +158,13 @@ class BackwardFunction(FunctionCtx, Node):
             else:
                 grads.append(validate_grad(g, (shape, dtype, array_type), self, pos))
         return tuple(grads)
+
+
+def _all_none(values) -> bool:
+    for v in values:  # noqa: SIM110 - a plain loop: no generator object on the hot path
+        if v is not None:
+            return False
+    return True
 
 
 def _check_non_tensor_grads(result, meta, node) -> None:
@@ -314,6 +320,7 @@ class Function:
     def apply(cls, *args, **kwargs):
         """Run forward and, if any input requires grad, record a node for backward."""
         # This is the hot path of every op: written for speed, but each step is plain.
+        # (Plain loops, no comprehensions: on Python 3.11 each comprehension is a function call.)
         ctx = _new(cls._backward_cls)  # the node; made without calling __init__ (it has none)
         needs = None
         if _grad_state.enabled:
@@ -322,9 +329,12 @@ class Function:
                     if a._base is not None:
                         a._refresh_view()  # a view's history may have changed via an alias
                     if a._requires_grad:
-                        needs = tuple([isinstance(b, Tensor) and b._requires_grad for b in args])
+                        needs = []
+                        for b in args:
+                            needs.append(isinstance(b, Tensor) and b._requires_grad)
+                        needs = tuple(needs)
                         break
-        ctx.needs_input_grad = needs or _no_grads_needed(len(args))
+        ctx.needs_input_grad = needs or _NO_GRADS[len(args)]
 
         if cls.array_forward:
             # built-ins: forward always gets ctx; setup_context (if any) sees the wrapped outputs
@@ -438,13 +448,12 @@ def _connect(ctx, cls, args, outputs) -> None:
     to_save = ctx.to_save
     if to_save:
         names = cls.saved_names
-        # built-ins may keep plain numbers here too (e.g. the 3 of x * 3): stored as they are
-        ctx._saved = [
-            SavedTensor(t, ctx, names[j] if j < len(names) else f"saved_tensors[{j}]")
-            if isinstance(t, Tensor)
-            else t
-            for j, t in enumerate(to_save)
-        ]
+        saved = []
+        for j, t in enumerate(to_save):
+            if isinstance(t, Tensor):
+                t = SavedTensor(t, ctx, names[j] if j < len(names) else f"saved_tensors[{j}]")
+            saved.append(t)  # built-ins may keep plain numbers too (the 3 of x * 3), as they are
+        ctx._saved = saved
         ctx.to_save = ()
     else:
         ctx._saved = ()

@@ -26,7 +26,7 @@ import sys
 import weakref
 from collections import namedtuple
 
-from .._tensor import Tensor
+from .._tensor import Tensor, _new
 from .grad_mode import state as _grad_state
 
 # Nodes run latest-created first; AccumulateGrad nodes get the largest number so a
@@ -142,8 +142,11 @@ class SavedTensor:
             raise RuntimeError(version_error(self, owner))
         if not self.is_output:
             return self.tensor
-        t = Tensor._make(self.data, self.counter, self.base)
+        t = _new(Tensor)
+        t._data = self.data
+        t._counter = self.counter
         if self.base is not None:
+            t._base = self.base
             t._view_base_fn = self.base._grad_fn  # its history is `owner`, not a regenerated view
         t._grad_fn = owner
         t._output_nr = self.output_nr

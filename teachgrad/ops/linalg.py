@@ -121,9 +121,9 @@ def _fail(message, hint):
 
 def _check_same_dtype(kind, a, b):
     """Matrix products don't promote: both operands must have one dtype (torch's errors)."""
-    da, db = a._data.dtype.name, b._data.dtype.name
-    if da == db:
+    if a._data.dtype == b._data.dtype:
         return
+    da, db = a._data.dtype.name, b._data.dtype.name
     sa, sb = _SCALAR_NAMES.get(da, da), _SCALAR_NAMES.get(db, db)
     message = {
         "dot": f"dot : expected both vectors to have same dtype, but found {sa} and {sb}",

@@ -30,13 +30,16 @@ def operands(a, b, broadcast=True):
     x = a._data if isinstance(a, Tensor) else a
     y = b._data if isinstance(b, Tensor) else b
     tx, ty = type(x), type(y)
-    if broadcast and hasattr(x, "shape") and hasattr(y, "shape") and x.shape != y.shape:
-        broadcast_shape(x.shape, y.shape)
-    if tx is ty and x.dtype == y.dtype:
-        return x, y
+    if tx is ty:  # two arrays of one kind (the common case: checked first, cheaply)
+        if broadcast and x.shape != y.shape:
+            broadcast_shape(x.shape, y.shape)
+        if x.dtype == y.dtype:
+            return x, y
     # a Python number next to a float array keeps the array's dtype (NumPy agrees with torch here)
-    if ty in _NUMBERS and x.dtype.kind == "f" or tx in _NUMBERS and y.dtype.kind == "f":
+    elif ty in _NUMBERS and x.dtype.kind == "f" or tx in _NUMBERS and y.dtype.kind == "f":
         return x, y
+    elif broadcast and hasattr(x, "shape") and hasattr(y, "shape") and x.shape != y.shape:
+        broadcast_shape(x.shape, y.shape)
     dt = result_type(a, b).numpy
     if hasattr(x, "dtype"):
         if hasattr(y, "dtype") and tx is not ty:
@@ -245,11 +248,10 @@ class PowScalar(Function):
 
 def _masked_log(base, exponent_or_none):
     """log(base), with 0 where base == 0 (and the exponent >= 0), like torch's pow backward."""
-    log = base.log()
     zero_base = base == 0
     if exponent_or_none is not None:
         zero_base = zero_base & (exponent_or_none >= 0)
-    return where(zero_base, 0.0, log)
+    return where(zero_base, 0.0, where(zero_base, 1.0, base).log())  # log(0) is never computed
 
 
 class Pow(Function):
@@ -272,7 +274,10 @@ class Pow(Function):
     def backward(ctx, grad):
         a, b, result = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        grad_a = where(b == 0, 0.0, grad * b * a ** (b - 1)) if need_a else None
+        zero_exponent = b == 0  # d(a ** 0)/da is 0, even at a == 0 (where a ** -1 would be inf)
+        grad_a = None
+        if need_a:
+            grad_a = where(zero_exponent, 0.0, grad * b * a ** where(zero_exponent, 1.0, b - 1))
         grad_b = grad * result * _masked_log(a, b) if need_b else None
         return grad_a, grad_b
 
