@@ -1,0 +1,245 @@
+"""Matrix products: matmul (every rank combination, batched and broadcast), mm, bmm, mv,
+dot, outer. Gradients are right (gradcheck, gradgradcheck); values, gradients, dtypes
+and node names match PyTorch; shape, rank and dtype mistakes raise torch's errors.
+"""
+
+import numpy as np
+import pytest
+
+import teachgrad as tg
+
+from ._cases import A, case_id, compare_with_torch, run_gradchecks
+
+T = "transposed"
+
+# matmul operands: torch's rules for each rank combination
+MATMUL_SHAPES = {
+    "1-D @ 1-D (dot)": (A(3), A(3)),
+    "2-D @ 1-D (mv)": (A(2, 3), A(3)),
+    "1-D @ 2-D": (A(3), A(3, 4)),
+    "2-D @ 2-D (mm)": (A(2, 3), A(3, 4)),
+    "2-D @ 2-D transposed operands": (A(2, 3, layout=T), A(3, 4, layout=T)),
+    "batched 3-D @ 3-D": (A(2, 2, 3), A(2, 3, 4)),
+    "broadcast batched 4-D @ 3-D": (A(2, 1, 2, 3), A(3, 3, 2)),
+    "broadcast batch of 1": (A(2, 2, 3), A(1, 3, 2)),
+    "batched @ 2-D": (A(2, 2, 3), A(3, 2)),
+    "batched transposed @ 2-D": (A(2, 2, 3, layout=T), A(3, 2)),
+    "2-D @ batched": (A(2, 3), A(2, 3, 2)),
+    "1-D @ batched": (A(3), A(2, 3, 2)),
+    "batched @ 1-D": (A(2, 2, 3), A(3)),
+    "strided 1-D @ 2-D": (A(3, layout="strided"), A(3, 2)),
+}
+
+PRODUCTS = {
+    "a @ b": lambda lib, a, b: a @ b,
+    "matmul(a, b)": lambda lib, a, b: lib.matmul(a, b),
+}
+
+MATMUL_CASES = [
+    pytest.param(fn, args, id=f"{op}-{name}")
+    for op, fn in PRODUCTS.items()
+    for name, args in MATMUL_SHAPES.items()
+]
+
+# the rank-specific functions
+NAMED = {
+    "mm": (
+        lambda lib, a, b: lib.mm(a, b),
+        [(A(2, 3), A(3, 4)), (A(3, 2, layout=T), A(2, 2, layout=T))],
+    ),
+    "x.mm": (lambda lib, a, b: a.mm(b), [(A(1, 3), A(3, 1))]),
+    "bmm": (lambda lib, a, b: lib.bmm(a, b), [(A(2, 2, 3), A(2, 3, 2)), (A(3, 1, 2), A(3, 2, 2))]),
+    "mv": (
+        lambda lib, a, b: lib.mv(a, b),
+        [(A(2, 3), A(3)), (A(3, 2, layout=T), A(2, layout="strided"))],
+    ),
+    "dot": (lambda lib, a, b: lib.dot(a, b), [(A(4), A(4)), (A(3, layout="strided"), A(3))]),
+    "outer": (lambda lib, a, b: lib.outer(a, b), [(A(3), A(4)), (A(1), A(2))]),
+    "x.outer": (lambda lib, a, b: a.outer(b), [(A(2, layout="strided"), A(3))]),
+}
+
+NAMED_CASES = [
+    pytest.param(fn, args, id=f"{name}-{case_id(args)}")
+    for name, (fn, arg_list) in NAMED.items()
+    for args in arg_list
+]
+
+# only one operand requires grad: the other gradient must be skipped, not crash
+ONE_SIDED_CASES = [
+    pytest.param(args, id=f"{name}-{which}")
+    for name, (a, b) in MATMUL_SHAPES.items()
+    for which, args in {
+        "a only": (a, A(*b.shape, layout=b.layout, requires_grad=False)),
+        "b only": (A(*a.shape, layout=a.layout, requires_grad=False), b),
+    }.items()
+]
+
+
+def matmul_fn(lib, a, b):
+    return a @ b
+
+
+# --------------------------------------------------------------------------- gradcheck
+
+
+@pytest.mark.parametrize("fn,args", MATMUL_CASES + NAMED_CASES)
+def test_product_gradcheck_and_gradgradcheck(fn, args):
+    """First and second derivatives of each product w.r.t. both operands agree with finite
+    differences, for every rank combination and broadcast batch."""
+    run_gradchecks(fn, args)
+
+
+@pytest.mark.parametrize("args", ONE_SIDED_CASES)
+def test_matmul_gradcheck_with_one_operand_constant(args):
+    """With only one operand requiring grad, its gradient is still right (both orders)."""
+    run_gradchecks(matmul_fn, args)
+
+
+# --------------------------------------------------------------------------- PyTorch oracle
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("fn,args", MATMUL_CASES + NAMED_CASES)
+def test_product_matches_torch(torch, fn, args, dtype):
+    """Value, result shape and dtype, node name (MmBackward0, MvBackward0, DotBackward0,
+    SqueezeBackward4, UnsafeViewBackward0 ...) and both gradients equal torch's."""
+    compare_with_torch(torch, fn, args, dtype)
+
+
+@pytest.mark.parametrize("args", ONE_SIDED_CASES)
+def test_matmul_with_one_operand_constant_matches_torch(torch, args):
+    """The node name and the single gradient equal torch's when one operand is constant."""
+    compare_with_torch(torch, matmul_fn, args)
+
+
+def test_integer_matmul_matches_torch(torch):
+    """Integer matrices multiply exactly, to an int64 result that does not require grad."""
+    got = tg.arange(6).reshape(2, 3) @ tg.arange(3)
+    want = torch.arange(6).reshape(2, 3) @ torch.arange(3)
+    assert got.dtype is tg.int64 and got.tolist() == want.tolist()
+    got = tg.mm(tg.arange(6).reshape(2, 3), tg.arange(6).reshape(3, 2))
+    assert (
+        got.tolist()
+        == torch.mm(torch.arange(6).reshape(2, 3), torch.arange(6).reshape(3, 2)).tolist()
+    )
+
+
+def test_matmul_gradient_sums_over_broadcast_batch_dims():
+    """A (3, 2) matrix used against a batch of 4 gets the sum of the 4 per-batch gradients."""
+    w = tg.randn(3, 2, dtype=tg.float64, requires_grad=True)
+    x = tg.randn(4, 5, 3, dtype=tg.float64)
+    (x @ w).sum().backward()
+    expected = sum((x[i].t() @ tg.ones(5, 2, dtype=tg.float64)).numpy() for i in range(4))
+    np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-12)
+
+
+# --------------------------------------------------------------------------- errors
+
+ERRORS = {
+    "mm inner mismatch": (
+        lambda lib: lib.mm(lib.ones(2, 3), lib.ones(4, 5)),
+        "mat1 and mat2 shapes cannot be multiplied",
+    ),
+    "@ 2-D inner mismatch": (
+        lambda lib: lib.ones(2, 3) @ lib.ones(4, 5),
+        "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)",
+    ),
+    "@ 1-D @ 2-D mismatch": (
+        lambda lib: lib.ones(3) @ lib.ones(4, 5),
+        "mat1 and mat2 shapes cannot be multiplied (1x3 and 4x5)",
+    ),
+    "@ batched @ 2-D mismatch": (
+        lambda lib: lib.ones(2, 2, 3) @ lib.ones(4, 5),
+        "mat1 and mat2 shapes cannot be multiplied (4x3 and 4x5)",
+    ),
+    "@ 1-D @ 1-D mismatch": (lambda lib: lib.ones(3) @ lib.ones(4), "inconsistent tensor size"),
+    "@ 2-D @ 1-D mismatch": (
+        lambda lib: lib.ones(2, 3) @ lib.ones(4),
+        "size mismatch, got input (2), mat (2x3), vec (4)",
+    ),
+    "@ batched @ 1-D mismatch": (lambda lib: lib.ones(2, 2, 3) @ lib.ones(4), "size mismatch"),
+    "@ batched inner mismatch": (
+        lambda lib: lib.ones(2, 2, 3) @ lib.ones(2, 4, 5),
+        "Expected size for first two dimensions of batch2 tensor to be: [2, 3] but got: [2, 4]",
+    ),
+    "@ 2-D @ batched mismatch": (
+        lambda lib: lib.ones(2, 3) @ lib.ones(2, 4, 5),
+        "Expected size for first two dimensions",
+    ),
+    "@ batch dims don't broadcast": (
+        lambda lib: lib.ones(2, 2, 3) @ lib.ones(3, 3, 4),
+        "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0",
+    ),
+    "@ with a 0-d operand": (
+        lambda lib: lib.ones(()) @ lib.ones(3),
+        "both arguments to matmul need to be at least 1D",
+    ),
+    "mm of a vector": (lambda lib: lib.mm(lib.ones(3), lib.ones(3, 4)), "self must be a matrix"),
+    "mm with a 3-D mat2": (
+        lambda lib: lib.mm(lib.ones(3, 3), lib.ones(2, 3, 4)),
+        "mat2 must be a matrix",
+    ),
+    "bmm of matrices": (
+        lambda lib: lib.bmm(lib.ones(2, 3), lib.ones(3, 4)),
+        "batch1 must be a 3D tensor",
+    ),
+    "bmm with 2-D batch2": (
+        lambda lib: lib.bmm(lib.ones(2, 2, 3), lib.ones(3, 4)),
+        "batch2 must be a 3D tensor",
+    ),
+    "bmm batch mismatch": (
+        lambda lib: lib.bmm(lib.ones(2, 2, 3), lib.ones(3, 3, 4)),
+        "Expected size for first two dimensions of batch2 tensor to be: [2, 3] but got: [3, 3]",
+    ),
+    "bmm inner mismatch": (
+        lambda lib: lib.bmm(lib.ones(2, 2, 3), lib.ones(2, 4, 4)),
+        "Expected size for first two dimensions of batch2 tensor to be: [2, 3] but got: [2, 4]",
+    ),
+    "mv size mismatch": (
+        lambda lib: lib.mv(lib.ones(2, 3), lib.ones(4)),
+        "size mismatch, got input (2), mat (2x3), vec (4)",
+    ),
+    "mv with a matrix": (
+        lambda lib: lib.mv(lib.ones(2, 3), lib.ones(3, 1)),
+        "vector + matrix @ vector expected, got 1, 2, 2",
+    ),
+    "dot size mismatch": (
+        lambda lib: lib.dot(lib.ones(3), lib.ones(4)),
+        "inconsistent tensor size, expected tensor [3] and src [4] to have the same number of elements",
+    ),
+    "dot of matrices": (
+        lambda lib: lib.dot(lib.ones(3, 1), lib.ones(3, 1)),
+        "1D tensors expected, but got 2D and 2D tensors",
+    ),
+    "outer of a matrix": (
+        lambda lib: lib.outer(lib.ones(3), lib.ones(3, 1)),
+        "outer: Expected 1-D argument vec2, but got 2-D",
+    ),
+    "mm dtype mismatch": (
+        lambda lib: lib.mm(lib.ones(2, 3), lib.ones(3, 2, dtype=lib.float64)),
+        "expected m1 and m2 to have the same dtype, but got: float != double",
+    ),
+    "@ int and float": (
+        lambda lib: lib.ones(2, 3, dtype=lib.int64) @ lib.ones(3, 2),
+        "expected m1 and m2 to have the same dtype, but got: long int != float",
+    ),
+    "dot dtype mismatch": (
+        lambda lib: lib.dot(lib.ones(3), lib.ones(3, dtype=lib.float64)),
+        "dot : expected both vectors to have same dtype, but found Float and Double",
+    ),
+    "bmm dtype mismatch": (
+        lambda lib: lib.bmm(lib.ones(2, 2, 3), lib.ones(2, 3, 2, dtype=lib.float64)),
+        "expected scalar type Float but found Double",
+    ),
+}
+
+
+@pytest.mark.parametrize("fn,phrase", ERRORS.values(), ids=ERRORS.keys())
+def test_bad_product_raises_torchs_error(torch, fn, phrase):
+    """Shape, rank and dtype mistakes raise RuntimeError with torch's key phrase, at the call."""
+    with pytest.raises(RuntimeError) as torch_err:
+        fn(torch)
+    assert phrase in str(torch_err.value), "the table's phrase must be torch's own"
+    with pytest.raises(RuntimeError) as err:
+        fn(tg)
+    assert phrase in str(err.value)

@@ -1,0 +1,392 @@
+"""Elementwise ops: gradients are right (gradcheck, gradgradcheck), and values, gradients,
+dtypes and node names match PyTorch; binary ops broadcast and promote dtypes like torch.
+
+Every op is a row ``(name, fn(lib, *inputs), inputs)`` run against teachgrad in
+float64 by gradcheck/gradgradcheck and against torch (float32 and float64).
+Inputs are kept away from points where an op is not differentiable (see the
+``domain`` of each input in ``_cases.DOMAINS``).
+"""
+
+import numpy as np
+import pytest
+
+import teachgrad as tg
+
+from ._cases import A, case_id, compare_with_torch, run_gradchecks
+
+# --------------------------------------------------------------------------- the tables
+
+# shapes every unary op runs on: 0-d, 1-d, 2-d, 3-d, and two non-contiguous leaves
+UNARY_SHAPES = [(), (5,), (3, 4), (2, 3, 4)]
+UNARY_LAYOUTS = [((3, 4), "transposed"), ((6,), "strided")]
+
+
+def unary_inputs(domain):
+    args = [(A(*s, domain=domain),) for s in UNARY_SHAPES]
+    args += [(A(*s, domain=domain, layout=lay),) for s, lay in UNARY_LAYOUTS]
+    return args
+
+
+# name -> (fn(lib, x), domain of x)
+UNARY = {
+    "neg": (lambda lib, x: -x, "real"),
+    "neg()": (lambda lib, x: lib.neg(x), "real"),
+    "abs": (lambda lib, x: x.abs(), "nonzero"),
+    "abs-operator": (lambda lib, x: abs(x), "nonzero"),
+    "reciprocal": (lambda lib, x: x.reciprocal(), "nonzero"),
+    "sqrt": (lambda lib, x: x.sqrt(), "positive"),
+    "rsqrt": (lambda lib, x: lib.rsqrt(x), "positive"),
+    "exp": (lambda lib, x: x.exp(), "real"),
+    "log": (lambda lib, x: lib.log(x), "positive"),
+    "log1p": (lambda lib, x: x.log1p(), "unit"),
+    "expm1": (lambda lib, x: x.expm1(), "real"),
+    "sin": (lambda lib, x: x.sin(), "real"),
+    "cos": (lambda lib, x: lib.cos(x), "real"),
+    "tan": (lambda lib, x: x.tan(), "unit"),
+    "tanh": (lambda lib, x: x.tanh(), "real"),
+    "sigmoid": (lambda lib, x: lib.sigmoid(x), "real"),
+    "relu": (lambda lib, x: x.relu(), "nonzero"),
+    "square": (lambda lib, x: x.square(), "real"),
+    "sign": (lambda lib, x: x.sign(), "nonzero"),
+    "floor": (lambda lib, x: x.floor(), "midhalf"),
+    "ceil": (lambda lib, x: lib.ceil(x), "midhalf"),
+    "round": (lambda lib, x: x.round(), "midhalf"),
+    "clamp(numbers)": (lambda lib, x: x.clamp(-0.5, 0.5), "midhalf"),
+    "clamp(min only)": (lambda lib, x: lib.clamp(x, min=0.0), "midhalf"),
+    "clamp(max only)": (lambda lib, x: x.clamp(max=1.0), "midhalf"),
+    "clip": (lambda lib, x: x.clip(-1, 1), "midhalf"),
+    "x ** 2": (lambda lib, x: x**2, "real"),
+    "x ** 3": (lambda lib, x: x**3, "real"),
+    "x ** 0": (lambda lib, x: x**0, "real"),
+    "x ** 0.5": (lambda lib, x: x**0.5, "positive"),
+    "x ** -1.5": (lambda lib, x: x**-1.5, "positive"),
+    "pow(x, 3)": (lambda lib, x: lib.pow(x, 3), "real"),
+    "2 ** x": (lambda lib, x: 2**x, "real"),
+    "0.5 ** x": (lambda lib, x: 0.5**x, "real"),
+    "x + 2": (lambda lib, x: x + 2, "real"),
+    "2 + x": (lambda lib, x: 2 + x, "real"),
+    "x - 2": (lambda lib, x: x - 2, "real"),
+    "2 - x": (lambda lib, x: 2 - x, "real"),
+    "x * 2.5": (lambda lib, x: x * 2.5, "real"),
+    "2.5 * x": (lambda lib, x: 2.5 * x, "real"),
+    "x / 4": (lambda lib, x: x / 4, "real"),
+    "2 / x": (lambda lib, x: 2 / x, "nonzero"),
+    "where(x>0, x, 0.)": (lambda lib, x: lib.where(x.detach() > 0, x, 0.0), "nonzero"),
+    "where(x>0, 1., x)": (lambda lib, x: lib.where(x.detach() > 0, 1.0, x), "nonzero"),
+    "add(x, 3, alpha=2)": (lambda lib, x: lib.add(x, 3, alpha=2), "real"),
+    "composite": (lambda lib, x: (x.sin() * x.exp() + 1).tanh() / (1 + x * x), "real"),
+}
+
+UNARY_CASES = [
+    pytest.param(fn, args, id=f"{name}-{case_id(args)}")
+    for name, (fn, domain) in UNARY.items()
+    for args in unary_inputs(domain)
+]
+
+# broadcasting pairs, 0-d operands and non-contiguous operands
+PAIRS = [
+    ((3, 4), (3, 4)),
+    ((3, 4), (4,)),
+    ((3, 1), (1, 4)),
+    ((), (3,)),
+    ((2, 3), ()),
+    ((), ()),
+    ((2, 3, 4), (3, 1)),
+    ((4,), (2, 3, 4)),
+]
+
+
+def binary_inputs(dom_x, dom_y):
+    args = [(A(*sx, domain=dom_x), A(*sy, domain=dom_y)) for sx, sy in PAIRS]
+    args.append((A(3, 4, domain=dom_x, layout="transposed"), A(3, 4, domain=dom_y)))
+    args.append((A(3, 4, domain=dom_x), A(4, domain=dom_y, layout="strided")))
+    args.append((A(4, domain=dom_x, layout="strided"), A(2, 4, domain=dom_y, layout="transposed")))
+    return args
+
+
+# name -> (fn(lib, x, y), domain of x, domain of y)
+BINARY = {
+    "x + y": (lambda lib, x, y: x + y, "real", "real"),
+    "add(alpha=2)": (lambda lib, x, y: lib.add(x, y, alpha=2), "real", "real"),
+    "x - y": (lambda lib, x, y: x - y, "real", "real"),
+    "sub(alpha=0.5)": (lambda lib, x, y: lib.sub(x, y, alpha=0.5), "real", "real"),
+    "x * y": (lambda lib, x, y: x * y, "real", "real"),
+    "mul": (lambda lib, x, y: lib.mul(x, y), "real", "real"),
+    "x / y": (lambda lib, x, y: x / y, "real", "nonzero"),
+    "div": (lambda lib, x, y: lib.div(x, y), "real", "nonzero"),
+    "x ** y": (lambda lib, x, y: x**y, "positive", "real"),
+    "pow": (lambda lib, x, y: lib.pow(x, y), "positive", "real"),
+    "maximum": (lambda lib, x, y: lib.maximum(x, y), "real", "real"),
+    "minimum": (lambda lib, x, y: lib.minimum(x, y), "real", "real"),
+    "where": (lambda lib, x, y: lib.where(x.detach() > 0, x, y), "nonzero", "real"),
+    "clamp(min=tensor)": (lambda lib, x, y: lib.clamp(x, min=y), "real", "real"),
+    "clamp(max=tensor)": (lambda lib, x, y: x.clamp(max=y), "real", "real"),
+}
+
+BINARY_CASES = [
+    pytest.param(fn, args, id=f"{name}-{case_id(args)}")
+    for name, (fn, dx, dy) in BINARY.items()
+    for args in binary_inputs(dx, dy)
+]
+
+# clamp with both bounds as tensors, including bounds that cross (then max wins, as torch)
+CLAMP3_CASES = [
+    pytest.param(args, id=case_id(args))
+    for args in [
+        (A(3, 4), A(3, 4), A(3, 4)),
+        (A(3, 4), A(4), A(3, 1)),
+        (A(2, 3), A(3), A(2, 1)),
+        (A(), A(), A()),
+        (A(3, 4, layout="transposed"), A(1, 4), A()),
+    ]
+]
+
+
+def clamp3(lib, x, lo, hi):
+    return lib.clamp(x, lo - 0.5, hi + 0.5)
+
+
+# --------------------------------------------------------------------------- gradcheck
+
+
+@pytest.mark.parametrize("fn,args", UNARY_CASES)
+def test_unary_gradcheck_and_gradgradcheck(fn, args):
+    """First and second derivatives of each unary op agree with finite differences (float64)."""
+    run_gradchecks(fn, args)
+
+
+@pytest.mark.parametrize("fn,args", BINARY_CASES)
+def test_binary_gradcheck_and_gradgradcheck_with_broadcasting(fn, args):
+    """Binary ops differentiate right w.r.t. both operands, broadcast and non-contiguous ones too."""
+    run_gradchecks(fn, args)
+
+
+@pytest.mark.parametrize("args", CLAMP3_CASES)
+def test_clamp_with_tensor_bounds_gradcheck(args):
+    """clamp(x, min_tensor, max_tensor) sends each gradient to whichever value was chosen."""
+    run_gradchecks(clamp3, args)
+
+
+# --------------------------------------------------------------------------- PyTorch oracle
+
+DTYPES = ["float32", "float64"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fn,args", UNARY_CASES)
+def test_unary_matches_torch(torch, fn, args, dtype):
+    """Value, result dtype, node name and input gradient equal torch's."""
+    compare_with_torch(torch, fn, args, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fn,args", BINARY_CASES)
+def test_binary_matches_torch(torch, fn, args, dtype):
+    """Broadcast value, dtype, node name and both gradients (summed back to each shape) equal torch's."""
+    compare_with_torch(torch, fn, args, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("args", CLAMP3_CASES)
+def test_clamp_with_tensor_bounds_matches_torch(torch, args, dtype):
+    """clamp with two tensor bounds (even crossed ones) matches torch in value and all three grads."""
+    compare_with_torch(torch, clamp3, args, dtype)
+
+
+def test_ties_split_the_gradient_like_torch(torch):
+    """maximum/minimum at a tie give each side half the gradient; clamp at a bound passes it."""
+    for lib_fn in (lambda lib, x, y: lib.maximum(x, y), lambda lib, x, y: lib.minimum(x, y)):
+        got = []
+        for lib in (tg, torch):
+            x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+            y = lib.tensor([1.0, 0.0, 3.0], dtype=lib.float64, requires_grad=True)
+            lib_fn(lib, x, y).sum().backward()
+            got.append((x.grad.tolist(), y.grad.tolist()))
+        assert got[0] == got[1]
+    got = []
+    for lib in (tg, torch):
+        x = lib.tensor([-1.0, 0.0, 0.5, 1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        x.clamp(0.0, 1.0).sum().backward()
+        got.append(x.grad.tolist())
+    assert got[0] == got[1] == [0.0, 1.0, 1.0, 1.0, 0.0]
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")  # sqrt'(0) is inf, as in torch
+def test_relu_and_abs_at_zero_match_torch(torch):
+    """At 0 relu's, abs's and sign's gradients are 0 (torch's choice), not NaN or 1; sqrt's is inf."""
+    for name in ("relu", "abs", "sign", "sqrt"):
+        got = []
+        for lib in (tg, torch):
+            x = lib.tensor([0.0, 1.0], dtype=lib.float64, requires_grad=True)
+            getattr(x, name)().sum().backward()
+            got.append(x.grad.tolist())
+        assert got[0] == got[1], name
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_pow_with_zero_base_matches_torch(torch):
+    """0 ** y: the y-gradient is 0 (not NaN from log 0) for y >= 0, and x ** 0 has x-grad 0,
+    computed without NumPy warnings (torch gives none)."""
+    results = []
+    for lib in (tg, torch):
+        x = lib.tensor([0.0, 0.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([2.0, 0.0, 0.0], dtype=lib.float64, requires_grad=True)
+        (x**y).sum().backward()
+        results.append((x.grad.tolist(), y.grad.tolist()))
+    assert results[0] == results[1]
+
+
+def test_sigmoid_is_stable_for_large_inputs():
+    """sigmoid(±1000) is 0/1 without overflow or NaN, and its gradient is 0, as in torch."""
+    x = tg.tensor([-1000.0, 0.0, 1000.0], requires_grad=True)
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        y = x.sigmoid()
+        y.sum().backward()
+    assert y.tolist() == [0.0, 0.5, 1.0]
+    assert x.grad.tolist() == [0.0, 0.25, 0.0]
+
+
+# --------------------------------------------------------------------------- type promotion
+
+# (description, fn(lib)) -> the result dtype must equal torch's
+PROMOTION = {
+    "int tensor * 2.5": lambda lib: lib.tensor([1, 2, 3]) * 2.5,
+    "2.5 - int tensor": lambda lib: 2.5 - lib.tensor([1, 2]),
+    "int tensor + float tensor": lambda lib: lib.tensor([1, 2]) + lib.tensor([0.5, 1.5]),
+    "int32 + int64": lambda lib: lib.tensor([1], dtype=lib.int32) + lib.tensor([2]),
+    "int32 tensor + 7": lambda lib: lib.tensor([1], dtype=lib.int32) + 7,
+    "float32 + float64 0-d tensor": lambda lib: lib.ones(3) + lib.tensor(2.0, dtype=lib.float64),
+    "float32 + float64 1-d tensor": lambda lib: lib.ones(3) + lib.ones(3, dtype=lib.float64),
+    "int tensor + float64 0-d tensor": lambda lib: (
+        lib.tensor([1, 2]) + lib.tensor(1.0, dtype=lib.float64)
+    ),
+    "float64 0-d + float32 0-d": lambda lib: lib.tensor(1.0, dtype=lib.float64) + lib.tensor(1.0),
+    "bool + int": lambda lib: lib.tensor([True, False]) + lib.tensor([1, 2]),
+    "bool + 1": lambda lib: lib.tensor([True, False]) + 1,
+    "bool + 1.5": lambda lib: lib.tensor([True, False]) + 1.5,
+    "bool * bool": lambda lib: lib.tensor([True, False]) * lib.tensor([True, True]),
+    "int + True": lambda lib: lib.tensor([1, 2]) + True,
+    "int / int": lambda lib: lib.tensor([1, 2]) / lib.tensor([2, 2]),
+    "int / 2": lambda lib: lib.tensor([1, 3]) / 2,
+    "2 / int": lambda lib: 2 / lib.tensor([1, 4]),
+    "int ** 2": lambda lib: lib.tensor([1, 3]) ** 2,
+    "int ** 0.5": lambda lib: lib.tensor([1, 4]) ** 0.5,
+    "2 ** int": lambda lib: 2 ** lib.tensor([1, 3]),
+    "2.0 ** int": lambda lib: 2.0 ** lib.tensor([1, 3]),
+    "float16 * 3.0": lambda lib: lib.ones(2, dtype=lib.float16) * 3.0,
+    "float16 + int": lambda lib: lib.ones(2, dtype=lib.float16) + lib.tensor([1, 2]),
+    "where(int, float)": lambda lib: lib.where(
+        lib.tensor([True, False]), lib.tensor([1, 2]), lib.tensor([0.5, 1.5])
+    ),
+    "where(float32, 0.)": lambda lib: lib.where(lib.tensor([True, False]), lib.ones(2), 0.0),
+    "maximum(int, float64)": lambda lib: lib.maximum(
+        lib.tensor([1, 5]), lib.tensor([2.0, 3.0], dtype=lib.float64)
+    ),
+    "clamp(int, 0.5)": lambda lib: lib.tensor([0, 1, 2]).clamp(min=0.5),
+    "clamp(int, 1)": lambda lib: lib.tensor([0, 1, 2]).clamp(min=1),
+    "int.abs()": lambda lib: lib.tensor([-1, 2]).abs(),
+    "int.neg()": lambda lib: -lib.tensor([-1, 2]),
+    "int.exp()": lambda lib: lib.tensor([0, 1]).exp(),
+    "int.sqrt()": lambda lib: lib.tensor([1, 4]).sqrt(),
+    "int.sigmoid()": lambda lib: lib.tensor([0, 1]).sigmoid(),
+    "int.sign()": lambda lib: lib.tensor([-3, 0, 2]).sign(),
+    "int.floor()": lambda lib: lib.tensor([-3, 2]).floor(),
+    "int.square()": lambda lib: lib.tensor([-3, 2]).square(),
+    "int.relu()": lambda lib: lib.tensor([-3, 2]).relu(),
+    "int.reciprocal()": lambda lib: lib.tensor([1, 2]).reciprocal(),
+}
+
+
+@pytest.mark.parametrize("fn", PROMOTION.values(), ids=PROMOTION.keys())
+def test_type_promotion_matches_torch(torch, fn):
+    """The result dtype and values of mixed-dtype arithmetic equal torch's."""
+    got, want = fn(tg), fn(torch)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.numpy().astype(float), want.numpy().astype(float), rtol=1e-3)
+
+
+def test_gradients_keep_each_inputs_dtype(torch):
+    """float32 x * float64 0-d s: the result is float32, yet s.grad is float64 and x.grad float32."""
+    for lib in (tg, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        s = lib.tensor(3.0, dtype=lib.float64, requires_grad=True)
+        y = x * s
+        y.sum().backward()
+        assert str(y.dtype).endswith("float32")
+        assert str(x.grad.dtype).endswith("float32") and str(s.grad.dtype).endswith("float64")
+        assert x.grad.tolist() == [3.0, 3.0] and s.grad.item() == 3.0
+
+
+def test_integer_results_do_not_require_grad():
+    """Comparisons and integer ops never join the graph, like torch."""
+    x = tg.tensor([1.0, -2.0], requires_grad=True)
+    assert (x > 0).requires_grad is False and (x > 0).grad_fn is None
+    assert (x > 0).dtype is tg.bool
+    assert x.sign().requires_grad  # a float result of a piecewise-constant op still requires grad
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _incompatible_broadcast(lib):
+    return lib.ones(3, 4) + lib.ones(5)
+
+
+ERRORS = {
+    "incompatible broadcast +": (
+        _incompatible_broadcast,
+        RuntimeError,
+        "must match the size of tensor",
+    ),
+    "incompatible broadcast *": (
+        lambda lib: lib.ones(2, 3) * lib.ones(3, 2),
+        RuntimeError,
+        "must match the size of tensor",
+    ),
+    "incompatible broadcast where": (
+        lambda lib: lib.where(lib.ones(2, dtype=lib.bool), lib.ones(3), 0.0),
+        RuntimeError,
+        "must match the size of tensor",
+    ),
+    "maximum broadcast": (
+        lambda lib: lib.maximum(lib.ones(2), lib.ones(3)),
+        RuntimeError,
+        "must match the size of tensor",
+    ),
+    "where with a float condition": (
+        lambda lib: lib.where(lib.ones(2), lib.ones(2), 0.0),
+        RuntimeError,
+        "where expected condition to be a boolean tensor",
+    ),
+    "clamp without bounds": (
+        lambda lib: lib.clamp(lib.ones(2)),
+        RuntimeError,
+        "At least one of 'min' or 'max' must not be None",
+    ),
+    "int to a negative int power": (
+        lambda lib: lib.tensor([1, 2]) ** -1,
+        RuntimeError,
+        "Integers to negative integer powers are not allowed",
+    ),
+    "bad rounding mode": (
+        lambda lib: lib.div(lib.ones(2), 2, rounding_mode="round"),
+        RuntimeError,
+        "rounding_mode",
+    ),
+    "requires_grad on int": (
+        lambda lib: lib.tensor([1, 2]).requires_grad_(),
+        RuntimeError,
+        "only Tensors of floating point",
+    ),
+}
+
+
+@pytest.mark.parametrize("fn,exc,phrase", ERRORS.values(), ids=ERRORS.keys())
+def test_bad_input_raises_torchs_error(torch, fn, exc, phrase):
+    """Bad input fails at the call with torch's exception class and key phrase."""
+    with pytest.raises(exc) as torch_err:
+        fn(torch)
+    assert phrase in str(torch_err.value), "the table's phrase must be torch's own"
+    with pytest.raises(exc) as err:
+        fn(tg)
+    assert phrase in str(err.value)
