@@ -265,7 +265,7 @@ class Function:
     node_name: str | None = None  # torch's node name for built-ins, e.g. "MulBackward0"
     saved_names: tuple = ()  # names of saved tensors, exposed as grad_fn._saved_<name>
     array_forward = False  # built-ins: forward reads ._data and returns backend arrays
-    number_inputs = 0  # built-ins: leading arguments that get an edge even when they are numbers
+    number_inputs = ()  # built-ins: positions of arguments that get an edge even when numbers
     view_of_input = False  # built-in view ops: the outputs share storage with input 0
 
     def __init_subclass__(cls, **kwargs):
@@ -418,9 +418,7 @@ def _connect(ctx, cls, args, outputs) -> None:
             edges.append((fn, a._output_nr) if fn is not None and a._base is None else a._edge())
             data = a._data
             meta.append((i, data.shape, data.dtype, type(data)))
-        elif (
-            i < cls.number_inputs
-        ):  # torch wraps a Python number operand as a tensor: an empty edge
+        elif i in cls.number_inputs:  # torch wraps a number operand as a tensor: an empty edge
             edges.append((None, 0))
             meta.append((i, (), None, None))
     ctx.next_functions = tuple(edges)

@@ -121,6 +121,7 @@ class IndexPut(Function):
 
     node_name = "IndexPutBackward0"
     array_forward = True
+    number_inputs = (2,)  # a number value still gets an (empty) edge, as in torch
 
     @staticmethod
     def forward(ctx, a, key, values, accumulate):
@@ -170,6 +171,10 @@ class MaskedFill(Function):
         return where(mask, 0.0, grad), None, grad_value
 
 
+class MaskedFillTensor(MaskedFill):
+    node_name = "MaskedFillBackward1"
+
+
 def masked_fill(input, mask, value):
     """``value`` where ``mask`` is True, else ``input`` (mask broadcasts to input).
 
@@ -177,7 +182,7 @@ def masked_fill(input, mask, value):
     >>> x = tg.tensor([1.0, -2.0, 3.0]); x.masked_fill(x < 0, 0.0)
     tensor([1., 0., 3.])
     """
-    return MaskedFill.apply(input, mask, value)
+    return (MaskedFillTensor if isinstance(value, Tensor) else MaskedFill).apply(input, mask, value)
 
 
 def index_put(input, indices, values, accumulate=False):
@@ -195,7 +200,7 @@ def masked_fill_(input, mask, value):
     """In-place ``masked_fill``."""
     from .inplace import inplace  # noqa: PLC0415 - inplace imports this module
 
-    return inplace(input, "masked_fill_", MaskedFill.apply, mask, value)
+    return inplace(input, "masked_fill_", masked_fill, mask, value)
 
 
 def index_put_(input, indices, values, accumulate=False):

@@ -340,22 +340,42 @@ class Zero(Function):
 
 
 class Fill(Function):
-    node_name = "FillBackward0"
+    """``fill_(number)``: every element becomes the number; no gradient flows to the old values."""
+
+    node_name = "FillBackward2"
     array_forward = True
 
     @staticmethod
     def forward(ctx, a, value):
-        v = value._data if isinstance(value, Tensor) else value
-        if isinstance(value, Tensor) and value._data.ndim:
+        return array_module(a).full_like(a._data, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0, None
+
+
+class FillTensor(Function):
+    """``fill_(0-d tensor)``: the value's gradient is the sum of the gradient."""
+
+    node_name = "FillBackward3"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a, value):
+        if value._data.ndim:
             raise RuntimeError(
-                f"fill_ only supports 0-dimension value tensor but got tensor with "
-                f"{value._data.ndim} dimensions."
+                f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} dimensions."
             )
-        return array_module(a).full_like(a._data, v)
+        return array_module(a).full_like(a._data, value._data)
 
     @staticmethod
     def backward(ctx, grad):
         return grad * 0, grad.sum() if ctx.needs_input_grad[1] else None
+
+
+def fill(x, value):
+    """``x`` filled with ``value`` (a number or a 0-d tensor), as a new tensor."""
+    return FillTensor.apply(x, value) if isinstance(value, Tensor) else Fill.apply(x, value)
 
 
 class Copy(Function):
@@ -396,7 +416,8 @@ def _copy(x, src, non_blocking=False):
 
 
 def setitem(x, key, value) -> None:
-    """``x[key] = value``: a copy into the view ``x[key]`` (basic keys) or ``index_put_``.
+    """``x[key] = value``, decomposed as torch does: the basic part of the key (ints, slices,
+    None) selects a view, then a copy/fill into it, or ``index_put_`` for the advanced part.
 
     >>> import teachgrad as tg
     >>> x = tg.zeros(2, 3); x[0, 1:] = 5.0; x[x > 1] = 7.0; x
@@ -406,14 +427,23 @@ def setitem(x, key, value) -> None:
     from .views import _is_advanced, getitem  # noqa: PLC0415
 
     keys = key if isinstance(key, tuple) else (key,)
-    if any(_is_advanced(k) for k in keys):
-        index.index_put_(x, keys, value)
-        return
-    target = getitem(x, key)
-    if isinstance(value, Tensor):
+    basic, advanced = [], []
+    for k in keys:
+        if _is_advanced(k):
+            basic.append(slice(None))
+            advanced.append(k)
+        else:
+            basic.append(k)
+            if not isinstance(k, int):  # an int removes its dim from the view
+                advanced.append(k if k is Ellipsis else slice(None))
+    whole = all(k is Ellipsis or k == slice(None) for k in basic)
+    target = x if whole else getitem(x, tuple(basic))  # writing all of x needs no view
+    if len(advanced) != len([k for k in advanced if not _is_advanced(k)]):
+        index.index_put_(target, tuple(advanced), value)
+    elif isinstance(value, Tensor) and value._data.ndim:
         inplace(target, "copy_", _copy, value)
     else:
-        inplace(target, "fill_", Fill.apply, value)
+        inplace(target, "fill_", fill, value)
 
 
 METHODS = {
@@ -435,7 +465,7 @@ METHODS = {
     "clamp_": _method("clamp_", pointwise.clamp),
     "clip_": _method("clip_", pointwise.clamp),
     "zero_": _method("zero_", Zero.apply),
-    "fill_": _method("fill_", Fill.apply),
+    "fill_": _method("fill_", fill),
     "copy_": _method("copy_", _copy),
     "__iadd__": _method("add_", pointwise.add),
     "__isub__": _method("sub_", pointwise.sub),

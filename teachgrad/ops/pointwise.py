@@ -98,7 +98,7 @@ class _Binary(Function):
 
     saved_names = ("self", "other")
     array_forward = True
-    number_inputs = 2
+    number_inputs = (0, 1)  # torch wraps a number operand as a tensor: it gets an empty edge
 
 
 # --------------------------------------------------------------------------- arithmetic
@@ -106,7 +106,7 @@ class _Binary(Function):
 
 class Add(Function):
     node_name = "AddBackward0"
-    number_inputs = 2
+    number_inputs = (0, 1)  # torch wraps a number operand as a tensor: it gets an empty edge
     array_forward = True
 
     @staticmethod
@@ -122,7 +122,7 @@ class Add(Function):
 
 class Sub(Function):
     node_name = "SubBackward0"
-    number_inputs = 2
+    number_inputs = (0, 1)  # torch wraps a number operand as a tensor: it gets an empty edge
     array_forward = True
 
     @staticmethod

@@ -532,6 +532,7 @@ def getitem(input, key):
     >>> x[1], x[:, 1:3].shape, x[None, ..., 0].shape
     (tensor([4, 5, 6, 7]), teachgrad.Size([3, 2]), teachgrad.Size([1, 3]))
     """
+    lone_slice = isinstance(key, slice)  # torch records x[:] as a slice, x[:, :] as an alias
     if not isinstance(key, tuple):
         key = (key,)
     if any(_is_advanced(k) for k in key):
@@ -555,7 +556,8 @@ def getitem(input, key):
             dim += 1
             changed = True
         elif isinstance(k, slice):
-            if k != slice(None):
+            size = result._data.shape[dim]
+            if lone_slice or k.indices(size) != (0, size, 1):
                 result = _slice(result, dim, k.start, k.stop, k.step)
                 changed = True
             dim += 1
