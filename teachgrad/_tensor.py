@@ -97,9 +97,10 @@ class Tensor:
     _acc_ref = None
     _engine_owned = False  # a gradient only the backward engine holds (see accumulate_grad)
     _view_base_fn = None  # for views: the base's grad_fn when this view's grad_fn was made
-    _creation_meta = (
-        None  # for views: "no_grad", "inference" or "multi_output" when in-place is restricted
-    )
+    # for views: "no_grad", "inference" or "multi_output" when torch restricts in-place changes,
+    # and the storage's version when the view was made
+    _creation_meta = None
+    _view_version = 0
     name = None
     __array_priority__ = 1000  # so numpy_array * tensor calls Tensor.__rmul__
 
@@ -137,6 +138,8 @@ class Tensor:
     @property
     def requires_grad(self) -> bool:
         """Whether gradients will be computed for this tensor."""
+        if self._base is not None:
+            self._refresh_view()
         return self._requires_grad
 
     @requires_grad.setter
@@ -190,13 +193,24 @@ class Tensor:
         """After an in-place change through another alias rewrote the base's history,
         give this view a new grad_fn reading from the base's new history (as torch does)."""
         base = self._base
-        if base._grad_fn is self._view_base_fn:
+        changed = base._grad_fn is not self._view_base_fn
+        meta = self._creation_meta
+        restricted = meta is not None and meta != "inference" and base._requires_grad
+        if (
+            restricted
+            and _grad_mode().enabled
+            and (changed or self._counter.version != self._view_version)
+        ):
+            from .ops.inplace import refuse_stale_view  # noqa: PLC0415
+
+            refuse_stale_view(self)  # unbind()/split() outputs and no_grad views can't follow
+        if not changed:
             return
-        self._view_base_fn = base._grad_fn
         if base._requires_grad:
             from .ops.inplace import regenerate_view_grad_fn  # noqa: PLC0415 - ops import this module
 
-            regenerate_view_grad_fn(self)
+            regenerate_view_grad_fn(self)  # may refuse, as torch does for some kinds of views
+        self._view_base_fn = base._grad_fn
 
     @property
     def is_leaf(self) -> bool:
@@ -365,7 +379,8 @@ class Tensor:
         the new history of this tensor, and of its base if it is a view."""
         if self._grad_fn is None and self._requires_grad and self._base is None:
             raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation."
+                "a leaf Variable that requires grad has been used in an in-place operation.\n  A Function "
+                "marked it dirty (changed it in place); a leaf that requires grad must not change."
             )
         retained = self.retains_grad
         if retained:  # retain_grad() follows the tensor to its new history

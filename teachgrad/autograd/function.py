@@ -329,11 +329,12 @@ class Function:
                     if a._base is not None:
                         a._refresh_view()  # a view's history may have changed via an alias
                     if a._requires_grad:
-                        needs = []
-                        for b in args:
-                            needs.append(isinstance(b, Tensor) and b._requires_grad)
-                        needs = tuple(needs)
-                        break
+                        needs = True
+            if needs:
+                needs = []
+                for b in args:
+                    needs.append(isinstance(b, Tensor) and b._requires_grad)
+                needs = tuple(needs)
         ctx.needs_input_grad = needs or _NO_GRADS[len(args)]
 
         if cls.array_forward:
@@ -344,24 +345,23 @@ class Function:
                 single = True
             else:
                 single = type(out) is not tuple
-                outputs = _wrap_outputs((out,) if single else out, args, ctx, cls)
+                outputs = _wrap_outputs((out,) if single else out, args, ctx, cls, needs)
             if needs and cls._new_style:
                 cls.setup_context(ctx, args, outputs[0] if single else outputs)
         else:
             with no_grad():  # a custom forward's own ops are never recorded
                 if cls._new_style:
                     out = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, out)
                 else:
                     out = cls.forward(ctx, *args, **kwargs)
-                single = type(out) is not tuple
-                outputs = _wrap_outputs((out,) if single else out, args, ctx, cls)
-                if cls._new_style:
-                    cls.setup_context(ctx, args, outputs[0] if single else outputs)
+            single = type(out) is not tuple
+            outputs = _wrap_outputs((out,) if single else out, args, ctx, cls, needs)
         if needs:
             _connect(ctx, cls, args, outputs)
         elif _grad_state.inference:
-            for t in outputs:
-                if isinstance(t, Tensor):
+            for t in outputs:  # a view of a normal tensor stays normal (it is not new memory)
+                if isinstance(t, Tensor) and (t._base is None or t._base._inference):
                     t._inference = True
         return outputs[0] if single else outputs
 
@@ -375,9 +375,10 @@ def _overrides(cls) -> set:
     return names
 
 
-def _wrap_outputs(outs, args, ctx, cls) -> tuple:
+def _wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
     """Turn forward's results into Tensors: arrays are wrapped, views share storage."""
     for t in ctx.dirty_tensors:  # torch counts marking a tensor dirty as one more change
+        _check_dirty(t, cls, record, len(outs))
         t._counter.bump(f"{cls.__name__} (mark_dirty)")
     result = []
     for o in outs:
@@ -396,15 +397,32 @@ def _wrap_outputs(outs, args, ctx, cls) -> tuple:
     return tuple(result)
 
 
+def _check_dirty(t, cls, record, n_outputs) -> None:
+    """An input a custom Function marked dirty gets the checks of any in-place op."""
+    from ..ops.inplace import check_inplace  # noqa: PLC0415 - ops import this module
+
+    check_inplace(t, f"{cls.__name__} (mark_dirty)", bool(record))
+    if t._base is not None and record and n_outputs > 1:
+        raise RuntimeError(
+            "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot "
+            f"return more than one Tensor. This is not supported.\n  {cls.__name__} returns {n_outputs} values."
+        )
+
+
 def _make_view(array, source):
     """A Tensor for ``array``, a view of ``source``'s memory: same storage and version counter."""
     base = source._base if source._base is not None else source
     t = Tensor._make(array, source._counter, base)
     t._view_base_fn = base._grad_fn
+    t._view_version = source._counter.version
+    t._inference = source._inference
     if _grad_state.inference:
         t._creation_meta = "inference"
     elif not _grad_state.enabled:
         t._creation_meta = "no_grad"
+        t._requires_grad = base._requires_grad  # torch: such a view still says it requires grad
+    else:
+        t._creation_meta = source._creation_meta  # a view of an unbind() output inherits its limits
     return t
 
 

@@ -184,7 +184,8 @@ def version_error(saved: SavedTensor, owner) -> str:
         data, which = saved.data, f", which is output {saved.output_nr} of {_short(owner)},"
     else:
         data = t._data
-        which = f", which is output {t._output_nr} of {_short(t._grad_fn)}," if t._grad_fn else ""
+        fn = t.grad_fn  # (a view's history may have been regenerated: name what it is now)
+        which = f", which is output {t._output_nr} of {_short(fn)}," if fn else ""
     type_name = _TYPE_NAMES.get(str(data.dtype), f"{data.dtype}Tensor")
     bumps = getattr(saved.counter, "history", None)
     changed_by = [b for b in (bumps or [])[saved.version :] if b] or ["an in-place op"]

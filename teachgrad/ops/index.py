@@ -129,10 +129,16 @@ class IndexPut(Function):
         xp = array_module(a)
         out = a._data.copy()
         v = values._data if isinstance(values, Tensor) else values
-        if accumulate:
-            xp.add.at(out, key, v)
-        else:
-            out[key] = v
+        try:
+            if accumulate:
+                xp.add.at(out, key, v)
+            else:
+                out[key] = v
+        except ValueError:
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {list(xp.shape(v))} cannot be broadcast to indexing result "
+                f"of shape {list(out[key].shape)}"
+            ) from None
         return out
 
     @staticmethod

@@ -156,8 +156,24 @@ def rebase_view_history(view, node, index) -> None:
 
 
 def regenerate_view_grad_fn(view) -> None:
-    """Give ``view`` a grad_fn that reads from its base's current history."""
+    """Give ``view`` a grad_fn that reads from its base's current history (torch refuses this
+    for views whose history can't be rebuilt safely: outputs of unbind/split, no_grad views)."""
+    refuse_stale_view(view)
     _as_strided_history(view, view_positions(view))
+
+
+def refuse_stale_view(view) -> None:
+    """torch's errors for a restricted view used after its memory was changed in place."""
+    what = "its base or another view of its base has been modified inplace"
+    if view._creation_meta == "multi_output":
+        raise RuntimeError(multi_output_message(view, what))
+    if view._creation_meta == "no_grad":
+        raise RuntimeError(
+            f"A view was created in no_grad mode and {what} with grad mode enabled. Given that this use case is "
+            "ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and "
+            "the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or "
+            "both outside (if you want the inplace to be tracked)."
+        )
 
 
 def _as_strided_history(view, positions) -> None:
@@ -173,8 +189,29 @@ def _as_strided_history(view, positions) -> None:
 # --------------------------------------------------------------------------- the in-place mechanism
 
 
-def check_inplace(x, op: str) -> None:
-    """torch's refusals, checked before anything is changed."""
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this "
+    "use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view "
+    "and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both "
+    "outside (if you want the inplace to be tracked)."
+)
+
+
+def multi_output_message(view, what: str) -> str:
+    start = (
+        f"Output {view._output_nr} of {_short(view._grad_fn)} is a view and {what}."
+        if view._grad_fn is not None
+        else "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+    )
+    return (
+        f"{start} This view is the output of a function that returns multiple views. Such functions do not "
+        "allow the output views to be modified inplace. You should replace the inplace operation by an "
+        "out-of-place one."
+    )
+
+
+def check_inplace(x, op: str, record: bool, args=()) -> None:
+    """torch's refusals, checked before anything is changed (in torch's order)."""
     if x._inference and not _grad_state.inference:
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
@@ -182,44 +219,69 @@ def check_inplace(x, op: str) -> None:
             "https://github.com/pytorch/rfcs/pull/17 for more details."
         )
     data = x._data
-    if any(stride == 0 and size > 1 for stride, size in zip(data.strides, data.shape, strict=True)):
+    if op not in ("fill_", "zero_") and any(
+        s == 0 and n > 1 for s, n in zip(data.strides, data.shape, strict=True)
+    ):
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a single memory "
             "location. Please clone() the tensor before performing the operation.\n"
             f"  {op} would write several values into one memory cell: this tensor comes from expand() "
             f"(strides {x.stride()}), so its elements share memory."
         )
+    refused = (
+        ("partial", "full") if op == "copy_" else ("partial",)
+    )  # copy_ may not read what it writes
+    for a in args:
+        if isinstance(a, Tensor) and _overlap(a._data, data) in refused:
+            raise RuntimeError(
+                "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                "single memory location. Please clone() the tensor before performing the operation.\n"
+                f"  {op} reads from memory it is overwriting at the same time (e.g. a.add_(a[0])): the result "
+                "would depend on the order elements are written."
+            )
     if not _grad_state.enabled:
         return
     base = x._base
     if base is None:
         if x._grad_fn is None and x._requires_grad:
+            verb = "has been" if op.endswith("(mark_dirty)") else "is being"
             raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation.\n"
+                f"a leaf Variable that requires grad {verb} used in an in-place operation.\n"
                 f"  {op} would overwrite a leaf (a parameter you asked gradients for): its gradient would no "
                 "longer match the value you see. Update parameters inside `with tg.no_grad():`, or use an "
                 "out-of-place op."
             )
         return
+    meta = x._creation_meta
+    if meta == "multi_output" and (x._requires_grad or record):
+        raise RuntimeError(multi_output_message(x, "is being modified inplace"))
+    if meta == "no_grad" and (base._requires_grad or record):
+        raise RuntimeError(_NO_GRAD_VIEW)
+    if meta == "inference" and base._requires_grad:
+        raise RuntimeError(
+            "A view was created in inference mode and is being modified inplace in normal mode."
+        )
     if base._grad_fn is None and base._requires_grad:
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation.\n"
-            f"  {op} writes into part of a leaf that requires grad; do it under no_grad(), or "
-            "work on a clone."
+            f"  {op} writes into part of a leaf that requires grad; do it under no_grad(), or work on a clone."
         )
-    if x._creation_meta == "no_grad" and base._requires_grad:
-        raise RuntimeError(
-            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
-            "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
-            "both the view and the inplace either both inside the no_grad block (if you don't want the inplace to "
-            "be tracked) or both outside (if you want the inplace to be tracked)."
-        )
-    if x._creation_meta == "multi_output" and x._requires_grad:
-        raise RuntimeError(
-            f"Output {x._output_nr} of {_short(x.grad_fn)} is a view and is being modified inplace. This view is "
-            "the output of a function that returns multiple views. Such functions do not allow the output views "
-            "to be modified inplace. You should replace the inplace operation by an out-of-place one."
-        )
+
+
+def _overlap(a, b) -> str:
+    """torch's memory-overlap status of two arrays: "same", "full", "partial", "none" or
+    "unknown" (torch only judges dense, non-overlapping layouts; others are too hard)."""
+    if a is b or (_address(a) == _address(b) and a.shape == b.shape and a.strides == b.strides):
+        return "same"
+    if not a.size or not b.size:
+        return "none"
+    if not (_dense(a) and _dense(b)):
+        return "unknown"
+    start_a, start_b = _address(a), _address(b)
+    end_a, end_b = start_a + a.nbytes, start_b + b.nbytes
+    if start_a == start_b and end_a == end_b:
+        return "full"
+    return "partial" if start_a < end_b and start_b < end_a else "none"
 
 
 def inplace(x, op: str, fn, *args, **kwargs):
@@ -227,14 +289,14 @@ def inplace(x, op: str, fn, *args, **kwargs):
     bump the version, and (when recording) make the op's node ``x``'s new history."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}() needs a Tensor")
-    check_inplace(x, op)
     if x._base is not None:
         x._refresh_view()
     record = _grad_state.enabled and (
         x._requires_grad
-        or any(isinstance(a, Tensor) and a._requires_grad for a in args)
-        or any(isinstance(v, Tensor) and v._requires_grad for v in kwargs.values())
+        or any(isinstance(a, Tensor) and a.requires_grad for a in args)
+        or any(isinstance(v, Tensor) and v.requires_grad for v in kwargs.values())
     )
+    check_inplace(x, op, record, args)
     if not record:
         if op in _UFUNCS and _arith_in_place(x, op, *args, **kwargs):
             return x
@@ -302,7 +364,7 @@ def _write(x, out, op: str) -> None:
             "changes; broadcasting may only expand the other operand."
         )
     if data.dtype != x._data.dtype:
-        if data.dtype.kind == "f" and x._data.dtype.kind != "f":
+        if _CATEGORY[data.dtype.kind] > _CATEGORY[x._data.dtype.kind]:
             raise RuntimeError(
                 f"result type {_type_word(data.dtype)} can't be cast to the desired output type "
                 f"{_type_word(x._data.dtype)}"
@@ -310,6 +372,9 @@ def _write(x, out, op: str) -> None:
         data = data.astype(x._data.dtype)
     x._data[...] = data
     x._counter.bump(op)
+
+
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
 
 
 def _type_word(np_dtype) -> str:
@@ -387,6 +452,7 @@ class Copy(Function):
         from .._backend import to_device  # noqa: PLC0415
 
         ctx.src_device = src.device
+        _check_broadcasts_to(src._data.shape, a._data.shape)
         out = array_module(a).empty_like(a._data)
         out[...] = to_device(src._data, a.device)  # broadcasts src and casts to a's dtype
         return out
@@ -395,6 +461,16 @@ class Copy(Function):
     def backward(ctx, grad):
         g = grad.to(ctx.src_device) if ctx.needs_input_grad[1] else None
         return grad * 0, g
+
+
+def _check_broadcasts_to(shape, target) -> None:
+    from .pointwise import broadcast_shape  # noqa: PLC0415
+
+    if tuple(broadcast_shape(shape, target)) != tuple(target):
+        raise RuntimeError(
+            f"output with shape {list(target)} doesn't match the broadcast shape "
+            f"{list(broadcast_shape(shape, target))}"
+        )
 
 
 # --------------------------------------------------------------------------- the methods
@@ -438,12 +514,22 @@ def setitem(x, key, value) -> None:
                 advanced.append(k if k is Ellipsis else slice(None))
     whole = all(k is Ellipsis or k == slice(None) for k in basic)
     target = x if whole else getitem(x, tuple(basic))  # writing all of x needs no view
+    if (
+        isinstance(value, Tensor)
+        and value._data.ndim > target._data.ndim
+        and len(advanced) == len([k for k in advanced if not _is_advanced(k)])
+    ):
+        raise RuntimeError(
+            f"expand(teachgrad.{value.dtype.name}{{{list(value.shape)}}}, size={list(target.shape)}): the number of "
+            f"sizes provided ({target.ndim}) must be greater or equal to the number of dimensions in the tensor "
+            f"({value.ndim})"
+        )
     if len(advanced) != len([k for k in advanced if not _is_advanced(k)]):
         index.index_put_(target, tuple(advanced), value)
     elif isinstance(value, Tensor) and value._data.ndim:
-        inplace(target, "copy_", _copy, value)
+        inplace(target, "__setitem__", _copy, value)
     else:
-        inplace(target, "fill_", fill, value)
+        inplace(target, "__setitem__", fill, value)
 
 
 METHODS = {

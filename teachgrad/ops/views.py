@@ -350,8 +350,15 @@ class Expand(_View):
 
     @staticmethod
     def forward(ctx, a, shape):
-        ctx.in_shape = a._data.shape
-        return array_module(a).broadcast_to(a._data, shape)
+        x = a._data
+        ctx.in_shape = x.shape
+        # stride 0 along the expanded dims; built with as_strided (not broadcast_to) so that it
+        # stays writable like torch's (in-place ops refuse only writes that would collide)
+        lead = len(shape) - x.ndim
+        strides = (0,) * lead + tuple(
+            0 if n != m else s for s, n, m in zip(x.strides, x.shape, shape[lead:])
+        )
+        return array_module(x).lib.stride_tricks.as_strided(x, shape, strides)
 
     @staticmethod
     def backward(ctx, grad):
