@@ -267,6 +267,7 @@ class Function:
     array_forward = False  # built-ins: forward reads ._data and returns backend arrays
     number_inputs = ()  # built-ins: positions of arguments that get an edge even when numbers
     view_of_input = False  # built-in view ops: the outputs share storage with input 0
+    returns_many_views = False  # unbind/split: torch forbids changing such views in place
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -389,7 +390,7 @@ def _wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
             o = as_array(o)  # a full reduction in NumPy returns a scalar, not a 0-d array
             if cls.view_of_input:
                 o = _make_view(o, args[0])
-                if len(outs) > 1:
+                if cls.returns_many_views:
                     o._creation_meta = "multi_output"  # torch forbids in-place on these
             else:
                 o = wrap_array(o)

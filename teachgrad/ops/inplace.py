@@ -228,11 +228,8 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
             f"  {op} would write several values into one memory cell: this tensor comes from expand() "
             f"(strides {x.stride()}), so its elements share memory."
         )
-    refused = (
-        ("partial", "full") if op == "copy_" else ("partial",)
-    )  # copy_ may not read what it writes
     for a in args:
-        if isinstance(a, Tensor) and _overlap(a._data, data) in refused:
+        if isinstance(a, Tensor) and _overlap(a._data, data) == "partial":
             raise RuntimeError(
                 "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
                 "single memory location. Please clone() the tensor before performing the operation.\n"
@@ -269,10 +266,10 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
 
 
 def _overlap(a, b) -> str:
-    """torch's memory-overlap status of two arrays: "same", "full", "partial", "none" or
-    "unknown" (torch only judges dense, non-overlapping layouts; others are too hard)."""
-    if a is b or (_address(a) == _address(b) and a.shape == b.shape and a.strides == b.strides):
-        return "same"
+    """torch's memory-overlap status of two arrays: "full" (the same elements, laid out the
+    same way), "partial", "none", or "unknown" (torch only judges dense layouts)."""
+    if a is b:
+        return "full"
     if not a.size or not b.size:
         return "none"
     if not (_dense(a) and _dense(b)):
@@ -280,7 +277,7 @@ def _overlap(a, b) -> str:
     start_a, start_b = _address(a), _address(b)
     end_a, end_b = start_a + a.nbytes, start_b + b.nbytes
     if start_a == start_b and end_a == end_b:
-        return "full"
+        return "full" if a.strides == b.strides else "partial"
     return "partial" if start_a < end_b and start_b < end_a else "none"
 
 

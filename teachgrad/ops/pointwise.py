@@ -133,6 +133,8 @@ class Sub(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        if not ctx.needs_input_grad[1]:
+            return grad, None, None
         return grad, -grad if ctx.alpha == 1 else grad * -ctx.alpha, None
 
 

@@ -56,7 +56,7 @@ def kept_shape(shape, dims) -> tuple:
 
 def expand_back(grad, in_shape, dims, keepdim):
     """Spread a reduction's output gradient over the reduced dims of its input."""
-    if not keepdim:
+    if not keepdim and grad.ndim:  # (a 0-d gradient expands as it is)
         grad = grad.reshape(kept_shape(in_shape, dims))
     return grad.expand(in_shape)
 
@@ -72,11 +72,10 @@ def sum_to(x, shape):
     if tuple(x.shape) == shape:
         return x
     lead = x.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1
-    )
-    if dims:
-        x = Sum.apply(x, dims, True)
+    inner = tuple(lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1)
+    if not inner:  # only leading dims to remove (a bias, say): one sum gives the shape
+        return Sum.apply(x, tuple(range(lead)), False)
+    x = Sum.apply(x, tuple(range(lead)) + inner, True)
     return x.reshape(shape) if lead else x
 
 

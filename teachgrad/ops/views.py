@@ -703,6 +703,7 @@ def _tensor_list(tensors, name):
 
 class Unbind(_View):
     node_name = "UnbindBackward0"
+    returns_many_views = True
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -729,6 +730,7 @@ def unbind(input, dim=0):
 
 class Split(_View):
     node_name = "SplitWithSizesBackward0"
+    returns_many_views = True
 
     @staticmethod
     def forward(ctx, a, sizes, dim):
