@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 
 import teachgrad as tg
 from teachgrad.autograd import gradcheck, gradgradcheck
@@ -236,3 +237,14 @@ def compare_with_torch(torch, fn, args, dtype="float64", seed=0, check_name=True
     for k, (g, gt) in enumerate(zip(grads, grads_t)):
         assert_same(g, gt, dtype, f"gradient of input {k}")
     return ys, yts
+
+
+def assert_raises_like_torch(torch, fn, exc, phrase):
+    """``fn(torch)`` raises ``exc`` with ``phrase`` (so the table is torch's own), and so does
+    ``fn(teachgrad)``."""
+    with pytest.raises(exc) as torch_err:
+        fn(torch)
+    assert phrase in str(torch_err.value), "the table's phrase must be torch's own"
+    with pytest.raises(exc) as err:
+        fn(tg)
+    assert phrase in str(err.value)
