@@ -525,7 +525,9 @@ def setitem(x, key, value) -> None:
         index.index_put_(target, tuple(advanced), value)
     elif isinstance(value, Tensor) and value._data.ndim:
         inplace(target, "__setitem__", _copy, value)
-    else:
+    else:  # torch wraps a number as a tensor here (the node gets an edge for it)
+        if not isinstance(value, Tensor):
+            value = wrap_array(array_module(x).asarray(value, dtype=x._data.dtype))
         inplace(target, "__setitem__", fill, value)
 
 

@@ -54,6 +54,12 @@ def operands(a, b, broadcast=True):
 _NUMBERS = (float, int)
 
 
+def _dense(array) -> bool:
+    from ..autograd.graph import _dense as dense  # noqa: PLC0415 - graph imports ops lazily
+
+    return dense(array)
+
+
 def broadcast_shape(*shapes) -> tuple:
     """The shape ``shapes`` broadcast to, or torch's error naming the first clash (from the right).
 
@@ -667,7 +673,8 @@ class ToCopy(Function):
 
 
 class Clone(Function):
-    """A copy. ``layout``: 'K' keeps the strides, 'C' is row-major, or an array whose layout to copy."""
+    """A copy. ``layout``: 'K' keeps the strides (when the tensor is dense and non-overlapping,
+    else row-major, as torch's preserve_format), 'C' is row-major, or an array whose layout to copy."""
 
     node_name = "CloneBackward0"
     array_forward = True
@@ -676,6 +683,8 @@ class Clone(Function):
     def forward(ctx, a, layout="K"):
         x = a._data
         if isinstance(layout, str):
+            if layout == "K" and not _dense(x):
+                layout = "C"
             return x.copy(order=layout)
         out = array_module(x).empty_like(layout)
         out[...] = x
