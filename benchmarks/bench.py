@@ -469,9 +469,12 @@ def bench_interleaved(setups, rounds, inner):
     gc.collect()
     gc.freeze()
     samples = {impl: [] for impl in fns}
+    order = list(fns.items())
     try:
-        for _ in range(rounds):
-            for impl, fn in fns.items():
+        for r in range(rounds):
+            # rotate the order each round, so each implementation follows each other one (and
+            # finds the caches the way that one left them) equally often
+            for impl, fn in order[r % len(order) :] + order[: r % len(order)]:
                 t0 = time.perf_counter()
                 for _ in range(inner):
                     fn()

@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import re
 import sys
+import warnings
 import weakref
 from collections import namedtuple
 
@@ -400,6 +401,14 @@ def accumulate_grad(var, g) -> None:
         else:
             var._grad = _copy_with_layout(g, var)
     else:
+        if not _strides_match(old._data, var._data):
+            warnings.warn(
+                "grad and param do not obey the gradient layout contract. This is not an error, but may "
+                f"impair performance.\ngrad.sizes() = {list(old.shape)}, strides() = {list(old.stride())}\n"
+                f"param.sizes() = {list(var.shape)}, strides() = {list(var.stride())}",
+                UserWarning,
+                stacklevel=2,
+            )
         if old._data.flags.writeable:
             old._data += g._data
             old._counter.bump("gradient accumulation")

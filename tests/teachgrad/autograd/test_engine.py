@@ -823,3 +823,35 @@ def test_backward_steps_takes_backwards_arguments():
     assert x.grad is None and w.grad.tolist() == [1.0, 2.0]
     list(tg.autograd.backward_steps([loss], grad_tensors=[tg.tensor(2.0)], inputs=[w]))
     assert w.grad.tolist() == [3.0, 6.0]
+
+
+def test_assigned_grad_with_custom_strides_is_kept_and_accumulated_in_place(torch):
+    """Docs, "Default gradient layouts": a .grad you assign (zeroed, any strides) is kept, and
+    backward without create_graph adds into that very buffer, strides and all, as torch does."""
+
+    def run(lib):
+        w = lib.ones(3, 4, requires_grad=True)
+        w.grad = lib.zeros(4, 3).t()  # strides (1, 3): not what a new grad would get
+        ptr, strides = w.grad.data_ptr(), w.grad.stride()
+        with warnings.catch_warnings():  # both warn that the layout is unusual (torch only once)
+            warnings.simplefilter("ignore")
+            for _ in range(2):
+                (w * lib.arange(12.0).reshape(3, 4)).sum().backward()
+        return (
+            w.grad.data_ptr() == ptr,
+            w.grad.stride() == strides,
+            w.grad.stride(),
+            w.grad.tolist(),
+        )
+
+    assert run(tg) == run(torch)
+    assert run(tg)[:2] == (True, True)
+
+
+def test_assigned_grad_with_unusual_strides_warns_like_torch():
+    """Accumulating into a .grad whose strides differ from the parameter's is allowed, with
+    torch's warning that it "may impair performance"."""
+    w = tg.ones(3, 4, requires_grad=True)
+    w.grad = tg.zeros(4, 3).t()
+    with pytest.warns(UserWarning, match="do not obey the gradient layout contract"):
+        (w * 2).sum().backward()
