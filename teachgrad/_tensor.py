@@ -515,9 +515,6 @@ class Tensor:
         """True when this tensor is a view of another (``_base``)."""
         return self._base is not None
 
-    def untyped_storage_nbytes(self) -> int:
-        return int(self._storage_array().nbytes)
-
     # ------------------------------------------------------------------ conversions
     def item(self):
         """The value of a one-element tensor as a Python number.

@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 
 from .._backend import array_module, as_array, numpy_module
-from .._tensor import Tensor, VersionCounter, _new, wrap_array
+from .._tensor import Tensor, _new, wrap_array
 from .grad_mode import no_grad
 from .grad_mode import state as _grad_state
 from .graph import Node, SavedTensor, _sequence
@@ -561,5 +561,4 @@ __all__ = [
     "once_differentiable",
     "InplaceFunction",
     "NestedIOFunction",
-    "VersionCounter",
 ]
