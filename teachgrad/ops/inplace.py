@@ -270,7 +270,9 @@ def _overlap(a, b) -> str:
     same way), "partial", "none", or "unknown" (torch only judges dense layouts)."""
     if a is b:
         return "full"
-    if not a.size or not b.size:
+    if (
+        not a.size or not b.size or not array_module(a).may_share_memory(a, b)
+    ):  # (a cheap bounds test)
         return "none"
     if not (_dense(a) and _dense(b)):
         return "unknown"
