@@ -336,7 +336,9 @@ class Function:
                 for b in args:
                     needs.append(isinstance(b, Tensor) and b._requires_grad)
                 needs = tuple(needs)
-        ctx.needs_input_grad = needs or _NO_GRADS[len(args)]
+        ctx.needs_input_grad = needs or (
+            _NO_GRADS[len(args)] if len(args) < 256 else (False,) * len(args)
+        )
 
         if cls.array_forward:
             # built-ins: forward always gets ctx; setup_context (if any) sees the wrapped outputs

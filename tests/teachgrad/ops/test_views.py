@@ -466,3 +466,12 @@ ERRORS = {
 def test_bad_shape_or_index_raises_torchs_error(torch, fn, exc, phrase):
     """Bad shapes, dims and indices fail at the call with torch's exception class and key phrase."""
     assert_raises_like_torch(torch, fn, exc, phrase)
+
+
+def test_cat_and_stack_of_hundreds_of_tensors():
+    """Ops with many tensor arguments work with and without grad (cat of 300 rows)."""
+    rows = [tg.full((1,), float(i)) for i in range(300)]
+    assert tg.cat(rows).tolist() == [float(i) for i in range(300)]
+    leaf = tg.ones(2, requires_grad=True)
+    tg.stack([leaf] * 300).sum().backward()
+    assert leaf.grad.tolist() == [300.0, 300.0]
