@@ -72,6 +72,16 @@ double = float64
 half = float16
 long = int64
 int = int32  # noqa: A001
-is_tensor = lambda obj: isinstance(obj, Tensor)  # noqa: E731
+
+
+def is_tensor(obj) -> bool:
+    """True if ``obj`` is a teachgrad Tensor.
+
+    >>> import teachgrad as tg
+    >>> tg.is_tensor(tg.zeros(1)), tg.is_tensor([1.0])
+    (True, False)
+    """
+    return isinstance(obj, Tensor)
+
 
 __version__ = "0.1.0"

@@ -236,17 +236,32 @@ def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Ones with ``input``'s shape, dtype and device."""
+    """Ones with ``input``'s shape, dtype and device.
+
+    >>> import teachgrad as tg
+    >>> tg.ones_like(tg.zeros(2, dtype=tg.int64))
+    tensor([1, 1])
+    """
     return _like("ones", input, dtype, device, requires_grad)
 
 
 def empty_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Uninitialised, with ``input``'s shape, dtype and device."""
+    """Uninitialised, with ``input``'s shape, dtype and device.
+
+    >>> import teachgrad as tg
+    >>> tg.empty_like(tg.zeros(2, 3)).shape
+    teachgrad.Size([2, 3])
+    """
     return _like("empty", input, dtype, device, requires_grad)
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """``fill_value`` everywhere, with ``input``'s shape, dtype and device."""
+    """``fill_value`` everywhere, with ``input``'s shape, dtype and device.
+
+    >>> import teachgrad as tg
+    >>> tg.full_like(tg.zeros(2), 7.0)
+    tensor([7., 7.])
+    """
     return _like("full", input, dtype, device, requires_grad, fill_value)
 
 
@@ -361,7 +376,12 @@ def randint(
 
 
 def randn_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Standard normal samples with ``input``'s shape, dtype and device."""
+    """Standard normal samples with ``input``'s shape, dtype and device.
+
+    >>> import teachgrad as tg
+    >>> tg.randn_like(tg.zeros(2, 3)).shape
+    teachgrad.Size([2, 3])
+    """
     return randn(
         *input.shape,
         dtype=dtype or input.dtype,
@@ -371,7 +391,12 @@ def randn_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 def rand_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Uniform [0, 1) samples with ``input``'s shape, dtype and device."""
+    """Uniform [0, 1) samples with ``input``'s shape, dtype and device.
+
+    >>> import teachgrad as tg
+    >>> tg.rand_like(tg.zeros(4)).shape
+    teachgrad.Size([4])
+    """
     return rand(
         *input.shape,
         dtype=dtype or input.dtype,
@@ -391,7 +416,12 @@ def _new_factory(fill):
         return _filled(fill, args, dtype, device, requires_grad)
 
     method.__name__ = f"new_{fill}"
-    method.__doc__ = f"A new tensor ({fill}) with this tensor's dtype and device by default."
+    args = {"zeros": "2", "ones": "2", "empty": "2", "full": "(2,), 5", "tensor": "[5, 5]"}[fill]
+    method.__doc__ = (
+        f"A new tensor ({fill}) with this tensor's dtype and device by default.\n\n"
+        f"    >>> import teachgrad as tg\n    >>> tg.zeros(1, dtype=tg.float64).new_{fill}({args}).dtype\n"
+        "    teachgrad.float64\n"
+    )
     return method
 
 

@@ -408,7 +408,12 @@ class Tensor:
         return t
 
     def detach_(self) -> Tensor:
-        """Detach this tensor from the graph in place (not allowed on views)."""
+        """Detach this tensor from the graph in place (not allowed on views).
+
+        >>> import teachgrad as tg
+        >>> y = tg.ones(2, requires_grad=True) * 2; y.detach_().requires_grad
+        False
+        """
         if self._base is not None:
             raise RuntimeError(
                 "Can't detach views in-place. Use detach() instead. If you are using "
@@ -419,7 +424,12 @@ class Tensor:
         return self
 
     def is_inference(self) -> bool:
-        """True for tensors created inside ``inference_mode()``."""
+        """True for tensors created inside ``inference_mode()``.
+
+        >>> import teachgrad as tg
+        >>> tg.ones(1).is_inference()
+        False
+        """
         return self._inference
 
     # ------------------------------------------------------------------ shape and memory
@@ -443,16 +453,34 @@ class Tensor:
         return self._data.ndim
 
     def dim(self) -> int:
+        """The number of dimensions (also ``ndim``, ``ndimension()``).
+
+        >>> import teachgrad as tg
+        >>> tg.zeros(2, 3).dim()
+        2
+        """
         return self._data.ndim
 
     ndimension = dim
 
     def numel(self) -> int:
+        """The number of elements (also ``nelement()``).
+
+        >>> import teachgrad as tg
+        >>> tg.zeros(2, 3).numel()
+        6
+        """
         return int(self._data.size)
 
     nelement = numel
 
     def element_size(self) -> int:
+        """Bytes per element.
+
+        >>> import teachgrad as tg
+        >>> tg.zeros(1, dtype=tg.float64).element_size()
+        8
+        """
         return self._data.itemsize
 
     @property
@@ -472,9 +500,21 @@ class Tensor:
         return self.device.type == "cpu"
 
     def is_floating_point(self) -> bool:
+        """True for float16/32/64 tensors (the only ones that can require grad).
+
+        >>> import teachgrad as tg
+        >>> tg.tensor([1.0]).is_floating_point(), tg.tensor([1]).is_floating_point()
+        (True, False)
+        """
         return self._data.dtype.kind == "f"
 
     def is_complex(self) -> bool:
+        """Always False: teachgrad has no complex dtypes.
+
+        >>> import teachgrad as tg
+        >>> tg.zeros(1).is_complex()
+        False
+        """
         return False
 
     def stride(self, dim: int | None = None):
@@ -489,10 +529,21 @@ class Tensor:
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
     def is_contiguous(self, memory_format=None) -> bool:
+        """True if the elements lie in memory in row-major order without gaps.
+
+        >>> import teachgrad as tg
+        >>> tg.zeros(2, 3).is_contiguous(), tg.zeros(2, 3).t().is_contiguous()
+        (True, False)
+        """
         return bool(self._data.flags.c_contiguous)
 
     def data_ptr(self) -> int:
-        """Address of this tensor's first element."""
+        """Address of this tensor's first element (views of one storage differ by their offset).
+
+        >>> import teachgrad as tg
+        >>> x = tg.zeros(4); x[1:].data_ptr() - x.data_ptr() == x.element_size()
+        True
+        """
         return _data_ptr(self._data)
 
     def storage_offset(self) -> int:
@@ -530,7 +581,12 @@ class Tensor:
         return self._data.reshape(()).item()
 
     def tolist(self):
-        """Nested Python lists (a number for a 0-d tensor)."""
+        """Nested Python lists (a number for a 0-d tensor).
+
+        >>> import teachgrad as tg
+        >>> tg.tensor([[1, 2], [3, 4]]).tolist()
+        [[1, 2], [3, 4]]
+        """
         return _host(self._data).tolist()
 
     def numpy(self, *, force: bool = False):

@@ -26,7 +26,7 @@ def cuda_unavailable_reason() -> str | None:
 
 def pytest_collection_modifyitems(config, items):
     """Skip tests marked ``@pytest.mark.cuda`` when there is no usable GPU."""
-    cuda_items = [item for item in items if "cuda" in item.keywords]
+    cuda_items = [item for item in items if item.get_closest_marker("cuda") is not None]
     if not cuda_items:
         return
     reason = cuda_unavailable_reason()

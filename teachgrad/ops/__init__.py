@@ -221,13 +221,16 @@ _METHODS = {
 
 # Operators with nothing to dispatch call their Function directly (one call less per op).
 # They must be plain functions: Python's operator slots do not bind other callables to self.
-def _direct(apply):
-    return lambda self, *args: apply(self, *args)
+def _direct(name, apply):
+    method = lambda self, *args: apply(self, *args)  # noqa: E731
+    method.__name__ = name
+    method.__doc__ = getattr(_METHODS.get(name), "__doc__", None)  # the function's own docs
+    return method
 
 
 _METHODS.update(
     {
-        name: _direct(cls.apply)
+        name: _direct(name, cls.apply)
         for name, cls in {
             "__add__": _P.Add,
             "__radd__": _P.Add,
@@ -263,7 +266,12 @@ for _name, _fn in _METHODS.items():
 
 
 def _contiguous(self, memory_format=None):
-    """``self`` if already row-major contiguous, else a contiguous copy (in the graph)."""
+    """``self`` if already row-major contiguous, else a contiguous copy (in the graph).
+
+    >>> import teachgrad as tg
+    >>> tg.zeros(2, 3).t().contiguous().stride()
+    (2, 1)
+    """
     return self if self._data.flags.c_contiguous else _P.Clone.apply(self, "C")
 
 
@@ -271,6 +279,10 @@ def _to(self, *args, **kwargs):
     """Cast and/or move: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``.
 
     Returns ``self`` when nothing changes (unless ``copy=True``), as torch does.
+
+    >>> import teachgrad as tg
+    >>> x = tg.ones(2); x.to(tg.float64).dtype, x.to("cpu") is x
+    (teachgrad.float64, True)
     """
     from .._backend import as_device, as_dtype  # noqa: PLC0415
 
@@ -312,23 +324,69 @@ def _caster(dtype_name):
         return _to(self, getattr(_backend, dtype_name))
 
     cast.__name__ = dtype_name
-    cast.__doc__ = f"``self.to({dtype_name})``."
+    cast.__doc__ = (
+        f"``self.to(teachgrad.{dtype_name.rstrip('_')})``.\n\n    >>> import teachgrad as tg\n"
+        f"    >>> tg.tensor([1, 0]).{'bool' if dtype_name == 'bool_' else _METHOD_NAMES[dtype_name]}().dtype\n"
+        f"    teachgrad.{dtype_name.rstrip('_')}\n"
+    )
     return cast
+
+
+_METHOD_NAMES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "half",
+    "int64": "long",
+    "int32": "int",
+}
 
 
 Tensor.contiguous = _contiguous
 Tensor.to = _to
-Tensor.cpu = lambda self: _to(self, "cpu")
-Tensor.cuda = lambda self, device=None, non_blocking=False: _to(
-    self, "cuda" if device is None else device if not isinstance(device, int) else f"cuda:{device}"
-)
+
+
+def _cpu(self):
+    """A copy on the CPU (``self`` if it is there already).
+
+    >>> import teachgrad as tg
+    >>> tg.ones(2).cpu().device
+    device(type='cpu')
+    """
+    return _to(self, "cpu")
+
+
+def _cuda(self, device=None, non_blocking=False):
+    """A copy on a CUDA GPU (needs CuPy; a clear error says so when it is missing).
+
+    >>> import teachgrad as tg
+    >>> x = tg.ones(2)
+    >>> (x.cuda() if tg.cuda.is_available() else x).shape
+    teachgrad.Size([2])
+    """
+    return _to(
+        self, "cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device
+    )
+
+
+def _type_as(self, other):
+    """``self.to(other.dtype)``.
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([1, 2]).type_as(tg.zeros(1)).dtype
+    teachgrad.float32
+    """
+    return _to(self, other.dtype)
+
+
+Tensor.cpu = _cpu
+Tensor.cuda = _cuda
 Tensor.float = _caster("float32")
 Tensor.double = _caster("float64")
 Tensor.half = _caster("float16")
 Tensor.long = _caster("int64")
 Tensor.int = _caster("int32")
 Tensor.bool = _caster("bool_")
-Tensor.type_as = lambda self, other: _to(self, other.dtype)
+Tensor.type_as = _type_as
 Tensor.T = property(
     lambda self: permute(self, tuple(range(self.ndim))[::-1]),
     doc="All dims reversed (the transpose for a matrix).",

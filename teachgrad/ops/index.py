@@ -203,7 +203,12 @@ def index_put(input, indices, values, accumulate=False):
 
 
 def masked_fill_(input, mask, value):
-    """In-place ``masked_fill``."""
+    """In-place ``masked_fill``.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([1.0, -2.0]); x.masked_fill_(x < 0, 0.0)
+    tensor([1., 0.])
+    """
     from .inplace import inplace  # noqa: PLC0415 - inplace imports this module
 
     return inplace(input, "masked_fill_", masked_fill, mask, value)

@@ -480,8 +480,29 @@ def _method(op, fn):
         return inplace(self, op, fn, *args, **kwargs)
 
     method.__name__ = op
-    method.__doc__ = f"In-place ``{op[:-1]}``: changes this tensor, bumps its version, returns it."
+    example = _EXAMPLE_ARGS.get(op, "")
+    method.__doc__ = (
+        f"In-place ``{op.strip('_')}``: changes this tensor, bumps its version, returns it.\n\n"
+        f"    >>> import teachgrad as tg\n    >>> x = tg.ones(2)\n    >>> x.{op}({example})._version\n    1\n"
+    )
     return method
+
+
+_EXAMPLE_ARGS = {
+    "add_": "2.0",
+    "sub_": "2.0",
+    "mul_": "2.0",
+    "div_": "2.0",
+    "pow_": "2",
+    "clamp_": "0.0, 0.5",
+    "clip_": "0.0, 0.5",
+    "fill_": "3.0",
+    "copy_": "tg.zeros(2)",
+    "__iadd__": "2.0",
+    "__isub__": "2.0",
+    "__imul__": "2.0",
+    "__itruediv__": "2.0",
+}
 
 
 def _copy(x, src, non_blocking=False):

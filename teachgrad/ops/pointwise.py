@@ -772,12 +772,22 @@ def pow(input, exponent):
 
 
 def neg(input):
-    """``-input``."""
+    """``-input``.
+
+    >>> import teachgrad as tg
+    >>> tg.neg(tg.tensor([1.0, -2.0]))
+    tensor([-1.,  2.])
+    """
     return Neg.apply(input)
 
 
 def square(input):
-    """``input ** 2`` (recorded as PowBackward0, as in torch)."""
+    """``input ** 2`` (recorded as PowBackward0, as in torch).
+
+    >>> import teachgrad as tg
+    >>> tg.square(tg.tensor([3.0], requires_grad=True))
+    tensor([9.], grad_fn=<PowBackward0>)
+    """
     return PowScalar.apply(input, 2)
 
 
@@ -927,7 +937,12 @@ isfinite = _predicate("isfinite")
 
 
 def logical_not(input):
-    """Elementwise not (bool tensor)."""
+    """Elementwise not (bool tensor).
+
+    >>> import teachgrad as tg
+    >>> tg.logical_not(tg.tensor([True, False]))
+    tensor([False,  True])
+    """
     return wrap_array(as_array(array_module(input).logical_not(input._data)))
 
 

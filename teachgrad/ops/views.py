@@ -140,12 +140,22 @@ def reshape(input, *shape):
 
 
 def view_as(input, other):
-    """``input.view(other.shape)``."""
+    """``input.view(other.shape)``.
+
+    >>> import teachgrad as tg
+    >>> tg.arange(6).view_as(tg.zeros(2, 3)).shape
+    teachgrad.Size([2, 3])
+    """
     return view(input, tuple(other.shape))
 
 
 def reshape_as(input, other):
-    """``input.reshape(other.shape)``."""
+    """``input.reshape(other.shape)``.
+
+    >>> import teachgrad as tg
+    >>> tg.arange(6).reshape_as(tg.zeros(3, 2)).shape
+    teachgrad.Size([3, 2])
+    """
     return reshape(input, tuple(other.shape))
 
 
@@ -405,7 +415,12 @@ def expand(input, *sizes):
 
 
 def expand_as(input, other):
-    """``input.expand(other.shape)``."""
+    """``input.expand(other.shape)``.
+
+    >>> import teachgrad as tg
+    >>> tg.ones(1, 3).expand_as(tg.zeros(2, 3)).shape
+    teachgrad.Size([2, 3])
+    """
     return expand(input, tuple(other.shape))
 
 
