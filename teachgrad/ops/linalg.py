@@ -139,41 +139,56 @@ def _check_same_dtype(kind, a, b):
     )
 
 
+# the rank each product wants of its two operands, torch's names for them, and its words
+_RANKS = {
+    "mm": (
+        2,
+        2,
+        ("self", "mat2"),
+        "{name} must be a matrix",
+        "two 2-D tensors",
+        ". For other ranks use matmul (@)",
+    ),
+    "bmm": (
+        3,
+        3,
+        ("batch1", "batch2"),
+        "{name} must be a 3D tensor",
+        "two 3-D tensors (batch, n, m) and (batch, m, p)",
+        "",
+    ),
+    "outer": (
+        1,
+        1,
+        ("self", "vec2"),
+        "outer: Expected 1-D argument {name}, but got {ndim}-D",
+        "two 1-D tensors",
+        "",
+    ),
+}
+
+
 def _check_ndim(a, b, kind):
-    if kind == "mm":
-        for t, name in ((a, "self"), (b, "mat2")):
-            if t.ndim != 2:
-                _fail(
-                    f"{name} must be a matrix",
-                    f"mm takes two 2-D tensors; got shapes {tuple(a.shape)} and "
-                    f"{tuple(b.shape)}. For other ranks use matmul (@).",
-                )
-    elif kind == "bmm":
-        for t, name in ((a, "batch1"), (b, "batch2")):
-            if t.ndim != 3:
-                _fail(
-                    f"{name} must be a 3D tensor",
-                    f"bmm takes two 3-D tensors (batch, n, m) and (batch, m, p); "
-                    f"got shapes {tuple(a.shape)} and {tuple(b.shape)}.",
-                )
-    elif kind == "mv":
+    shapes = f"got shapes {tuple(a.shape)} and {tuple(b.shape)}"
+    if kind == "mv":
         if a.ndim != 2 or b.ndim != 1:
             _fail(
                 f"vector + matrix @ vector expected, got 1, {a.ndim}, {b.ndim}",
-                f"mv takes a 2-D matrix and a 1-D vector; got shapes {tuple(a.shape)} and {tuple(b.shape)}.",
+                f"mv takes a 2-D matrix and a 1-D vector; {shapes}.",
             )
     elif kind == "dot":
         if a.ndim != 1 or b.ndim != 1:
             _fail(
                 f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors",
-                f"dot takes two 1-D tensors; got shapes {tuple(a.shape)} and {tuple(b.shape)}.",
+                f"dot takes two 1-D tensors; {shapes}.",
             )
-    elif kind == "outer":
-        for t, name in ((a, "self"), (b, "vec2")):
-            if t.ndim != 1:
+    else:
+        rank_a, rank_b, names, message, takes, advice = _RANKS[kind]
+        for t, rank, name in ((a, rank_a, names[0]), (b, rank_b, names[1])):
+            if t.ndim != rank:
                 _fail(
-                    f"outer: Expected 1-D argument {name}, but got {t.ndim}-D",
-                    f"outer takes two 1-D tensors; got shapes {tuple(a.shape)} and {tuple(b.shape)}.",
+                    message.format(name=name, ndim=t.ndim),
+                    f"{kind} takes {takes}; {shapes}{advice}.",
                 )
 
 
