@@ -14,7 +14,9 @@ from . import (  # noqa: E402
     _backend,
     autograd,  # noqa: E402,I001 - after Tensor: autograd builds on it
     cuda,
+    nn,
     ops,  # noqa: E402
+    optim,
     testing,
 )
 from ._backend import bool_ as bool  # noqa: A004 - torch's name

@@ -115,4 +115,24 @@ def tensor_repr(t) -> str:
     name = t.__dict__.get("name")
     if name is not None:
         parts.append(f"name='{name}'")
-    return prefix + ", ".join(parts) + ")"
+    from .autograd.forward_ad import tangent_of  # noqa: PLC0415 - autograd imports this module
+
+    tangent = tangent_of(t)
+    if tangent is not None:  # torch prints a 0-d tangent as a plain number
+        parts.append(f"tangent={tangent.item() if tangent.ndim == 0 else repr(tangent)}")
+    return _with_suffixes(prefix + parts[0], parts[1:], len(prefix))
+
+
+def _with_suffixes(text: str, suffixes: list, indent: int) -> str:
+    """Append ``, suffix`` after the values, starting a new line when one would pass
+    LINE_WIDTH columns (as torch wraps ``dtype=...``, ``grad_fn=...``)."""
+    pieces = [text]
+    line = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if line + len(suffix) + 2 > LINE_WIDTH:
+            pieces.append(",\n" + " " * indent + suffix)
+            line = indent + len(suffix)
+        else:
+            pieces.append(", " + suffix)
+            line += len(suffix) + 2
+    return "".join(pieces) + ")"

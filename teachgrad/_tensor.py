@@ -101,6 +101,8 @@ class Tensor:
     # and the storage's version when the view was made
     _creation_meta = None
     _view_version = 0
+    _fw_grad = None  # forward-mode AD: the tangent, valid while _fw_level is the open level
+    _fw_level = None
     name = None
     __array_priority__ = 1000  # so numpy_array * tensor calls Tensor.__rmul__
 

@@ -6,7 +6,7 @@
 (tensor(4.),)
 """
 
-from . import engine, function, grad_mode, graph
+from . import engine, forward_ad, function, grad_mode, graph
 from .engine import BackwardStep, backward, backward_steps, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
@@ -23,6 +23,7 @@ __all__ = [
     "backward_steps",
     "enable_grad",
     "engine",
+    "forward_ad",
     "function",
     "grad",
     "grad_mode",

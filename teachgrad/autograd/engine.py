@@ -188,23 +188,14 @@ def grad(
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grad_outputs = _as_tuple(grad_outputs, len(outputs))
-    if is_grads_batched:
-        return _batched_grad(
-            outputs,
-            inputs,
-            grad_outputs,
-            retain_graph,
-            create_graph,
-            allow_unused,
-            materialize_grads,
-        )
+    batch = _batch_size(outputs, grad_outputs) if is_grads_batched else None
     roots = _root_edges(outputs)
-    grads = _make_root_grads(outputs, grad_outputs, create_graph)
+    grads = _make_root_grads(outputs, grad_outputs, create_graph, batch)
     keep = create_graph if retain_graph is None else retain_graph
     targets = [t._edge() for t in inputs]
     captured = {}
-    for _ in _execute(roots, grads, keep, create_graph, targets, captured, accumulate=False):
-        pass
+    steps = _execute(roots, grads, keep, create_graph, targets, captured, False, batch=batch)
+    deque(steps, maxlen=0)
     result = []
     for i, (t, edge) in enumerate(zip(inputs, targets, strict=True)):
         g = captured.get(edge)
@@ -217,39 +208,30 @@ def grad(
                     "gradient reaches it."
                 )
             if materialize_grads:
-                g = wrap_array(array_module(t._data).zeros_like(t._data))
+                shape = t._data.shape if batch is None else (batch, *t._data.shape)
+                g = wrap_array(array_module(t._data).zeros(shape, t._data.dtype))
         result.append(g)
     return tuple(result)
 
 
-def _batched_grad(
-    outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize
-):
-    """``is_grads_batched``: one backward per row of the grad_outputs, results stacked."""
-    from ..ops.views import stack  # noqa: PLC0415 - ops import the engine indirectly
-
-    batch = {g.shape[0] for g in grad_outputs if g is not None}
-    if len(batch) != 1:
+def _batch_size(outputs, grad_outputs) -> int:
+    """``is_grads_batched``: the batch size (dim 0, the same for every grad_output)."""
+    for i, (y, g) in enumerate(zip(outputs, grad_outputs, strict=True)):
+        if not isinstance(g, Tensor) or tuple(g.shape[1:]) != tuple(y.shape):
+            got = "nothing" if g is None else f"a shape of {tuple(getattr(g, 'shape', ()))}"
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
+                "the batch dimension. The sizes of the remaining dimensions are expected to match the "
+                f"shape of corresponding output, but a mismatch was detected: grad_output[{i}] has "
+                f"{got} and output[{i}] has a shape of {tuple(y.shape)}."
+            )
+    sizes = {g.shape[0] for g in grad_outputs}
+    if len(sizes) != 1:
         raise RuntimeError(
             "is_grads_batched=True needs every grad_output to have the same first (batch) "
-            f"dimension, got sizes {sorted(batch)}"
+            f"dimension, got sizes {sorted(sizes)}"
         )
-    (n,) = batch
-    rows = []
-    for b in range(n):
-        keep = True if b < n - 1 else retain_graph
-        rows.append(
-            grad(
-                outputs,
-                inputs,
-                [None if g is None else g[b] for g in grad_outputs],
-                keep,
-                create_graph,
-                allow_unused=allow_unused,
-                materialize_grads=materialize,
-            )
-        )
-    return tuple(None if col[0] is None else stack(list(col)) for col in zip(*rows, strict=True))
+    return sizes.pop()
 
 
 def _execute(
@@ -261,11 +243,13 @@ def _execute(
     captured=None,
     accumulate=True,
     steal=False,
+    batch=None,
 ):
     """The engine loop (a generator). ``targets``: edges whose arriving grads go into
     ``captured``; with targets, only nodes leading to them run (and AccumulateGrad
     nodes only when ``accumulate`` and they are targets). ``steal``: mark gradients that
-    only this loop holds, so a leaf may keep them as ``.grad`` without copying."""
+    only this loop holds, so a leaf may keep them as ``.grad`` without copying.
+    ``batch``: every gradient has an extra first dim of this size (``is_grads_batched``)."""
     deps = _dependencies(roots)
     capture_at = runs = None  # runs is None: every node runs
     if targets is not None:
@@ -304,7 +288,9 @@ def _execute(
                     if new is not None:
                         grads = _checked_hook_values(hook, new, grads, node)
             grad_outputs = tuple(grads)
-            grad_inputs = node._apply(grads)
+            grad_inputs = (
+                node._apply(grads) if batch is None else _apply_batched(node, grads, batch)
+            )
             if node._post_hooks:
                 for hook in list(node._post_hooks.values()):
                     new = hook(grad_inputs, grad_outputs)
@@ -337,6 +323,25 @@ def _execute(
         finally:
             _grad_state.enabled = previous_mode
         yield _new_step(BackwardStep, (node, grad_outputs, grad_inputs, heap[:]))
+
+
+def _apply_batched(node, grads, batch) -> tuple:
+    """Run ``node`` on a batch of gradients: all rows at once when its backward formula
+    allows an extra leading dim (``batchable`` Functions), else row by row, stacked."""
+    if getattr(node, "batchable", False):
+        return node._apply(grads, batch)
+    from ..ops.views import stack  # noqa: PLC0415 - ops import the engine indirectly
+
+    rows = [node._apply([None if g is None else g[b] for g in grads]) for b in range(batch)]
+    result = []
+    for column in zip(*rows, strict=True):
+        present = [g for g in column if g is not None]
+        if not present:
+            result.append(None)
+            continue
+        zero = present[0] * 0  # a row that got no gradient contributes zeros
+        result.append(stack([zero if g is None else g for g in column]))
+    return tuple(result)
 
 
 def _checked_hook_values(hook, new, old, node) -> list:
@@ -454,7 +459,7 @@ def _root_edges(tensors) -> list:
     return edges
 
 
-def _make_root_grads(tensors, grads, create_graph) -> list:
+def _make_root_grads(tensors, grads, create_graph, batch=None) -> list:
     result = []
     for i, (t, g) in enumerate(zip(tensors, grads, strict=True)):
         if g is None:
@@ -468,6 +473,8 @@ def _make_root_grads(tensors, grads, create_graph) -> list:
             g = wrap_array(array_module(t._data).ones_like(t._data))
         elif not isinstance(g, Tensor):
             g = wrap_array(array_module(t._data).full_like(t._data, g))
+        elif batch is not None:  # (shapes checked by _batch_size)
+            g = g if create_graph else g.detach()
         else:
             if g.shape != t.shape:
                 raise RuntimeError(

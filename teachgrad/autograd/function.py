@@ -34,6 +34,8 @@ import functools
 
 from .._backend import array_module, as_array, numpy_module
 from .._tensor import Tensor, _new, wrap_array
+from .forward_ad import push_tangents
+from .forward_ad import state as _fw_state
 from .grad_mode import no_grad
 from .grad_mode import state as _grad_state
 from .graph import Node, SavedTensor, _sequence
@@ -63,6 +65,8 @@ class FunctionCtx:
     non_differentiable = ()
     materialize_grads = True
     needs_input_grad = ()
+    saved_for_forward = ()
+    _in_jvp = False
 
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors (inputs, outputs or None) for backward; read them with ``saved_tensors``.
@@ -97,6 +101,8 @@ class FunctionCtx:
     @property
     def saved_tensors(self) -> tuple:
         """The tensors given to ``save_for_backward``, checked against in-place changes."""
+        if self._in_jvp:  # inside jvp: what save_for_forward kept
+            return tuple(self.saved_for_forward)
         saved = self._saved
         if saved is None:
             raise RuntimeError(
@@ -120,7 +126,12 @@ class BackwardFunction(FunctionCtx, Node):
     _saved = None
     _input_meta = ()  # (argument position, shape, numpy dtype, array type) of each Tensor argument
 
-    def _apply(self, grad_outputs: list) -> tuple:
+    @property
+    def batchable(self) -> bool:
+        """Whether backward works on gradients with an extra leading (batch) dim."""
+        return self._forward_cls.batchable
+
+    def _apply(self, grad_outputs: list, batch=None) -> tuple:
         if self.materialize_grads and (len(grad_outputs) > 1 or grad_outputs[0] is None):
             for i, g in enumerate(grad_outputs):
                 if g is None and self._output_meta[i] is not None:  # non-tensor outputs stay None
@@ -144,8 +155,12 @@ class BackwardFunction(FunctionCtx, Node):
         if len(meta) != n_args:
             _check_non_tensor_grads(result, meta, self)
         grads = []
-        for pos, shape, dtype, array_type in meta:
+        for edge, (pos, shape, dtype, array_type) in enumerate(meta):
             g = result[pos] if array_type is not None else None  # a number operand has no gradient
+            if batch is not None:  # is_grads_batched: each gradient is a stack of `batch` of them
+                shape = (batch, *shape)
+                if isinstance(g, Tensor) and g.ndim > len(shape):  # sum broadcast dims, keep dim 0
+                    g = g.sum(tuple(range(1, g.ndim - len(shape) + 1)))
             # the usual case needs no work: a Tensor of the input's exact shape, dtype and device
             if (
                 g is None
@@ -156,7 +171,7 @@ class BackwardFunction(FunctionCtx, Node):
             ):
                 grads.append(g)
             else:
-                grads.append(validate_grad(g, (shape, dtype, array_type), self, pos))
+                grads.append(validate_grad(g, (shape, dtype, array_type), self, edge))
         return tuple(grads)
 
 
@@ -268,6 +283,9 @@ class Function:
     number_inputs = ()  # built-ins: positions of arguments that get an edge even when numbers
     view_of_input = False  # built-in view ops: the outputs share storage with input 0
     returns_many_views = False  # unbind/split: torch forbids changing such views in place
+    # built-ins: backward also works when every gradient has an extra leading (batch) dim,
+    # so is_grads_batched runs it once for the whole batch instead of once per row
+    batchable = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -352,12 +370,16 @@ class Function:
             if needs and cls._new_style:
                 cls.setup_context(ctx, args, outputs[0] if single else outputs)
         else:
-            with no_grad():  # a custom forward's own ops are never recorded
-                if cls._new_style:
-                    out = cls.forward(*args, **kwargs)
-                    cls.setup_context(ctx, args, out)
-                else:
-                    out = cls.forward(ctx, *args, **kwargs)
+            level, _fw_state.level = _fw_state.level, None  # jvp, not forward's ops, gives tangents
+            try:
+                with no_grad():  # a custom forward's own ops are never recorded
+                    if cls._new_style:
+                        out = cls.forward(*args, **kwargs)
+                        cls.setup_context(ctx, args, out)
+                    else:
+                        out = cls.forward(ctx, *args, **kwargs)
+            finally:
+                _fw_state.level = level
             single = type(out) is not tuple
             outputs = _wrap_outputs((out,) if single else out, args, ctx, cls, needs)
         if needs:
@@ -366,6 +388,8 @@ class Function:
             for t in outputs:  # a view of a normal tensor stays normal (it is not new memory)
                 if isinstance(t, Tensor) and (t._base is None or t._base._inference):
                     t._inference = True
+        if _fw_state.level is not None:  # forward-mode AD: push the inputs' tangents through
+            push_tangents(cls, ctx, args, kwargs, outputs)
         return outputs[0] if single else outputs
 
 

@@ -25,7 +25,7 @@ analytically it is ``(v^T J) . u`` from a single backward pass with ``grad_outpu
 (torch stores its Jacobians transposed, rows indexed by input elements; here they
 are stored the way they are written in maths, rows indexed by output elements.)
 
-What does not live here: forward-mode AD (``forward_ad.py``, used only when
+What does not live here: forward-mode AD itself (``forward_ad.py``, used when
 ``check_forward_ad=True``) and the ``jacobian``/``hessian`` helpers (``functional.py``).
 """
 
@@ -38,6 +38,8 @@ import warnings
 
 import teachgrad as tg
 from teachgrad import _backend
+
+from . import forward_ad as fwAD
 
 np = _backend.numpy_module()  # host-side only: formatting failure messages
 
@@ -114,8 +116,6 @@ def gradcheck(
         raise NotImplementedError(
             "gradcheck(masked=True) is for sparse tensors, which teachgrad does not have"
         )
-    if check_forward_ad:
-        _forward_ad()  # fail early, with a clear message, when forward mode is missing
     if check_batched_forward_grad:
         raise NotImplementedError("check_batched_forward_grad=True is not supported by teachgrad")
     try:
@@ -433,7 +433,6 @@ def _forward_jacobians(S, j):
 
 def _forward_jvps(S, j, tangents):
     """For each tangent t of input j: the tangents J t of the outputs, flattened."""
-    fwAD = _forward_ad()
     k = S.x_pos[j]
     results = []
     with fwAD.dual_level():
@@ -441,7 +440,8 @@ def _forward_jvps(S, j, tangents):
             tangent = tg.zeros_like(S.inputs[k])
             tangent._data[...] = t.reshape(tangent._data.shape)
             args = list(S.inputs)
-            args[k] = fwAD.make_dual(S.inputs[k].detach(), tangent)
+            primal = S.inputs[k].detach().requires_grad_(S.inputs[k].requires_grad)
+            args[k] = fwAD.make_dual(primal, tangent)  # (func may itself take gradients)
             outputs = _as_tuple(S.func(*args))
             J_t = [fwAD.unpack_dual(outputs[p]).tangent for p in S.y_pos]
             results.append([_array_or_zeros(g, y).reshape(-1).copy() for g, y in zip(J_t, S.ys)])
@@ -476,7 +476,7 @@ def _check_inputs(inputs):
                 UserWarning,
                 stacklevel=4,
             )
-        if any(stride == 0 and size > 1 for stride, size in zip(x._data.strides, x.shape)):
+        if x.numel() and any(s == 0 and n > 1 for s, n in zip(x._data.strides, x.shape)):
             raise RuntimeError(
                 f"The {k}th input has a dimension with stride 0, so several of its elements share "
                 "one memory location (it was made by expand() or broadcasting). gradcheck perturbs "
@@ -948,16 +948,3 @@ def _undefined_grad_function():
 
 def _undefined_grad(y):
     return _undefined_grad_function().apply(y)
-
-
-def _forward_ad():
-    """teachgrad.autograd.forward_ad, or a clear NotImplementedError while it does not exist."""
-    try:
-        from teachgrad.autograd import forward_ad
-    except ImportError as exc:
-        raise NotImplementedError(
-            "check_forward_ad=True and check_fwd_over_rev=True need forward-mode AD "
-            "(teachgrad.autograd.forward_ad), which teachgrad does not have yet. "
-            "Leave these options False to check reverse mode (backward) only."
-        ) from exc
-    return forward_ad

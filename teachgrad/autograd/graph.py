@@ -110,6 +110,7 @@ class SavedTensor:
         "name",
         "released",
         "base",
+        "tangent",
     )
 
     def __init__(self, tensor, owner, name: str):
@@ -130,6 +131,7 @@ class SavedTensor:
             self.output_nr = tensor._output_nr
             self.is_output = True
             self.base = tensor._base
+            self.tangent = None  # (forward AD: filled in by push_tangents, kept for the rebuild)
         else:
             self.tensor = tensor
             self.is_output = False
@@ -152,6 +154,8 @@ class SavedTensor:
         t._grad_fn = owner
         t._output_nr = self.output_nr
         t._requires_grad = True
+        if self.tangent is not None:
+            t._fw_grad, t._fw_level = self.tangent
         return t
 
     def release(self):

@@ -9,9 +9,9 @@ place that says which method is which op.
 from __future__ import annotations
 
 from .._tensor import Tensor
-from . import index, inplace, linalg, pointwise, reduce, views  # noqa: F401 - the families
-from .index import index_put, masked_fill
-from .linalg import bmm, dot, matmul, mm, mv, outer
+from . import index, inplace, linalg, pointwise, reduce, shape, views  # noqa: F401 - the families
+from .index import gather, index_put, index_select, masked_fill, scatter, scatter_add
+from .linalg import bmm, dot, einsum, matmul, mm, mv, outer
 from .pointwise import (
     abs,
     add,
@@ -66,6 +66,7 @@ from .reduce import (
     any,
     argmax,
     argmin,
+    cumsum,
     equal,
     logsumexp,
     max,
@@ -79,6 +80,7 @@ from .reduce import (
     sum_to,
     var,
 )
+from .shape import constant_pad_nd, flip, roll, tile, tril, triu
 from .views import (
     cat,
     chunk,
@@ -97,11 +99,38 @@ from .views import (
     t,
     transpose,
     unbind,
+    unflatten,
     unsqueeze,
     view,
 )
 
 _P = pointwise
+
+
+def softmax(input, dim, dtype=None):
+    """``exp(x) / exp(x).sum(dim)``: each slice along ``dim`` becomes probabilities
+    (``F.softmax``; ``dtype`` casts the input first).
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([0.0, 0.0]).softmax(0)
+    tensor([0.5000, 0.5000])
+    """
+    from ..nn.functional import softmax  # noqa: PLC0415 - nn builds on ops
+
+    return softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim, dtype=None):
+    """``log(softmax(x))``, computed without overflow (``F.log_softmax``).
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([0.0, 0.0]).log_softmax(0)
+    tensor([-0.6931, -0.6931])
+    """
+    from ..nn.functional import log_softmax  # noqa: PLC0415 - nn builds on ops
+
+    return log_softmax(input, dim, dtype=dtype)
+
 
 # name -> function: each becomes a Tensor method taking the tensor as first argument
 _METHODS = {
@@ -160,6 +189,7 @@ _METHODS = {
     "argmax": argmax,
     "argmin": argmin,
     "logsumexp": logsumexp,
+    "cumsum": cumsum,
     "norm": norm,
     "any": any,
     "all": all,
@@ -171,11 +201,14 @@ _METHODS = {
     "mv": mv,
     "dot": dot,
     "outer": outer,
+    "softmax": softmax,
+    "log_softmax": log_softmax,
     "reshape": reshape,
     "view": view,
     "view_as": views.view_as,
     "reshape_as": views.reshape_as,
     "flatten": flatten,
+    "unflatten": unflatten,
     "squeeze": squeeze,
     "unsqueeze": unsqueeze,
     "transpose": transpose,
@@ -191,6 +224,16 @@ _METHODS = {
     "unbind": unbind,
     "split": split,
     "chunk": chunk,
+    "tril": tril,
+    "triu": triu,
+    "flip": flip,
+    "roll": roll,
+    "repeat": shape.repeat,  # a method only: torch has no torch.repeat
+    "tile": tile,
+    "gather": gather,
+    "scatter": scatter,
+    "scatter_add": scatter_add,
+    "index_select": index_select,
     "__getitem__": views.getitem,
     "__add__": add,
     "__radd__": add,

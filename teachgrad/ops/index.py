@@ -1,4 +1,5 @@
-"""Advanced indexing: integer tensors/lists and boolean masks as indices (copies, not views).
+"""Indexing with index tensors (copies, not views): ``x[idx]`` with integer tensors/lists and
+boolean masks, ``gather``/``scatter``/``scatter_add``, ``index_select``, ``masked_fill``.
 
 ``x[idx]`` with an integer tensor gathers elements; the backward scatters the
 gradient back, *adding* where an index repeats (``x[[0, 0]]`` sends two
@@ -13,8 +14,10 @@ gradients to ``x[0]``).
 from __future__ import annotations
 
 from .._backend import array_module
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap_dim, wrap_array
+from ..autograd.forward_ad import linear_jvp
 from ..autograd.function import Function
+from .pointwise import broadcast_shape
 
 
 def _array_key(key, xp):
@@ -43,6 +46,8 @@ class Index(Function):
     def backward(ctx, grad):
         return _IndexPut.apply(grad, ctx.in_shape, ctx.key), None
 
+    jvp = staticmethod(linear_jvp)
+
 
 class _IndexPut(Function):
     """Backward of ``Index``: add the gradient into zeros at the indexed places."""
@@ -62,6 +67,8 @@ class _IndexPut(Function):
     @staticmethod
     def backward(ctx, gg):
         return Index.apply(gg, ctx.key), None, None
+
+    jvp = staticmethod(linear_jvp)
 
 
 def advanced_getitem(input, key):
@@ -147,6 +154,8 @@ class IndexPut(Function):
         grad_values = Index.apply(grad, ctx.key) if ctx.needs_input_grad[2] else None
         return grad_a, None, grad_values, None
 
+    jvp = staticmethod(linear_jvp)
+
 
 class MaskedFill(Function):
     node_name = "MaskedFillBackward0"
@@ -176,6 +185,13 @@ class MaskedFill(Function):
         grad_value = where(mask, grad, 0.0).sum() if ctx.needs_input_grad[2] else None
         return where(mask, 0.0, grad), None, grad_value
 
+    @staticmethod
+    def jvp(ctx, ta, _, tvalue):
+        from .pointwise import where  # noqa: PLC0415
+
+        zero = 0.0
+        return where(ctx.inputs[1], zero if tvalue is None else tvalue, zero if ta is None else ta)
+
 
 class MaskedFillTensor(MaskedFill):
     node_name = "MaskedFillBackward1"
@@ -188,6 +204,7 @@ def masked_fill(input, mask, value):
     >>> x = tg.tensor([1.0, -2.0, 3.0]); x.masked_fill(x < 0, 0.0)
     tensor([1., 0., 3.])
     """
+    broadcast_shape(mask.shape, input.shape)  # torch's error when the mask does not fit
     return (MaskedFillTensor if isinstance(value, Tensor) else MaskedFill).apply(input, mask, value)
 
 
@@ -225,3 +242,325 @@ def index_put_(input, indices, values, accumulate=False):
 
     key = _array_key(tuple(indices), array_module(input))
     return inplace(input, "index_put_", IndexPut.apply, key, values, accumulate)
+
+
+# --------------------------------------------------------------------------- gather and scatter
+#
+# gather reads  out[i][j] = x[index[i][j]][j]   (dim 0; the other dims keep their position)
+# scatter writes  out[index[i][j]][j] = src[i][j]
+# so the gradient of one is the other: gather's gradient is scattered back (adding where an
+# index repeats), and the gradient of the scattered src is gathered from the output's.
+
+
+def _grid(index, dim):
+    """The full advanced-indexing key of gather/scatter: ``index`` along ``dim``, and along
+    every other dim the element's own position (an arange shaped to broadcast)."""
+    xp = array_module(index)
+    key = []
+    for d, n in enumerate(index.shape):
+        if d == dim:
+            key.append(index)
+        else:
+            position = [1] * index.ndim
+            position[d] = n
+            key.append(xp.arange(n).reshape(position))
+    return tuple(key)
+
+
+def _at_least_1d(x):
+    return x.reshape(1) if x.ndim == 0 else x  # torch treats a 0-d tensor here as one element
+
+
+def _written(src, index):
+    """What scatter writes: a number as it is, or src's leading block of the index's shape
+    (src may be larger than the index)."""
+    if not isinstance(src, Tensor):
+        return src
+    return _at_least_1d(src._data)[tuple(slice(0, n) for n in index.shape)]
+
+
+class Gather(Function):
+    node_name = "GatherBackward0"
+    array_forward = True
+    saved_names = ("index",)
+    jvp = staticmethod(linear_jvp)
+
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        ctx.in_shape, ctx.dim, ctx.to_save = a._data.shape, dim, (index,)
+        i = index._data
+        return _at_least_1d(a._data)[_grid(_at_least_1d(i), dim)].reshape(i.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        zeros = wrap_array(array_module(grad).zeros(ctx.in_shape, grad._data.dtype))
+        return ScatterAdd.apply(zeros, ctx.dim, index, grad), None, None
+
+
+class Scatter(Function):
+    node_name = "ScatterBackward0"
+    array_forward = True
+    saved_names = ("index",)
+    jvp = staticmethod(linear_jvp)  # linear in input and src together
+
+    @staticmethod
+    def forward(ctx, a, dim, index, src):
+        ctx.dim, ctx.to_save = dim, (index,)
+        out = a._data.copy()
+        i = _at_least_1d(index._data)
+        _at_least_1d(out)[_grid(i, dim)] = _written(src, i)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        # the scattered places were overwritten: the input's old values there got no gradient
+        grad_input = ScatterValue.apply(grad, ctx.dim, index, 0)
+        grad_src = gather(grad, ctx.dim, index) if ctx.needs_input_grad[3] else None
+        return grad_input, None, None, grad_src
+
+
+class ScatterValue(Scatter):
+    node_name = "ScatterBackward1"
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        _, dim, index, _ = ctx.inputs
+        return ScatterValue.apply(t, dim, index, 0)  # the written value is a constant
+
+
+class ScatterAdd(Function):
+    node_name = "ScatterAddBackward0"
+    array_forward = True
+    saved_names = ("index",)
+    jvp = staticmethod(linear_jvp)
+
+    @staticmethod
+    def forward(ctx, a, dim, index, src):
+        ctx.dim, ctx.to_save = dim, (index,)
+        out = a._data.copy()
+        i = _at_least_1d(index._data)
+        array_module(out).add.at(
+            _at_least_1d(out), _grid(i, dim), _written(src, i)
+        )  # repeats add up
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        grad_src = gather(grad, ctx.dim, index) if ctx.needs_input_grad[3] else None
+        return grad, None, None, grad_src
+
+
+class ScatterReduce(Function):
+    """``scatter(..., reduce="add" | "multiply")``: torch has no derivative for it either."""
+
+    node_name = "NotImplemented"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, a, dim, index, src, reduce):
+        out = a._data.copy()
+        i = _at_least_1d(index._data)
+        xp = array_module(out)
+        combine = xp.add if reduce == "add" else xp.multiply
+        combine.at(_at_least_1d(out), _grid(i, dim), _written(src, i))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(
+            "derivative for aten::scatter is not implemented\n  scatter with reduce= has no "
+            "gradient; for a differentiable sum use scatter_add."
+        )
+
+
+def _check_index_dtype(op, index):
+    if index._data.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"{op}(): Expected dtype int32/int64 for index\n  Got {index.dtype}; indices are "
+            "integers, e.g. tg.tensor([[0, 1]]) or idx.long()."
+        )
+
+
+def _check_index(op, input, dim, index, src=None):
+    """torch's checks of a gather/scatter index: dtype, rank, sizes and bounds (0-d counts as 1-d)."""
+    _check_index_dtype(op, index)
+    i_shape, in_shape = _at_least_1d(index._data).shape, _at_least_1d(input._data).shape
+    shapes = {"input" if op == "gather" else "self": in_shape}
+    if src is not None:
+        shapes["src"] = _at_least_1d(src._data).shape
+    for name, shape in shapes.items():
+        if len(shape) != len(i_shape):
+            raise RuntimeError(
+                f"Index tensor must have the same number of dimensions as {name} tensor\n  {op} pairs "
+                f"index {tuple(index.shape)} with {name} {tuple(shape)} element by element."
+            )
+    wider = [d for d in range(len(i_shape)) if d != dim and i_shape[d] > in_shape[d]]
+    hint = f"\n  Along every dim but {dim}, index picks the positions of its elements, so it can't be larger."
+    if src is None and wider:
+        raise RuntimeError(
+            f"Size does not match at dimension {wider[0]} expected index {list(i_shape)} to be no "
+            f"larger than self {list(in_shape)} apart from dimension {dim}" + hint
+        )
+    if src is not None and (wider or any(n > m for n, m in zip(i_shape, shapes["src"]))):
+        raise RuntimeError(
+            f"Expected index {list(i_shape)} to be no larger than self {list(in_shape)} apart from "
+            f"dimension {dim} and to be no larger size than src {list(shapes['src'])}" + hint
+        )
+    i, size = index._data, in_shape[dim]
+    outside = (i < 0) | (i >= size)
+    if bool(outside.any()):
+        raise RuntimeError(
+            f"index {int(i[outside].reshape(-1)[0])} is out of bounds for dimension {dim} with size "
+            f"{size}\n  {op} indices must be in [0, {size - 1}]; negative ones are not wrapped."
+        )
+
+
+def _check_same_dtype(input, src):
+    if isinstance(src, Tensor) and src._data.dtype != input._data.dtype:
+        raise RuntimeError(
+            f"scatter(): Expected self.dtype to be equal to src.dtype\n  Got {input.dtype} and "
+            f"{src.dtype}; convert src first, e.g. src.to(x.dtype)."
+        )
+
+
+def gather(input, dim, index, *, sparse_grad=False):
+    """Pick elements along ``dim`` at the positions in ``index``: for ``dim=1``,
+    ``out[i][j] = input[i][index[i][j]]``. The output has the index's shape.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> x.gather(1, tg.tensor([[1, 1], [0, 1]]))
+    tensor([[2., 2.],
+            [3., 4.]])
+    """
+    dim = _wrap_dim(dim, input._data.ndim)
+    _check_index("gather", input, dim, index)
+    return Gather.apply(input, dim, index)
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    """A copy of ``input`` with ``src``'s elements (or one ``value``) written at the positions
+    in ``index`` along ``dim``: for ``dim=0``, ``out[index[i][j]][j] = src[i][j]``.
+
+    Where an index repeats, one of the written values wins (which one is not defined);
+    ``reduce="add"`` or ``"multiply"`` combines them instead, but has no gradient.
+
+    >>> import teachgrad as tg
+    >>> tg.zeros(3).scatter(0, tg.tensor([2, 0]), tg.tensor([5.0, 7.0]))
+    tensor([7., 0., 5.])
+    >>> tg.zeros(2, 2).scatter(1, tg.tensor([[1], [0]]), 1.0)
+    tensor([[0., 1.],
+            [1., 0.]])
+    """
+    if src is None:
+        src = value
+    if src is None:
+        raise TypeError(
+            "scatter() missing 1 required argument: 'src' (a tensor) or 'value' (a number)"
+        )
+    dim = _wrap_dim(dim, input._data.ndim)
+    is_tensor = isinstance(src, Tensor)
+    _check_index("scatter", input, dim, index, src if is_tensor else None)
+    _check_same_dtype(input, src)
+    if reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError(
+                f"reduce argument must be either add or multiply.\n  Got reduce={reduce!r}."
+            )
+        return ScatterReduce.apply(input, dim, index, src, reduce)
+    return (Scatter if is_tensor else ScatterValue).apply(input, dim, index, src)
+
+
+def scatter_add(input, dim, index, src):
+    """A copy of ``input`` with ``src``'s elements added at the positions in ``index`` along
+    ``dim`` (repeated positions add up): for ``dim=0``, ``out[index[i][j]][j] += src[i][j]``.
+
+    >>> import teachgrad as tg
+    >>> tg.zeros(3).scatter_add(0, tg.tensor([2, 0, 2]), tg.tensor([1.0, 2.0, 3.0]))
+    tensor([2., 0., 4.])
+    """
+    if not isinstance(src, Tensor):
+        raise TypeError(
+            f"scatter_add(): argument 'src' (position 4) must be Tensor, not {type(src).__name__}"
+        )
+    dim = _wrap_dim(dim, input._data.ndim)
+    _check_index("scatter", input, dim, index, src)
+    _check_same_dtype(input, src)
+    return ScatterAdd.apply(input, dim, index, src)
+
+
+# --------------------------------------------------------------------------- index_select
+
+
+class IndexSelect(Function):
+    node_name = "IndexSelectBackward0"
+    array_forward = True
+    saved_names = ("index",)
+    jvp = staticmethod(linear_jvp)
+
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        ctx.in_shape, ctx.dim, ctx.to_save = a._data.shape, dim, (index,)
+        x = a._data
+        out = array_module(x).take(_at_least_1d(x), index._data.reshape(-1), axis=dim)
+        return out if x.ndim else out.reshape(())
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        return _IndexAdd.apply(grad, ctx.in_shape, ctx.dim, index), None, None
+
+
+class _IndexAdd(Function):
+    """Backward of ``index_select``: add the gradient's slices into zeros at the indices."""
+
+    node_name = "IndexAddBackward0"
+    array_forward = True
+    jvp = staticmethod(linear_jvp)
+
+    @staticmethod
+    def forward(ctx, grad, in_shape, dim, index):
+        ctx.dim, ctx.index = dim, index
+        g = grad._data
+        xp = array_module(g)
+        out = xp.zeros(in_shape, g.dtype)
+        key = (slice(None),) * dim + (index._data.reshape(-1),)
+        xp.add.at(_at_least_1d(out), key, _at_least_1d(g))  # unbuffered: repeated indices add up
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return IndexSelect.apply(gg, ctx.dim, ctx.index), None, None, None
+
+
+def index_select(input, dim, index):
+    """The slices of ``input`` along ``dim`` at the positions in the 1-d ``index`` (a copy).
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([[1, 2], [3, 4], [5, 6]]).index_select(0, tg.tensor([2, 0, 2]))
+    tensor([[5, 6],
+            [1, 2],
+            [5, 6]])
+    """
+    dim = _wrap_dim(dim, input._data.ndim)
+    i = index._data
+    if i.ndim > 1:
+        raise IndexError(
+            f"index_select(): Index is supposed to be a vector\n  Got an index of shape "
+            f"{tuple(index.shape)}; flatten it, or use gather for one index per element."
+        )
+    if i.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"index_select(): Expected dtype int32 or int64 for index\n  Got {index.dtype}; "
+            "indices are integers, e.g. tg.tensor([0, 2])."
+        )
+    size = _at_least_1d(input._data).shape[dim]
+    if bool(((i < 0) | (i >= size)).any()):
+        raise IndexError(
+            f"index out of range in self\n  index_select indices along dim {dim} must be in "
+            f"[0, {size - 1}]; got {index.tolist()}."
+        )
+    return IndexSelect.apply(input, dim, index)

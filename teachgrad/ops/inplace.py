@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from .._backend import array_module
 from .._tensor import Tensor, wrap_array
+from ..autograd.forward_ad import inplace_tangent, linear_jvp, zero_tangent
+from ..autograd.forward_ad import state as _fw_state
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.grad_mode import state as _grad_state
@@ -98,6 +100,10 @@ class AsStrided(Function):
     @staticmethod
     def backward(ctx, grad):
         return embed_region(grad, ctx.positions, ctx.base_shape), None, None
+
+    @staticmethod
+    def jvp(ctx, t_base, *_):
+        return take_region(t_base, ctx.positions).reshape(ctx.result.shape)
 
 
 class CopySlices(Node):
@@ -297,7 +303,7 @@ def inplace(x, op: str, fn, *args, **kwargs):
     )
     check_inplace(x, op, record, args)
     if not record:
-        if op in _UFUNCS and _arith_in_place(x, op, *args, **kwargs):
+        if op in _UFUNCS and _fw_state.level is None and _arith_in_place(x, op, *args, **kwargs):
             return x
         if _grad_state.enabled:
             with no_grad():
@@ -305,20 +311,24 @@ def inplace(x, op: str, fn, *args, **kwargs):
         else:
             out = fn(x, *args, **kwargs)
         _write(x, out, op)
+        inplace_tangent(x, out)
         return x
     # the old value, with the old history: the op's node will point at it
     old = Tensor._make(x._data.copy())
     old._grad_fn, old._output_nr, old._requires_grad = x._grad_fn, x._output_nr, x._requires_grad
+    old._fw_grad, old._fw_level = x._fw_grad, x._fw_level  # (and the old tangent, in forward AD)
     out = fn(old, *args, **kwargs)
     _write(x, out, op)
     node = out._grad_fn
     if node is None:
+        inplace_tangent(x, out)
         return x
     for saved in node._saved:  # what the node saved as its result is now x itself
         if isinstance(saved, SavedTensor) and saved.is_output:
             saved.data, saved.counter, saved.base = x._data, x._counter, x._base
             saved.version = x._counter.version
     x._rebase_history(node, out._output_nr, 0)
+    inplace_tangent(x, out)
     return x
 
 
@@ -402,6 +412,8 @@ class Zero(Function):
     def backward(ctx, grad):
         return grad * 0
 
+    jvp = staticmethod(zero_tangent)
+
 
 class Fill(Function):
     """``fill_(number)``: every element becomes the number; no gradient flows to the old values."""
@@ -416,6 +428,8 @@ class Fill(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad * 0, None
+
+    jvp = staticmethod(zero_tangent)
 
 
 class FillTensor(Function):
@@ -435,6 +449,8 @@ class FillTensor(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad * 0, grad.sum() if ctx.needs_input_grad[1] else None
+
+    jvp = staticmethod(linear_jvp)  # (the old values' tangent is replaced by the value's)
 
 
 def fill(x, value):
@@ -460,6 +476,8 @@ class Copy(Function):
     def backward(ctx, grad):
         g = grad.to(ctx.src_device) if ctx.needs_input_grad[1] else None
         return grad * 0, g
+
+    jvp = staticmethod(linear_jvp)
 
 
 def _check_broadcasts_to(shape, target) -> None:

@@ -1,4 +1,4 @@
-"""Matrix products: matmul (``@``), mm, bmm, mv, dot, outer.
+"""Matrix products: matmul (``@``), mm, bmm, mv, dot, outer, and einsum.
 
 For ``C = A @ B`` the gradients are ``dA = dC @ Bᵀ`` and ``dB = Aᵀ @ dC``. One
 ``Matmul`` Function covers every case: 1-d operands are treated as a row or
@@ -15,15 +15,20 @@ Each case keeps torch's node name (``MmBackward0``, ``MvBackward0`` ...).
 from __future__ import annotations
 
 import math
+import string
 
-from .._backend import array_module
+from .._backend import array_module, result_type
+from .._tensor import wrap_array
+from ..autograd.forward_ad import tangent_sum
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from .pointwise import broadcast_shape, operands, same_device
+from .views import diagonal, permute
 
 
 class Matmul(Function):
     node_name = "UnsafeViewBackward0"  # torch's name for the general broadcast batched case
+    batchable = True  # the formulas below broadcast over a leading batch dim of grad
     saved_names = ("self", "mat2")
     array_forward = True
 
@@ -53,11 +58,21 @@ class Matmul(Function):
         if need_b:
             if a_ndim == 1:  # (..., m) = (k,) @ (..., k, m): dB = a ⊗ dC
                 grad_b = a.unsqueeze(-1) * grad.unsqueeze(-2)
+            elif b_ndim == 1 and a_ndim == 2:  # dB = dC @ A: one product, even for a batch of dC
+                grad_b = grad @ a
             elif b_ndim == 1:
                 grad_b = (a.mT @ grad.unsqueeze(-1)).squeeze(-1)
             else:
                 grad_b = a.mT @ grad
         return grad_a, grad_b
+
+    @staticmethod
+    def jvp(ctx, ta, tb):  # the product rule: d(AB) = dA B + A dB
+        a, b = ctx.inputs
+        product = type(ctx)._forward_cls.apply
+        return tangent_sum(
+            None if ta is None else product(ta, b), None if tb is None else product(a, tb)
+        )
 
 
 class Mm(Matmul):
@@ -75,6 +90,7 @@ class Mv(Matmul):
 
 class Dot(Matmul):
     node_name = "DotBackward0"
+    batchable = False  # grad is 0-d, so a batch of them does not broadcast against a vector
     saved_names = ("self", "tensor")
 
 
@@ -344,3 +360,249 @@ def outer(input, vec2):
     same_device(input, vec2)
     _check_ndim(input, vec2, "outer")
     return input.unsqueeze(1) * vec2
+
+
+# --------------------------------------------------------------------------- einsum
+#
+# einsum("ij,jk->ik", A, B) names every dim with a letter: a letter shared by operands
+# pairs their dims up, a letter missing from the output is summed over. The gradient
+# with respect to one operand is again an einsum: the output's gradient times all the
+# other operands, keeping exactly that operand's letters ("ik,jk->ij" for A above).
+
+_LETTERS = string.ascii_letters  # the labels torch allows: a-z and A-Z
+
+
+_DOTS = "'...' (three dots, at most once per operand) stands for the dims the letters don't name."
+
+
+def _einsum_error(message, hint):
+    raise RuntimeError(f"einsum(): {message}\n  {hint}")
+
+
+def _check_dots(term, where):
+    """``.`` only as one ``...`` per term (torch's messages)."""
+    if term.count("...") > 1:
+        _einsum_error(f"found '.' for {where} for which an ellipsis was already found", _DOTS)
+    if term.replace("...", "").count("."):
+        suffix = "" if where.startswith("operand") else " (...)"
+        _einsum_error(f"found '.' for {where} that is not part of any ellipsis{suffix}", _DOTS)
+
+
+def _parse_einsum(equation, operands):
+    """The equation spelled out: one label string per operand and one for the output,
+    ``...`` replaced by letters the equation does not use; and the size of each label
+    (a size-1 dim broadcasts). Raises torch's errors for what does not fit."""
+    arrow_at = equation.find("->")
+    for i, c in enumerate(equation):
+        if arrow_at != -1 and arrow_at <= i <= arrow_at + 1:
+            continue  # the arrow itself
+        allowed = _LETTERS + (". " if arrow_at != -1 and i > arrow_at else ",. ")
+        if c not in allowed:
+            _einsum_error(
+                f"invalid subscript given at index {i} in the equation string, subscripts must be in "
+                "[a-zA-Z]",
+                "Dims are named by letters; ',' separates the operands and '->' starts the output.",
+            )
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        _einsum_error(
+            f"{'fewer' if len(terms) > len(operands) else 'more'} operands were provided than "
+            "specified in the equation",
+            f"{lhs!r} names {len(terms)} operand(s) (separated by ','); {len(operands)} were given.",
+        )
+    covered = []  # how many dims each operand's ellipsis stands for
+    for k, (term, x) in enumerate(zip(terms, operands)):
+        _check_dots(term, f"operand {k}")
+        n = len(term.replace("...", ""))
+        if "..." in term and n > x.ndim or "..." not in term and n != x.ndim:
+            _einsum_error(
+                f"the number of subscripts in the equation ({n}) "
+                + ("is more than" if "..." in term else "does not match")
+                + f" the number of dimensions ({x.ndim}) for operand {k}"
+                + ("" if "..." in term else " and no ellipsis was given"),
+                f"Operand {k} has shape {tuple(x.shape)}: one letter per dim, or '...' for the rest.",
+            )
+        covered.append(x.ndim - n if "..." in term else 0)
+    free = [c for c in _LETTERS if c not in equation]
+    ellipsis = "".join(free[: max(covered)])
+    if len(ellipsis) < max(covered):
+        _einsum_error("too many dimensions covered by ellipsis", "Name some of them with letters.")
+    # an ellipsis covers the last dims of the broadcast ellipsis shape (aligned right)
+    terms = [t.replace("...", ellipsis[len(ellipsis) - n :]) for t, n in zip(terms, covered)]
+    used = "".join(terms)
+    if arrow:
+        _check_dots(rhs, "output")
+        out = rhs.replace("...", ellipsis)
+        for i, c in enumerate(out):
+            if c not in used:
+                _einsum_error(
+                    f"output subscript {c} does not appear in the equation for any input operand",
+                    "Each output letter must name a dim of some operand.",
+                )
+            if c in out[:i]:
+                _einsum_error(
+                    f"output subscript {c} appears more than once in the output",
+                    "For a diagonal, repeat the letter in the operand instead: 'ii->i'.",
+                )
+    else:  # implicit output: the ellipsis dims, then the letters used once, in alphabetical order
+        out = ellipsis + "".join(sorted(c for c in set(used) - set(ellipsis) if used.count(c) == 1))
+    return terms, out, _label_sizes(terms, operands, ellipsis)
+
+
+def _label_sizes(terms, operands, ellipsis) -> dict:
+    sizes = {}
+    for k, (term, x) in enumerate(zip(terms, operands)):
+        for d, (c, n) in enumerate(zip(term, x.shape)):
+            first = term.index(c)
+            if first != d:  # a letter repeated within one operand: its diagonal
+                if x.shape[first] != n:
+                    _einsum_error(
+                        f"subscript {c} is repeated for operand {k} but the sizes don't match, "
+                        f"{n} != {x.shape[first]}",
+                        "A letter repeated in one operand takes a diagonal: both dims need one size.",
+                    )
+            elif n == 1:
+                sizes.setdefault(c, 1)  # a size-1 dim broadcasts against any size
+            else:
+                if sizes.get(c, 1) not in (1, n):
+                    if c in ellipsis:
+                        message = (
+                            f"dimension {d} covered by ellipsis in operand {k} has size {n} which does "
+                            f"not broadcast with previously seen ellipsis with size {sizes[c]} for "
+                            "the respective dimension"
+                        )
+                    else:
+                        message = (
+                            f"subscript {c} has size {n} for operand {k} which does not broadcast with "
+                            f"previously seen size {sizes[c]}"
+                        )
+                    _einsum_error(
+                        message, "Dims named alike pair up: equal sizes, or 1 (broadcast)."
+                    )
+                sizes[c] = n
+    return sizes
+
+
+class Einsum(Function):
+    # einsum has no node of its own in torch: it reports the last op it was computed with,
+    # a view of a batched product when letters were summed, else a product
+    node_name = "ViewBackward0"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, spec, *operands):
+        terms, out, sizes = spec
+        ctx.spec = spec
+        # each operand's gradient is made from the others
+        ctx.to_save = operands if len(operands) > 1 else ()
+        dt = result_type(*operands).numpy
+        arrays = []
+        for term, o in zip(terms, operands):
+            x = o._data if o._data.dtype == dt else o._data.astype(dt)
+            shape = tuple(sizes[c] for c in term)
+            arrays.append(x if x.shape == shape else array_module(x).broadcast_to(x, shape))
+        equation = ",".join(terms) + "->" + out
+        return array_module(arrays[0]).einsum(equation, *arrays, optimize=len(arrays) > 1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        operands = ctx.saved_tensors
+        return (None,) + tuple(
+            _einsum_grad(grad, k, operands, *ctx.spec) if needed else None
+            for k, needed in enumerate(ctx.needs_input_grad[1:])
+        )
+
+    @staticmethod
+    def jvp(ctx, _, *tangents):  # the product rule: one operand moves at a time
+        apply, operands = type(ctx)._forward_cls.apply, ctx.inputs[1:]
+        terms = []
+        for k, t in enumerate(tangents):
+            if t is not None:
+                terms.append(apply(ctx.spec, *operands[:k], t, *operands[k + 1 :]))
+        return tangent_sum(*terms)
+
+
+class EinsumSum(Einsum):
+    node_name = "SumBackward1"  # one operand with letters summed: torch's last op is a sum
+
+
+class EinsumMul(Einsum):
+    node_name = "MulBackward0"  # several operands, nothing summed: torch's last op is a product
+
+
+def _einsum_grad(grad, k, operands, terms, out, sizes):
+    """The gradient of operand ``k``: an einsum of the output's gradient and the other operands."""
+    xp = array_module(grad)
+    dt = grad._data.dtype
+    inputs = [out] + [t for j, t in enumerate(terms) if j != k]
+    tensors = [grad] + [
+        o if o.dtype == grad.dtype else o.to(grad.dtype) for j, o in enumerate(operands) if j != k
+    ]
+    fresh = iter(c for c in _LETTERS if c not in "".join(terms))
+    target = ""
+    for c in terms[k]:
+        if c in target:
+            # a repeated letter read only the diagonal: an identity puts the gradient there
+            other = next(fresh)
+            inputs.append(c + other)
+            tensors.append(wrap_array(xp.eye(sizes[c], dtype=dt)))
+            c = other
+        target += c
+    for c in dict.fromkeys(terms[k]):
+        if not any(c in t for t in inputs):
+            # summed over in this operand alone: each element along it gets the same gradient
+            inputs.append(c)
+            tensors.append(wrap_array(xp.ones(sizes[c], dtype=dt)))
+    return einsum(",".join(inputs) + "->" + target, *tensors)
+
+
+def _relabel(x, term, out):
+    """einsum of one operand with nothing summed only takes diagonals and reorders dims:
+    a view, as in torch (diagonal for each repeated letter, then permute)."""
+    kept = ""
+    for c in term:
+        if c in kept:
+            p = kept.index(c)
+            x = diagonal(x, 0, p, len(kept)).movedim(-1, p)
+        else:
+            kept += c
+    return permute(x, tuple(kept.index(c) for c in out))
+
+
+def einsum(equation, *operands):
+    """Sum of products named by letters: ``"ij,jk->ik"`` is a matrix product, ``"ii"`` a trace,
+    ``"ii->i"`` a diagonal, ``"i,j->ij"`` an outer product, ``"...ij->...ji"`` a batched transpose.
+
+    A letter repeated across operands pairs their dims; a letter missing from the output
+    (after ``->``) is summed over. Without ``->`` the output has the letters used once,
+    in alphabetical order.
+
+    >>> import teachgrad as tg
+    >>> A, B = tg.ones(2, 3), tg.ones(3, 4)
+    >>> tg.einsum("ij,jk->ik", A, B).shape, tg.einsum("ii", tg.eye(3))
+    (teachgrad.Size([2, 4]), tensor(3.))
+    """
+    if len(operands) == 1 and isinstance(operands[0], list | tuple):
+        operands = tuple(operands[0])
+    if not operands:
+        raise ValueError(
+            "einsum(): must specify the equation string and at least one operand, or at least one "
+            "operand and its subscripts list\n  e.g. tg.einsum('ij,jk->ik', A, B)"
+        )
+    same_device(*operands)
+    terms, out, sizes = _parse_einsum(equation, operands)
+    summed = set("".join(terms)) - set(out)
+    if len(operands) == 1 and not summed:
+        return _relabel(operands[0], terms[0], out)
+    if len(operands) > 1 and summed:  # summing is a batched product: it does not promote
+        for o in operands[1:]:
+            if o.dtype != operands[0].dtype:
+                first, other = operands[0]._data.dtype.name, o._data.dtype.name
+                _fail(
+                    f"expected scalar type {_SCALAR_NAMES.get(first, first)} but found "
+                    f"{_SCALAR_NAMES.get(other, other)}",
+                    "einsum's operands must have one dtype: convert them first, e.g. b.to(a.dtype).",
+                )
+    cls = EinsumMul if not summed else EinsumSum if len(operands) == 1 else Einsum
+    return cls.apply((terms, out, sizes), *operands)

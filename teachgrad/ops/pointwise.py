@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from .._backend import array_module, as_array, get_default_dtype, result_type
 from .._tensor import Tensor, wrap_array
+from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_tangent
 from ..autograd.function import Function
 
 # --------------------------------------------------------------------------- helpers
@@ -102,6 +103,7 @@ def float_data(x):
 class _Binary(Function):
     """Binary arithmetic on tensors or numbers: torch's saved names, one edge per operand."""
 
+    batchable = True  # elementwise: a leading batch dim of grad just broadcasts
     saved_names = ("self", "other")
     array_forward = True
     number_inputs = (0, 1)  # torch wraps a number operand as a tensor: it gets an empty edge
@@ -111,6 +113,7 @@ class _Binary(Function):
 
 
 class Add(Function):
+    batchable = True
     node_name = "AddBackward0"
     number_inputs = (0, 1)  # torch wraps a number operand as a tensor: it gets an empty edge
     array_forward = True
@@ -125,8 +128,11 @@ class Add(Function):
     def backward(ctx, grad):
         return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha), None
 
+    jvp = staticmethod(linear_jvp)
+
 
 class Sub(Function):
+    batchable = True
     node_name = "SubBackward0"
     number_inputs = (0, 1)  # torch wraps a number operand as a tensor: it gets an empty edge
     array_forward = True
@@ -143,10 +149,13 @@ class Sub(Function):
             return grad, None, None
         return grad, -grad if ctx.alpha == 1 else grad * -ctx.alpha, None
 
+    jvp = staticmethod(linear_jvp)
+
 
 class Rsub(Function):
     """``number - tensor``."""
 
+    batchable = True
     node_name = "RsubBackward1"
     array_forward = True
 
@@ -159,6 +168,10 @@ class Rsub(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad * -ctx.alpha, None, None
+
+    @staticmethod
+    def jvp(ctx, ta, *_):
+        return ta * -ctx.alpha
 
 
 class Mul(_Binary):
@@ -176,6 +189,11 @@ class Mul(_Binary):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         return grad * b if need_a else None, grad * a if need_b else None
+
+    @staticmethod
+    def jvp(ctx, ta, tb):  # the product rule
+        a, b = ctx.inputs
+        return tangent_sum(None if ta is None else ta * b, None if tb is None else a * tb)
 
 
 class Div(_Binary):
@@ -201,10 +219,16 @@ class Div(_Binary):
         need_a, need_b = ctx.needs_input_grad
         return grad / b if need_a else None, -grad * a / (b * b) if need_b else None
 
+    @staticmethod
+    def jvp(ctx, ta, tb):  # d(a / b) = (da - (a / b) db) / b
+        _, b = ctx.inputs
+        return tangent_sum(ta, None if tb is None else -ctx.result * tb) / b
+
 
 class DivRounding(Function):
     """``div`` with ``rounding_mode='trunc'`` or ``'floor'``: piecewise constant, so zero grads."""
 
+    batchable = True
     node_name = "DivBackward2"
     array_forward = True
 
@@ -227,10 +251,13 @@ class DivRounding(Function):
     def backward(ctx, grad):
         return grad * 0, grad * 0 if ctx.needs_input_grad[1] else None, None
 
+    jvp = staticmethod(zero_tangent)
+
 
 class PowScalar(Function):
     """``tensor ** number``."""
 
+    batchable = True
     node_name = "PowBackward0"
     saved_names = ("self", "exponent")
     array_forward = True
@@ -253,6 +280,11 @@ class PowScalar(Function):
             return grad * 0, None
         return grad * p * a ** (p - 1), None
 
+    @staticmethod
+    def jvp(ctx, t, _):
+        a, p = ctx.inputs
+        return t * 0 if p == 0 else t * p * a ** (p - 1)
+
 
 def _masked_log(base, exponent_or_none):
     """log(base), with 0 where base == 0 (and the exponent >= 0), like torch's pow backward."""
@@ -265,6 +297,7 @@ def _masked_log(base, exponent_or_none):
 class Pow(Function):
     """``tensor ** tensor``."""
 
+    batchable = True
     node_name = "PowBackward1"
     saved_names = ("self", "exponent", "result")
     array_forward = True
@@ -289,10 +322,23 @@ class Pow(Function):
         grad_b = grad * result * _masked_log(a, b) if need_b else None
         return grad_a, grad_b
 
+    @staticmethod
+    def jvp(ctx, ta, tb):  # d(a ** b) = b a^(b-1) da + a^b log(a) db
+        a, b = ctx.inputs
+        zero_exponent = b == 0
+        da = (
+            None
+            if ta is None
+            else where(zero_exponent, 0.0, ta * b * a ** where(zero_exponent, 1.0, b - 1))
+        )
+        db = None if tb is None else tb * ctx.result * _masked_log(a, b)
+        return tangent_sum(da, db)
+
 
 class Rpow(Function):
     """``number ** tensor``."""
 
+    batchable = True
     node_name = "PowBackward2"
     saved_names = ("exponent", "result", "self")
     array_forward = True
@@ -315,6 +361,10 @@ class Rpow(Function):
             return grad * 0, None
         return grad * result * _log_of_number(base), None
 
+    @staticmethod
+    def jvp(ctx, t, _):
+        return t * 0 if ctx.base == 0 else t * ctx.result * _log_of_number(ctx.base)
+
 
 def _log_of_number(x: float) -> float:
     import math  # noqa: PLC0415
@@ -323,6 +373,7 @@ def _log_of_number(x: float) -> float:
 
 
 class Neg(Function):
+    batchable = True
     node_name = "NegBackward0"
     array_forward = True
 
@@ -334,6 +385,8 @@ class Neg(Function):
     def backward(ctx, grad):
         return -grad
 
+    jvp = staticmethod(linear_jvp)
+
 
 # --------------------------------------------------------------------------- unary math
 
@@ -341,6 +394,7 @@ class Neg(Function):
 class _Unary(Function):
     """A unary float op ``forward = fn(x)`` with a backward formula in terms of x or the result."""
 
+    batchable = True
     saved_names = ("self",)
     array_forward = True
     uses_result = False  # save the output instead of the input (exp, tanh, sigmoid, ...)
@@ -362,6 +416,10 @@ class _Unary(Function):
     def backward(cls, ctx, grad):
         (saved,) = ctx.saved_tensors
         return cls.derivative(grad, saved)
+
+    @classmethod
+    def jvp(cls, ctx, t):  # elementwise: the Jacobian is diagonal, so J t uses backward's formula
+        return cls.derivative(t, ctx.result if cls.uses_result else ctx.inputs[0])
 
 
 def _unary(name, node_name, compute, derivative, uses_result=False):
@@ -400,6 +458,7 @@ Tan = _unary("Tan", "TanBackward0", lambda xp, x: xp.tan(x), lambda g, y: g * (1
 class _TanhGrad(Function):
     """tanh's backward ``g * (1 - y²)`` as one op, like torch's ``tanh_backward``; differentiable."""
 
+    batchable = True
     node_name = "TanhBackwardBackward0"
     array_forward = True
 
@@ -414,10 +473,18 @@ class _TanhGrad(Function):
         g, y = ctx.saved_tensors
         return gg * (1 - y * y), -2 * gg * g * y
 
+    @staticmethod
+    def jvp(ctx, tg, ty):
+        g, y = ctx.inputs
+        return tangent_sum(
+            None if tg is None else tg * (1 - y * y), None if ty is None else -2 * g * y * ty
+        )
+
 
 class _SigmoidGrad(Function):
     """sigmoid's backward ``g * y * (1 - y)`` as one op (torch's ``sigmoid_backward``)."""
 
+    batchable = True
     node_name = "SigmoidBackwardBackward0"
     array_forward = True
 
@@ -431,6 +498,13 @@ class _SigmoidGrad(Function):
     def backward(ctx, gg):
         g, y = ctx.saved_tensors
         return gg * y * (1 - y), gg * g * (1 - 2 * y)
+
+    @staticmethod
+    def jvp(ctx, tg, ty):
+        g, y = ctx.inputs
+        return tangent_sum(
+            None if tg is None else tg * y * (1 - y), None if ty is None else g * (1 - 2 * y) * ty
+        )
 
 
 Tanh = _unary("Tanh", "TanhBackward0", lambda xp, x: xp.tanh(x), _TanhGrad.apply, True)
@@ -446,6 +520,7 @@ def _sigmoid(xp, x):
 
 
 class Relu(Function):
+    batchable = True
     node_name = "ReluBackward0"
     saved_names = ("result",)
     array_forward = True
@@ -453,7 +528,8 @@ class Relu(Function):
     @staticmethod
     def forward(ctx, a):
         x = a._data
-        return x * (x > 0) if x.dtype.kind != "b" else x.copy()
+        # maximum, not x * (x > 0): that gives -0.0 for negatives; NaN stays NaN as in torch
+        return array_module(x).maximum(x, 0) if x.dtype.kind != "b" else x.copy()
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -464,8 +540,13 @@ class Relu(Function):
         (y,) = ctx.saved_tensors
         return where(y > 0, grad, 0.0)
 
+    @staticmethod
+    def jvp(ctx, t):
+        return where(ctx.result > 0, t, 0.0)
+
 
 class Abs(Function):
+    batchable = True
     node_name = "AbsBackward0"
     saved_names = ("self",)
     array_forward = True
@@ -480,15 +561,22 @@ class Abs(Function):
         (a,) = ctx.saved_tensors
         return grad * a.sign()
 
+    @staticmethod
+    def jvp(ctx, t):
+        return t * ctx.inputs[0].sign()
+
 
 class _ZeroGrad(Function):
     """Piecewise-constant ops (sign, floor, ceil, round): the gradient is zero."""
 
+    batchable = True
     array_forward = True
 
     @staticmethod
     def backward(ctx, grad):
         return grad * 0
+
+    jvp = staticmethod(zero_tangent)
 
 
 def _zero_grad(name, node_name, compute):
@@ -529,6 +617,7 @@ class Round(_ZeroGrad):
 class ClampScalar(Function):
     """``clamp(x, min, max)`` with number bounds: the gradient passes where min <= x <= max."""
 
+    batchable = True
     node_name = "ClampBackward1"
     saved_names = ("self",)
     array_forward = True
@@ -545,17 +634,27 @@ class ClampScalar(Function):
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
+        return where(ClampScalar.inside(ctx, a), grad, 0.0), None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        return where(ClampScalar.inside(ctx, ctx.inputs[0]), t, 0.0)
+
+    @staticmethod
+    def inside(ctx, a):
+        """Where ``min <= a <= max``: there the output moves with the input."""
         inside = None
         if ctx.lo is not None:
             inside = a >= ctx.lo
         if ctx.hi is not None:
             inside = (a <= ctx.hi) if inside is None else inside & (a <= ctx.hi)
-        return where(inside, grad, 0.0), None, None
+        return inside
 
 
 class ClampTensor(Function):
     """``clamp(x, min, max)`` with tensor bounds; the gradient goes to whichever value was chosen."""
 
+    batchable = True
     node_name = "ClampBackward0"
     saved_names = ("self", "min", "max")
     array_forward = True
@@ -573,7 +672,25 @@ class ClampTensor(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        a, lo, hi = ctx.saved_tensors
+        from_lo, from_hi, taken = ClampTensor.choices(*ctx.saved_tensors)
+        return (
+            where(taken, 0.0, grad),
+            where(from_lo, grad, 0.0) if from_lo is not None else None,
+            where(from_hi, grad, 0.0) if from_hi is not None else None,
+        )
+
+    @staticmethod
+    def jvp(ctx, ta, tlo, thi):
+        from_lo, from_hi, taken = ClampTensor.choices(*ctx.inputs)
+        return tangent_sum(
+            None if ta is None else where(taken, 0.0, ta),
+            None if tlo is None else where(from_lo, tlo, 0.0),
+            None if thi is None else where(from_hi, thi, 0.0),
+        )
+
+    @staticmethod
+    def choices(a, lo, hi):
+        """Masks: where the result is ``lo``, where it is ``hi``, and where it is either."""
         from_hi = (a > hi) if hi is not None else None
         if hi is not None and lo is not None:
             from_hi = from_hi | (lo > hi)  # bounds crossed: max wins, as torch's clamp
@@ -581,11 +698,7 @@ class ClampTensor(Function):
         if from_lo is not None and from_hi is not None:
             from_lo = from_lo & ~from_hi
         taken = from_lo if from_hi is None else from_hi if from_lo is None else from_lo | from_hi
-        return (
-            where(taken, 0.0, grad),
-            where(from_lo, grad, 0.0) if lo is not None else None,
-            where(from_hi, grad, 0.0) if hi is not None else None,
-        )
+        return from_lo, from_hi, taken
 
 
 class _MaxMin(_Binary):
@@ -608,6 +721,13 @@ class _MaxMin(_Binary):
             where(tie, half, where(a_wins, 0.0, grad)),
         )
 
+    @classmethod
+    def jvp(cls, ctx, ta, tb):  # the tangent of whichever input was picked (ties: the mean)
+        a, b = ctx.inputs
+        ta = 0.0 if ta is None else ta
+        tb = 0.0 if tb is None else tb
+        return where(a == b, (ta + tb) / 2, where(cls.wins(a, b), ta, tb))
+
 
 class Maximum(_MaxMin):
     node_name = "MaximumBackward0"
@@ -622,6 +742,7 @@ class Minimum(_MaxMin):
 
 
 class Where(Function):
+    batchable = True
     node_name = "WhereBackward0"
     saved_names = ("condition",)
     array_forward = True
@@ -645,6 +766,10 @@ class Where(Function):
             where(condition, 0.0, grad) if need_b else None,
         )
 
+    @staticmethod
+    def jvp(ctx, _, ta, tb):
+        return where(ctx.inputs[0], 0.0 if ta is None else ta, 0.0 if tb is None else tb)
+
 
 # --------------------------------------------------------------------------- casts and copies
 
@@ -652,6 +777,7 @@ class Where(Function):
 class ToCopy(Function):
     """``x.to(dtype/device)``: the gradient is cast/moved back to the input's dtype and device."""
 
+    batchable = True
     node_name = "ToCopyBackward0"
     array_forward = True
 
@@ -671,11 +797,14 @@ class ToCopy(Function):
     def backward(ctx, grad):
         return grad.to(dtype=ctx.in_dtype, device=ctx.in_device), None, None
 
+    jvp = staticmethod(linear_jvp)
+
 
 class Clone(Function):
     """A copy. ``layout``: 'K' keeps the strides (when the tensor is dense and non-overlapping,
     else row-major, as torch's preserve_format), 'C' is row-major, or an array whose layout to copy."""
 
+    batchable = True
     node_name = "CloneBackward0"
     array_forward = True
 
@@ -693,6 +822,8 @@ class Clone(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad, None
+
+    jvp = staticmethod(linear_jvp)
 
 
 # --------------------------------------------------------------------------- functions

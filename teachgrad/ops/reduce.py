@@ -1,4 +1,4 @@
-"""Reductions: sum, mean, prod, var/std, max/min (amax, argmax ...), logsumexp, norm.
+"""Reductions: sum, mean, prod, var/std, max/min (amax, argmax ...), logsumexp, norm, cumsum.
 
 The backward of a reduction sends each output gradient back to every input
 element that contributed: reshape the gradient to keep the reduced dimensions
@@ -19,6 +19,7 @@ from collections import namedtuple
 
 from .._backend import array_module
 from .._tensor import Tensor, _wrap_dim, wrap_array
+from ..autograd.forward_ad import linear_jvp
 from ..autograd.function import Function
 from .pointwise import where
 
@@ -100,6 +101,23 @@ class _Reduction(Function):
         return expand_back(grad, ctx.in_shape, ctx.dims, ctx.keepdim)
 
 
+class _Weighted(_Reduction):
+    """A reduction whose derivative is a *weight* per input element, d out / d a = w(a):
+    backward spreads the gradient and multiplies by w; the tangent is sum(w * t)."""
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        a, result = ctx.saved_tensors
+        return (_Reduction.spread(ctx, grad) * cls.weights(ctx, a, result),) + (None,) * (
+            len(ctx.needs_input_grad) - 1
+        )
+
+    @classmethod
+    def jvp(cls, ctx, t, *_):
+        weighted = t * cls.weights(ctx, ctx.inputs[0], ctx.result)
+        return weighted.sum(ctx.dims, keepdim=ctx.keepdim)
+
+
 # --------------------------------------------------------------------------- sum and mean
 
 
@@ -117,6 +135,8 @@ class Sum(_Reduction):
     @staticmethod
     def backward(ctx, grad):
         return _Reduction.spread(ctx, grad), None, None, None
+
+    jvp = staticmethod(linear_jvp)
 
 
 class SumAll(Sum):
@@ -142,6 +162,8 @@ class Mean(_Reduction):
     def backward(ctx, grad):
         return _Reduction.spread(ctx, grad) / ctx.count, None, None
 
+    jvp = staticmethod(linear_jvp)
+
 
 class MeanAll(Mean):
     node_name = "MeanBackward0"
@@ -150,7 +172,7 @@ class MeanAll(Mean):
 # --------------------------------------------------------------------------- product
 
 
-class Prod(_Reduction):
+class Prod(_Weighted):
     node_name = "ProdBackward1"
     saved_names = ("self", "result")
 
@@ -167,12 +189,10 @@ class Prod(_Reduction):
         ctx.to_save = (inputs[0], output)
 
     @staticmethod
-    def backward(ctx, grad):
-        a, result = ctx.saved_tensors
-        grad = _Reduction.spread(ctx, grad)
+    def weights(ctx, a, result):  # the product of the other elements
         if not bool(array_module(a).any(a._data == 0)):
-            return grad * _Reduction.spread(ctx, result) / a, None, None
-        return grad * _product_of_others(a, ctx.dims), None, None
+            return _Reduction.spread(ctx, result) / a
+        return _product_of_others(a, ctx.dims)
 
 
 class ProdAll(Prod):
@@ -208,7 +228,7 @@ def _correction(unbiased, correction) -> float:
     return 1 if unbiased is None or unbiased else 0
 
 
-class Var(_Reduction):
+class Var(_Weighted):
     node_name = "VarBackward0"
     saved_names = ("self",)
 
@@ -216,18 +236,16 @@ class Var(_Reduction):
     def forward(ctx, a, dim, correction, keepdim):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
         _float_only(a, "std and var only support floating point and complex dtypes")
-        ctx.to_save = (a,)
+        ctx.to_save = (a, None)  # (the result is not needed)
         ctx.divisor = _count(a._data.shape, dims) - correction
         return array_module(a).var(a._data, axis=dims, ddof=correction, keepdims=keepdim)
 
     @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        centered = a - a.mean(ctx.dims, keepdim=True)
-        return _Reduction.spread(ctx, grad) * centered * (2 / ctx.divisor), None, None, None
+    def weights(ctx, a, result):
+        return (a - a.mean(ctx.dims, keepdim=True)) * (2 / ctx.divisor)
 
 
-class Std(_Reduction):
+class Std(_Weighted):
     node_name = "StdBackward0"
     saved_names = ("self", "result")
 
@@ -243,12 +261,11 @@ class Std(_Reduction):
         ctx.to_save = (inputs[0], output)
 
     @staticmethod
-    def backward(ctx, grad):
-        a, result = ctx.saved_tensors
+    def weights(ctx, a, result):
         centered = a - a.mean(ctx.dims, keepdim=True)
         zero = _Reduction.spread(ctx, result == 0)  # all values equal: torch's gradient there is 0
-        scale = _Reduction.spread(ctx, grad / where(result == 0, 1.0, result)) / ctx.divisor
-        return where(zero, 0.0, scale * centered), None, None, None
+        scale = _Reduction.spread(ctx, 1 / where(result == 0, 1.0, result)) / ctx.divisor
+        return where(zero, 0.0, scale * centered)
 
 
 def _float_only(a, message):
@@ -261,7 +278,7 @@ def _float_only(a, message):
 # --------------------------------------------------------------------------- max and min
 
 
-class _Extreme(_Reduction):
+class _Extreme(_Weighted):
     """amax/amin and max()/min() without dim: ties share the gradient evenly."""
 
     saved_names = ("self", "result")
@@ -283,11 +300,9 @@ class _Extreme(_Reduction):
         ctx.to_save = (inputs[0], output)
 
     @staticmethod
-    def backward(ctx, grad):
-        a, result = ctx.saved_tensors
+    def weights(ctx, a, result):
         hit = a == _Reduction.spread(ctx, result)
-        count = hit.sum(ctx.dims, keepdim=True)
-        return where(hit, _Reduction.spread(ctx, grad) / count, 0.0), None, None
+        return where(hit, 1 / hit.sum(ctx.dims, keepdim=True), 0.0)
 
 
 class Amax(_Extreme):
@@ -351,6 +366,19 @@ class _ExtremeAlongDim(Function):
         chosen = wrap_array(xp.arange(n).reshape(position)) == indices
         return where(chosen, grad, 0.0), None, None
 
+    @staticmethod
+    def jvp(ctx, t, *_):  # the tangent at the chosen index
+        _, indices = ctx.outputs
+        if len(ctx.in_shape) == 0:
+            return t, None
+        if not ctx.keepdim:
+            indices = indices.unsqueeze(ctx.dim)
+        n = ctx.in_shape[ctx.dim]
+        position = [1] * len(ctx.in_shape)
+        position[ctx.dim] = n
+        chosen = wrap_array(array_module(indices).arange(n).reshape(position)) == indices
+        return where(chosen, t, 0.0).sum(ctx.dim, keepdim=ctx.keepdim), None
+
 
 class MaxDim(_ExtremeAlongDim):
     node_name = "MaxBackward0"
@@ -388,7 +416,7 @@ class return_types:  # noqa: N801 - mirrors torch.return_types
 # --------------------------------------------------------------------------- logsumexp and norm
 
 
-class Logsumexp(_Reduction):
+class Logsumexp(_Weighted):
     node_name = "LogsumexpBackward0"
     saved_names = ("self", "result")
 
@@ -411,13 +439,11 @@ class Logsumexp(_Reduction):
         ctx.to_save = (inputs[0], output)
 
     @staticmethod
-    def backward(ctx, grad):
-        a, result = ctx.saved_tensors
-        weights = (a - _Reduction.spread(ctx, result)).exp()
-        return _Reduction.spread(ctx, grad) * weights, None, None
+    def weights(ctx, a, result):  # softmax(a)
+        return (a - _Reduction.spread(ctx, result)).exp()
 
 
-class Norm(_Reduction):
+class Norm(_Weighted):
     node_name = "LinalgVectorNormBackward0"
     saved_names = ("self", "result")
 
@@ -449,19 +475,16 @@ class Norm(_Reduction):
         ctx.to_save = (inputs[0], output)
 
     @staticmethod
-    def backward(ctx, grad):
-        a, result = ctx.saved_tensors
+    def weights(ctx, a, result):
         p = ctx.p
-        g = _Reduction.spread(ctx, grad)
         if p == 0:
-            return g * 0, None, None, None
+            return a * 0
         if p == 1:
-            return g * a.sign(), None, None, None
+            return a.sign()
         r = _Reduction.spread(ctx, result)
         if p in (math.inf, -math.inf):
             hit = a.abs() == r
-            count = hit.sum(ctx.dims, keepdim=True)
-            return where(hit, g * a.sign() / count, 0.0), None, None, None
+            return where(hit, a.sign() / hit.sum(ctx.dims, keepdim=True), 0.0)
         # d||a||_p / da = a |a|^(p-2) / ||a||^(p-1); zero where the norm is zero
         zero = r == 0
         r = where(zero, 1.0, r)  # (so 0 / 0 is never computed)
@@ -470,7 +493,36 @@ class Norm(_Reduction):
         else:  # where an element is 0 its gradient is 0 (for p < 2, |a|^(p-2) alone would be inf)
             nonzero = a != 0
             scale = where(nonzero, a * where(nonzero, a.abs(), 1.0) ** (p - 2), 0.0) / r ** (p - 1)
-        return where(zero, 0.0, g * scale), None, None, None
+        return where(zero, 0.0, scale)
+
+
+# --------------------------------------------------------------------------- running sum
+
+
+class Cumsum(Function):
+    node_name = "CumsumBackward0"
+    array_forward = True
+    jvp = staticmethod(linear_jvp)
+
+    @staticmethod
+    def forward(ctx, a, dim, dtype):
+        x = a._data
+        ctx.dim = dim
+        if dtype is None and x.dtype.kind in "biu":
+            dtype = "int64"  # integer and bool sums are int64, as in torch
+        if dtype is not None:
+            x = x.astype(dtype)
+        return array_module(x).cumsum(x, axis=dim) if x.ndim else x.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .shape import flip  # noqa: PLC0415 - shape imports this module
+
+        if grad.ndim == 0:
+            return grad, None, None
+        # out[i] = x[0] + ... + x[i], so x[j] reaches every out[i] with i >= j: its gradient
+        # is grad[j] + ... + grad[n-1], a running sum taken from the far end
+        return flip(cumsum(flip(grad, ctx.dim), ctx.dim), ctx.dim), None, None
 
 
 # --------------------------------------------------------------------------- functions
@@ -673,6 +725,20 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     elif isinstance(p, str):
         raise RuntimeError(f"norm: p='{p}' is not supported (use 'fro' or a number)")
     return Norm.apply(input, float(p), dim, keepdim)
+
+
+def cumsum(input, dim, *, dtype=None):
+    """Running sum along ``dim``: ``out[i] = x[0] + ... + x[i]``.
+
+    Integer and bool inputs give int64 (as ``sum``); ``dtype`` casts the input first.
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([1.0, 2.0, 3.0]).cumsum(0), tg.tensor([[1, 2], [3, 4]]).cumsum(dim=1)
+    (tensor([1., 3., 6.]), tensor([[1, 3],
+            [3, 7]]))
+    """
+    dim = _wrap_dim(dim, input._data.ndim)
+    return Cumsum.apply(input, dim, None if dtype is None else _np_dtype(dtype))
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name

@@ -17,8 +17,11 @@ basic indices (ints, slices, None, Ellipsis).
 
 from __future__ import annotations
 
+import math
+
 from .._backend import array_module, result_type
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.forward_ad import linear_jvp
 from ..autograd.function import Function
 from .reduce import sum_to
 
@@ -26,6 +29,7 @@ from .reduce import sum_to
 class _View(Function):
     array_forward = True
     view_of_input = True
+    jvp = staticmethod(linear_jvp)  # a view of the tangent: views are linear
 
 
 # --------------------------------------------------------------------------- reshape family
@@ -104,6 +108,8 @@ class UnsafeView(Function):
     def backward(ctx, grad):
         return grad.reshape(ctx.in_shape), None
 
+    jvp = staticmethod(linear_jvp)
+
 
 def _shape_args(shape) -> tuple:
     if len(shape) == 1 and not isinstance(shape[0], int):
@@ -178,6 +184,45 @@ def flatten(input, start_dim=0, end_dim=-1):
     for s in shape[start : end + 1]:
         merged *= s
     return reshape(input, shape[:start] + (merged,) + shape[end + 1 :])
+
+
+def unflatten(input, dim, sizes):
+    """Split dim ``dim`` into several with the given ``sizes`` (one may be -1): a view.
+
+    >>> import teachgrad as tg
+    >>> tg.zeros(2, 12).unflatten(1, (3, -1)).shape
+    teachgrad.Size([2, 3, 4])
+    """
+    shape = input._data.shape
+    if not shape:
+        raise RuntimeError(
+            f"unflatten: Dimension specified as {dim} but tensor has no dimensions\n"
+            "  A 0-d tensor has no dim to split."
+        )
+    dim = _wrap_dim(dim, len(shape))
+    given = sizes = [int(s) for s in sizes]
+    if not sizes:
+        raise RuntimeError(
+            "unflatten: sizes must be non-empty\n  Give the sizes of the new dims, e.g. (2, -1)."
+        )
+    if sizes.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred\n  At most one size can be -1.")
+    n = shape[dim]
+    known = math.prod(s for s in sizes if s != -1)
+    if -1 in sizes:
+        if known == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape {sizes} because the unspecified "
+                "dimension size -1 can be any value and is ambiguous"
+            )
+        sizes = [n // known if s == -1 else s for s in sizes]
+    if math.prod(sizes) != n:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {given} don't multiply up to the size of dim {dim} ({n}) in "
+            f"the input tensor\n  The new dims replace dim {dim}, so their product must be {n}."
+        )
+    # splitting one dim in several never needs a copy, whatever the strides: always a view
+    return View.apply(input, shape[:dim] + tuple(sizes) + shape[dim + 1 :])
 
 
 class Squeeze(_View):
@@ -341,6 +386,20 @@ def movedim(input, source, destination):
     ndim = input._data.ndim
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({src} dims) should contain the same "
+            f"number of dims as destination ({dst} dims)\n  Give one destination for each moved dim."
+        )
+    for name, given in (("source", src), ("destination", dst)):
+        wrapped = [_wrap_dim(d, ndim) for d in given]
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(
+                f"movedim: repeated dim in `{name}` ({given})\n  Each dim can be moved only once "
+                "(and to one place)."
+            )
+    if ndim == 0:
+        return Alias.apply(input)  # nothing to move: torch returns an alias
     src = [_wrap_dim(s, ndim) for s in src]
     dst = [_wrap_dim(d, ndim) for d in dst]
     order = [d for d in range(ndim) if d not in src]
@@ -448,6 +507,8 @@ class _EmbedGrad(Function):
     def backward(ctx, gg):
         return ctx.take(gg), None, None, None
 
+    jvp = staticmethod(linear_jvp)
+
 
 class _SelectBackward(_EmbedGrad):
     node_name = "SelectBackwardBackward0"
@@ -525,10 +586,23 @@ def narrow(input, dim, start, length):
     >>> tg.arange(5).narrow(0, 1, 3)
     tensor([1, 2, 3])
     """
+    if input._data.ndim == 0:
+        raise RuntimeError(
+            "narrow() cannot be applied to a 0-dim tensor.\n  A 0-d tensor has no dim to narrow."
+        )
     dim = _wrap_dim(dim, input._data.ndim)
     size = input._data.shape[dim]
+    start, length = int(start), int(length)  # (start may be a 0-d tensor)
+    if length < 0:
+        raise RuntimeError(
+            f"narrow(): length must be non-negative.\n  length is how many elements to keep; got {length}."
+        )
+    if not -size <= start <= size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
     start = start + size if start < 0 else start
-    if not 0 <= start <= size or length < 0 or start + length > size:
+    if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return Slice.apply(input, dim, start, start + length, 1)
 
@@ -621,6 +695,8 @@ class Cat(Function):
             start += size
         return (None, *grads)
 
+    jvp = staticmethod(linear_jvp)
+
 
 def cat(tensors, dim=0):
     """Join tensors along an existing dim.
@@ -675,6 +751,8 @@ class Stack(Function):
                 for i, needed in enumerate(ctx.needs_input_grad[1:])
             ),
         )
+
+    jvp = staticmethod(linear_jvp)
 
 
 def stack(tensors, dim=0):
@@ -738,6 +816,11 @@ def unbind(input, dim=0):
     >>> [t.tolist() for t in tg.arange(4).reshape(2, 2).unbind(1)]
     [[0, 2], [1, 3]]
     """
+    if input._data.ndim == 0:
+        raise IndexError(
+            f"Dimension specified as {dim} but tensor has no dimensions\n  A 0-d tensor has no dim "
+            "to unbind."
+        )
     dim = _wrap_dim(dim, input._data.ndim)
     out = Unbind.apply(input, dim)
     return out if isinstance(out, tuple) else (out,)
@@ -775,22 +858,36 @@ def split(input, split_size_or_sections, dim=0):
     >>> [t.tolist() for t in tg.arange(5).split(2)]
     [[0, 1], [2, 3], [4]]
     """
-    dim = _wrap_dim(dim, input._data.ndim)
+    if input._data.ndim == 0:
+        raise RuntimeError(
+            "split expects at least a 1-dimensional tensor\n  A 0-d tensor has no dim to split."
+        )
+    given_dim, dim = dim, _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[dim]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
-        if size <= 0:
+        if size < 0:
             raise RuntimeError(
                 f"split expects split_size be non-negative, but got split_size={size}"
             )
-        sizes = [min(size, n - start) for start in range(0, n, size)] or [0]
+        if size == 0 and n:
+            raise RuntimeError(
+                f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}\n"
+                "  Pieces of size 0 would never cover the dim; pick a size >= 1."
+            )
+        sizes = [min(size, n - start) for start in range(0, n, size)] if n else [0]
         cls = SplitEqual
     else:
         sizes = list(split_size_or_sections)
+        if any(s < 0 for s in sizes):
+            raise RuntimeError(
+                "split_with_sizes expects split_sizes have only non-negative entries, but got "
+                f"split_sizes={sizes}"
+            )
         if sum(sizes) != n:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
-                f"dimension {dim}), but got split_sizes={sizes}"
+                f"dimension {given_dim}), but got split_sizes={sizes}"
             )
         cls = Split
     out = cls.apply(input, tuple(sizes), dim)
@@ -804,10 +901,16 @@ def chunk(input, chunks, dim=0):
     >>> [t.tolist() for t in tg.arange(5).chunk(2)]
     [[0, 1, 2], [3, 4]]
     """
+    if input._data.ndim == 0:
+        raise RuntimeError(
+            "chunk expects at least a 1-dimensional tensor\n  A 0-d tensor has no dim to split."
+        )
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = input._data.shape[_wrap_dim(dim, input._data.ndim)]
-    return split(input, max(1, -(-n // chunks)), dim)
+    if n == 0:  # torch still gives `chunks` pieces, all empty
+        return split(input, [0] * chunks, dim)
+    return split(input, -(-n // chunks), dim)
 
 
 def _diagonal_view(array, offset, dim1, dim2):
@@ -855,6 +958,8 @@ class _DiagonalBackward(Function):
     @staticmethod
     def backward(ctx, gg):
         return Diagonal.apply(gg, *ctx.args), None, None, None, None
+
+    jvp = staticmethod(linear_jvp)
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):

@@ -15,11 +15,6 @@ import pytest
 import teachgrad as tg
 
 
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
-
-
 def _run(expr, lib):
     """Evaluate ``expr`` with ``L`` bound to a library; exceptions become ("raises", class name)."""
     namespace = {"L": lib, "np": np, "inf": float("inf"), "nan": float("nan")}

@@ -14,11 +14,6 @@ import pytest
 import teachgrad as tg
 
 
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
-
-
 def _nodes(*roots):
     """Every node reachable from the grad_fns of ``roots``, each once."""
     seen, stack, order = set(), [r.grad_fn for r in roots], []

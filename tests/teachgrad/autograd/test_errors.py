@@ -14,11 +14,6 @@ import pytest
 import teachgrad as tg
 
 
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
-
-
 def _bump(L, t, times=1):
     """An in-place change of ``t`` that autograd notices (its version goes up)."""
     for _ in range(times):

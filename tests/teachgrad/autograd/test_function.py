@@ -13,11 +13,6 @@ from teachgrad.autograd import Function, Variable
 from teachgrad.autograd.function import FunctionCtx, once_differentiable
 
 
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
-
-
 def _bump(t):
     """Change ``t`` in place behind autograd's back, the way an in-place op would."""
     t._data[...] = t._data + 1

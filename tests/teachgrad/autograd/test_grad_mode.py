@@ -88,7 +88,7 @@ def test_modes_are_restored_after_an_exception(manager):
     assert tg.is_grad_enabled() and not tg.is_inference_mode_enabled()
 
 
-def test_grad_mode_state_matches_torch_through_a_sequence(torch_module):
+def test_grad_mode_state_matches_torch_through_a_sequence(torch):
     def states(L):
         r = []
         with L.no_grad():
@@ -109,12 +109,7 @@ def test_grad_mode_state_matches_torch_through_a_sequence(torch_module):
             r.append(L.is_grad_enabled())
         return r
 
-    assert states(tg) == states(torch_module)
-
-
-@pytest.fixture(scope="module")
-def torch_module():
-    return pytest.importorskip("torch")
+    assert states(tg) == states(torch)
 
 
 # =============================================================================== decorators

@@ -5,10 +5,9 @@ or torch, whose APIs match), so the same wrong backward can be fed to both and t
 verdicts compared: torch is the oracle where it is installed.
 """
 
-import contextlib
+import importlib
 import re
 import sys
-import types
 import warnings
 
 import pytest
@@ -397,64 +396,41 @@ def test_masked_must_be_none_or_false():
         gradcheck(lambda x: x * 2, (x64(tg, X),), masked=True)
 
 
-def test_forward_ad_options_need_forward_mode():
-    try:
-        import teachgrad.autograd.forward_ad  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("teachgrad.autograd.forward_ad exists now")
-    with pytest.raises(NotImplementedError, match="forward-mode AD"):
-        gradcheck(lambda x: x * 2, (x64(tg, X),), check_forward_ad=True)
-    with pytest.raises(NotImplementedError, match="forward-mode AD"):
-        gradgradcheck(lambda x: x * x, (x64(tg, X),), check_fwd_over_rev=True)
+def square_with_jvp(lib, jvp):
+    """y = x * x with the right backward and the given ``jvp(x, tangent)`` (right: 2 * x * t)."""
 
+    class Square(square_function(lib, RIGHT)):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            ctx.save_for_forward(x)
+            return x * x
 
-class _ForwardADFromReverse:
-    """A stand-in for teachgrad.autograd.forward_ad (not written yet), for testing only.
+        @staticmethod
+        def jvp(ctx, t):
+            (x,) = ctx.saved_tensors
+            return jvp(x, t)
 
-    It gets J t from reverse mode with the double-vjp trick: g(v) = J^T v is linear in v,
-    so J t = d/dv (g(v) . t). One dual input at a time, which is all gradcheck makes.
-    """
-
-    def __init__(self):
-        self.dual = None
-
-    def dual_level(self):
-        return contextlib.nullcontext()
-
-    def make_dual(self, primal, tangent):
-        x = primal.detach().requires_grad_()
-        self.dual = (x, tangent)
-        return x
-
-    def unpack_dual(self, y):
-        x, t = self.dual
-        J_t = None
-        if y.requires_grad:
-            v = tg.zeros_like(y).requires_grad_()
-            (g,) = tg.autograd.grad(y, x, v, create_graph=True, allow_unused=True)
-            if g is not None:
-                (J_t,) = tg.autograd.grad((g * t).sum(), v, allow_unused=True)
-        return types.SimpleNamespace(primal=y, tangent=J_t)
-
-
-@pytest.fixture
-def forward_ad_stand_in(monkeypatch):
-    monkeypatch.setitem(sys.modules, "teachgrad.autograd.forward_ad", _ForwardADFromReverse())
+    return Square
 
 
 @pytest.mark.parametrize("fast_mode", [False, True])
-def test_forward_mode_check_with_a_stand_in_forward_ad(forward_ad_stand_in, fast_mode):
+def test_forward_mode_check_passes_right_tangents_and_catches_wrong_ones(torch, fast_mode):
     a, b = x64(tg, X), x64(tg, [[1.0, 2.0, 3.0]])
     f = lambda a, b: (a * b).sin() + a.exp()
     kwargs = dict(check_forward_ad=True, check_backward_ad=False, fast_mode=fast_mode)
     assert gradcheck(f, (a, b), **kwargs)
     assert gradgradcheck(f, (a, b), check_fwd_over_rev=True, fast_mode=fast_mode)
-    # the stand-in derives J t from backward, so a wrong backward shows up in "forward mode"
-    Square = square_function(tg, WRONG_BACKWARDS["sign"][0])
-    with pytest.raises(GradcheckError, match="Jacobian computed with forward mode mismatch"):
-        gradcheck(Square.apply, (x64(tg, X),), **kwargs)
+    assert gradcheck(square_with_jvp(tg, lambda x, t: 2 * x * t).apply, (x64(tg, X),), **kwargs)
+    # a wrong jvp fails in both libraries, with the same words, while backward is right
+    for lib, error in (
+        (tg, GradcheckError),
+        (torch, importlib.import_module("torch.autograd.gradcheck").GradcheckError),
+    ):
+        Square = square_with_jvp(lib, lambda x, t: -2 * x * t)
+        with pytest.raises(error, match="with forward mode mismatch"):
+            lib.autograd.gradcheck(Square.apply, (x64(lib, X),), **kwargs)
+        assert lib.autograd.gradcheck(Square.apply, (x64(lib, X),))  # reverse mode alone passes
 
 
 def test_invalid_option_combinations_are_assertion_errors_like_torch():

@@ -8,11 +8,6 @@ import pytest
 import teachgrad as tg
 
 
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
-
-
 def _name(node):
     """A node's name without torch's C++ namespace (``torch::autograd::AccumulateGrad``)."""
     return node.name().split("::")[-1]

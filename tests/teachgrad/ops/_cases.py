@@ -149,8 +149,10 @@ def case_id(args) -> str:
 SMALL = 16  # gradgradcheck compares full second-order Jacobians up to this many elements
 
 
-def run_gradchecks(fn, args, seed=0, second_order=True, **kw):
-    """gradcheck and gradgradcheck of ``fn(tg, *inputs)`` in float64 (raises on a mismatch).
+def run_gradchecks(fn, args, seed=0, second_order=True, forward_ad=True, **kw):
+    """gradcheck and gradgradcheck of ``fn(tg, *inputs)`` in float64 (raises on a mismatch),
+    in reverse mode (also batched: ``is_grads_batched``) and (``forward_ad``) forward mode:
+    the op's jvp, and jvp through its backward.
 
     gradcheck always compares full Jacobians. gradgradcheck does too for small
     problems; above ``SMALL`` input+output elements it uses ``fast_mode`` (random
@@ -158,14 +160,17 @@ def run_gradchecks(fn, args, seed=0, second_order=True, **kw):
     """
     inputs = make_inputs(tg, args, seed)
     f = lambda *xs: fn(tg, *xs)
-    assert gradcheck(f, tuple(inputs), **kw)
+    kw.setdefault("check_batched_grad", True)  # grad(is_grads_batched=True) equals row by row
+    assert gradcheck(f, tuple(inputs), check_forward_ad=forward_ad, **kw)
     if second_order:
         tg.manual_seed(seed)
         outputs = f(*inputs)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         size = sum(x.numel() for x in inputs if isinstance(x, tg.Tensor))
         size += sum(y.numel() for y in outputs if isinstance(y, tg.Tensor))
-        assert gradgradcheck(f, tuple(inputs), fast_mode=size > SMALL, **kw)
+        assert gradgradcheck(
+            f, tuple(inputs), fast_mode=size > SMALL, check_fwd_over_rev=forward_ad, **kw
+        )
 
 
 TOLERANCES = {"float64": dict(rtol=1e-9, atol=1e-11), "float32": dict(rtol=2e-5, atol=2e-5)}

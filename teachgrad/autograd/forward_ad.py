@@ -1,0 +1,378 @@
+"""Forward-mode AD: a tensor carries a *tangent* and every op pushes it forward.
+
+Reverse mode (``backward``) answers "how does the loss change with every input?"
+in one pass. Forward mode answers "how does every output change when the inputs
+move in *one* direction?" in one pass: with ``x`` carrying the direction ``t``,
+each op computes its output's tangent ``J t`` (a Jacobian-vector product) right
+away, next to its value. No graph is needed.
+
+Each Function says how in a ``jvp(ctx, *tangents)`` staticmethod (one tangent per
+forward argument, None where an argument has none) that returns the tangent of
+each output, written with teachgrad ops. ``Function.apply`` calls it when a
+``dual_level`` is open and an input carries a tangent: with no level open, forward
+AD costs one check per op.
+
+What lives here: ``dual_level`` / ``enter_dual_level`` / ``exit_dual_level``,
+``make_dual``, ``unpack_dual`` and the helpers ``apply`` uses (``tangent_of``,
+``push_tangents``), plus ``linear_jvp``, the tangent rule of every linear op.
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.autograd.forward_ad as fwAD
+    >>> x = tg.tensor([1.0, 2.0])
+    >>> with fwAD.dual_level():
+    ...     y = fwAD.make_dual(x, tg.tensor([1.0, 0.0])) ** 2   # d/dt (x + t e0)**2
+    ...     fwAD.unpack_dual(y).tangent
+    tensor([2., 0.])
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+from .._backend import array_module
+from .._tensor import Tensor
+from .grad_mode import _DecoratorContextManager
+
+
+class _Level:
+    """The open dual level: tangents made at another (closed) level are ignored."""
+
+    def __init__(self, index: int):
+        self.index = index
+
+
+class _State:
+    level = None  # the open _Level, or None: Function.apply checks only this
+
+
+state = _State()
+
+UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+UnpackedDualTensor.__doc__ = """What ``unpack_dual`` returns: ``primal`` (a view without the
+tangent) and ``tangent`` (None for a tensor that carries none)."""
+
+
+def enter_dual_level() -> int:
+    """Open the (single) forward-AD level; prefer ``with dual_level():``.
+
+    >>> import teachgrad.autograd.forward_ad as fwAD
+    >>> fwAD.enter_dual_level()
+    0
+    >>> fwAD.exit_dual_level()
+    """
+    if state.level is not None:
+        raise RuntimeError(
+            "Nested forward mode AD is not supported at the moment\n  A dual_level is already "
+            "open; compute higher-order forward derivatives with tg.autograd.functional instead."
+        )
+    state.level = _Level(0)
+    return 0
+
+
+def exit_dual_level(*, level=None) -> None:
+    """Close the level: every tangent made inside it is dropped.
+
+    >>> import teachgrad.autograd.forward_ad as fwAD
+    >>> fwAD.enter_dual_level(); fwAD.exit_dual_level()
+    0
+    """
+    _check_level(level)
+    state.level = None
+
+
+class dual_level(_DecoratorContextManager):
+    """Context manager (and decorator) inside which tensors can carry tangents.
+
+    On exit all tangents are dropped, so results computed inside cannot be
+    confused with those of a later forward-AD computation.
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.autograd.forward_ad as fwAD
+    >>> with fwAD.dual_level():
+    ...     y = fwAD.make_dual(tg.tensor(3.0), tg.tensor(1.0)).exp()
+    ...     inside = fwAD.unpack_dual(y).tangent
+    >>> inside, fwAD.unpack_dual(y).tangent
+    (tensor(20.0855), None)
+    """
+
+    def __enter__(self) -> int:
+        return enter_dual_level()
+
+    def __exit__(self, *exc) -> None:
+        exit_dual_level()
+
+
+def _check_level(level) -> None:
+    if level is not None and (state.level is None or level != state.level.index):
+        raise RuntimeError(f"Invalid level given to forward AD: {level} (the open level is 0)")
+
+
+def make_dual(tensor: Tensor, tangent: Tensor, *, level=None) -> Tensor:
+    """A view of ``tensor`` that carries ``tangent`` (the direction to differentiate in).
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.autograd.forward_ad as fwAD
+    >>> with fwAD.dual_level():
+    ...     d = fwAD.make_dual(tg.tensor([1.0, 2.0]), tg.tensor([0.5, 0.5]))
+    ...     (d * d).sum()
+    tensor(5., tangent=3.0)
+    """
+    if state.level is None:
+        raise RuntimeError(
+            "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+            "enter_dual_level() first.\n  Use `with tg.autograd.forward_ad.dual_level():` around "
+            "the computation."
+        )
+    _check_level(level)
+    if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
+        raise TypeError("make_dual expects two Tensors: the primal and its tangent")
+    if tensor._data.dtype.kind != "f":
+        raise ValueError(
+            f"Expected primal to be floating point or complex, but got: {tensor.dtype}\n  Only "
+            "floating-point tensors can be differentiated."
+        )
+    if tangent._data.dtype.kind != "f":
+        raise ValueError(
+            f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
+        )
+    if tangent.shape != tensor.shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the original "
+            f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the "
+            f"given forward gradient is of size {list(tangent.shape)}."
+        )
+    if (
+        tangent._data.strides != tensor._data.strides
+    ):  # torch: the tangent takes the primal's layout
+        copy = array_module(tensor._data).empty_like(tensor._data, dtype=tangent._data.dtype)
+        copy[...] = tangent._data
+        tangent = Tensor._make(copy)
+    level_now = state.level
+    state.level = None  # the view itself must not pick up a tangent from ``tensor``
+    try:
+        dual = tensor.view_as(tensor)
+    finally:
+        state.level = level_now
+    _set_tangent(dual, tangent)
+    return dual
+
+
+def unpack_dual(tensor: Tensor, *, level=None) -> UnpackedDualTensor:
+    """``(primal, tangent)`` of a tensor; ``tangent`` is None if it carries none.
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.autograd.forward_ad as fwAD
+    >>> with fwAD.dual_level():
+    ...     y = fwAD.make_dual(tg.tensor(2.0), tg.tensor(1.0)) ** 3
+    ...     fwAD.unpack_dual(y)
+    UnpackedDualTensor(primal=tensor(8.), tangent=tensor(12.))
+    """
+    _check_level(level)
+    tangent = tangent_of(tensor)
+    if tangent is None:
+        return UnpackedDualTensor(tensor, None)
+    level_now = state.level
+    state.level = None
+    try:
+        primal = tensor.view_as(tensor)  # a view of the same memory ...
+    finally:
+        state.level = level_now
+    _set_tangent(primal, None)  # ... that has no tangent, though its base has one
+    return UnpackedDualTensor(primal, tangent)
+
+
+# --------------------------------------------------------------------------- used by Function.apply
+
+
+def tangent_of(t: Tensor):
+    """``t``'s tangent at the open level (None without a level or a tangent).
+
+    A view's tangent is its region of its base's tangent, as its values are its
+    region of the base's memory; it is (re)made from the base when needed.
+    """
+    level = state.level
+    if level is None:
+        return None
+    if t._fw_level is level:
+        tangent = t._fw_grad
+        if tangent is None:
+            return None  # explicitly none: the primal returned by unpack_dual
+    else:
+        tangent = None
+    base = t._base
+    base_has_tangent = base is not None and base._fw_level is level and base._fw_grad is not None
+    if base_has_tangent and (tangent is None or tangent._base is not base._fw_grad):
+        tangent = _region(_tangent_like(base), t)
+        _set_tangent(t, tangent)
+    return tangent
+
+
+def _set_tangent(t: Tensor, tangent: Tensor) -> None:
+    t._fw_grad = tangent
+    t._fw_level = state.level
+
+
+def push_tangents(cls, ctx, args, kwargs, outputs) -> None:
+    """Give the outputs of ``cls.apply(*args)`` their tangents, from ``cls.jvp``.
+
+    Called by ``Function.apply`` only while a dual level is open.
+    """
+    tangents = []
+    has_tangent = False
+    for a in args:
+        t = tangent_of(a) if isinstance(a, Tensor) else None
+        has_tangent = has_tangent or t is not None
+        tangents.append(t)
+    if not has_tangent or not any(_is_float(o) for o in outputs):
+        return  # e.g. a comparison: a bool result has no tangent
+    if not cls.array_forward and ctx.materialize_grads:  # your jvp gets zeros, never None
+        for i, a in enumerate(args):
+            if tangents[i] is None and isinstance(a, Tensor) and a._data.dtype.kind == "f":
+                tangents[i] = Tensor._make(array_module(a._data).zeros_like(a._data))
+    ctx.inputs, ctx.kwargs, ctx.outputs = args, kwargs, outputs
+    ctx.result = outputs[0]
+    level = state.level
+    state.level = None  # the formula's own ops carry no tangents (one level only)
+    ctx._in_jvp = True  # ctx.saved_tensors now gives what save_for_forward kept
+    try:
+        result = cls.jvp(ctx, *tangents)
+    finally:
+        state.level = level
+        ctx._in_jvp = False
+    result = result if type(result) is tuple else (result,)
+    if len(result) != len(outputs):
+        raise RuntimeError(
+            f"function {cls.__name__}.jvp returned an incorrect number of forward gradients "
+            f"(expected {len(outputs)}, got {len(result)})\n  jvp returns one tangent per output "
+            "of forward (None for outputs that are not differentiable)."
+        )
+    for k, (out, t) in enumerate(zip(outputs, result)):
+        if t is None or not isinstance(out, Tensor) or out._data.dtype.kind != "f":
+            continue
+        _set_tangent(out, _checked_tangent(cls, k, out, t, tangents))
+    for saved in ctx._saved or ():  # an output saved for backward keeps its tangent too
+        if getattr(saved, "is_output", False):
+            out = outputs[saved.output_nr]
+            saved.tangent = (out._fw_grad, out._fw_level)
+
+
+def inplace_tangent(x: Tensor, out: Tensor) -> None:
+    """After an in-place op wrote ``out``'s values into ``x``, ``x`` takes ``out``'s tangent.
+
+    A view shares its base's memory, so it shares its base's tangent too: the new
+    tangent is written into the view's region of the base's tangent.
+    """
+    if state.level is None:
+        return
+    t, current = tangent_of(out), tangent_of(x)
+    if t is None and current is None:
+        return
+    xp = array_module(x._data)
+    new = xp.zeros_like(x._data) if t is None else t._data
+    if x._base is None:
+        if current is not None and current._data.flags.writeable and 0 not in current.stride():
+            current._data[...] = new  # in place: views of x hold views of this tangent
+        else:
+            _set_tangent(x, Tensor._make(xp.array(new, dtype=x._data.dtype)))
+        return
+    region = _region(_tangent_like(x._base), x)
+    region._data[...] = new
+    _set_tangent(x, region)
+
+
+def _tangent_like(base: Tensor) -> Tensor:
+    """``base``'s tangent, laid out like ``base`` (zeros if it has none), so that any
+    view's strides and offset into the base apply to it too."""
+    tangent = base._fw_grad if base._fw_level is state.level else None
+    if tangent is None or tangent._data.strides != base._data.strides:
+        fresh = array_module(base._data).zeros_like(base._data)
+        if tangent is not None:
+            fresh[...] = tangent._data
+        tangent = Tensor._make(fresh)
+        _set_tangent(base, tangent)
+    return tangent
+
+
+def _region(base_tangent: Tensor, view: Tensor) -> Tensor:
+    """The part of ``base_tangent`` that ``view`` covers of its base (a view of it)."""
+    data = view._data
+    xp = array_module(data)
+    offset = _address(data) - _address(view._base._data)
+    flat = base_tangent._data.ravel(order="K")[offset // data.itemsize :]
+    region = xp.lib.stride_tricks.as_strided(flat, data.shape, data.strides)
+    return Tensor._make(region, base_tangent._counter, base_tangent)
+
+
+def _address(a) -> int:
+    return a.__array_interface__["data"][0] if hasattr(a, "__array_interface__") else a.data.ptr
+
+
+def _is_float(t) -> bool:
+    return isinstance(t, Tensor) and t._data.dtype.kind == "f"
+
+
+def _checked_tangent(cls, k, out, t, input_tangents) -> Tensor:
+    """The tangent ``jvp`` gave for output ``k``, in the output's shape, owned by it."""
+    if not isinstance(t, Tensor):
+        raise TypeError(
+            f"function {cls.__name__}.jvp returned a {type(t).__name__} as the tangent of output "
+            f"{k}; tangents must be Tensors (or None)"
+        )
+    if t.shape != out.shape:
+        try:
+            return t.expand(out.shape).contiguous()  # e.g. a tangent of a broadcast operand
+        except RuntimeError:
+            raise RuntimeError(
+                f"function {cls.__name__}.jvp returned a tangent of shape {list(t.shape)} for "
+                f"output {k} of shape {list(out.shape)}\n  A tangent has its output's shape."
+            ) from None
+    if out._base is None and any(t is it for it in input_tangents):
+        return t.clone()  # an input's tangent passed through: copy, so in-place changes stay apart
+    return t
+
+
+def tangent_sum(*terms):
+    """The sum of the terms that are not None (an input without a tangent adds nothing)."""
+    total = None
+    for t in terms:
+        if t is not None:
+            total = t if total is None else total + t
+    return total
+
+
+def zero_tangent(ctx, *tangents):
+    """The tangent rule of piecewise-constant ops (sign, floor, argmax-like): zero."""
+    return ctx.result * 0 if ctx.result._data.dtype.kind == "f" else None
+
+
+def linear_jvp(ctx, *tangents):
+    """The tangent rule of an op that is linear in its Tensor inputs: the op itself,
+    applied to the tangents (zeros for inputs without one, 0 for number operands).
+
+    Used by views, sums, cat, indexing ... (``jvp = linear_jvp`` in their Function).
+    """
+    cls = type(ctx)._forward_cls
+    args = []
+    for i, (a, t) in enumerate(zip(ctx.inputs, tangents)):
+        if t is not None:
+            args.append(t)
+        elif isinstance(a, Tensor) and a._data.dtype.kind == "f":
+            args.append(Tensor._make(array_module(a._data).zeros_like(a._data)))
+        elif i in cls.number_inputs and not isinstance(a, Tensor):
+            args.append(0)  # ``x + 3`` is affine: the constant has no tangent
+        else:
+            args.append(a)  # indices, masks, dims and flags are kept
+    return cls.apply(*args, **ctx.kwargs)
+
+
+__all__ = [
+    "UnpackedDualTensor",
+    "dual_level",
+    "enter_dual_level",
+    "exit_dual_level",
+    "make_dual",
+    "unpack_dual",
+    "linear_jvp",
+    "tangent_sum",
+    "zero_tangent",
+]

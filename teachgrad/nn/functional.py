@@ -1,0 +1,935 @@
+"""teachgrad.nn.functional (``F``): activations, losses, convolution and pooling as functions.
+
+The differentiable pieces are Functions in ``teachgrad/ops/nn.py``; this module is
+the public, torch-shaped surface over them: torch's signatures and defaults, the
+argument checks (with torch's errors plus a hint), and the cases torch builds from
+other ops (``cross_entropy`` is ``log_softmax`` then ``nll_loss``).
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.relu(tg.tensor([-1.0, 2.0]))
+    tensor([0., 2.])
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from .._creation import arange, rand
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import is_grad_enabled
+from ..ops import nn as _nn
+from ..ops.inplace import inplace as _inplace
+from ..ops.linalg import _SCALAR_NAMES, matmul
+from ..ops.pointwise import broadcast_shape, same_device, sigmoid, tanh  # (the last two: F's too)
+from ..ops.pointwise import relu as _relu
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _type_name(t) -> str:
+    """torch's name for a tensor's element type in messages: Float, Double, Long ..."""
+    return _SCALAR_NAMES.get(t.dtype.name, t.dtype.name)
+
+
+def _reduction(size_average, reduce, reduction) -> str:
+    """``reduction`` checked, or derived from the deprecated ``size_average``/``reduce`` flags."""
+    if size_average is not None or reduce is not None:
+        reduction = "none" if reduce is False else "mean" if size_average in (None, True) else "sum"
+        warnings.warn(
+            "size_average and reduce args will be deprecated, please use "
+            f"reduction='{reduction}' instead.",
+            UserWarning,
+            stacklevel=3,
+        )
+        return reduction
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(
+            f"{reduction} is not a valid value for reduction\n  Use 'mean' (the default), 'sum' or "
+            "'none' (one loss per element)."
+        )
+    return reduction
+
+
+def _not_differentiable(fn_name, argument, t) -> None:
+    """torch refuses a gradient for loss weights: say so at the call, not in backward."""
+    if t is not None and t.requires_grad and is_grad_enabled():
+        raise RuntimeError(
+            f"The function '{fn_name}' is not differentiable with respect to argument '{argument}'. "
+            f"This input cannot have requires_grad True.\n  Pass {argument}.detach() (a fixed "
+            "weighting), or build the loss from tensor ops if you need its gradient."
+        )
+
+
+def _pair(value, name, fn_name) -> tuple:
+    """An int or a sequence of two ints as a pair (one value per spatial dim)."""
+    if isinstance(value, int):
+        return (value, value)
+    value = tuple(value)
+    if len(value) == 1:
+        return (value[0], value[0])
+    if len(value) != 2:
+        raise RuntimeError(
+            f"expected {name} to be a single integer value or a list of 2 values to match the "
+            f"convolution dimensions, but got {name}={list(value)}\n  {fn_name} works on 2 spatial "
+            "dims (H, W): pass one int for both or a pair (for H, for W)."
+        )
+    return value
+
+
+# --------------------------------------------------------------------------- activations
+
+
+def relu(input, inplace=False):
+    """``max(x, 0)`` elementwise; ``inplace=True`` overwrites ``input``.
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.relu(tg.tensor([-1.0, 0.5]))
+    tensor([0.0000, 0.5000])
+    """
+    return input.relu_() if inplace else _relu(input)
+
+
+def gelu(input, approximate="none"):
+    """``x · Φ(x)``, Φ the standard normal CDF; ``approximate='tanh'`` uses the tanh formula.
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.gelu(tg.tensor([-1.0, 0.0, 1.0]))
+    tensor([-0.1587,  0.0000,  0.8413])
+    """
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(
+            f"approximate argument must be either none or tanh.\n  Got approximate={approximate!r}."
+        )
+    return _nn.Gelu.apply(input, approximate)
+
+
+def silu(input, inplace=False):
+    """``x · sigmoid(x)`` (also called swish).
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.silu(tg.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.7311])
+    """
+    if inplace:
+        return _inplace(input, "silu_", _nn.Silu.apply)
+    return _nn.Silu.apply(input)
+
+
+def _softmax_input(input, dim, dtype, name):
+    if dtype is not None:
+        input = input.to(dtype)
+    if dim is None:  # torch's old rule, kept for old code: warn and guess
+        warnings.warn(
+            f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+            "dim=X as an argument.",
+            UserWarning,
+            stacklevel=3,
+        )
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    if not input.is_floating_point():
+        raise NotImplementedError(
+            f"\"{name}\" not implemented for '{_type_name(input)}'\n  {name} needs floating point "
+            "input: pass dtype=teachgrad.float32, or call .float() first."
+        )
+    return input, _wrap_dim(dim, input.ndim)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``exp(x) / sum(exp(x))`` along ``dim``: non-negative, summing to 1 (no overflow for large x).
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.softmax(tg.tensor([[1.0, 1.0], [0.0, 1000.0]]), dim=1)
+    tensor([[0.5000, 0.5000],
+            [0.0000, 1.0000]])
+    """
+    input, dim = _softmax_input(input, dim, dtype, "softmax")
+    return _nn.Softmax.apply(input, dim)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``log(softmax(x))`` along ``dim``, computed directly (exact where softmax underflows to 0).
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.log_softmax(tg.tensor([0.0, 1000.0]), dim=0)
+    tensor([-1000.,     0.])
+    """
+    input, dim = _softmax_input(input, dim, dtype, "log_softmax")
+    return _nn.LogSoftmax.apply(input, dim)
+
+
+# --------------------------------------------------------------------------- linear, dropout, pad
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias``: ``weight`` is (out_features, in_features).
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.linear(tg.ones(2, 3), tg.ones(4, 3), tg.zeros(4)).shape
+    teachgrad.Size([2, 4])
+    """
+    if bias is None:  # torch records these as MmBackward0 (2-d), UnsafeViewBackward0 (batched) ...
+        return matmul(input, weight.t())
+    same_device(input, weight, bias)
+    if input.ndim != 2 and not input.is_contiguous():  # torch: no fused path, a plain add
+        return matmul(input, weight.t()) + bias
+    rows = input if input.ndim == 2 else input.view(-1, input.shape[-1])
+    mat2 = weight.t()
+    if rows.shape[1] != mat2.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows.shape[0]}x{rows.shape[1]} and "
+            f"{mat2.shape[0]}x{mat2.shape[1]})\n  linear wants input (..., in_features) and weight "
+            f"(out_features, in_features); got input {tuple(input.shape)} and weight {tuple(weight.shape)}."
+        )
+    for a, b in ((rows, mat2), (bias, rows)):
+        if a.dtype != b.dtype:
+            raise RuntimeError(
+                f"self and mat2 must have the same dtype, but got {_type_name(a)} and {_type_name(b)}\n"
+                "  linear doesn't promote: give input, weight and bias one dtype, e.g. x.to(weight.dtype)."
+            )
+    out_shape = (rows.shape[0], mat2.shape[1])
+    if broadcast_shape(tuple(bias.shape), out_shape) != out_shape:
+        raise RuntimeError(
+            f"The expanded size of the tensor ({out_shape[1]}) must match the existing size "
+            f"({bias.shape[-1]}) at non-singleton dimension {bias.ndim - 1}.\n  bias must have "
+            f"out_features={out_shape[1]} elements; got bias of shape {tuple(bias.shape)}."
+        )
+    out = _nn.Addmm.apply(bias, rows, mat2)
+    return out if input.ndim == 2 else out.view(*input.shape[:-1], weight.shape[0])
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)`` (training only).
+
+    The mask comes from teachgrad's generator, so ``teachgrad.manual_seed`` repeats it.
+    With ``training=False`` the input is returned unchanged.
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.dropout(tg.ones(4), p=0.5, training=False)
+    tensor([1., 1., 1., 1.])
+    >>> sorted(set(F.dropout(tg.ones(100), p=0.5).tolist()))
+    [0.0, 2.0]
+    """
+    if p < 0.0 or p > 1.0:
+        raise ValueError(
+            f"dropout probability has to be between 0 and 1, but got {p}\n  p is the probability "
+            "of *dropping* an element: 0 keeps everything, 1 drops everything."
+        )
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    if p == 1:  # everything dropped (and no division by zero)
+        noise = input.new_zeros(())
+    else:  # keep with probability 1 - p; the kept are scaled so the expected value is unchanged
+        keep = rand(*input.shape, dtype=input.dtype, device=input.device) < 1 - p
+        noise = keep.to(input.dtype) / (1 - p)
+    return input.mul_(noise) if inplace else input * noise
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last dims: ``pad = (left, right)`` for the last dim, then ``(top, bottom)`` for the
+    one before, ...; negative amounts crop. Only ``mode='constant'`` is implemented.
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.pad(tg.ones(1, 2), (1, 2), value=0.0)
+    tensor([[0., 1., 1., 0., 0.]])
+    >>> F.pad(tg.arange(4.0), (-1, -1))
+    tensor([1., 2.])
+    """
+    if mode != "constant":
+        if mode in ("reflect", "replicate", "circular"):
+            raise NotImplementedError(
+                f"pad: mode='{mode}' is not implemented in teachgrad; only mode='constant' is."
+            )
+        raise NotImplementedError(
+            f"Unrecognised padding mode {mode}\n  torch's modes are 'constant', 'reflect', "
+            "'replicate' and 'circular'; teachgrad implements 'constant'."
+        )
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError(
+            f"Padding length must be divisible by 2\n  pad lists (before, after) pairs, last dim "
+            f"first; got {len(pad)} values: {pad}."
+        )
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension but got "
+            f"padding length {len(pad)} and input of dimension {input.ndim}\n  {len(pad) // 2} pairs "
+            f"would pad {len(pad) // 2} dims; the input of shape {tuple(input.shape)} has {input.ndim}."
+        )
+    pairs = tuple(reversed([(pad[i], pad[i + 1]) for i in range(0, len(pad), 2)]))
+    sizes = input.shape[input.ndim - len(pairs) :]
+    for d, (size, (before, after)) in enumerate(zip(sizes, pairs)):
+        if size + before + after < 0:
+            raise RuntimeError(
+                f"narrow(): length must be non-negative.\n  The padding ({before}, {after}) would crop "
+                f"dim {input.ndim - len(pairs) + d} of size {size} (input shape {tuple(input.shape)}) "
+                "to a negative size."
+            )
+    return _nn.ConstantPadNd.apply(input, pairs, 0.0 if value is None else value)
+
+
+# --------------------------------------------------------------------------- regression losses
+
+
+def _broadcast_pair(input, target):
+    if target.shape != input.shape:
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have "
+            "the same size.",
+            UserWarning,
+            stacklevel=3,
+        )
+        shape = broadcast_shape(tuple(input.shape), tuple(target.shape))
+        input, target = input.expand(shape), target.expand(shape)
+    return input, target
+
+
+def _weighted(loss, weight, reduction):
+    """A per-element loss times ``weight``, reduced; 'mean' divides by the total weight."""
+    loss = loss * weight
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.sum() / weight.sum()
+
+
+def _check_loss_weight(input, weight):
+    if weight is not None and weight.shape != input.shape:
+        raise ValueError(
+            f"Weights and input must have the same size.\n  Got weight of shape {tuple(weight.shape)} "
+            f"for input of shape {tuple(input.shape)}."
+        )
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error ``(input - target)²`` (reduced by ``reduction``).
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.mse_loss(tg.tensor([1.0, 2.0]), tg.tensor([1.0, 4.0]))
+    tensor(2.)
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    same_device(input, target)
+    _check_loss_weight(input, weight)
+    input, target = _broadcast_pair(input, target)
+    if weight is not None:
+        return _weighted((input - target) ** 2, weight, reduction)
+    return _nn.MseLoss.apply(input, target, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error ``|input - target|`` (built from ``abs`` and a reduction, like torch).
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.l1_loss(tg.tensor([1.0, 2.0]), tg.tensor([1.0, 4.0]))
+    tensor(1.)
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    same_device(input, target)
+    _check_loss_weight(input, weight)
+    input, target = _broadcast_pair(input, target)
+    loss = (input - target).abs()
+    if weight is not None:
+        return _weighted(loss, weight, reduction)
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.mean()
+
+
+# --------------------------------------------------------------------------- classification losses
+
+
+def _check_class_target(input, target, weight):
+    """torch's checks of nll_loss's arguments: dims, target dtype, batch size, weight size."""
+    if input.ndim < 1:
+        raise ValueError(
+            f"Expected 1 or more dimensions (got {input.ndim})\n  Class scores are (C,) or (N, C, ...)."
+        )
+    if target.dtype.name not in ("int64", "uint8"):
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got {_type_name(target)}\n  Class targets "
+            "are indices: use target.long(). (For probabilities, cross_entropy takes a float target "
+            "of the input's shape.)"
+        )
+    if input.ndim >= 2 and target.ndim >= 1 and input.shape[0] != target.shape[0]:
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+            f"({target.shape[0]}).\n  input {tuple(input.shape)} holds scores for {input.shape[0]} "
+            f"samples, target {tuple(target.shape)} one class index per sample."
+        )
+    if input.ndim <= 2 and target.ndim != input.ndim - 1:
+        raise RuntimeError(
+            "0D or 1D target tensor expected, multi-target not supported\n  For input "
+            f"{tuple(input.shape)} the target holds one class index per sample: shape "
+            f"{tuple(input.shape[:1]) if input.ndim == 2 else ()}, got {tuple(target.shape)}."
+        )
+    expected = [input.shape[0], *input.shape[2:]]
+    if input.ndim > 2 and list(target.shape) != expected:
+        raise RuntimeError(
+            f"Expected target size {expected}, got {list(target.shape)}\n  For input (N, C, d1, ...) "
+            "the target is (N, d1, ...): one class index per position."
+        )
+    n_classes = input.shape[0 if input.ndim == 1 else 1]
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {n_classes} classes or no classes but got "
+            f"weight tensor of shape: {list(weight.shape)}\n  weight holds one number per class."
+        )
+    _not_differentiable("nll_loss_forward", "weight", weight)
+
+
+def nll_loss(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    ignore_index=-100,
+    reduce=None,
+    reduction="mean",
+):
+    """Negative log-likelihood: ``-input[n, target[n]]`` (times ``weight[target[n]]``), reduced.
+
+    ``input`` holds log-probabilities, (N, C), (N, C, d1, ...) or (C,). Targets equal
+    to ``ignore_index`` count for nothing; ``'mean'`` divides by the summed weights of
+    the targets that count.
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> logp = tg.tensor([[-0.1, -2.0], [-3.0, -0.5]])
+    >>> F.nll_loss(logp, tg.tensor([0, 1])), F.nll_loss(logp, tg.tensor([0, -100]))
+    (tensor(0.3000), tensor(0.1000))
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    same_device(input, target, weight)
+    _check_class_target(input, target, weight)
+    if input.ndim <= 2:
+        return _nn.NllLoss.apply(input, target, weight, ignore_index, reduction)
+    if input.ndim == 4:
+        return _nn.NllLoss2d.apply(input, target, weight, ignore_index, reduction)
+    # other ranks go through the 4-d case with the positions flattened, as torch does
+    n, c = input.shape[:2]
+    flat = _nn.NllLoss2d.apply(
+        input.reshape(n, c, 1, -1), target.reshape(n, 1, -1), weight, ignore_index, reduction
+    )
+    return flat.view(target.shape) if reduction == "none" else flat
+
+
+def cross_entropy(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    ignore_index=-100,
+    reduce=None,
+    reduction="mean",
+    label_smoothing=0.0,
+):
+    """``nll_loss(log_softmax(input, class dim), target)`` for raw scores (logits).
+
+    ``target`` holds class indices, or class probabilities (a float tensor of the
+    input's shape). ``label_smoothing = ε`` mixes the target with the uniform
+    distribution: ``(1 - ε) · loss + ε · (mean over classes of -log p)``.
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> logits = tg.tensor([[2.0, 0.0], [0.0, 2.0]])
+    >>> F.cross_entropy(logits, tg.tensor([0, 1]))
+    tensor(0.1269)
+    >>> F.cross_entropy(logits, tg.tensor([[1.0, 0.0], [0.0, 1.0]]))
+    tensor(0.1269)
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(
+            f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}\n  It is the share "
+            "of each target's probability spread evenly over all classes."
+        )
+    class_dim = 0 if input.ndim == 1 else 1
+    n_classes = input.shape[class_dim] if input.ndim else 1
+    weight_view = None
+    if weight is not None:  # one weight per class, placed along the class dim
+        weight_view = weight.reshape(
+            [n_classes if d == class_dim else 1 for d in range(input.ndim)]
+        )
+    logp = log_softmax(input, class_dim)
+
+    if target.is_floating_point() and target.shape == input.shape:  # class probabilities
+        same_device(input, target, weight)
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / n_classes
+        weighted = logp * target if weight_view is None else logp * weight_view * target
+        if reduction == "none":
+            return -weighted.sum(class_dim)
+        if reduction == "sum":
+            return -weighted.sum()
+        return -weighted.sum() / (input.numel() / n_classes)
+
+    loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0:
+        return loss
+    # the smoothing part: -log p averaged over classes, for the targets that count
+    smooth = -(logp if weight_view is None else logp * weight_view).sum(class_dim)
+    ignored = target == ignore_index
+    smooth = smooth.masked_fill(ignored, 0.0)
+    if reduction == "sum":
+        smooth = smooth.sum()
+    elif reduction == "mean":
+        kept = target[~ignored]
+        count = (~ignored).sum() if weight is None else weight[kept].sum()
+        smooth = smooth.sum() / count
+    return (1 - label_smoothing) * loss + smooth * (label_smoothing / n_classes)
+
+
+def binary_cross_entropy(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean"
+):
+    """``-(t · log(x) + (1 - t) · log(1 - x))`` for probabilities ``x`` in [0, 1] (logs clamped at -100).
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.binary_cross_entropy(tg.tensor([0.5, 1.0]), tg.tensor([1.0, 1.0]))
+    tensor(0.3466)
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    same_device(input, target, weight)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}) is deprecated. Please ensure they have the same size.\n  Each "
+            "probability needs its own target: e.g. target.view_as(input)."
+        )
+    _not_differentiable("binary_cross_entropy", "weight", weight)
+    if weight is not None and weight.shape != input.shape:
+        weight = weight.expand(broadcast_shape(tuple(target.shape), tuple(weight.shape)))
+    return _nn.BinaryCrossEntropy.apply(input, target, weight, reduction)
+
+
+def binary_cross_entropy_with_logits(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    reduce=None,
+    reduction="mean",
+    pos_weight=None,
+):
+    """``binary_cross_entropy(sigmoid(x), t)`` computed from the logits ``x``, exact for large |x|.
+
+    ``pos_weight`` multiplies the loss of the positive targets (per class).
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.binary_cross_entropy_with_logits(tg.tensor([0.0, 200.0]), tg.tensor([1.0, 0.0]))
+    tensor(100.3466)
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    same_device(input, target, weight, pos_weight)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Target size ({target.shape}) must be the same as input size ({input.shape})\n  Each "
+            "logit needs its own target: e.g. target.view_as(input)."
+        )
+    _not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
+    _not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
+    return _nn.BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
+
+
+# --------------------------------------------------------------------------- convolution
+
+
+def _conv_padding(padding, kernel, stride, dilation):
+    """``padding`` (int, pair, 'valid' or 'same') as ((top, bottom), (left, right))."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0), (0, 0))
+        if padding != "same":
+            raise RuntimeError(
+                f"Invalid padding string: '{padding}'\n  Use 'valid' (no padding), 'same' (output "
+                "size = input size) or numbers."
+            )
+        if stride != (1, 1):
+            raise RuntimeError(
+                "padding='same' is not supported for strided convolutions\n  With stride "
+                f"{stride} the output can't keep the input's size; give the padding as numbers."
+            )
+        pairs = []
+        for k, d in zip(kernel, dilation):
+            total = d * (k - 1)  # an odd total puts the extra row/column at the bottom/right
+            pairs.append((total // 2, total - total // 2))
+        return tuple(pairs)
+    ph, pw = _pair(padding, "padding", "conv2d")
+    if ph < 0 or pw < 0:
+        raise RuntimeError(
+            f"negative padding is not supported\n  Got padding={padding}; to crop, use F.pad with "
+            "negative amounts first."
+        )
+    return ((ph, ph), (pw, pw))
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-d convolution (cross-correlation): filters ``weight`` (out, in/groups, kH, kW) slid over
+    ``input`` (N, in, H, W) or unbatched (in, H, W).
+
+    ``padding`` is an int, a pair, ``'valid'`` (none) or ``'same'`` (output size = input size).
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.conv2d(tg.ones(1, 1, 3, 3), tg.ones(1, 1, 2, 2))
+    tensor([[[[4., 4.],
+              [4., 4.]]]])
+    >>> F.conv2d(tg.ones(8, 3, 28, 28), tg.ones(16, 3, 3, 3), stride=2, padding=1).shape
+    teachgrad.Size([8, 16, 14, 14])
+    """
+    if input.ndim not in (3, 4):
+        raise RuntimeError(
+            f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
+            f"{list(input.shape)}\n  conv2d wants images (N, C, H, W) or one image (C, H, W)."
+        )
+    if weight.ndim != 4:
+        raise RuntimeError(
+            f"conv2d: expected a 4-D weight (out_channels, in_channels/groups, kH, kW), but got weight "
+            f"of size {list(weight.shape)}"
+        )
+    if input.ndim == 3:  # one image: a batch of one, as torch does
+        return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(
+            0
+        )
+    same_device(input, weight, bias)
+    stride = _pair(stride, "stride", "conv2d")
+    dilation = _pair(dilation, "dilation", "conv2d")
+    if min(stride) <= 0:
+        raise RuntimeError(f"non-positive stride is not supported\n  Got stride={stride}.")
+    if min(dilation) <= 0:
+        raise RuntimeError(
+            f"dilation should be greater than zero, but got {list(dilation)}\n  dilation 1 is an "
+            "ordinary (dense) kernel."
+        )
+    kernel = tuple(weight.shape[2:])
+    pairs = _conv_padding(padding, kernel, stride, dilation)
+    out_channels, in_per_group = weight.shape[:2]
+    shape_w = list(weight.shape)
+    if groups <= 0:
+        raise RuntimeError(f"non-positive groups is not supported\n  Got groups={groups}.")
+    if out_channels % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got "
+            f"weight of size [{shape_w}] instead\n  Each of the {groups} groups needs the same number "
+            f"of filters; {out_channels} filters don't split evenly."
+        )
+    if input.shape[1] != in_per_group * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {shape_w}, expected input{list(input.shape)} to have "
+            f"{in_per_group * groups} channels, but got {input.shape[1]} channels instead\n  weight is "
+            "(out_channels, in_channels/groups, kH, kW): its dim 1 times groups must equal the "
+            "input's channel count."
+        )
+    if bias is not None and tuple(bias.shape) != (out_channels,):
+        raise RuntimeError(
+            f"Given weight of size {shape_w}, expected bias to be 1-dimensional with {out_channels} "
+            f"elements, but got bias of size {list(bias.shape)} instead\n  One bias per filter."
+        )
+    for other in (weight, bias):
+        if other is not None and other.dtype != input.dtype:
+            raise RuntimeError(
+                f"expected scalar type {_type_name(input)} but found {_type_name(other)}\n  conv2d "
+                f"doesn't promote: input is {input.dtype}, {'weight' if other is weight else 'bias'} "
+                f"is {other.dtype}; convert one, e.g. weight.to(input.dtype)."
+            )
+    padded = [input.shape[2 + i] + sum(pairs[i]) for i in range(2)]
+    reach = [dilation[i] * (kernel[i] - 1) + 1 for i in range(2)]
+    if padded[0] < reach[0] or padded[1] < reach[1]:
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({padded[0]} x {padded[1]}). Kernel size: "
+            f"({reach[0]} x {reach[1]}). Kernel size can't be greater than actual input size\n  "
+            f"Input {tuple(input.shape)}, kernel {kernel} with dilation {dilation}: pad the input "
+            "or use a smaller kernel."
+        )
+    return _nn.Convolution.apply(input, weight, bias, stride, pairs, dilation, groups)
+
+
+# --------------------------------------------------------------------------- pooling
+
+
+def _pool_pair(value, name, fn_name, default=None):
+    if default is not None and (value is None or value == [] or value == ()):
+        return default
+    if isinstance(value, int):
+        return (value, value)
+    value = tuple(value)
+    if len(value) not in (1, 2):
+        omitted = "be omitted, " if name == "stride" else ""
+        raise RuntimeError(
+            f"{fn_name}: {name} must either {omitted}a single int, or a tuple of two ints\n  "
+            f"Got {name}={value}."
+        )
+    return (value[0], value[-1])
+
+
+def _pool_out_size(size, kernel, stride, pad, dilation, ceil_mode):
+    """torch's pooling output size: floor (or ceil) division, and with ceil_mode no window may
+    start in the right padding."""
+    span = size + 2 * pad - dilation * (kernel - 1) - 1
+    out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def _pool_geometry(input, fn_name, kernel_size, stride, padding, dilation, ceil_mode):
+    """Checked (kernel, stride, padding pairs, dilation, out_hw) of a 2-d pooling."""
+    kernel = _pool_pair(kernel_size, "kernel_size", fn_name)
+    stride = _pool_pair(stride, "stride", fn_name, default=kernel)
+    pad = _pool_pair(padding, "padding", fn_name)
+    dilation = _pool_pair(dilation, "dilation", fn_name)
+    if min(stride) == 0:
+        raise RuntimeError(f"stride should not be zero\n  Got stride={stride}.")
+    for k, p, d in zip(kernel, pad, dilation):
+        if p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} "
+                f"and dilation={d}\n  A window must never lie entirely in the padding."
+            )
+    in_hw = tuple(input.shape[-2:])
+    out_hw = tuple(
+        _pool_out_size(in_hw[i], kernel[i], stride[i], pad[i], dilation[i], ceil_mode)
+        for i in range(2)
+    )
+    if min(out_hw) < 1:
+        channels = input.shape[-3]
+        raise RuntimeError(
+            f"Given input size: ({channels}x{in_hw[0]}x{in_hw[1]}). Calculated output size: "
+            f"({channels}x{out_hw[0]}x{out_hw[1]}). Output size is too small\n  A {kernel} window "
+            f"(dilation {dilation}, padding {pad}) doesn't fit in {in_hw}."
+        )
+    pairs = []
+    for i in range(2):  # ceil_mode's last window may reach past the padding: room for it
+        needed = (out_hw[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1
+        extra = max(0, needed - (in_hw[i] + 2 * pad[i]))
+        pairs.append((pad[i], pad[i] + extra))
+    return kernel, stride, tuple(pairs), dilation, out_hw
+
+
+def max_pool2d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode=False,
+    return_indices=False,
+):
+    """The largest value of each window; ``return_indices=True`` also gives where it was
+    (an index into each input plane of H*W elements). ``stride`` defaults to the kernel size.
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> x = tg.arange(16.0).reshape(1, 1, 4, 4)
+    >>> F.max_pool2d(x, 2)
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    >>> F.max_pool2d(x, 2, return_indices=True)[1]
+    tensor([[[[ 5,  7],
+              [13, 15]]]])
+    """
+    if input.ndim not in (3, 4) or input.numel() == 0:
+        raise RuntimeError(
+            "non-empty 3D or 4D (batch mode) tensor expected for input\n  max_pool2d wants "
+            f"images (N, C, H, W) or (C, H, W); got shape {tuple(input.shape)}."
+        )
+    geometry = _pool_geometry(
+        input, "max_pool2d", kernel_size, stride, padding, dilation, ceil_mode
+    )
+    values, indices = _nn.MaxPool2d.apply(input, *geometry)
+    return (values, indices) if return_indices else values
+
+
+def avg_pool2d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
+    """The mean of each window. ``count_include_pad`` counts padded zeros in the divisor;
+    ``divisor_override`` replaces the divisor. ``stride`` defaults to the kernel size.
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.avg_pool2d(tg.arange(16.0).reshape(1, 1, 4, 4), 2)
+    tensor([[[[ 2.5000,  4.5000],
+              [10.5000, 12.5000]]]])
+    """
+    if input.ndim not in (3, 4):
+        n = max(input.ndim, 1)
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got -3)\n  "
+            f"avg_pool2d wants images (N, C, H, W) or (C, H, W); got shape {tuple(input.shape)}."
+        )
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError(
+            "divisor must be not zero\n  divisor_override=None uses the window size."
+        )
+    kernel, stride, pairs, _, out_hw = _pool_geometry(
+        input, "avg_pool2d", kernel_size, stride, padding, 1, ceil_mode
+    )
+    divisors = _nn.avg_pool_divisors(
+        input, kernel, stride, pairs, out_hw, count_include_pad, divisor_override
+    )
+    return _nn.AvgPool2d.apply(input, kernel, stride, pairs, out_hw, divisors)
+
+
+# --------------------------------------------------------------------------- normalisation, lookup
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise over the last dims (``normalized_shape``) to mean 0, variance 1, then scale by
+    ``weight`` and shift by ``bias`` (both of shape ``normalized_shape``).
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.layer_norm(tg.tensor([[1.0, 3.0], [0.0, 10.0]]), (2,))
+    tensor([[-1.0000,  1.0000],
+            [-1.0000,  1.0000]])
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k :]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+            f"{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}\n  "
+            "normalized_shape names the *last* dims of the input, which are normalised together."
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                f"{list(t.shape)} and normalized_shape = {list(shape)}"
+            )
+    same_device(input, weight, bias)
+    return _nn.NativeLayerNorm.apply(input, weight, bias, k, eps)
+
+
+def embedding(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
+    """Rows of ``weight`` (num_embeddings, dim) picked by the integer tensor ``input``.
+
+    Repeated indices add their gradients; the ``padding_idx`` row gets none.
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.embedding(tg.tensor([2, 0]), tg.arange(6.0).reshape(3, 2))
+    tensor([[4., 5.],
+            [0., 1.]])
+    """
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError(
+            "embedding: max_norm, scale_grad_by_freq and sparse are not implemented in teachgrad"
+        )
+    if weight.ndim != 2:
+        raise RuntimeError(
+            f"'weight' must be 2-D\n  weight is (num_embeddings, embedding_dim); got shape "
+            f"{tuple(weight.shape)}."
+        )
+    num = weight.shape[0]
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise AssertionError(
+                f"Padding_idx must be within num_embeddings\n  Got padding_idx={padding_idx} for "
+                f"{num} embeddings (valid: {-num} .. {num - 1})."
+            )
+        padding_idx %= num
+    if input.dtype.name not in ("int64", "int32"):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+            f"Long, Int; but got {input.dtype} instead (while checking arguments for embedding)\n  "
+            "The input holds row numbers: use input.long()."
+        )
+    same_device(input, weight)
+    if input.numel() and (int(input.min()) < 0 or int(input.max()) >= num):
+        bad = int(input.min()) if int(input.min()) < 0 else int(input.max())
+        raise IndexError(
+            f"index out of range in self\n  weight has {num} rows (indices 0 .. {num - 1}), but "
+            f"the input holds {bad}."
+        )
+    return _nn.Embedding.apply(weight, input, padding_idx)
+
+
+def one_hot(tensor, num_classes=-1):
+    """Class indices as one-hot rows: an int64 tensor with a new last dim of ``num_classes``
+    (by default the largest index + 1).
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.one_hot(tg.tensor([0, 2]), 3)
+    tensor([[1, 0, 0],
+            [0, 0, 1]])
+    """
+    if not isinstance(tensor, Tensor) or tensor.dtype.name != "int64":
+        raise RuntimeError(
+            "one_hot is only applicable to index tensor of type LongTensor.\n  Convert the class "
+            "indices first: tensor.long()."
+        )
+    if num_classes == -1:
+        if tensor.numel() == 0:
+            raise RuntimeError(
+                "Can not infer total number of classes from empty tensor.\n  Pass num_classes."
+            )
+        num_classes = int(tensor.max()) + 1
+    if tensor.numel():
+        if int(tensor.min()) < 0:
+            raise RuntimeError(
+                f"Class values must be non-negative.\n  Got {int(tensor.min())}; classes are "
+                "0 .. num_classes - 1."
+            )
+        if int(tensor.max()) >= num_classes:
+            raise RuntimeError(
+                f"Class values must be smaller than num_classes.\n  Got {int(tensor.max())} with "
+                f"num_classes={num_classes}."
+            )
+    classes = arange(num_classes, device=tensor.device)
+    return (tensor.unsqueeze(-1) == classes).long()
+
+
+__all__ = [
+    "relu",
+    "gelu",
+    "silu",
+    "sigmoid",
+    "tanh",
+    "softmax",
+    "log_softmax",
+    "linear",
+    "dropout",
+    "pad",
+    "mse_loss",
+    "l1_loss",
+    "nll_loss",
+    "cross_entropy",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "conv2d",
+    "max_pool2d",
+    "avg_pool2d",
+    "layer_norm",
+    "embedding",
+    "one_hot",
+]
