@@ -6,7 +6,7 @@
 (tensor(4.),)
 """
 
-from . import engine, forward_ad, function, grad_mode, graph
+from . import engine, forward_ad, function, functional, grad_mode, graph
 from .engine import BackwardStep, backward, backward_steps, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
@@ -25,6 +25,7 @@ __all__ = [
     "engine",
     "forward_ad",
     "function",
+    "functional",
     "grad",
     "grad_mode",
     "gradcheck",
