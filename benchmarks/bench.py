@@ -31,32 +31,37 @@ import os
 import sys
 
 
-def parse_args(argv=None):
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument(
+def add_common_arguments(parser, benchmarks):
+    """The options that bench.py and bench_nn.py share; ``benchmarks`` are the --only choices."""
+    parser.add_argument(
         "--threads",
         type=int,
         default=1,
         help="BLAS/OpenMP threads for every implementation (default 1)",
     )
-    p.add_argument(
+    parser.add_argument(
         "--rounds",
         type=int,
         default=31,
         help="interleaved rounds per benchmark; the median is reported",
     )
-    p.add_argument(
+    parser.add_argument(
         "--only",
-        choices=("perop", "mlp", "memory"),
+        choices=benchmarks,
         action="append",
         help="run only these benchmarks (repeatable)",
     )
-    p.add_argument(
+    parser.add_argument(
         "--no-torch", action="store_true", help="leave PyTorch out even if it is installed"
     )
-    p.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    add_common_arguments(p, ("perop", "mlp", "memory"))
     p.add_argument(
         "--profile",
         choices=("perop", "mlp"),
@@ -66,10 +71,20 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-ARGS = parse_args()
+def threads_from_command_line(argv=None):
+    """Only the ``--threads`` option of the command line (default 1), ignoring the others."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--threads", type=int, default=1)
+    return p.parse_known_args(argv)[0].threads
+
+
+# bench.py's options. A script that imports this module (bench_nn.py) sets ARGS to its own
+# options, which include --threads and --no-torch.
+ARGS = parse_args() if __name__ == "__main__" else None
 
 # The thread count must be in the environment before NumPy (OpenBLAS/MKL) or torch
-# (OpenMP) is loaded: those libraries read it once, at load time.
+# (OpenMP) is loaded: those libraries read it once, at load time. Only --threads is read
+# here, so that a script which imports this module first thing gets the same setup.
 for _var in (
     "OMP_NUM_THREADS",
     "OPENBLAS_NUM_THREADS",
@@ -77,7 +92,7 @@ for _var in (
     "VECLIB_MAXIMUM_THREADS",
     "NUMEXPR_NUM_THREADS",
 ):
-    os.environ[_var] = str(ARGS.threads)
+    os.environ[_var] = str(threads_from_command_line())
 
 import contextlib  # noqa: E402
 import gc  # noqa: E402
@@ -413,15 +428,20 @@ def measure_memory(impl, malloc_env):
 
 
 # ---------------------------------------------------------------------------------- checks
-def _close(name, got, want, rtol):
+def assert_close(name, got, want, rtol, atol_scale=1e-6):
+    """Raise an AssertionError naming ``name`` unless ``got`` matches ``want`` within ``rtol``.
+
+    Entries below ``atol_scale`` times the largest ``|want|`` are compared in absolute terms
+    (round-off in a long float32 sum is relative to its largest terms, not to the result)."""
     got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
-    atol = 1e-6 * float(np.max(np.abs(want))) + 1e-30
+    atol = atol_scale * float(np.max(np.abs(want))) + 1e-30
     if not np.allclose(got, want, rtol=rtol, atol=atol):
         err = np.max(np.abs(got - want) / (np.abs(want) + atol))
         raise AssertionError(f"{name}: implementations disagree (max relative error {err:.3g})")
 
 
-def _np(t):
+def to_numpy(t):
+    """A NumPy array of a teachgrad/torch tensor (or of anything array-like)."""
     return t.detach().numpy() if hasattr(t, "detach") else np.asarray(t)
 
 
@@ -434,9 +454,9 @@ def check_equal_work(impls):
         if impl != "numpy":
             lib = load(impl)
             xt = to_lib(lib, x, requires_grad=True)
-            _close(
+            assert_close(
                 f"per-op chain gradient ({impl} vs numpy)",
-                _np(chain_autograd(xt, to_lib(lib, c))),
+                to_numpy(chain_autograd(xt, to_lib(lib, c))),
                 ref,
                 1e-3,
             )
@@ -449,14 +469,16 @@ def check_equal_work(impls):
         lib = load(impl)
         ps = [to_lib(lib, p, requires_grad=True) for p in params]
         loss = mlp_loss_backward(ps, to_lib(lib, xb), to_lib(lib, onehot))
-        _close(f"MLP loss ({impl} vs numpy)", _np(loss), ref_loss, 1e-4)
+        assert_close(f"MLP loss ({impl} vs numpy)", to_numpy(loss), ref_loss, 1e-4)
         for i, (p, g) in enumerate(zip(ps, ref_grads, strict=True)):
-            _close(f"MLP gradient of parameter {i} ({impl} vs numpy)", _np(p.grad), g, 1e-3)
+            assert_close(
+                f"MLP gradient of parameter {i} ({impl} vs numpy)", to_numpy(p.grad), g, 1e-3
+            )
         # one SGD step gives the same parameters too
         sgd_autograd(lib, ps)
         after = [p - LR * g for p, g in zip(params, ref_grads, strict=True)]
         for i, (p, want) in enumerate(zip(ps, after, strict=True)):
-            _close(f"MLP parameter {i} after SGD ({impl} vs numpy)", _np(p), want, 1e-4)
+            assert_close(f"MLP parameter {i} after SGD ({impl} vs numpy)", to_numpy(p), want, 1e-4)
             assert p.grad is None and p.requires_grad and p.is_leaf
 
 
@@ -523,11 +545,11 @@ def machine_facts(torch_mod):
         "torch_threads": torch_mod.get_num_threads() if torch_mod is not None else None,
         "threads": ARGS.threads,
         "teachgrad": load("teachgrad").__version__,
-        "load_average_start": _loadavg(),
+        "load_average_start": load_average(),
     }
 
 
-def _loadavg():
+def load_average():
     try:
         return round(os.getloadavg()[0], 2)
     except OSError:
@@ -546,7 +568,8 @@ def _ratio(a, b):
     return None if a is None or b is None or b == 0 else a / b
 
 
-def report(facts, results):
+def machine_lines(facts, rounds):
+    """The report's "## Machine" section: hardware, versions, threads, rounds and load."""
     lines = ["## Machine", ""]
     lines += [
         f"- CPU: {facts['cpu']} ({facts['usable_cpus']} usable of {facts['logical_cpus']} logical CPUs)",
@@ -554,7 +577,7 @@ def report(facts, results):
         f"torch {facts['torch'] or 'absent'}, teachgrad {facts['teachgrad']}",
         f"- threads: {facts['threads']} (BLAS/OpenMP env vars"
         + (f", torch.get_num_threads() = {facts['torch_threads']})" if facts["torch"] else ")"),
-        f"- rounds: {results['config']['rounds']} interleaved, median reported",
+        f"- rounds: {rounds} interleaved, median reported",
         f"- load average (1 min) at start / end: {facts['load_average_start']} / {facts['load_average_end']}",
     ]
     load = max(facts["load_average_start"] or 0, facts["load_average_end"] or 0)
@@ -564,12 +587,56 @@ def report(facts, results):
             "below). Compare ratios within one run and prefer more --rounds on a quiet machine."
         )
     lines.append("")
-    lines += [
-        "## Results",
-        "",
-        "| benchmark | teachgrad | NumPy (hand-written) | torch | teachgrad / NumPy | teachgrad / torch |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
+    return lines
+
+
+TABLE_HEADER = [
+    "| benchmark | teachgrad | NumPy (hand-written) | torch | teachgrad / NumPy | teachgrad / torch |",
+    "|---|---:|---:|---:|---:|---:|",
+]
+
+
+def table_row(label, vals, digits):
+    """One row of the results table; ``vals`` maps each of IMPLS to a number or None."""
+    return (
+        f"| {label} | {_fmt(vals['teachgrad'], digits)} | {_fmt(vals['numpy'], digits)} | "
+        f"{_fmt(vals['torch'], digits)} | {_fmt_ratio(_ratio(vals['teachgrad'], vals['numpy']))} | "
+        f"{_fmt_ratio(_ratio(vals['teachgrad'], vals['torch']))} |"
+    )
+
+
+def spread_line(label, timings, scale):
+    """``- label: impl min / median / max; ...`` for the timings of ``bench_interleaved``."""
+    return f"- {label}: " + "; ".join(
+        f"{i} {t['min_s'] * scale:.2f} / {t['median_s'] * scale:.2f} / {t['max_s'] * scale:.2f}"
+        for i, t in timings.items()
+    )
+
+
+def target_lines(targets):
+    """The report's "## Targets" section: each ratio against its target, met or MISSED.
+
+    A target is ``{"name", "target", "ratio", "ratio_min"}``; ``"strict": True`` asks for
+    ratio < target ("faster than") instead of ratio <= target."""
+    lines = ["## Targets", ""]
+    for t in targets:
+        strict = t.get("strict", False)
+        if t["ratio"] is None:
+            status = "n/a"
+        else:
+            met = t["ratio"] < t["target"] if strict else t["ratio"] <= t["target"]
+            status = "met" if met else "MISSED"
+        fastest = "" if t.get("ratio_min") is None else f"; fastest rounds: {t['ratio_min']:.2f}x"
+        lines.append(
+            f"- {t['name']}: {_fmt_ratio(t['ratio'])} (target {'<' if strict else '≤'} "
+            f"{t['target']}x) — {status}{fastest}"
+        )
+    return lines
+
+
+def report(facts, results):
+    lines = machine_lines(facts, results["config"]["rounds"])
+    lines += ["## Results", "", *TABLE_HEADER]
     rows = (
         ("perop", "value", "(a) per-op overhead, µs/op (median)", 1e6 / N_OPS, 2),
         ("perop", "min_s", "(a) same, fastest round", 1e6 / N_OPS, 2),
@@ -584,23 +651,12 @@ def report(facts, results):
             continue
         vals = {i: (None if r.get(i) is None else r[i][field]) for i in IMPLS}
         vals = {i: (None if v is None else v * scale) for i, v in vals.items()}
-        lines.append(
-            f"| {label} | {_fmt(vals['teachgrad'], digits)} | {_fmt(vals['numpy'], digits)} | "
-            f"{_fmt(vals['torch'], digits)} | {_fmt_ratio(_ratio(vals['teachgrad'], vals['numpy']))} | "
-            f"{_fmt_ratio(_ratio(vals['teachgrad'], vals['torch']))} |"
-        )
+        lines.append(table_row(label, vals, digits))
     spread = []
     for key, label, scale in (("perop", "per-op µs/op", 1e6 / N_OPS), ("mlp", "MLP ms/step", 1e3)):
         r = results.get(key)
         if r is not None:
-            spread.append(
-                f"- {label}: "
-                + "; ".join(
-                    f"{i} {r[i]['min_s'] * scale:.2f} / {r[i]['median_s'] * scale:.2f} / {r[i]['max_s'] * scale:.2f}"
-                    for i in IMPLS
-                    if i in r
-                )
-            )
+            spread.append(spread_line(label, {i: r[i] for i in IMPLS if i in r}, scale))
     if spread:
         lines += ["", "Spread over the rounds (min / median / max):", ""] + spread
     if "memory" in results:
@@ -610,22 +666,15 @@ def report(facts, results):
             f"{MEM_LAYERS * MEM_WIDTH * MEM_WIDTH * 4 / 2**20:.0f} MiB; the activations kept for "
             f"backward are {MEM_LAYERS * BATCH * MEM_WIDTH * 4 / 2**20:.0f} MiB.",
         ]
-    lines += ["", "## Targets", ""]
-    for t in results["targets"]:
-        status = "n/a" if t["ratio"] is None else ("met" if t["ratio"] <= t["target"] else "MISSED")
-        fastest = "" if t.get("ratio_min") is None else f"; fastest rounds: {t['ratio_min']:.2f}x"
-        lines.append(
-            f"- {t['name']}: {_fmt_ratio(t['ratio'])} (target ≤ {t['target']}x) — {status}{fastest}"
-        )
+    lines += ["", *target_lines(results["targets"])]
     return "\n".join(lines)
 
 
-def profile(which):
+def profile_calls(fn, n, title):
+    """Print cProfile's top functions over ``n`` calls of ``fn`` (after one warm-up call)."""
     import cProfile  # noqa: PLC0415
     import pstats  # noqa: PLC0415
 
-    fn = perop_setup("teachgrad") if which == "perop" else mlp_setup("teachgrad")
-    n = 20 if which == "perop" else 10
     fn()
     gc.collect()
     gc.freeze()
@@ -634,10 +683,16 @@ def profile(which):
     for _ in range(n):
         fn()
     prof.disable()
-    print(f"cProfile of teachgrad, {which}, {n} calls (times are totals over the {n} calls)\n")
+    gc.unfreeze()
+    print(f"cProfile of teachgrad, {title}, {n} calls (times are totals over the {n} calls)\n")
     stats = pstats.Stats(prof)
     stats.sort_stats("tottime").print_stats(25)
     stats.sort_stats("cumulative").print_stats(15)
+
+
+def profile(which):
+    fn = perop_setup("teachgrad") if which == "perop" else mlp_setup("teachgrad")
+    profile_calls(fn, 20 if which == "perop" else 10, which)
 
 
 def main():
@@ -702,7 +757,7 @@ def main():
             return None
         return _ratio(r[a][field], r[b][field])
 
-    facts["load_average_end"] = _loadavg()
+    facts["load_average_end"] = load_average()
     results["targets"] = [
         {
             "name": name,

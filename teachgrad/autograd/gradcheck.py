@@ -268,7 +268,7 @@ def _slow_check(S, backward, forward):
     """Compare full Jacobians, for every (output i, input j) pair."""
     J_numerical = {}  # (i, j) -> J, shape (y_i.numel(), x_j.numel())
     for j, k in enumerate(S.x_pos):
-        for i, J in enumerate(_numerical_jacobians(S.func, S.inputs, k, S.y_pos, S.eps)):
+        for i, J in enumerate(_numerical_jacobians(S, k, S.y_pos)):
             J_numerical[i, j] = J
     if backward:
         J_analytical = {}
@@ -320,14 +320,14 @@ def _fast_check(S, backward, forward):
 # --------------------------------------------------------------------------- Jacobians
 
 
-def _numerical_jacobians(func, inputs, k, y_pos, eps):
+def _numerical_jacobians(S, k, y_pos):
     """J_numerical of each output ``outputs[y_pos[i]]`` w.r.t. ``inputs[k]``, column by column.
 
     Column c is (f(x + eps e_c) - f(x - eps e_c)) / (2 eps). We perturb x's array in
     place and put the original value back, so func sees the very tensor it was given.
     """
+    func, inputs, outputs, eps = S.func, S.inputs, S.outputs, S.eps
     x = inputs[k]
-    outputs = _as_tuple(func(*inputs))
     xp = _backend.array_module(x)
     J = [xp.zeros((outputs[p].numel(), x.numel()), dtype=outputs[p]._data.dtype) for p in y_pos]
     for c, index in enumerate(_indices(x.shape)):
@@ -525,7 +525,7 @@ def _check_no_differentiable_outputs(S, fast_mode):
             u = _random_unit_vector(x, seed=0)
             Js = _numerical_jvps(S.func, S.inputs, k, y_pos, u, S.eps)
         else:
-            Js = _numerical_jacobians(S.func, S.inputs, k, y_pos, S.eps)
+            Js = _numerical_jacobians(S, k, y_pos)
         if any(bool((J != 0).any()) for J in Js):
             raise GradcheckError(
                 "Numerical gradient for function expected to be zero: no output of func requires "
@@ -673,7 +673,7 @@ def _raise_fast_failure(S, failures, mode=""):
         lines.append("Re-run with fast_mode=False to compare the full Jacobians entry by entry.")
         raise _mismatch_error("\n".join(lines), i, j)
 
-    J_numerical = _numerical_jacobians(S.func, S.inputs, S.x_pos[j], [S.y_pos[i]], S.eps)[0]
+    J_numerical = _numerical_jacobians(S, S.x_pos[j], [S.y_pos[i]])[0]
     J_analytical = _reverse_jacobians(S, i)[j]
     lines += ["", "The full Jacobians for this pair, recomputed without fast mode:"]
     if _close_all(J_analytical, J_numerical, S.atol, S.rtol):

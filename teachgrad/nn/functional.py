@@ -23,6 +23,7 @@ from ..ops.inplace import inplace as _inplace
 from ..ops.linalg import _SCALAR_NAMES, matmul
 from ..ops.pointwise import broadcast_shape, same_device, sigmoid, tanh  # (the last two: F's too)
 from ..ops.pointwise import relu as _relu
+from ..ops.shape import constant_pad_nd
 
 # --------------------------------------------------------------------------- helpers
 
@@ -32,17 +33,26 @@ def _type_name(t) -> str:
     return _SCALAR_NAMES.get(t.dtype.name, t.dtype.name)
 
 
+def _legacy_reduction(size_average, reduce, stacklevel) -> str:
+    """The ``reduction`` meant by torch's deprecated ``size_average``/``reduce`` flags (both
+    default to True), with torch's warning; ``stacklevel`` points it at the user's call.
+    The loss modules' ``__init__`` use it too."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
+    warnings.warn(
+        "size_average and reduce args will be deprecated, please use "
+        f"reduction='{reduction}' instead.",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+    return reduction
+
+
 def _reduction(size_average, reduce, reduction) -> str:
     """``reduction`` checked, or derived from the deprecated ``size_average``/``reduce`` flags."""
     if size_average is not None or reduce is not None:
-        reduction = "none" if reduce is False else "mean" if size_average in (None, True) else "sum"
-        warnings.warn(
-            "size_average and reduce args will be deprecated, please use "
-            f"reduction='{reduction}' instead.",
-            UserWarning,
-            stacklevel=3,
-        )
-        return reduction
+        return _legacy_reduction(size_average, reduce, stacklevel=4)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(
             f"{reduction} is not a valid value for reduction\n  Use 'mean' (the default), 'sum' or "
@@ -264,22 +274,29 @@ def pad(input, pad, mode="constant", value=None):
             f"padding length {len(pad)} and input of dimension {input.ndim}\n  {len(pad) // 2} pairs "
             f"would pad {len(pad) // 2} dims; the input of shape {tuple(input.shape)} has {input.ndim}."
         )
-    pairs = tuple(reversed([(pad[i], pad[i + 1]) for i in range(0, len(pad), 2)]))
-    sizes = input.shape[input.ndim - len(pairs) :]
-    for d, (size, (before, after)) in enumerate(zip(sizes, pairs)):
-        if size + before + after < 0:
-            raise RuntimeError(
-                f"narrow(): length must be non-negative.\n  The padding ({before}, {after}) would crop "
-                f"dim {input.ndim - len(pairs) + d} of size {size} (input shape {tuple(input.shape)}) "
-                "to a negative size."
-            )
-    return _nn.ConstantPadNd.apply(input, pairs, 0.0 if value is None else value)
+    return constant_pad_nd(input, pad, 0.0 if value is None else value)
 
 
 # --------------------------------------------------------------------------- regression losses
 
 
-def _broadcast_pair(input, target):
+def _weighted(loss, weight, reduction):
+    """A per-element loss times ``weight``, reduced; 'mean' divides by the total weight."""
+    loss = loss * weight
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.sum() / weight.sum()
+
+
+def _regression_pair(input, target, weight):
+    """What mse_loss and l1_loss check and prepare alike: one device, the weight's shape, and
+    input and target broadcast together (with torch's warning: that is seldom what was meant)."""
+    same_device(input, target)
+    if weight is not None and weight.shape != input.shape:
+        raise ValueError(
+            f"Weights and input must have the same size.\n  Got weight of shape {tuple(weight.shape)} "
+            f"for input of shape {tuple(input.shape)}."
+        )
     if target.shape != input.shape:
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
@@ -293,22 +310,6 @@ def _broadcast_pair(input, target):
     return input, target
 
 
-def _weighted(loss, weight, reduction):
-    """A per-element loss times ``weight``, reduced; 'mean' divides by the total weight."""
-    loss = loss * weight
-    if reduction == "none":
-        return loss
-    return loss.sum() if reduction == "sum" else loss.sum() / weight.sum()
-
-
-def _check_loss_weight(input, weight):
-    if weight is not None and weight.shape != input.shape:
-        raise ValueError(
-            f"Weights and input must have the same size.\n  Got weight of shape {tuple(weight.shape)} "
-            f"for input of shape {tuple(input.shape)}."
-        )
-
-
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error ``(input - target)²`` (reduced by ``reduction``).
 
@@ -318,9 +319,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     tensor(2.)
     """
     reduction = _reduction(size_average, reduce, reduction)
-    same_device(input, target)
-    _check_loss_weight(input, weight)
-    input, target = _broadcast_pair(input, target)
+    input, target = _regression_pair(input, target, weight)
     if weight is not None:
         return _weighted((input - target) ** 2, weight, reduction)
     return _nn.MseLoss.apply(input, target, reduction)
@@ -335,15 +334,11 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     tensor(1.)
     """
     reduction = _reduction(size_average, reduce, reduction)
-    same_device(input, target)
-    _check_loss_weight(input, weight)
-    input, target = _broadcast_pair(input, target)
+    input, target = _regression_pair(input, target, weight)
     loss = (input - target).abs()
     if weight is not None:
         return _weighted(loss, weight, reduction)
-    if reduction == "none":
-        return loss
-    return loss.sum() if reduction == "sum" else loss.mean()
+    return _nn._reduce_loss(loss, reduction)
 
 
 # --------------------------------------------------------------------------- classification losses

@@ -318,6 +318,35 @@ def _contiguous(self, memory_format=None):
     return self if self._data.flags.c_contiguous else _P.Clone.apply(self, "C")
 
 
+def _to_arguments(args, kwargs) -> tuple:
+    """The ``(device, dtype)`` a ``to(...)`` call asks for, each resolved or None: ``to(dtype)``,
+    ``to(device)``, ``to(device, dtype)``, ``to(other)`` (other's device and dtype), or keywords.
+
+    Positional bools (torch's ``non_blocking``, ``copy``) and ``non_blocking=`` are ignored.
+    ``kwargs`` is used up: a keyword left over is torch's TypeError. ``Tensor.to`` and
+    ``nn.Module.to`` both read their arguments with it.
+    """
+    from .._backend import as_device, as_dtype  # noqa: PLC0415
+    from .._backend import device as device_type  # noqa: PLC0415
+
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, str | device_type):
+            device = a
+        elif a is not None and not isinstance(a, bool):
+            dtype = a
+    return (
+        None if device is None else as_device(device),
+        None if dtype is None else as_dtype(dtype),
+    )
+
+
 def _to(self, *args, **kwargs):
     """Cast and/or move: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``.
 
@@ -327,24 +356,9 @@ def _to(self, *args, **kwargs):
     >>> x = tg.ones(2); x.to(tg.float64).dtype, x.to("cpu") is x
     (teachgrad.float64, True)
     """
-    from .._backend import as_device, as_dtype  # noqa: PLC0415
-
-    dtype = kwargs.pop("dtype", None)
-    device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
     kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-    for a in args:
-        if isinstance(a, Tensor):
-            dtype, device = a.dtype, a.device
-        elif isinstance(a, str) or type(a).__name__ == "device":
-            device = a
-        elif a is not None and not isinstance(a, bool):
-            dtype = a
-    dt = None if dtype is None else as_dtype(dtype)
-    dev = None if device is None else as_device(device)
+    dev, dt = _to_arguments(args, kwargs)
     if dev is not None and dev.type == "cuda":
         from .._backend import check_cuda_index  # noqa: PLC0415
 

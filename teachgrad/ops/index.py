@@ -271,31 +271,54 @@ def _at_least_1d(x):
     return x.reshape(1) if x.ndim == 0 else x  # torch treats a 0-d tensor here as one element
 
 
-def _written(src, index):
-    """What scatter writes: a number as it is, or src's leading block of the index's shape
+def _scattered(a, dim, index, src, combine=None):
+    """A copy of ``a``'s array with ``src`` written at ``index`` along ``dim`` (or, with
+    ``combine``, e.g. ``xp.add``, combined with what is there: unbuffered, so repeats add up).
+
+    ``src`` is a number, or a tensor whose leading block of the index's shape is written
     (src may be larger than the index)."""
-    if not isinstance(src, Tensor):
-        return src
-    return _at_least_1d(src._data)[tuple(slice(0, n) for n in index.shape)]
+    out = a._data.copy()
+    i = _at_least_1d(index._data)
+    if isinstance(src, Tensor):
+        src = _at_least_1d(src._data)[tuple(slice(0, n) for n in i.shape)]
+    if combine is None:
+        _at_least_1d(out)[_grid(i, dim)] = src
+    else:
+        combine.at(_at_least_1d(out), _grid(i, dim), src)
+    return out
 
 
-class Gather(Function):
-    node_name = "GatherBackward0"
+class _ReadAlongDim(Function):
+    """Gather and IndexSelect: read ``a`` at ``index`` along ``dim``. Both are linear, and both
+    backwards add the gradient into zeros of the input's shape at the same places
+    (``add_back``, each class's own: the transpose of the read)."""
+
     array_forward = True
     saved_names = ("index",)
     jvp = staticmethod(linear_jvp)
 
-    @staticmethod
-    def forward(ctx, a, dim, index):
+    @classmethod
+    def forward(cls, ctx, a, dim, index):
         ctx.in_shape, ctx.dim, ctx.to_save = a._data.shape, dim, (index,)
-        i = index._data
-        return _at_least_1d(a._data)[_grid(_at_least_1d(i), dim)].reshape(i.shape)
+        return cls.read(a._data, dim, index._data)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        (index,) = ctx.saved_tensors
+        return cls.add_back(grad, ctx.in_shape, ctx.dim, index), None, None
+
+
+class Gather(_ReadAlongDim):
+    node_name = "GatherBackward0"
 
     @staticmethod
-    def backward(ctx, grad):
-        (index,) = ctx.saved_tensors
-        zeros = wrap_array(array_module(grad).zeros(ctx.in_shape, grad._data.dtype))
-        return ScatterAdd.apply(zeros, ctx.dim, index, grad), None, None
+    def read(x, dim, i):
+        return _at_least_1d(x)[_grid(_at_least_1d(i), dim)].reshape(i.shape)
+
+    @staticmethod
+    def add_back(grad, in_shape, dim, index):
+        zeros = wrap_array(array_module(grad).zeros(in_shape, grad._data.dtype))
+        return ScatterAdd.apply(zeros, dim, index, grad)
 
 
 class Scatter(Function):
@@ -307,10 +330,7 @@ class Scatter(Function):
     @staticmethod
     def forward(ctx, a, dim, index, src):
         ctx.dim, ctx.to_save = dim, (index,)
-        out = a._data.copy()
-        i = _at_least_1d(index._data)
-        _at_least_1d(out)[_grid(i, dim)] = _written(src, i)
-        return out
+        return _scattered(a, dim, index, src)
 
     @staticmethod
     def backward(ctx, grad):
@@ -339,12 +359,7 @@ class ScatterAdd(Function):
     @staticmethod
     def forward(ctx, a, dim, index, src):
         ctx.dim, ctx.to_save = dim, (index,)
-        out = a._data.copy()
-        i = _at_least_1d(index._data)
-        array_module(out).add.at(
-            _at_least_1d(out), _grid(i, dim), _written(src, i)
-        )  # repeats add up
-        return out
+        return _scattered(a, dim, index, src, array_module(a).add)  # repeats add up
 
     @staticmethod
     def backward(ctx, grad):
@@ -361,12 +376,8 @@ class ScatterReduce(Function):
 
     @staticmethod
     def forward(ctx, a, dim, index, src, reduce):
-        out = a._data.copy()
-        i = _at_least_1d(index._data)
-        xp = array_module(out)
-        combine = xp.add if reduce == "add" else xp.multiply
-        combine.at(_at_least_1d(out), _grid(i, dim), _written(src, i))
-        return out
+        xp = array_module(a)
+        return _scattered(a, dim, index, src, xp.add if reduce == "add" else xp.multiply)
 
     @staticmethod
     def backward(ctx, grad):
@@ -495,23 +506,17 @@ def scatter_add(input, dim, index, src):
 # --------------------------------------------------------------------------- index_select
 
 
-class IndexSelect(Function):
+class IndexSelect(_ReadAlongDim):
     node_name = "IndexSelectBackward0"
-    array_forward = True
-    saved_names = ("index",)
-    jvp = staticmethod(linear_jvp)
 
     @staticmethod
-    def forward(ctx, a, dim, index):
-        ctx.in_shape, ctx.dim, ctx.to_save = a._data.shape, dim, (index,)
-        x = a._data
-        out = array_module(x).take(_at_least_1d(x), index._data.reshape(-1), axis=dim)
+    def read(x, dim, i):
+        out = array_module(x).take(_at_least_1d(x), i.reshape(-1), axis=dim)
         return out if x.ndim else out.reshape(())
 
     @staticmethod
-    def backward(ctx, grad):
-        (index,) = ctx.saved_tensors
-        return _IndexAdd.apply(grad, ctx.in_shape, ctx.dim, index), None, None
+    def add_back(grad, in_shape, dim, index):
+        return _IndexAdd.apply(grad, in_shape, dim, index)
 
 
 class _IndexAdd(Function):

@@ -10,8 +10,9 @@ also has a ``jvp`` (forward mode): the linear ones apply themselves to the
 tangent, the others reuse their backward's partial derivatives.
 
 What lives here: the Functions and the array helpers they share (im2col windows,
-padding and cropping, an ``erf``). What does not: argument checking and torch's
-defaults, which are in ``teachgrad/nn/functional.py``, the public surface.
+an ``erf``). What does not: argument checking and torch's defaults, which are in
+``teachgrad/nn/functional.py``, the public surface; ``F.pad``'s Function and the
+padding of arrays (``pad_array``, used here too), which are in ``shape.py``.
 
 Convolution in one paragraph: a (kh, kw) filter slid over an image with some
 stride and dilation sees, at each output pixel, a (C, kh, kw) window. ``as_strided``
@@ -37,7 +38,8 @@ from .._backend import array_module, as_array
 from .._tensor import wrap_array
 from ..autograd.forward_ad import linear_jvp, tangent_sum
 from ..autograd.function import Function
-from .pointwise import _sigmoid, where
+from .pointwise import _sigmoid, _unary, where
+from .shape import pad_array
 
 # --------------------------------------------------------------------------- array helpers
 
@@ -67,23 +69,6 @@ def _erf(xp, x):
         fraction = b + (k / 2) / fraction
     out[~near] = 1 - xp.exp(-b * b) / (math.sqrt(math.pi) * fraction)
     return (xp.sign(x) * out).astype(x.dtype)
-
-
-def _pad_array(x, pairs, value=0.0):
-    """``x`` with its last ``len(pairs)`` dims padded by ``value`` (or cropped, for negative
-    amounts): ``pairs[i] = (before, after)`` for the i-th of those dims. One copy."""
-    xp = array_module(x)
-    lead = x.ndim - len(pairs)
-    out_shape = x.shape[:lead] + tuple(n + b + a for n, (b, a) in zip(x.shape[lead:], pairs))
-    out = xp.full(out_shape, value, dtype=x.dtype)
-    source, target = [slice(None)] * lead, [slice(None)] * lead
-    for n, (before, after) in zip(x.shape[lead:], pairs):
-        start, stop = max(-before, 0), n - max(-after, 0)  # what survives the cropping
-        kept = max(stop - start, 0)
-        source.append(slice(start, start + kept))
-        target.append(slice(max(before, 0), max(before, 0) + kept))
-    out[tuple(target)] = x[tuple(source)]
-    return out
 
 
 def _windows(x, kernel, stride, dilation, out_hw):
@@ -155,7 +140,7 @@ def _spread_back(grad, kernel, in_hw, stride, pad_before, dilation):
         reach = dilation[i] * (kernel[i] - 1)  # how far a window extends past its first tap
         before = reach - pad_before[i]
         pairs.append((before, in_hw[i] + reach - spread.shape[2 + i] - before))
-    return _pad_array(spread, pairs)
+    return pad_array(spread, pairs)
 
 
 def _correlate_input_grad(grad, w, in_hw, stride, pad_before, dilation, groups):
@@ -193,30 +178,29 @@ def _reduce_loss(loss, reduction):
 # --------------------------------------------------------------------------- activations
 
 
-class Erf(Function):
-    """``erf(x)``; its derivative is ``2/√π · e^(-x²)`` (used by exact GELU's backward)."""
-
-    node_name = "ErfBackward0"
-    saved_names = ("self",)
-    array_forward = True
-
-    @staticmethod
-    def forward(ctx, a):
-        ctx.to_save = (a,)
-        return _erf(array_module(a), a._data)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return grad * _erf_slope(x)
-
-    @staticmethod
-    def jvp(ctx, t):
-        return t * _erf_slope(ctx.inputs[0])
+# erf and silu are elementwise ops like exp: made by pointwise's ``_unary`` from their forward
+# on arrays and their derivative (from teachgrad ops, so it can be differentiated again)
 
 
 def _erf_slope(x):
+    """``d/dx erf(x) = 2/√π · e^(-x²)`` (also used by exact GELU's backward)."""
     return (2 / math.sqrt(math.pi)) * (-x * x).exp()
+
+
+def _silu_slope(x):
+    """``d/dx x·σ(x) = σ(x) · (1 + x · (1 - σ(x)))``."""
+    s = x.sigmoid()
+    return s * (1 + x * (1 - s))
+
+
+Erf = _unary("Erf", "ErfBackward0", _erf, lambda g, x: g * _erf_slope(x), module=__name__)
+Silu = _unary(
+    "Silu",
+    "SiluBackward0",
+    lambda xp, x: x * _sigmoid(xp, x),
+    lambda g, x: g * _silu_slope(x),
+    module=__name__,
+)
 
 
 _TANH_SCALE = math.sqrt(2 / math.pi)  # GELU's tanh approximation: tanh(√(2/π) (x + 0.044715 x³))
@@ -259,34 +243,6 @@ def _gelu_slope(x, approximate):
     cdf = 0.5 * (1 + Erf.apply(x * math.sqrt(0.5)))  # d/dx x·Φ(x) = Φ(x) + x·φ(x)
     pdf = (-0.5 * x * x).exp() / math.sqrt(2 * math.pi)
     return cdf + x * pdf
-
-
-class Silu(Function):
-    """``x · σ(x)``; its derivative is ``σ(x) · (1 + x · (1 - σ(x)))``."""
-
-    node_name = "SiluBackward0"
-    saved_names = ("self",)
-    array_forward = True
-
-    @staticmethod
-    def forward(ctx, a):
-        ctx.to_save = (a,)
-        x = a._data
-        return x * _sigmoid(array_module(x), x)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return grad * _silu_slope(x)
-
-    @staticmethod
-    def jvp(ctx, t):
-        return t * _silu_slope(ctx.inputs[0])
-
-
-def _silu_slope(x):
-    s = x.sigmoid()
-    return s * (1 + x * (1 - s))
 
 
 class Softmax(Function):
@@ -358,7 +314,7 @@ class LogSoftmax(Function):
         return t - (ctx.result.exp() * t).sum(ctx.dim, keepdim=True)
 
 
-# --------------------------------------------------------------------------- linear and padding
+# --------------------------------------------------------------------------- linear
 
 
 class Addmm(Function):
@@ -386,27 +342,6 @@ class Addmm(Function):
         return tangent_sum(
             t_bias, None if t1 is None else t1 @ mat2, None if t2 is None else mat1 @ t2
         )
-
-
-class ConstantPadNd(Function):
-    """Pad the last dims with a constant (negative amounts crop); backward crops (pads) back."""
-
-    node_name = "ConstantPadNdBackward0"
-    array_forward = True
-
-    @staticmethod
-    def forward(ctx, a, pairs, value):
-        ctx.pairs = pairs
-        return _pad_array(a._data, pairs, value)
-
-    @staticmethod
-    def backward(ctx, grad):
-        undo = tuple((-before, -after) for before, after in ctx.pairs)
-        return ConstantPadNd.apply(grad, undo, 0.0), None, None
-
-    @staticmethod
-    def jvp(ctx, t, *_):  # the padding value is a constant: its tangent is 0
-        return ConstantPadNd.apply(t, ctx.pairs, 0.0)
 
 
 # --------------------------------------------------------------------------- losses
@@ -627,7 +562,7 @@ class Convolution(Function):
         ctx.to_save = (a if need_w else None, w if need_a else None)
         ctx.geometry = (stride, padding, dilation, groups)
         ctx.in_hw, ctx.kernel = a._data.shape[2:], w._data.shape[2:]
-        out = _correlate(_pad_array(a._data, padding), w._data, stride, dilation, groups)
+        out = _correlate(pad_array(a._data, padding), w._data, stride, dilation, groups)
         if bias is not None:
             out += bias._data.reshape(-1, 1, 1)
         return out
@@ -651,74 +586,76 @@ class Convolution(Function):
         )
 
 
-class ConvolutionInputGrad(Function):
+class _ConvolutionGrad(Function):
+    """What the two gradient maps below share. Each is bilinear in its two tensor inputs
+    (``first``, ``second``), so its jvp moves one factor at a time, and its backward is two
+    maps of the trio: ``grad_first``/``grad_second`` (each class's own) say which."""
+
+    array_forward = True
+
+    @classmethod
+    def backward(cls, ctx, gg):
+        first, second = ctx.saved_tensors
+        need_first, need_second = ctx.needs_input_grad[:2]
+        return (
+            cls.grad_first(ctx, gg, second) if need_first else None,
+            cls.grad_second(ctx, gg, first) if need_second else None,
+            *(None,) * 5,
+        )
+
+    @classmethod
+    def jvp(cls, ctx, t_first, t_second, *_):
+        first, second, *rest = ctx.inputs
+        return tangent_sum(
+            None if t_first is None else cls.apply(t_first, second, *rest),
+            None if t_second is None else cls.apply(first, t_second, *rest),
+        )
+
+
+class ConvolutionInputGrad(_ConvolutionGrad):
     """``∂L/∂input`` of a convolution, from the output's gradient and the filters."""
 
     node_name = "ConvolutionBackwardBackward0"
-    array_forward = True
 
     @staticmethod
     def forward(ctx, grad, w, in_hw, stride, padding, dilation, groups):
         ctx.to_save = (grad, w)
-        ctx.in_hw, ctx.geometry = in_hw, (stride, padding, dilation, groups)
+        ctx.kernel, ctx.geometry = w._data.shape[2:], (stride, padding, dilation, groups)
         pad_before = (padding[0][0], padding[1][0])
         return _correlate_input_grad(
             grad._data, w._data, in_hw, stride, pad_before, dilation, groups
         )
 
+    # <gg, InputGrad(g, w)> = <g, conv(gg, w)>: so ∂/∂g = conv(gg, w), ∂/∂w = WeightGrad(gg, g)
     @staticmethod
-    def backward(ctx, gg):
-        # <gg, InputGrad(g, w)> = <g, conv(gg, w)>: so ∂/∂g = conv(gg, w), ∂/∂w = WeightGrad(gg, g)
-        grad, w = ctx.saved_tensors
-        need_grad, need_w = ctx.needs_input_grad[:2]
-        kernel = tuple(w.shape[2:])
-        return (
-            Convolution.apply(gg, w, None, *ctx.geometry) if need_grad else None,
-            ConvolutionWeightGrad.apply(gg, grad, kernel, *ctx.geometry) if need_w else None,
-            *(None,) * 5,
-        )
+    def grad_first(ctx, gg, w):
+        return Convolution.apply(gg, w, None, *ctx.geometry)
 
     @staticmethod
-    def jvp(ctx, t_grad, t_w, *_):
-        grad, w, *rest = ctx.inputs
-        return tangent_sum(
-            None if t_grad is None else ConvolutionInputGrad.apply(t_grad, w, *rest),
-            None if t_w is None else ConvolutionInputGrad.apply(grad, t_w, *rest),
-        )
+    def grad_second(ctx, gg, grad):
+        return ConvolutionWeightGrad.apply(gg, grad, ctx.kernel, *ctx.geometry)
 
 
-class ConvolutionWeightGrad(Function):
+class ConvolutionWeightGrad(_ConvolutionGrad):
     """``∂L/∂weight`` of a convolution, from the input and the output's gradient."""
 
     node_name = "ConvolutionBackwardBackward0"
-    array_forward = True
 
     @staticmethod
     def forward(ctx, a, grad, kernel, stride, padding, dilation, groups):
         ctx.to_save = (a, grad)
-        ctx.geometry = (stride, padding, dilation, groups)
-        x = _pad_array(a._data, padding)
+        ctx.in_hw, ctx.geometry = a._data.shape[2:], (stride, padding, dilation, groups)
+        x = pad_array(a._data, padding)
         return _correlate_weight_grad(x, grad._data, kernel, stride, dilation, groups)
 
+    # <gg, WeightGrad(x, g)> = <g, conv(x, gg)>: so ∂/∂x = InputGrad(g, gg), ∂/∂g = conv(x, gg)
     @staticmethod
-    def backward(ctx, gg):
-        # <gg, WeightGrad(x, g)> = <g, conv(x, gg)>: so ∂/∂x = InputGrad(g, gg), ∂/∂g = conv(x, gg)
-        a, grad = ctx.saved_tensors
-        need_a, need_grad = ctx.needs_input_grad[:2]
-        in_hw = tuple(a.shape[2:])
-        return (
-            ConvolutionInputGrad.apply(grad, gg, in_hw, *ctx.geometry) if need_a else None,
-            Convolution.apply(a, gg, None, *ctx.geometry) if need_grad else None,
-            *(None,) * 5,
-        )
+    def grad_first(ctx, gg, grad):
+        return ConvolutionInputGrad.apply(grad, gg, ctx.in_hw, *ctx.geometry)
 
     @staticmethod
-    def jvp(ctx, t_a, t_grad, *_):
-        a, grad, *rest = ctx.inputs
-        return tangent_sum(
-            None if t_a is None else ConvolutionWeightGrad.apply(t_a, grad, *rest),
-            None if t_grad is None else ConvolutionWeightGrad.apply(a, t_grad, *rest),
-        )
+    def grad_second(ctx, gg, a):
+        return Convolution.apply(a, gg, None, *ctx.geometry)
 
 
 # --------------------------------------------------------------------------- pooling
@@ -746,7 +683,7 @@ class MaxPool2d(Function):
         xp = array_module(x)
         n, c, h, w = x.shape
         (kh, kw), (oh, ow) = kernel, out_hw
-        padded = _pad_array(x, padding, -xp.inf)  # padding never wins a max
+        padded = pad_array(x, padding, -xp.inf)  # padding never wins a max
         win = _windows(padded, kernel, stride, dilation, out_hw).reshape(n, c, oh, ow, kh * kw)
         tap = win.argmax(axis=-1)  # the first largest, like torch
         values = xp.take_along_axis(win, tap[..., None], axis=-1)[..., 0]
@@ -854,7 +791,7 @@ class AvgPool2d(Function):
     def forward(ctx, a, kernel, stride, padding, out_hw, divisors):
         x = _batched(a._data)
         ctx.in_shape, ctx.pool = a._data.shape, (kernel, stride, padding, out_hw, divisors)
-        padded = _pad_array(x, padding)
+        padded = pad_array(x, padding)
         sums = _windows(padded, kernel, stride, (1, 1), out_hw).sum(axis=(-2, -1))
         out = (sums / divisors).astype(x.dtype, copy=False)
         return out[0] if a._data.ndim == 3 else out

@@ -15,7 +15,7 @@ Binary ops accept a Python number on either side and promote dtypes like torch.
 
 from __future__ import annotations
 
-from .._backend import array_module, as_array, get_default_dtype, result_type
+from .._backend import array_module, as_array, get_default_dtype, numpy_module, result_type
 from .._tensor import Tensor, wrap_array
 from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_tangent
 from ..autograd.function import Function
@@ -53,6 +53,7 @@ def operands(a, b, broadcast=True):
 
 
 _NUMBERS = (float, int)
+_ndarray = numpy_module().ndarray
 
 
 def _dense(array) -> bool:
@@ -85,6 +86,11 @@ def broadcast_shape(*shapes) -> tuple:
 
 def same_device(*tensors) -> None:
     """torch's error when the tensors of one op live on different devices."""
+    for t in tensors:  # all NumPy arrays: all on the one CPU (the common case, checked cheaply)
+        if isinstance(t, Tensor) and type(t._data) is not _ndarray:
+            break
+    else:
+        return
     devices = {str(t.device) for t in tensors if isinstance(t, Tensor)}
     if len(devices) > 1:
         first, second = sorted(devices)[:2]
@@ -422,8 +428,9 @@ class _Unary(Function):
         return cls.derivative(t, ctx.result if cls.uses_result else ctx.inputs[0])
 
 
-def _unary(name, node_name, compute, derivative, uses_result=False):
-    """Make a ``_Unary`` subclass: ``compute(xp, x)`` forward, ``derivative(grad, x_or_y)``."""
+def _unary(name, node_name, compute, derivative, uses_result=False, module=__name__):
+    """Make a ``_Unary`` subclass: ``compute(xp, x)`` forward, ``derivative(grad, x_or_y)``
+    (``module``: where it is defined, when that is not this file)."""
     return type(
         name,
         (_Unary,),
@@ -434,7 +441,7 @@ def _unary(name, node_name, compute, derivative, uses_result=False):
             "compute": classmethod(lambda cls, xp, x: compute(xp, x)),
             "derivative": staticmethod(derivative),
             "__doc__": f"``{name.lower()}`` as a Function (node {node_name}).",
-            "__module__": __name__,
+            "__module__": module,
         },
     )
 

@@ -2,7 +2,8 @@
 
 ``tril``/``triu`` keep one triangle of each matrix, ``flip`` and ``roll`` reorder
 elements, ``repeat``/``tile`` lay copies side by side, and ``constant_pad_nd``
-(the core of ``F.pad`` in constant mode) adds a border or crops. Each backward
+(what ``F.pad`` calls) adds a border or crops; its array recipe ``pad_array`` also
+pads the inputs of the convolutions and poolings in ``nn.py``. Each backward
 sends the gradient back the way the values came: zero the same triangle, flip
 again, roll back, add up the copies, crop the border off again.
 
@@ -240,23 +241,32 @@ def tile(input, *args, dims=None):
 # --------------------------------------------------------------------------- padding
 
 
-def _padded(shape, pad):
-    """The padded shape, and the slices of the input (``source``) and of the output
-    (``target``) that hold the same elements. A negative pad crops."""
-    out, source, target = list(shape), [slice(None)] * len(shape), [slice(None)] * len(shape)
-    for i in range(len(pad) // 2):
-        d = len(shape) - 1 - i  # the pairs go from the last dim backwards
-        before, after = pad[2 * i], pad[2 * i + 1]
-        kept = shape[d] - max(-before, 0) - max(-after, 0)
-        if kept < 0:
-            raise RuntimeError(
-                f"narrow(): length must be non-negative.\n  The negative pads ({before}, {after}) crop "
-                f"more than the {shape[d]} elements of dim {d}."
-            )
-        out[d] = kept + max(before, 0) + max(after, 0)
-        source[d] = slice(max(-before, 0), max(-before, 0) + kept)
-        target[d] = slice(max(before, 0), max(before, 0) + kept)
-    return tuple(out), tuple(source), tuple(target)
+def pad_array(x, pairs, value=0):
+    """A backend array ``x`` with its last ``len(pairs)`` dims padded with ``value``, or cropped
+    for negative amounts: ``pairs[i] = (before, after)`` for the i-th of those dims. One copy.
+
+    The one padding recipe: ``constant_pad_nd`` pads with it, and so do the convolutions and
+    poolings of ``nn.py``. It does not check anything: a crop past the far side keeps nothing
+    of that dim (``constant_pad_nd`` refuses such pads for the user, as torch does).
+
+    >>> import numpy as np
+    >>> pad_array(np.ones((2, 2)), ((1, 0), (0, -1)))  # a row of zeros on top, last column cropped
+    array([[0.],
+           [1.],
+           [1.]])
+    """
+    xp = array_module(x)
+    lead = x.ndim - len(pairs)
+    out_shape = x.shape[:lead] + tuple(n + b + a for n, (b, a) in zip(x.shape[lead:], pairs))
+    out = xp.full(out_shape, value, dtype=x.dtype)
+    source, target = [slice(None)] * lead, [slice(None)] * lead
+    for n, (before, after) in zip(x.shape[lead:], pairs):
+        start, stop = max(-before, 0), n - max(-after, 0)  # what survives the cropping
+        kept = max(stop - start, 0)
+        source.append(slice(start, start + kept))
+        target.append(slice(max(before, 0), max(before, 0) + kept))
+    out[tuple(target)] = x[tuple(source)]
+    return out
 
 
 class ConstantPadNd(Function):
@@ -264,22 +274,19 @@ class ConstantPadNd(Function):
     array_forward = True
 
     @staticmethod
-    def forward(ctx, a, pad, value):
-        x = a._data
-        ctx.pad = pad
-        shape, source, target = _padded(x.shape, pad)
-        out = array_module(x).full(shape, value, dtype=x.dtype)
-        out[target] = x[source]
-        return out
+    def forward(ctx, a, pairs, value):
+        ctx.pairs = pairs
+        return pad_array(a._data, pairs, value)
 
     @staticmethod
     def backward(ctx, grad):
-        # the opposite pads crop the border off again (and put zeros where the input was cropped)
-        return ConstantPadNd.apply(grad, tuple(-p for p in ctx.pad), 0), None, None
+        # the opposite amounts crop the border off again (and put zeros where the input was cropped)
+        undo = tuple((-before, -after) for before, after in ctx.pairs)
+        return ConstantPadNd.apply(grad, undo, 0), None, None
 
     @staticmethod
     def jvp(ctx, t, *_):
-        return ConstantPadNd.apply(t, ctx.pad, 0)  # the border is a constant: its tangent is 0
+        return ConstantPadNd.apply(t, ctx.pairs, 0)  # the border is a constant: its tangent is 0
 
 
 def constant_pad_nd(input, pad, value=0.0):
@@ -305,4 +312,13 @@ def constant_pad_nd(input, pad, value=0.0):
             f"Pad length is {len(pad)} while the input has {ndim} dimensions.\n"
             "  pad holds one (before, after) pair per dim, the last dim first."
         )
-    return ConstantPadNd.apply(input, pad, value)
+    # (before, after) for the padded dims in order: pad names the last dim first
+    pairs = tuple(reversed([(pad[i], pad[i + 1]) for i in range(0, len(pad), 2)]))
+    for d, (before, after) in enumerate(pairs, ndim - len(pairs)):
+        size = input._data.shape[d]
+        if size + min(before, 0) + min(after, 0) < 0:  # cropping to nothing is fine, past it not
+            raise RuntimeError(
+                f"narrow(): length must be non-negative.\n  The pads ({before}, {after}) crop more "
+                f"than the {size} elements of dim {d} (input shape {tuple(input.shape)})."
+            )
+    return ConstantPadNd.apply(input, pairs, value)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from .._creation import tensor, zeros_like
 from ..ops.pointwise import maximum
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_setting
 
 
 class Adam(Optimizer):
@@ -58,16 +58,11 @@ class Adam(Optimizer):
         maximize=False,
         decoupled_weight_decay=False,
     ):
-        if not lr >= 0.0:  # (``not >=`` refuses NaN too)
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not eps >= 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not weight_decay >= 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_setting(lr >= 0.0, "learning rate", lr)  # (a NaN fails these too: refused)
+        check_setting(eps >= 0.0, "epsilon value", eps)
+        for i in (0, 1):
+            check_setting(0.0 <= betas[i] < 1.0, f"beta parameter at index {i}", betas[i])
+        check_setting(weight_decay >= 0.0, "weight_decay value", weight_decay)
         defaults = {
             "lr": lr,
             "betas": tuple(betas),

@@ -253,6 +253,21 @@ class Optimizer:
         return text + ")"
 
 
+def check_setting(valid: bool, description: str, value) -> None:
+    """torch's error for a bad setting of an optimizer: ``ValueError: Invalid <description>:
+    <value>``, unless ``valid``. Each optimizer states its own conditions (as torch's do).
+
+    >>> from teachgrad.optim.optimizer import check_setting
+    >>> lr = -0.1
+    >>> check_setting(lr >= 0.0, "learning rate", lr)
+    Traceback (most recent call last):
+    ...
+    ValueError: Invalid learning rate: -0.1
+    """
+    if not valid:
+        raise ValueError(f"Invalid {description}: {value}")
+
+
 def _cast_like(p, name, value):
     """A loaded state value, as torch loads it: tensors go to ``p``'s device (and to
     its dtype if ``p`` is floating point), except the ``step`` count, kept as is."""

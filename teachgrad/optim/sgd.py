@@ -23,7 +23,7 @@ The momentum buffer ``b`` is kept in ``optimizer.state[p]["momentum_buffer"]``.
 
 from __future__ import annotations
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_setting
 
 
 class SGD(Optimizer):
@@ -52,12 +52,10 @@ class SGD(Optimizer):
         *,
         maximize=False,
     ):
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        # (torch's SGD refuses negative settings only: unlike Adam, it lets a NaN through)
+        check_setting(not lr < 0.0, "learning rate", lr)
+        check_setting(not momentum < 0.0, "momentum value", momentum)
+        check_setting(not weight_decay < 0.0, "weight_decay value", weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError(
                 "Nesterov momentum requires a momentum and zero dampening\n"

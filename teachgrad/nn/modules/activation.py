@@ -8,8 +8,6 @@ normalisers Softmax and LogSoftmax. Each is a thin Module over ``teachgrad.nn.fu
 
 from __future__ import annotations
 
-import warnings
-
 from .. import functional as F
 from .module import Module
 
@@ -95,16 +93,6 @@ class SiLU(Module):
         return "inplace=True" if self.inplace else ""
 
 
-def _implicit_dim(name: str, ndim: int) -> int:
-    """torch's old default for softmax without ``dim`` (warned against: pass ``dim``)."""
-    warnings.warn(
-        f"Implicit dimension choice for {name} has been deprecated. "
-        "Change the call to include dim=X as an argument.",
-        stacklevel=3,
-    )
-    return 0 if ndim in (0, 1, 3) else 1
-
-
 class Softmax(Module):
     """``exp(x) / exp(x).sum(dim)``: turns scores along ``dim`` into probabilities.
 
@@ -118,8 +106,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input):
-        dim = self.dim if self.dim is not None else _implicit_dim("softmax", input.dim())
-        return F.softmax(input, dim)
+        return F.softmax(input, self.dim)  # (dim None: F warns and guesses, as torch does)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -138,8 +125,7 @@ class LogSoftmax(Module):
         self.dim = dim
 
     def forward(self, input):
-        dim = self.dim if self.dim is not None else _implicit_dim("log_softmax", input.dim())
-        return F.log_softmax(input, dim)
+        return F.log_softmax(input, self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"

@@ -11,29 +11,15 @@ so they follow the module in ``to()`` and ``state_dict()``.
 
 from __future__ import annotations
 
-import warnings
-
 from .. import functional as F
 from .module import Module
-
-
-def _legacy_reduction(size_average, reduce) -> str:
-    """The ``reduction`` meant by torch's old ``size_average``/``reduce`` flags."""
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
-    warnings.warn(
-        f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
-        stacklevel=4,
-    )
-    return reduction
 
 
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
         super().__init__()
         if size_average is not None or reduce is not None:
-            reduction = _legacy_reduction(size_average, reduce)
+            reduction = F._legacy_reduction(size_average, reduce, stacklevel=4)
         self.reduction = reduction
 
 
@@ -67,16 +53,9 @@ class L1Loss(_Loss):
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
-class NLLLoss(_WeightedLoss):
-    """Negative log likelihood: ``-input[n, target[n]]`` for log-probabilities ``input``.
-
-    Targets equal to ``ignore_index`` contribute nothing; ``weight`` rescales each class.
-
-    >>> import teachgrad as tg
-    >>> logp = tg.tensor([[-0.5, -1.0], [-2.0, -0.1]])
-    >>> tg.nn.NLLLoss()(logp, tg.tensor([0, 1]))
-    tensor(0.3000)
-    """
+class _ClassIndexLoss(_WeightedLoss):
+    """A loss of class scores against class indices: ``weight`` rescales each class, and
+    targets equal to ``ignore_index`` contribute nothing."""
 
     def __init__(
         self,
@@ -89,17 +68,25 @@ class NLLLoss(_WeightedLoss):
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
+
+class NLLLoss(_ClassIndexLoss):
+    """Negative log likelihood: ``-input[n, target[n]]`` for log-probabilities ``input``.
+
+    Targets equal to ``ignore_index`` contribute nothing; ``weight`` rescales each class.
+
+    >>> import teachgrad as tg
+    >>> logp = tg.tensor([[-0.5, -1.0], [-2.0, -0.1]])
+    >>> tg.nn.NLLLoss()(logp, tg.tensor([0, 1]))
+    tensor(0.3000)
+    """
+
     def forward(self, input, target):
         return F.nll_loss(
-            input,
-            target,
-            weight=self.weight,
-            ignore_index=self.ignore_index,
-            reduction=self.reduction,
+            input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction
         )
 
 
-class CrossEntropyLoss(_WeightedLoss):
+class CrossEntropyLoss(_ClassIndexLoss):
     """``NLLLoss(log_softmax(input))``: the classification loss on raw scores (logits).
 
     ``label_smoothing`` mixes the one-hot target with the uniform distribution.
@@ -119,15 +106,14 @@ class CrossEntropyLoss(_WeightedLoss):
         reduction: str = "mean",
         label_smoothing: float = 0.0,
     ):
-        super().__init__(weight, size_average, reduce, reduction)
-        self.ignore_index = ignore_index
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
         self.label_smoothing = label_smoothing
 
     def forward(self, input, target):
         return F.cross_entropy(
             input,
             target,
-            weight=self.weight,
+            self.weight,
             ignore_index=self.ignore_index,
             reduction=self.reduction,
             label_smoothing=self.label_smoothing,

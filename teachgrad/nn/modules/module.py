@@ -31,16 +31,23 @@ from __future__ import annotations
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
-from ..._backend import as_device, as_dtype
-from ..._backend import device as _device
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...autograd.graph import HookDict, RemovableHandle, add_hook
+from ...ops import _to_arguments
 from ..parameter import Parameter
 
 
 def _typename(obj) -> str:
     return type(obj).__name__
+
+
+def _cannot_assign(value, kind: str, name: str, expected: str) -> TypeError:
+    """torch's error for ``module.name = value`` when ``name`` is a registered ``kind`` (a
+    parameter, child module or buffer) and ``value`` is neither an ``expected`` nor None."""
+    return TypeError(
+        f"cannot assign '{_typename(value)}' as {kind} '{name}' ({expected} or None expected)"
+    )
 
 
 def _addindent(text: str, spaces: int) -> str:
@@ -107,14 +114,7 @@ class Module:
         >>> list(m.state_dict())
         ['w']
         """
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        self._check_name(name, "parameter", self._parameters)
-        if param is not None and not isinstance(param, Parameter):
-            raise TypeError(
-                f"cannot assign '{_typename(param)}' object to parameter '{name}' "
-                "(teachgrad.nn.Parameter or None required)"
-            )
+        self._check_new_entry("parameter", name, param, Parameter, "teachgrad.nn.Parameter")
         if param is not None and param.grad_fn is not None:
             raise ValueError(
                 f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
@@ -131,14 +131,7 @@ class Module:
         >>> list(m.state_dict()), list(m.parameters())
         (['running_mean'], [])
         """
-        if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
-        self._check_name(name, "buffer", self._buffers)
-        if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(
-                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
-                "(teachgrad Tensor or None required)"
-            )
+        self._check_new_entry("buffer", name, tensor, Tensor, "teachgrad Tensor")
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -160,6 +153,20 @@ class Module:
         self._modules[name] = module
 
     register_module = add_module
+
+    def _check_new_entry(self, kind: str, name, value, expected: type, expected_name: str) -> None:
+        """torch's checks before a ``kind`` ("parameter" or "buffer") is registered: __init__
+        has made its dict (``_parameters``, ``_buffers``), ``name`` is usable, and ``value`` is
+        an ``expected`` (its name in the message: ``expected_name``) or None."""
+        registry = self.__dict__.get(f"_{kind}s")
+        if registry is None:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+        self._check_name(name, kind, registry)
+        if value is not None and not isinstance(value, expected):
+            raise TypeError(
+                f"cannot assign '{_typename(value)}' object to {kind} '{name}' "
+                f"({expected_name} or None required)"
+            )
 
     def _check_name(self, name, kind: str, registry: dict) -> None:
         """torch's rules for a name: a string, no dots (they separate path levels), not taken."""
@@ -185,10 +192,7 @@ class Module:
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(
-                    f"cannot assign '{_typename(value)}' as parameter '{name}' "
-                    "(teachgrad.nn.Parameter or None expected)"
-                )
+                raise _cannot_assign(value, "parameter", name, "teachgrad.nn.Parameter")
             params[name] = None
         elif isinstance(value, Module):
             if modules is None:
@@ -197,17 +201,11 @@ class Module:
             modules[name] = value
         elif modules is not None and name in modules:
             if value is not None:
-                raise TypeError(
-                    f"cannot assign '{_typename(value)}' as child module '{name}' "
-                    "(teachgrad.nn.Module or None expected)"
-                )
+                raise _cannot_assign(value, "child module", name, "teachgrad.nn.Module")
             modules[name] = None
         elif buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(
-                    f"cannot assign '{_typename(value)}' as buffer '{name}' "
-                    "(teachgrad.Tensor or None expected)"
-                )
+                raise _cannot_assign(value, "buffer", name, "teachgrad.Tensor")
             buffers[name] = value
         else:
             object.__setattr__(self, name, value)
@@ -630,20 +628,7 @@ class Module:
         >>> lin.to(tg.float64).weight.dtype, lin.weight is w
         (teachgrad.float64, True)
         """
-        device = kwargs.pop("device", None)
-        dtype = kwargs.pop("dtype", None)
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                device, dtype = a.device, a.dtype
-            elif isinstance(a, str | _device):
-                device = a
-            elif a is not None:
-                dtype = a
-        dtype = None if dtype is None else as_dtype(dtype)
-        device = None if device is None else as_device(device)
+        device, dtype = _to_arguments(args, kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(
                 "nn.Module.to only accepts floating point or complex dtypes, but got desired "

@@ -349,17 +349,13 @@ def test_backward_that_ignores_grad_output_is_reported():
 
 
 def test_backward_that_cannot_take_an_undefined_grad_is_reported():
-    class NoneUnsafe(tg.autograd.Function):
+    Square = square_function(tg, RIGHT)
+
+    class NoneUnsafe(Square):  # its backward, 2 * x * grad, fails when grad is None
         @staticmethod
         def forward(ctx, x):
             ctx.set_materialize_grads(False)
-            ctx.save_for_backward(x)
-            return x * x
-
-        @staticmethod
-        def backward(ctx, grad):
-            (x,) = ctx.saved_tensors
-            return 2 * x * grad  # fails when grad is None
+            return Square.forward(ctx, x)
 
     x = x64(tg, X)
     # torch lets the TypeError from backward escape here; teachgrad turns any error into a
@@ -399,12 +395,13 @@ def test_masked_must_be_none_or_false():
 def square_with_jvp(lib, jvp):
     """y = x * x with the right backward and the given ``jvp(x, tangent)`` (right: 2 * x * t)."""
 
-    class Square(square_function(lib, RIGHT)):
+    Base = square_function(lib, RIGHT)
+
+    class Square(Base):
         @staticmethod
         def forward(ctx, x):
-            ctx.save_for_backward(x)
             ctx.save_for_forward(x)
-            return x * x
+            return Base.forward(ctx, x)
 
         @staticmethod
         def jvp(ctx, t):
@@ -550,12 +547,14 @@ def test_error_phrases_match_torch():
 
 def test_numerical_jacobian_matches_torch():
     torch = pytest.importorskip("torch")
-    from teachgrad.autograd.gradcheck import _numerical_jacobians
+    from teachgrad.autograd.gradcheck import _numerical_jacobians, _Setup
 
     W = [[1.0, -2.0, 0.5], [0.0, 1.5, 2.0]]
     f_tg = lambda x: (x64(tg, W, requires_grad=False) @ x).sin()
     f_torch = lambda x: (x64(torch, W, requires_grad=False) @ x).sin()
-    (J,) = _numerical_jacobians(f_tg, (x64(tg, X),), 0, [0], eps=1e-6)
+    x = x64(tg, X)
+    S = _Setup(f_tg, (x,), (f_tg(x),), [0], [0], 1e-6, 1e-5, 1e-3, 0.0, False)  # eps, tolerances
+    (J,) = _numerical_jacobians(S, 0, [0])
     expected = torch.autograd.functional.jacobian(f_torch, x64(torch, X))
     assert J.shape == (2, 3)  # rows: output elements, columns: input elements
     assert torch.allclose(torch.from_numpy(J), expected, atol=1e-8)

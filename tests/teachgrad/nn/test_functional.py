@@ -675,6 +675,11 @@ ERRORS = {
         RuntimeError,
         "narrow(): length must be non-negative.",
     ),
+    "pad crops past the far side": (  # (-5 + 1 leaves a size of 0: still refused)
+        lambda lib: F(lib).pad(lib.ones(4), (-5, 1)),
+        RuntimeError,
+        "narrow(): length must be non-negative.",
+    ),
     "pad unknown mode": (
         lambda lib: F(lib).pad(lib.ones(2, 3), (1, 1), mode="mirror"),
         NotImplementedError,

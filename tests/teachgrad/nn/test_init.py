@@ -93,20 +93,24 @@ UNIFORM_RULES = {
         lambda fan_in, fan_out: 1 / math.sqrt(fan_in),
     ),
 }
-SHAPE = (300, 200, 3)  # fan_in 600, fan_out 900: 180000 samples
+SHAPE = (300, 200, 3)  # 180000 samples
+FAN_IN, FAN_OUT = SHAPE[1] * SHAPE[2], SHAPE[0] * SHAPE[2]  # 600, 900
+
+
+def filled_by_both(torch, fill, seed):
+    """The values ``fill(lib_init, w)`` puts into an empty SHAPE tensor of each library
+    (teachgrad's, then torch's), each library seeded with ``seed``."""
+    tg.manual_seed(seed)
+    torch.manual_seed(seed)
+    return to_numpy(fill(init, tg.empty(*SHAPE))), fill(torch.nn.init, torch.empty(SHAPE)).numpy()
 
 
 @pytest.mark.parametrize("rule", sorted(UNIFORM_RULES))
 def test_uniform_rules_use_torchs_bound(torch, rule):
     """Both libraries fill [-bound, bound] (reaching near both ends) with the uniform's std."""
     fill, bound_of = UNIFORM_RULES[rule]
-    bound = bound_of(SHAPE[1] * SHAPE[2], SHAPE[0] * SHAPE[2])
-    tg.manual_seed(0)
-    torch.manual_seed(0)
-    for values in (
-        to_numpy(fill(init, tg.empty(*SHAPE))),
-        fill(torch.nn.init, torch.empty(SHAPE)).numpy(),
-    ):
+    bound = bound_of(FAN_IN, FAN_OUT)
+    for values in filled_by_both(torch, fill, seed=0):
         assert np.abs(values).max() <= bound * (1 + 1e-6)
         assert values.max() > 0.99 * bound and values.min() < -0.99 * bound
         assert values.std() == pytest.approx(bound / math.sqrt(3), rel=0.01)
@@ -136,13 +140,8 @@ NORMAL_RULES = {
 @pytest.mark.parametrize("rule", sorted(NORMAL_RULES))
 def test_normal_rules_have_torchs_std(torch, rule):
     fill, std_of = NORMAL_RULES[rule]
-    std = std_of(SHAPE[1] * SHAPE[2], SHAPE[0] * SHAPE[2])
-    tg.manual_seed(1)
-    torch.manual_seed(1)
-    for values in (
-        to_numpy(fill(init, tg.empty(*SHAPE))),
-        fill(torch.nn.init, torch.empty(SHAPE)).numpy(),
-    ):
+    std = std_of(FAN_IN, FAN_OUT)
+    for values in filled_by_both(torch, fill, seed=1):
         assert values.std() == pytest.approx(std, rel=0.01)
         assert abs(values.mean()) < 0.01 * std
 

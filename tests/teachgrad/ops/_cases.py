@@ -244,6 +244,33 @@ def compare_with_torch(torch, fn, args, dtype="float64", seed=0, check_name=True
     return ys, yts
 
 
+# --------------------------------------------------------------------------- views and copies
+
+
+def view_base(lib):
+    """A fresh (2, 3, 4) float64 leaf that owns its memory: the base of the view tests."""
+    return lib.tensor(np.arange(24.0).reshape(2, 3, 4), dtype=lib.float64)
+
+
+def what_changes_show(lib, fn, write_back):
+    """What an in-place change of a fresh base ``x`` shows in ``v = fn(lib, x)``: whether
+    ``v._base is x``, how far ``v._version`` moved, and ``v``'s values. With ``write_back``
+    also what changing ``v`` in place then does: ``x._version``, ``v._version``, ``x``'s
+    values. A view sees the change and passes its own back; a copy does neither. Compare
+    teachgrad's list with torch's."""
+    x = view_base(lib)
+    v = fn(lib, x)
+    before = v._version
+    with lib.no_grad():
+        x.add_(100)
+    seen = [v._base is x, v._version - before, v.tolist()]
+    if write_back:
+        with lib.no_grad():
+            v.mul_(-1)
+        seen += [x._version, v._version, x.tolist()]
+    return seen
+
+
 def assert_raises_like_torch(torch, fn, exc, phrase):
     """``fn(torch)`` raises ``exc`` with ``phrase`` (so the table is torch's own), and so does
     ``fn(teachgrad)``."""

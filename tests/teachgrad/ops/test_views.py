@@ -10,12 +10,19 @@
 * bad shapes, dims and indices raise torch's exception class and key phrase.
 """
 
-import numpy as np
 import pytest
 
 import teachgrad as tg
 
-from ._cases import A, assert_raises_like_torch, case_id, compare_with_torch, run_gradchecks
+from ._cases import (
+    A,
+    assert_raises_like_torch,
+    case_id,
+    compare_with_torch,
+    run_gradchecks,
+    view_base,
+    what_changes_show,
+)
 
 T = "transposed"
 S = "strided"
@@ -155,11 +162,6 @@ def test_repeated_indices_accumulate_gradients():
 # --------------------------------------------------------------------------- view metadata
 
 
-def base(lib):
-    """A fresh (2, 3, 4) float64 leaf that owns its memory."""
-    return lib.tensor(np.arange(24.0).reshape(2, 3, 4), dtype=lib.float64)
-
-
 # name -> (fn(lib, x), is a view in torch, can be written through in place)
 CHAINS = {
     "x.view(6, 4)": (lambda lib, x: x.view(6, 4), True),
@@ -222,7 +224,7 @@ def layout(v, x):
 def test_view_layout_matches_torch(torch, fn, kind):
     """_base, data_ptr, storage_offset, stride and is_contiguous of each view chain equal
     torch's; copies (advanced indexing, cat, reshape of a transposed tensor) are no views."""
-    x, xt = base(tg), base(torch)
+    x, xt = view_base(tg), view_base(torch)
     v, vt = fn(tg, x), fn(torch, xt)
     got, want = layout(v, x), layout(vt, xt)
     assert got == want
@@ -233,21 +235,9 @@ def test_view_layout_matches_torch(torch, fn, kind):
 def test_views_share_memory_and_version_counter(torch, fn, kind):
     """An in-place change of the base shows in the view and bumps its _version (and back:
     writing through a view changes the base); copies see neither. Same as torch."""
-    results = []
-    for lib in (tg, torch):
-        x = base(lib)
-        v = fn(lib, x)
-        before = v._version
-        with lib.no_grad():
-            x.add_(100)
-        seen = (v._version - before, v.tolist())
-        if kind is True:
-            with lib.no_grad():
-                v.mul_(-1)
-            seen += (x._version, v._version, x.tolist())
-        results.append(seen)
-    assert results[0] == results[1]
-    assert (results[0][0] == 1) == bool(kind)
+    ours, torchs = (what_changes_show(lib, fn, write_back=kind is True) for lib in (tg, torch))
+    assert ours == torchs
+    assert (ours[1] == 1) == bool(kind)  # the base's change bumped the view's version
 
 
 def test_flatten_of_a_single_dim_returns_the_tensor_itself(torch):
