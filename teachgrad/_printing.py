@@ -112,7 +112,7 @@ def tensor_repr(t) -> str:
         parts.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._requires_grad:
         parts.append("requires_grad=True")
-    name = t.__dict__.get("name")
+    name = t.__dict__.get("_name")
     if name is not None:
         parts.append(f"name='{name}'")
     from .autograd.forward_ad import tangent_of  # noqa: PLC0415 - autograd imports this module

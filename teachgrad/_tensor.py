@@ -25,7 +25,7 @@ import copy as _copy
 import warnings
 import weakref
 
-from . import _backend
+from . import _backend, _events
 
 
 class Size(tuple):
@@ -64,6 +64,8 @@ class VersionCounter:
         if self.history is None:
             self.history = [None] * (self.version - 1)
         self.history.append(op_name)
+        if _events.listeners:
+            _events.emit(_events.VersionBumped, counter=self, version=self.version, op=op_name)
 
 
 _NON_LEAF_GRAD = (
@@ -103,7 +105,6 @@ class Tensor:
     _view_version = 0
     _fw_grad = None  # forward-mode AD: the tangent, valid while _fw_level is the open level
     _fw_level = None
-    name = None
     __array_priority__ = 1000  # so numpy_array * tensor calls Tensor.__rmul__
 
     def __init__(self, *args, dtype=None, device=None):
@@ -137,6 +138,25 @@ class Tensor:
         return t
 
     # ------------------------------------------------------------------ autograd facts
+    @property
+    def name(self):
+        """A name for pictures of the graph (``t.name = "W1"``); None by default.
+
+        >>> import teachgrad as tg
+        >>> w = tg.ones(2, requires_grad=True); w.name = "w"; (w * 2).sum().grad_fn.name()
+        'SumBackward0'
+        """
+        return self.__dict__.get("_name")
+
+    @name.setter
+    def name(self, value) -> None:
+        self.__dict__["_name"] = value
+        fn = self._grad_fn
+        if fn is not None:  # the graph remembers what the user called this output of fn
+            if fn._output_names is None:
+                fn._output_names = {}
+            fn._output_names[self._output_nr] = value
+
     @property
     def requires_grad(self) -> bool:
         """Whether gradients will be computed for this tensor."""
@@ -696,7 +716,7 @@ class Tensor:
                 _host(self._data),
                 str(self.device),
                 self._requires_grad,
-                self.__dict__.get("name"),
+                self.__dict__.get("_name"),
             ),
         )
 

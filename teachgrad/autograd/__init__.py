@@ -8,6 +8,7 @@
 
 from . import engine, forward_ad, function, functional, grad_mode, graph
 from .engine import BackwardStep, backward, backward_steps, grad
+from .explain import explain_grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -23,6 +24,7 @@ __all__ = [
     "backward_steps",
     "enable_grad",
     "engine",
+    "explain_grad",
     "forward_ad",
     "function",
     "functional",

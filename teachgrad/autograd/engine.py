@@ -33,10 +33,13 @@ from collections import deque
 from heapq import heappop, heappush
 from typing import NamedTuple
 
+from .. import _events
 from .._backend import array_module
+from .._events import listeners as _listeners
 from .._tensor import Tensor, wrap_array
 from .grad_mode import state as _grad_state
 from .graph import AccumulateGrad, Node, accumulate_grad, check_hook_result
+from .snapshot import close_layer, open_layer
 
 
 class BackwardStep(NamedTuple):
@@ -269,60 +272,84 @@ def _execute(
             heappush(heap, (-node._seq, tiebreak, node))
             tiebreak += 1
 
-    while heap:
-        node = heappop(heap)[2]
-        grads = buffers.pop(node)
-        previous_mode = _grad_state.enabled
-        _grad_state.enabled = create_graph
-        try:
-            if node._tensor_hooks or node._retain_grad:
-                grads = node._run_tensor_hooks(grads)
-            if capture_at is not None and node in capture_at:
-                for nr in capture_at[node]:
-                    captured[(node, nr)] = grads[nr]
-            if runs is not None and node not in runs:
-                continue
-            if node._pre_hooks:
-                for hook in list(node._pre_hooks.values()):
-                    new = hook(tuple(grads))
-                    if new is not None:
-                        grads = _checked_hook_values(hook, new, grads, node)
-            grad_outputs = tuple(grads)
-            grad_inputs = (
-                node._apply(grads) if batch is None else _apply_batched(node, grads, batch)
-            )
-            if node._post_hooks:
-                for hook in list(node._post_hooks.values()):
-                    new = hook(grad_inputs, grad_outputs)
-                    if new is not None:
-                        grad_inputs = tuple(_checked_hook_values(hook, new, grad_inputs, node))
-            if not keep_graph:
-                node._release_saved()
-            for (nxt, nr), g in zip(node.next_functions, grad_inputs):
-                if nxt is None or runs is not None and nxt not in runs and nxt not in capture_at:
+    # create_graph: the nodes made from here on are the graph of the gradient (a new layer)
+    layer = open_layer() if create_graph else None
+    try:
+        while heap:
+            node = heappop(heap)[2]
+            grads = buffers.pop(node)
+            previous_mode = _grad_state.enabled
+            _grad_state.enabled = create_graph
+            try:
+                if node._tensor_hooks or node._retain_grad:
+                    grads = node._run_tensor_hooks(grads)
+                if capture_at is not None and node in capture_at:
+                    for nr in capture_at[node]:
+                        captured[(node, nr)] = grads[nr]
+                if runs is not None and node not in runs:
                     continue
-                buf = buffers.get(nxt)
-                if buf is None:
-                    buf = buffers[nxt] = [None] * len(nxt._output_meta)
-                if g is not None:
-                    if buf[nr] is not None:
-                        g = buf[nr] + g
-                        g._engine_owned = steal  # a fresh sum: nobody else has it
-                    elif (
-                        steal
-                        and type(nxt) is AccumulateGrad
-                        and _made_by(node, g, grad_outputs, grad_inputs)
+                if node._pre_hooks:
+                    for hook in list(node._pre_hooks.values()):
+                        new = hook(tuple(grads))
+                        if _listeners:
+                            _events.emit(_events.HookFired, kind="pre", owner=node, hook=hook)
+                        if new is not None:
+                            grads = _checked_hook_values(hook, new, grads, node)
+                grad_outputs = tuple(grads)
+                if _listeners:
+                    _events.emit(_events.NodeStarted, node=node, grad_outputs=grad_outputs)
+                grad_inputs = (
+                    node._apply(grads) if batch is None else _apply_batched(node, grads, batch)
+                )
+                if node._post_hooks:
+                    for hook in list(node._post_hooks.values()):
+                        new = hook(grad_inputs, grad_outputs)
+                        if _listeners:
+                            _events.emit(_events.HookFired, kind="post", owner=node, hook=hook)
+                        if new is not None:
+                            grad_inputs = tuple(_checked_hook_values(hook, new, grad_inputs, node))
+                if _listeners:
+                    _events.emit(
+                        _events.NodeFinished,
+                        node=node,
+                        grad_outputs=grad_outputs,
+                        grad_inputs=tuple(grad_inputs),
+                    )
+                if not keep_graph:
+                    node._release_saved()
+                for (nxt, nr), g in zip(node.next_functions, grad_inputs):
+                    if (
+                        nxt is None
+                        or runs is not None
+                        and nxt not in runs
+                        and nxt not in capture_at
                     ):
-                        g._engine_owned = True
-                    buf[nr] = g
-                left = deps[nxt] - 1
-                deps[nxt] = left
-                if left == 0:
-                    heappush(heap, (-nxt._seq, tiebreak, nxt))
-                    tiebreak += 1
-        finally:
-            _grad_state.enabled = previous_mode
-        yield _new_step(BackwardStep, (node, grad_outputs, grad_inputs, heap[:]))
+                        continue
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * len(nxt._output_meta)
+                    if g is not None:
+                        if buf[nr] is not None:
+                            g = buf[nr] + g
+                            g._engine_owned = steal  # a fresh sum: nobody else has it
+                        elif (
+                            steal
+                            and type(nxt) is AccumulateGrad
+                            and _made_by(node, g, grad_outputs, grad_inputs)
+                        ):
+                            g._engine_owned = True
+                        buf[nr] = g
+                    left = deps[nxt] - 1
+                    deps[nxt] = left
+                    if left == 0:
+                        heappush(heap, (-nxt._seq, tiebreak, nxt))
+                        tiebreak += 1
+            finally:
+                _grad_state.enabled = previous_mode
+            yield _new_step(BackwardStep, (node, grad_outputs, grad_inputs, heap[:]))
+    finally:
+        if layer is not None:
+            close_layer(layer)
 
 
 def _apply_batched(node, grads, batch) -> tuple:
@@ -365,12 +392,16 @@ _new_step = tuple.__new__  # BackwardStep(...) without the namedtuple's Python-l
 def _made_by(node, g, grad_outputs, grad_inputs) -> bool:
     """True if ``node`` just created ``g`` (not a pass-through of its input, not sent to two
     edges, not a view of another buffer, not shown to a hook): then only the engine holds it."""
-    return (
-        node._post_hooks is None
-        and g._data.base is None
-        and all(g is not o for o in grad_outputs)
-        and sum(1 for x in grad_inputs if x is g) == 1
-    )
+    if node._post_hooks is not None or g._data.base is not None:
+        return False
+    for o in grad_outputs:  # (plain loops: no generator objects on this per-edge path)
+        if o is g:
+            return False
+    count = 0
+    for x in grad_inputs:
+        if x is g:
+            count += 1
+    return count == 1
 
 
 def _add_to_buffer(buffers, node, nr, g) -> None:

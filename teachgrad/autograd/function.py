@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import functools
 
+from .. import _events
 from .._backend import array_module, as_array, numpy_module
+from .._events import listeners as _listeners
 from .._tensor import Tensor, _new, wrap_array
 from .forward_ad import push_tangents
 from .forward_ad import state as _fw_state
@@ -135,7 +137,7 @@ class BackwardFunction(FunctionCtx, Node):
         if self.materialize_grads and (len(grad_outputs) > 1 or grad_outputs[0] is None):
             for i, g in enumerate(grad_outputs):
                 if g is None and self._output_meta[i] is not None:  # non-tensor outputs stay None
-                    grad_outputs[i] = zeros_for(self._output_meta[i])
+                    grad_outputs[i] = zeros_for(self._output_meta[i], batch)
         cls = self._forward_cls
         result = cls.backward(self, *grad_outputs)
         if type(result) is not tuple:
@@ -194,9 +196,11 @@ def _check_non_tensor_grads(result, meta, node) -> None:
             )
 
 
-def zeros_for(meta):
-    """A zero gradient for an output described by ``(shape, numpy dtype, array type)``."""
+def zeros_for(meta, batch=None):
+    """A zero gradient for an output described by ``(shape, numpy dtype, array type)``
+    (a stack of ``batch`` of them for ``is_grads_batched``)."""
     shape, np_dtype, array_type = meta
+    shape = shape if batch is None else (batch, *shape)
     return wrap_array(array_module(array_type).zeros(shape, np_dtype))
 
 
@@ -384,6 +388,8 @@ class Function:
             outputs = _wrap_outputs((out,) if single else out, args, ctx, cls, needs)
         if needs:
             _connect(ctx, cls, args, outputs)
+            if _listeners:
+                _announce(ctx, outputs)
         elif _grad_state.inference:
             for t in outputs:  # a view of a normal tensor stays normal (it is not new memory)
                 if isinstance(t, Tensor) and (t._base is None or t._base._inference):
@@ -500,6 +506,14 @@ def _connect(ctx, cls, args, outputs) -> None:
         ctx.to_save = ()
     else:
         ctx._saved = ()
+
+
+def _announce(node, outputs) -> None:
+    """Events of a recorded op: the new node, then each tensor it saved."""
+    _events.emit(_events.OpRecorded, node=node, outputs=tuple(outputs))
+    for s in node._saved:
+        if isinstance(s, SavedTensor):
+            _events.emit(_events.SavedTensorPacked, node=node, name=s.name, version=s.version)
 
 
 def _position_in(args, t) -> int:

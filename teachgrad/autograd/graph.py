@@ -27,6 +27,8 @@ import warnings
 import weakref
 from collections import namedtuple
 
+from .. import _events
+from .._events import listeners as _listeners
 from .._tensor import Tensor, _new
 from .grad_mode import state as _grad_state
 
@@ -111,6 +113,7 @@ class SavedTensor:
         "released",
         "base",
         "tangent",
+        "meta",
     )
 
     def __init__(self, tensor, owner, name: str):
@@ -143,6 +146,8 @@ class SavedTensor:
             )
         if self.counter.version != self.version:
             raise RuntimeError(version_error(self, owner))
+        if _listeners:
+            _events.emit(_events.SavedTensorUnpacked, node=owner, name=self.name)
         if not self.is_output:
             return self.tensor
         t = _new(Tensor)
@@ -159,6 +164,8 @@ class SavedTensor:
         return t
 
     def release(self):
+        data = self.data if self.tensor is None else self.tensor._data
+        self.meta = (data.shape, data.dtype, _device_name(data))  # for snapshots (not the data)
         self.tensor = self.data = None
         self.released = True
 
@@ -229,6 +236,7 @@ class Node:
     _pre_hooks = None
     _post_hooks = None
     _metadata = None
+    _output_names = None  # {output_nr: name} for outputs the user named (t.name = "h")
     _saved_names: tuple = ()  # torch's names for saved values, e.g. ("self", "other")
 
     def name(self) -> str:
@@ -286,9 +294,13 @@ class Node:
         raise AttributeError(f"'{self.name()}' object has no attribute '{attr}'")
 
     def _release_saved(self):
+        released = False
         for s in self._saved:
-            if isinstance(s, SavedTensor):
+            if isinstance(s, SavedTensor) and not s.released:
                 s.release()
+                released = True
+        if released and _listeners:
+            _events.emit(_events.SavedTensorReleased, node=self)
 
     def _run_tensor_hooks(self, grads: list) -> list:
         """Apply hooks registered on this node's output tensors, then retain_grad."""
@@ -298,6 +310,8 @@ class Node:
                 for fn in list(fns.values()):
                     if grads[nr] is not None:
                         new = fn(grads[nr])
+                        if _listeners:
+                            _events.emit(_events.HookFired, kind="tensor", owner=self, hook=fn)
                         if new is not None:
                             grads[nr] = check_hook_result(new, grads[nr], self, nr)
         if self._retain_grad:  # runs after every other hook, as in torch
@@ -309,6 +323,10 @@ class Node:
 
 
 _MISSING = object()
+
+
+def _device_name(data) -> str:
+    return "cpu" if type(data).__module__.startswith("numpy") else f"cuda:{data.device.id}"
 
 
 def check_hook_result(new, old, node, nr, hook=None):
@@ -366,6 +384,8 @@ class AccumulateGrad(Node):
             for fn in list(hooks.values()):
                 if g is not None:
                     new = fn(g)
+                    if _listeners:
+                        _events.emit(_events.HookFired, kind="tensor", owner=self.variable, hook=fn)
                     if new is not None:
                         g = check_hook_result(new, g, self, 0)
             grads[0] = g
@@ -379,6 +399,10 @@ class AccumulateGrad(Node):
             if hooks:
                 for fn in list(hooks.values()):
                     fn(self.variable)
+                    if _listeners:
+                        _events.emit(
+                            _events.HookFired, kind="post_accumulate", owner=self.variable, hook=fn
+                        )
         return ()
 
 
@@ -391,6 +415,12 @@ def accumulate_grad(var, g) -> None:
     * ``.grad`` exists and grad mode is off: add in place, same buffer, strides kept.
     * grad mode on (``create_graph=True``): ``var.grad = var.grad + g``, recorded.
     """
+    _store_grad(var, g)
+    if _listeners:
+        _events.emit(_events.GradAccumulated, tensor=var, grad=var._grad)
+
+
+def _store_grad(var, g) -> None:
     old = var._grad
     if _grad_state.enabled:
         new = _copy_with_layout(g, var) if old is None else old + g
@@ -458,3 +488,28 @@ def get_gradient_edge(tensor) -> GradientEdge:
             "It is not possible to get the gradient edge for a Tensor that does not require gradients"
         )
     return GradientEdge(*tensor._edge())
+
+
+# The snapshot and event API lives in its own modules; it is part of tg.autograd.graph.
+from .._events import (  # noqa: E402, F401 - re-exported; they import this module
+    Event,
+    GradAccumulated,
+    HookFired,
+    NodeFinished,
+    NodeStarted,
+    OpRecorded,
+    Recording,
+    SavedTensorPacked,
+    SavedTensorReleased,
+    SavedTensorUnpacked,
+    VersionBumped,
+    add_listener,
+    record,
+)
+from .snapshot import (  # noqa: E402, F401 - re-exported
+    EdgeInfo,
+    GraphSnapshot,
+    NodeInfo,
+    SavedInfo,
+    snapshot,
+)

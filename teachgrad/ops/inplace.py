@@ -29,6 +29,8 @@ the tensor takes over the node.
 
 from __future__ import annotations
 
+import warnings
+
 from .._backend import array_module
 from .._tensor import Tensor, wrap_array
 from ..autograd.forward_ad import inplace_tangent, linear_jvp, zero_tangent
@@ -216,6 +218,24 @@ def multi_output_message(view, what: str) -> str:
     )
 
 
+_DEPRECATED_ON_EXPANDED = {
+    "masked_fill_": "tensor[mask] = scalar",
+    "index_put_": "tensor[indices] = tensor",
+}
+
+
+def _check_inputs_overlap(x, op, args) -> None:
+    """torch's refusal when an argument partly overlaps the memory being written."""
+    for a in args:
+        if isinstance(a, Tensor) and _overlap(a._data, x._data) == "partial":
+            raise RuntimeError(
+                "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                "single memory location. Please clone() the tensor before performing the operation.\n"
+                f"  {op} reads from memory it is overwriting at the same time (e.g. a.add_(a[0])): the result "
+                "would depend on the order elements are written."
+            )
+
+
 def check_inplace(x, op: str, record: bool, args=()) -> None:
     """torch's refusals, checked before anything is changed (in torch's order)."""
     if x._inference and not _grad_state.inference:
@@ -228,20 +248,22 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
     if op not in ("fill_", "zero_") and any(
         s == 0 and n > 1 for s, n in zip(data.strides, data.shape, strict=True)
     ):
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a single memory "
-            "location. Please clone() the tensor before performing the operation.\n"
-            f"  {op} would write several values into one memory cell: this tensor comes from expand() "
-            f"(strides {x.stride()}), so its elements share memory."
-        )
-    for a in args:
-        if isinstance(a, Tensor) and _overlap(a._data, data) == "partial":
-            raise RuntimeError(
-                "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
-                "single memory location. Please clone() the tensor before performing the operation.\n"
-                f"  {op} reads from memory it is overwriting at the same time (e.g. a.add_(a[0])): the result "
-                "would depend on the order elements are written."
+        if op in _DEPRECATED_ON_EXPANDED:  # torch still allows these, with a warning
+            warnings.warn(
+                f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor before "
+                "performing this operation. This also applies to advanced indexing e.g. "
+                f"{_DEPRECATED_ON_EXPANDED[op]}",
+                UserWarning,
+                stacklevel=4,
             )
+        else:
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                "location. Please clone() the tensor before performing the operation.\n"
+                f"  {op} would write several values into one memory cell: this tensor comes from expand() "
+                f"(strides {x.stride()}), so its elements share memory."
+            )
+    _check_inputs_overlap(x, op, args)
     if not _grad_state.enabled:
         return
     base = x._base

@@ -545,11 +545,35 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
-        return where(y > 0, grad, 0.0)
+        return _ReluGrad.apply(grad, y)
 
     @staticmethod
     def jvp(ctx, t):
-        return where(ctx.result > 0, t, 0.0)
+        return _ReluGrad.apply(t, ctx.result)
+
+
+class _ReluGrad(Function):
+    """relu's backward ``g where y > 0, else 0`` as one op (torch's ``threshold_backward``)."""
+
+    batchable = True
+    node_name = "ThresholdBackwardBackward0"
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, g, y):
+        ctx.to_save = (y,)
+        mask = y._data > 0
+        out = _masked(array_module(mask), mask, g._data, 0)
+        return array_module(mask).where(mask, g._data, 0) if out is None else out
+
+    @staticmethod
+    def backward(ctx, gg):
+        (y,) = ctx.saved_tensors
+        return _ReluGrad.apply(gg, y), None  # linear in g; y only chooses where (no gradient)
+
+    @staticmethod
+    def jvp(ctx, tg, ty):
+        return None if tg is None else _ReluGrad.apply(tg, ctx.inputs[1])
 
 
 class Abs(Function):
@@ -760,7 +784,9 @@ class Where(Function):
         x, y = operands(a, b)
         broadcast_shape(condition._data.shape, *(v.shape for v in (x, y) if hasattr(v, "shape")))
         xp = array_module(condition)
-        out = xp.where(condition._data, x, y)
+        out = _masked(xp, condition._data, x, y)
+        if out is None:
+            out = xp.where(condition._data, x, y)
         return out.astype(result_type(a, b).numpy, copy=False)
 
     @staticmethod
@@ -776,6 +802,28 @@ class Where(Function):
     @staticmethod
     def jvp(ctx, _, ta, tb):
         return where(ctx.inputs[0], 0.0 if ta is None else ta, 0.0 if tb is None else tb)
+
+
+def _masked(xp, mask, x, y):
+    """``where(mask, x, 0)`` (or ``where(mask, 0, y)``) as ``x * mask``, or None for other cases.
+
+    This is the backward of relu, clamp, max ...: with a random mask ``where`` branches
+    on every element and runs ~10x slower than a multiplication. But ``inf * 0`` and
+    ``nan * 0`` are NaN where ``where`` gives 0, so non-finite values go to ``where``.
+    """
+    if type(y) in _NUMBERS and y == 0 and getattr(x, "dtype", None) is not None:
+        kept, mask = x, mask
+    elif type(x) in _NUMBERS and x == 0 and getattr(y, "dtype", None) is not None:
+        kept, mask = y, ~mask
+    else:
+        return None
+    if kept.dtype.kind != "f":
+        return kept * mask
+    if not bool(xp.isfinite(kept).all()):
+        return None
+    out = kept * mask
+    out += 0.0  # -2.0 * False is -0.0, which would print as "-0."; where gives 0.0
+    return out
 
 
 # --------------------------------------------------------------------------- casts and copies

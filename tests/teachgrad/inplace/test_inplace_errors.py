@@ -19,6 +19,8 @@ import re
 
 import pytest
 
+import teachgrad as tg
+
 from ._common import Raised, assert_both_same, both, make, name, numpy, values
 
 F64 = "float64"
@@ -813,3 +815,24 @@ def test_version_error_teaches_who_saved_what_and_who_changed_it(
     assert f"(shape {shape})" in message, message
     changed = re.search(r"Then (.*?) changed it in place", message)
     assert changed and changed.group(1) == ", ".join(ops), message
+
+
+@pytest.mark.parametrize(
+    "op, phrase",
+    [
+        (lambda lib, e: e.masked_fill_(e > 0, 1.0), "Use of masked_fill_ on expanded tensors"),
+        (lambda lib, e: e.index_put_((lib.tensor([0]),), lib.tensor(2.0)), "Use of index_put_ on"),
+        (lambda lib, e: e.__setitem__(e > 0, 1.0), "on expanded tensors is deprecated"),
+    ],
+    ids=["masked_fill_", "index_put_", "x[mask] = v"],
+)
+def test_masked_writes_to_an_expanded_tensor_warn_like_torch(torch, op, phrase):
+    """torch still allows these on expand()ed tensors (deprecated, with a warning): so do we."""
+    results = []
+    for lib in (tg, torch):
+        base = lib.tensor([[-1.0], [2.0], [3.0]])
+        expanded = base.expand(3, 4)
+        with pytest.warns(UserWarning, match=phrase):
+            op(lib, expanded)
+        results.append(base.numpy().tolist())
+    assert results[0] == results[1]

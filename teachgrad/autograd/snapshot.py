@@ -1,0 +1,313 @@
+"""Snapshots: the live graph copied into plain data, for pictures, notebooks and tests.
+
+``snapshot(*roots)`` walks the graph behind ``roots`` (like backward would) and
+describes what it finds with plain values only — strings, numbers, lists — so the
+result can be saved as JSON, compared in a test, or drawn by ``viz``:
+
+* nodes: the backward functions (``MulBackward0`` ...), the ``AccumulateGrad``
+  nodes, the leaf tensors they feed, and the root tensors you passed;
+* edges, in the direction data flows in forward: from the node that made a
+  value to the node that used it (``output_nr`` / ``input_nr`` say which);
+* for each node, the tensors it saved: shape, dtype, the version when saved and
+  now (``stale`` when an in-place op changed it since), ``released`` after backward;
+* during backward (pass the steps of ``backward_steps``): which nodes ran, which
+  runs now, and the gradient that flowed on each edge.
+
+Nodes made by a backward pass with ``create_graph=True`` (the graph of the gradient)
+get ``layer`` 1 (2 for the next such pass ...), so a picture can keep them apart.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True); x.name = "x"
+    >>> snap = tg.autograd.graph.snapshot((x * x).sum())
+    >>> [n.name for n in snap.nodes]
+    ['output', 'SumBackward0', 'MulBackward0', 'AccumulateGrad', 'x']
+    >>> snap.node_named("MulBackward0").saved[0].name
+    'self'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+
+from .._tensor import Tensor
+from .graph import AccumulateGrad, SavedTensor, _device_name, _sequence
+
+_ids = itertools.count(1)
+# [first, last] node sequence numbers of each backward pass run with create_graph=True
+# (last is None while it runs): nodes numbered in between belong to the graph of the gradient
+backward_passes: list = []
+PREVIEW_VALUES = 6  # how many values a preview shows
+_NOW = float("inf")  # the end of a backward pass that is still running
+
+
+@dataclasses.dataclass
+class SavedInfo:
+    """A tensor a node saved for backward (``stale``: changed in place since it was saved)."""
+
+    name: str
+    shape: list
+    dtype: str
+    device: str
+    saved_version: int
+    version: int
+    stale: bool
+    released: bool
+    preview: str | None
+
+
+@dataclasses.dataclass
+class NodeInfo:
+    """One box of the picture. ``kind``: "function", "accumulate", "leaf" or "output"."""
+
+    id: str
+    name: str
+    kind: str
+    shapes: list
+    dtypes: list
+    tensor_names: list  # the user's names for this node's outputs (None where unnamed)
+    saved: list = dataclasses.field(default_factory=list)
+    layer: int = 0
+    ran: bool = False
+    current: bool = False
+    requires_grad: bool = False  # leaves and outputs
+    grad: str | None = None  # leaves and outputs: a preview of .grad, if it exists
+    value: str | None = None  # leaves and outputs: a preview of the values
+
+
+@dataclasses.dataclass
+class EdgeInfo:
+    """Data flowing in forward from ``source`` (its output ``output_nr``) into ``target``
+    (its input ``input_nr``); ``grad``: what backward sent back along it, once it has."""
+
+    source: str
+    target: str
+    output_nr: int
+    input_nr: int
+    shape: list
+    grad: str | None = None
+
+
+@dataclasses.dataclass
+class GraphSnapshot:
+    """The graph behind some tensors, as plain data (see the module docstring)."""
+
+    nodes: list
+    edges: list
+    roots: list
+    in_backward: bool = False
+    ready: list = dataclasses.field(default_factory=list)  # during backward: waiting to run
+
+    def node(self, node_id: str) -> NodeInfo:
+        """The node with this id."""
+        return next(n for n in self.nodes if n.id == node_id)
+
+    def node_named(self, name: str) -> NodeInfo:
+        """The first node with this name (``'MulBackward0'``, or a tensor's name)."""
+        return next(n for n in self.nodes if n.name == name)
+
+    def to_dict(self) -> dict:
+        """Plain dicts and lists (``json.dumps`` takes it as it is)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> GraphSnapshot:
+        """The snapshot ``to_dict`` described.
+
+        >>> import teachgrad as tg
+        >>> snap = tg.autograd.graph.snapshot(tg.ones(2, requires_grad=True).exp())
+        >>> tg.autograd.graph.GraphSnapshot.from_dict(snap.to_dict()) == snap
+        True
+        """
+        nodes = [
+            NodeInfo(**{**n, "saved": [SavedInfo(**s) for s in n["saved"]]}) for n in data["nodes"]
+        ]
+        edges = [EdgeInfo(**e) for e in data["edges"]]
+        return cls(nodes, edges, list(data["roots"]), data["in_backward"], list(data["ready"]))
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_json(cls, text: str) -> GraphSnapshot:
+        return cls.from_dict(json.loads(text))
+
+
+def open_layer() -> list:
+    """The engine starts a backward pass with create_graph=True: its nodes form a layer."""
+    span = [next(_sequence), None]
+    backward_passes.append(span)
+    return span
+
+
+def close_layer(span: list) -> None:
+    span[1] = next(_sequence)
+
+
+def snapshot(*roots, steps=None, params=None) -> GraphSnapshot:
+    """The graph behind ``roots`` (tensors) as a ``GraphSnapshot`` of plain data.
+
+    ``steps``: the ``BackwardStep``s run so far by ``backward_steps`` (marks what ran
+    and the gradients on the edges). ``params``: a module, or a dict name -> tensor,
+    naming leaves that have no ``.name`` of their own.
+
+    >>> import teachgrad as tg
+    >>> w = tg.ones(2, requires_grad=True)
+    >>> snap = tg.autograd.graph.snapshot((w * 3).sum(), params={"w": w})
+    >>> [n.kind for n in snap.nodes], snap.node_named("w").shapes
+    (['output', 'function', 'function', 'accumulate', 'leaf'], [[2]])
+    """
+    names = _param_names(params)
+    builder = _Builder(names)
+    for root in roots:
+        builder.add_root(root)
+    snap = GraphSnapshot(builder.nodes, builder.edges, builder.root_ids)
+    if steps:
+        builder.mark_backward(snap, list(steps))
+    return snap
+
+
+def _param_names(params) -> dict:
+    """id(tensor) -> name, from a module's named_parameters() or a dict."""
+    if params is None:
+        return {}
+    items = params.named_parameters() if hasattr(params, "named_parameters") else params.items()
+    return {id(t): name for name, t in items}
+
+
+def _id(obj, prefix: str) -> str:
+    """A stable id for a node or tensor: the same object gets the same id in every snapshot."""
+    known = obj.__dict__.get("_snapshot_id")
+    if known is None:
+        known = obj.__dict__["_snapshot_id"] = f"{prefix}{next(_ids)}"
+    return known
+
+
+class _Builder:
+    def __init__(self, names: dict):
+        self.names = names
+        self.nodes, self.edges, self.root_ids = [], [], []
+        self.seen = {}  # snapshot id -> NodeInfo
+
+    def add_root(self, t: Tensor) -> None:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"snapshot() takes tensors, got {type(t).__name__}")
+        if t.grad_fn is None:  # a leaf (or a constant) is its own whole graph
+            self.root_ids.append(self.add_tensor(t, "leaf").id)
+            return
+        out = self.add_tensor(t, "output")
+        self.root_ids.append(out.id)
+        fn = t.grad_fn
+        self.walk(fn)
+        meta = fn._output_meta[t._output_nr]
+        self.edges.append(EdgeInfo(_id(fn, "n"), out.id, t._output_nr, 0, list(meta[0])))
+
+    def add_tensor(self, t: Tensor, kind: str) -> NodeInfo:
+        key = _id(t, "t")
+        if key in self.seen:
+            return self.seen[key]
+        name = t.name or self.names.get(id(t)) or ("output" if kind == "output" else "leaf")
+        info = NodeInfo(
+            id=key,
+            name=name,
+            kind=kind,
+            shapes=[list(t.shape)],
+            dtypes=[_dtype(t._data)],
+            tensor_names=[t.name or self.names.get(id(t))],
+            requires_grad=t.requires_grad,
+            grad=_preview(t._grad._data) if t._grad is not None else None,
+            value=_preview(t._data),
+        )
+        self.seen[key] = info
+        self.nodes.append(info)
+        return info
+
+    def walk(self, root) -> None:
+        """Depth-first from ``root`` along next_functions, each node once."""
+        stack = [root]
+        while stack:
+            fn = stack.pop()
+            key = _id(fn, "n")
+            if key in self.seen:
+                continue
+            info = self.add_node(fn, key)
+            for i, (nxt, nr) in enumerate(fn.next_functions):
+                if nxt is None:
+                    continue
+                shape = list(nxt._output_meta[nr][0]) if nxt._output_meta else []
+                self.edges.append(EdgeInfo(_id(nxt, "n"), info.id, nr, i, shape))
+                stack.append(nxt)
+
+    def add_node(self, fn, key: str) -> NodeInfo:
+        names = fn._output_names or {}
+        info = NodeInfo(
+            id=key,
+            name=fn.name(),
+            kind="accumulate" if isinstance(fn, AccumulateGrad) else "function",
+            shapes=[list(m[0]) for m in fn._output_meta if m is not None],
+            dtypes=[str(m[1]) for m in fn._output_meta if m is not None],
+            tensor_names=[names.get(nr) for nr in range(len(fn._output_meta))],
+            saved=[_saved_info(s) for s in fn._saved if isinstance(s, SavedTensor)],
+            layer=sum(1 for first, last in backward_passes if first < fn._seq < (last or _NOW)),
+        )
+        self.seen[key] = info
+        self.nodes.append(info)
+        if isinstance(fn, AccumulateGrad):  # the leaf it feeds, drawn as its own box
+            leaf = self.add_tensor(fn.variable, "leaf")
+            self.edges.append(EdgeInfo(leaf.id, key, 0, 0, list(fn.variable.shape)))
+        return info
+
+    def mark_backward(self, snap: GraphSnapshot, steps: list) -> None:
+        """What backward has done so far: nodes that ran, the current one, edge gradients."""
+        snap.in_backward = True
+        edges = {(e.source, e.target, e.input_nr): e for e in snap.edges}
+        for step in steps:
+            key = _id(step.node, "n")
+            if key in self.seen:
+                self.seen[key].ran = True
+            for i, ((nxt, _), g) in enumerate(zip(step.node.next_functions, step.grad_inputs)):
+                edge = edges.get((_id(nxt, "n"), key, i)) if nxt is not None else None
+                if edge is not None and g is not None:
+                    edge.grad = _preview(g._data)
+        current = _id(steps[-1].node, "n")
+        if current in self.seen:
+            self.seen[current].current = True
+        snap.ready = [_id(n, "n") for n in steps[-1].ready]
+
+
+def _saved_info(s: SavedTensor) -> SavedInfo:
+    data = None if s.released else s.data if s.tensor is None else s.tensor._data
+    shape, dtype, device = _saved_meta(s, data)
+    return SavedInfo(
+        name=s.name,
+        shape=shape,
+        dtype=dtype,
+        device=device,
+        saved_version=s.version,
+        version=s.counter.version,
+        stale=s.counter.version != s.version,
+        released=s.released,
+        preview=None if data is None else _preview(data),
+    )
+
+
+def _saved_meta(s: SavedTensor, data):
+    """Shape, dtype and device of a saved tensor (kept in ``s.meta`` once it is released)."""
+    if data is not None:
+        return list(data.shape), _dtype(data), _device_name(data)
+    shape, dtype, device = s.meta
+    return list(shape), str(dtype), device
+
+
+def _dtype(data) -> str:
+    return str(data.dtype)
+
+
+def _preview(data) -> str:
+    """A few values as text, e.g. ``[0.5, -1.25, 2] (3 values)``; only they leave the GPU."""
+    flat = data.reshape(-1)[:PREVIEW_VALUES]
+    flat = flat.get() if hasattr(flat, "get") else flat
+    values = ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in flat.tolist())
+    more = ", ..." if data.size > PREVIEW_VALUES else ""
+    return f"[{values}{more}]" if data.ndim else values
