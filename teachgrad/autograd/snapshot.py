@@ -98,6 +98,7 @@ class GraphSnapshot:
     roots: list
     in_backward: bool = False
     ready: list = dataclasses.field(default_factory=list)  # during backward: waiting to run
+    finished: bool = False  # the steps given were the whole backward pass (current ran last)
 
     def node(self, node_id: str) -> NodeInfo:
         """The node with this id."""
@@ -124,7 +125,14 @@ class GraphSnapshot:
             NodeInfo(**{**n, "saved": [SavedInfo(**s) for s in n["saved"]]}) for n in data["nodes"]
         ]
         edges = [EdgeInfo(**e) for e in data["edges"]]
-        return cls(nodes, edges, list(data["roots"]), data["in_backward"], list(data["ready"]))
+        return cls(
+            nodes,
+            edges,
+            list(data["roots"]),
+            data["in_backward"],
+            list(data["ready"]),
+            data.get("finished", False),
+        )
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict())
@@ -270,10 +278,11 @@ class _Builder:
                 edge = edges.get((_id(nxt, "n"), key, i)) if nxt is not None else None
                 if edge is not None and g is not None:
                     edge.grad = _preview(g._data)
-        current = _id(steps[-1].node, "n")
+        snap.ready = [_id(n, "n") for n in steps[-1].ready]
+        snap.finished = not snap.ready  # nothing left to run: backward is over
+        current = _id(steps[-1].node, "n")  # the node of the latest step (the last one, if finished)
         if current in self.seen:
             self.seen[current].current = True
-        snap.ready = [_id(n, "n") for n in steps[-1].ready]
 
 
 def _saved_info(s: SavedTensor) -> SavedInfo:

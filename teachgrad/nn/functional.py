@@ -204,7 +204,9 @@ def linear(input, weight, bias=None):
                 "  linear doesn't promote: give input, weight and bias one dtype, e.g. x.to(weight.dtype)."
             )
     out_shape = (rows.shape[0], mat2.shape[1])
-    if broadcast_shape(tuple(bias.shape), out_shape) != out_shape:
+    bias_shape = tuple(bias.shape)
+    # (the usual bias, one per output feature, needs no broadcasting check)
+    if bias_shape != out_shape[1:] and broadcast_shape(bias_shape, out_shape) != out_shape:
         raise RuntimeError(
             f"The expanded size of the tensor ({out_shape[1]}) must match the existing size "
             f"({bias.shape[-1]}) at non-singleton dimension {bias.ndim - 1}.\n  bias must have "

@@ -4,8 +4,11 @@ Each op is a ``Function`` like those in ``pointwise.py``: ``forward`` computes o
 backend arrays, ``backward`` builds the input gradients from teachgrad ops, so
 every op here can be differentiated twice (gradgradcheck). Where a backward is
 itself a new linear map (the transposed convolution, the scatter of max-pooling,
-the sum of embedding rows), it is a Function too, and *its* backward is the
-original map again: the pairs are closed under differentiation. Each Function
+the sum of embedding rows, the spreading of nll_loss's gradient), it is a Function
+too, and *its* backward is the original map again: the pairs are closed under
+differentiation. A few backwards that are not linear are Functions too, because one
+op is much cheaper than the five that spell it out (softmax's, log_softmax's); their
+own backwards are written with teachgrad ops. Each Function
 also has a ``jvp`` (forward mode): the linear ones apply themselves to the
 tangent, the others reuse their backward's partial derivatives.
 
@@ -17,8 +20,9 @@ padding of arrays (``pad_array``, used here too), which are in ``shape.py``.
 Convolution in one paragraph: a (kh, kw) filter slid over an image with some
 stride and dilation sees, at each output pixel, a (C, kh, kw) window. ``as_strided``
 makes all windows one array *view* (no copy); reshaping it into a matrix with one
-column per output pixel ("im2col") turns the whole convolution into one matrix
-product. The gradient for the input is a correlation too: spread the output
+column per output pixel ("im2col") turns the convolution into matrix products, one
+per image (done a few images at a time, so that the matrix fits in the CPU's cache).
+The gradient for the input is a correlation too: spread the output
 gradient back onto the input grid (``stride`` apart) and correlate with the
 flipped filters.
 
@@ -34,11 +38,12 @@ from __future__ import annotations
 
 import math
 
-from .._backend import array_module, as_array
+from .._backend import array_module
 from .._tensor import wrap_array
 from ..autograd.forward_ad import linear_jvp, tangent_sum
 from ..autograd.function import Function
 from .pointwise import _sigmoid, _unary, where
+from .reduce import sum_to
 from .shape import pad_array
 
 # --------------------------------------------------------------------------- array helpers
@@ -86,71 +91,115 @@ def _out_size(size, kernel, stride, dilation):
     return (size - dilation * (kernel - 1) - 1) // stride + 1
 
 
+def _pad(x, pairs, value=0):
+    """``pad_array(x, pairs, value)``, or ``x`` itself when there is nothing to pad (no copy)."""
+    if any(before or after for before, after in pairs):
+        return pad_array(x, pairs, value)
+    return x
+
+
+# The convolutions below run a few images at a time: one chunk's im2col columns (see
+# ``_im2col``) then fit in the CPU's cache while the matrix product reads them. One product
+# over the whole batch would first write a matrix far larger than the cache (58 MB for 64
+# images of 32x28x28 and 3x3 filters), then read it back from memory: about 3x slower.
+_CHUNK_BYTES = 1 << 20  # about the size of one core's L2 cache
+
+
+def _image_chunks(n, bytes_per_image):
+    """``(start, stop)`` ranges over ``n`` images, each as many as fit in ``_CHUNK_BYTES``."""
+    step = max(1, _CHUNK_BYTES // max(bytes_per_image, 1))
+    return [(start, min(start + step, n)) for start in range(0, n, step)]
+
+
 def _im2col(x, kernel, stride, dilation, out_hw, groups):
-    """The windows of ``x`` as one matrix per group: (groups, C/groups*kh*kw, N*OH*OW).
+    """The windows of images ``x`` as one matrix per image and group:
+    (N, groups, C/groups*kh*kw, OH*OW).
 
     One row per (input channel, kernel tap), one column per output pixel: a
-    correlation is then a single matrix product with the flattened filters. (Columns
+    correlation is then a matrix product with the flattened filters. (Columns
     run along output pixels because those are contiguous in memory: the copy is fast.)
     """
     n, c = x.shape[:2]
     (oh, ow), (kh, kw) = out_hw, kernel
     win = _windows(x, kernel, stride, dilation, out_hw)
     win = win.reshape(n, groups, c // groups, oh, ow, kh, kw)  # split channels into groups (a view)
-    return win.transpose(1, 2, 5, 6, 0, 3, 4).reshape(groups, c // groups * kh * kw, n * oh * ow)
+    return win.transpose(0, 1, 2, 5, 6, 3, 4).reshape(n, groups, c // groups * kh * kw, oh * ow)
 
 
-def _correlate(x, w, stride, dilation, groups):
+def _correlate(x, w, padding, stride, dilation, groups):
     """What deep learning calls convolution: filters ``w`` (O, C/groups, kh, kw) slid over a
-    padded batch ``x`` (N, C, H, W). Returns (N, O, OH, OW)."""
-    n = x.shape[0]
+    batch ``x`` (N, C, H, W) padded by ``padding`` ((top, bottom), (left, right); negative
+    amounts crop). Returns (N, O, OH, OW).
+
+    Chunk by chunk of images: pad the chunk, copy its windows into columns (``_im2col``),
+    and multiply by the filters straight into the chunk's rows of the output.
+    """
+    xp = array_module(x)
+    n, c = x.shape[:2]
     o, c_group, kh, kw = w.shape
     out_hw = tuple(
-        _out_size(x.shape[2 + i], w.shape[2 + i], stride[i], dilation[i]) for i in range(2)
+        _out_size(x.shape[2 + i] + sum(padding[i]), w.shape[2 + i], stride[i], dilation[i])
+        for i in range(2)
     )
-    cols = _im2col(x, (kh, kw), stride, dilation, out_hw, groups)
+    pixels = out_hw[0] * out_hw[1]
     filters = w.reshape(groups, o // groups, c_group * kh * kw)
-    out = filters @ cols  # (groups, O/groups, N*OH*OW)
-    out = out.reshape(groups, o // groups, n, *out_hw).transpose(2, 0, 1, 3, 4)
-    return array_module(x).ascontiguousarray(out).reshape(n, o, *out_hw)
+    out = xp.empty((n, o, *out_hw), xp.result_type(x, w))
+    for start, stop in _image_chunks(n, c * kh * kw * pixels * x.itemsize):
+        cols = _im2col(_pad(x[start:stop], padding), (kh, kw), stride, dilation, out_hw, groups)
+        # (groups, O/groups, rows) @ (images, groups, rows, pixels): one product per image
+        # and group, written into out[start:stop] seen as (images, groups, O/groups, pixels)
+        rows_out = out[start:stop].reshape(stop - start, groups, o // groups, pixels)
+        xp.matmul(filters, cols, out=rows_out)
+    return out
 
 
-def _correlate_weight_grad(x, grad, kernel, stride, dilation, groups):
-    """∂L/∂w of ``y = _correlate(x, w)`` given ``grad`` = ∂L/∂y: each filter tap collects the
-    input pixels it saw, weighted by the gradient of the output they made (same im2col)."""
+def _correlate_weight_grad(x, grad, kernel, padding, stride, dilation, groups):
+    """∂L/∂w of ``y = _correlate(x, w, padding, ...)`` given ``grad`` = ∂L/∂y: each filter tap
+    collects the input pixels it saw, weighted by the gradient of the output they made (the
+    same im2col columns, chunk by chunk of images; the chunks' sums add up)."""
+    xp = array_module(x)
     n, o, oh, ow = grad.shape
-    cols = _im2col(x, kernel, stride, dilation, (oh, ow), groups)
-    grad_rows = grad.reshape(n, groups, o // groups, oh, ow).transpose(1, 2, 0, 3, 4)
-    grad_rows = grad_rows.reshape(groups, o // groups, n * oh * ow)
-    grad_w = grad_rows @ cols.transpose(0, 2, 1)  # (groups, O/groups, C/groups*kh*kw)
-    return grad_w.reshape(o, x.shape[1] // groups, *kernel)
+    c = x.shape[1]
+    rows = c // groups * kernel[0] * kernel[1]
+    grad_t = grad.reshape(n, groups, o // groups, oh * ow).transpose(0, 1, 3, 2)
+    # the transposed gradient (groups, rows, O/groups): ``cols @ gradᵀ`` runs about twice as
+    # fast as ``grad @ colsᵀ`` (the long pixel dim is contracted along rows of both operands)
+    grad_w_t = xp.zeros((groups, rows, o // groups), grad.dtype)
+    for start, stop in _image_chunks(n, c * kernel[0] * kernel[1] * oh * ow * x.itemsize):
+        cols = _im2col(_pad(x[start:stop], padding), kernel, stride, dilation, (oh, ow), groups)
+        # (images, groups, rows, pixels) @ (images, groups, pixels, O/groups), summed over images
+        grad_w_t += (cols @ grad_t[start:stop]).sum(axis=0)
+    return grad_w_t.transpose(0, 2, 1).reshape(o, c // groups, *kernel)
 
 
 def _spread_back(grad, kernel, in_hw, stride, pad_before, dilation):
-    """The grid of a transposed correlation: ``grad``'s pixels put back ``stride`` apart (zeros
-    between), padded so that a stride-1 correlation with a (kh, kw) kernel of this
-    ``dilation`` gives exactly the ``in_hw`` input pixels (padding dropped)."""
+    """The grid of a transposed correlation, and how to pad it: ``grad``'s pixels put back
+    ``stride`` apart (zeros between; ``grad`` itself for stride 1), and the padding
+    ``((top, bottom), (left, right))`` after which a stride-1 correlation with a (kh, kw)
+    kernel of this ``dilation`` gives exactly the ``in_hw`` input pixels (padding dropped)."""
     n, c, oh, ow = grad.shape
-    spread = array_module(grad).zeros(
-        (n, c, (oh - 1) * stride[0] + 1, (ow - 1) * stride[1] + 1), grad.dtype
-    )
-    spread[:, :, :: stride[0], :: stride[1]] = grad
+    spread = grad
+    if stride != (1, 1):
+        spread = array_module(grad).zeros(
+            (n, c, (oh - 1) * stride[0] + 1, (ow - 1) * stride[1] + 1), grad.dtype
+        )
+        spread[:, :, :: stride[0], :: stride[1]] = grad
     pairs = []
     for i in range(2):
         reach = dilation[i] * (kernel[i] - 1)  # how far a window extends past its first tap
         before = reach - pad_before[i]
         pairs.append((before, in_hw[i] + reach - spread.shape[2 + i] - before))
-    return pad_array(spread, pairs)
+    return spread, tuple(pairs)
 
 
 def _correlate_input_grad(grad, w, in_hw, stride, pad_before, dilation, groups):
-    """∂L/∂x of ``y = _correlate(pad(x), w)``: the transposed correlation, computed as a
-    correlation of the spread-back gradient with the flipped, channel-swapped filters."""
+    """∂L/∂x of ``y = _correlate(x, w, padding, ...)``: the transposed correlation, computed as
+    a correlation of the spread-back gradient with the flipped, channel-swapped filters."""
     o, c_group, kh, kw = w.shape
-    grid = _spread_back(grad, (kh, kw), in_hw, stride, pad_before, dilation)
+    grid, pairs = _spread_back(grad, (kh, kw), in_hw, stride, pad_before, dilation)
     swapped = w.reshape(groups, o // groups, c_group, kh, kw).transpose(0, 2, 1, 3, 4)
     flipped = swapped.reshape(groups * c_group, o // groups, kh, kw)[:, :, ::-1, ::-1]
-    return _correlate(grid, flipped, (1, 1), dilation, groups)
+    return _correlate(grid, flipped, pairs, (1, 1), dilation, groups)
 
 
 def _scatter_add(positions, values, size):
@@ -272,12 +321,55 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
-        return y * (grad - (grad * y).sum(ctx.dim, keepdim=True)), None
+        return SoftmaxBackwardData.apply(grad, y, ctx.dim), None
 
     @staticmethod
     def jvp(ctx, t, _):  # the Jacobian diag(y) - y yᵀ is symmetric: same formula
         y = ctx.result
         return y * (t - (t * y).sum(ctx.dim, keepdim=True))
+
+
+class SoftmaxBackwardData(Function):
+    """Softmax's backward, ``y · (g - sum(g · y))`` along ``dim``, as one op (not five).
+
+    As a function of both ``g`` and ``y`` (which depends on the input) it has its own
+    backward, written with teachgrad ops, for double backward. With ``s = sum(g · y)``:
+    ``∂/∂g`` is the same formula applied to the incoming gradient ``gg``, and
+    ``∂/∂y = gg · (g - s) - g · sum(gg · y)``.
+    """
+
+    node_name = "SoftmaxBackwardDataBackward0"
+    saved_names = ("grad_output", "output")
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, grad, y, dim):
+        ctx.to_save, ctx.dim = (grad, y), dim
+        g, out = grad._data, y._data
+        axis = dim if g.ndim else ()  # (a 0-d tensor has nothing to sum over)
+        return out * (g - (g * out).sum(axis=axis, keepdims=True))
+
+    @staticmethod
+    def backward(ctx, gg):
+        g, y = ctx.saved_tensors
+        need_g, need_y = ctx.needs_input_grad[:2]
+        dim = ctx.dim
+        grad_g = SoftmaxBackwardData.apply(gg, y, dim) if need_g else None
+        grad_y = None
+        if need_y:
+            s = (g * y).sum(dim, keepdim=True)
+            grad_y = gg * (g - s) - g * (gg * y).sum(dim, keepdim=True)
+        return grad_g, grad_y, None
+
+    @staticmethod
+    def jvp(ctx, t_g, t_y, _):  # the product rule on y · (g - sum(g · y))
+        g, y, dim = ctx.inputs
+        return tangent_sum(
+            None if t_g is None else SoftmaxBackwardData.apply(t_g, y, dim),
+            None
+            if t_y is None
+            else t_y * (g - (g * y).sum(dim, keepdim=True)) - y * (g * t_y).sum(dim, keepdim=True),
+        )
 
 
 class LogSoftmax(Function):
@@ -307,11 +399,49 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
-        return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
+        return LogSoftmaxBackwardData.apply(grad, y, ctx.dim), None
 
     @staticmethod
     def jvp(ctx, t, _):  # the Jacobian I - 1 softmaxᵀ, applied to t
         return t - (ctx.result.exp() * t).sum(ctx.dim, keepdim=True)
+
+
+class LogSoftmaxBackwardData(Function):
+    """LogSoftmax's backward, ``g - exp(y) · sum(g)`` along ``dim``, as one op (not four).
+
+    As a function of both ``g`` and ``y`` (which depends on the input) it has its own
+    backward, written with teachgrad ops, for double backward:
+    ``∂/∂g = gg - sum(gg · exp(y))`` and ``∂/∂y = -gg · exp(y) · sum(g)``.
+    """
+
+    node_name = "LogSoftmaxBackwardDataBackward0"
+    saved_names = ("grad_output", "output")
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, grad, y, dim):
+        ctx.to_save, ctx.dim = (grad, y), dim
+        g = grad._data
+        axis = dim if g.ndim else ()  # (a 0-d tensor has nothing to sum over)
+        return g - array_module(g).exp(y._data) * g.sum(axis=axis, keepdims=True)
+
+    @staticmethod
+    def backward(ctx, gg):
+        g, y = ctx.saved_tensors
+        need_g, need_y = ctx.needs_input_grad[:2]
+        softmax = y.exp()
+        grad_g = gg - (gg * softmax).sum(ctx.dim, keepdim=True) if need_g else None
+        grad_y = -gg * softmax * g.sum(ctx.dim, keepdim=True) if need_y else None
+        return grad_g, grad_y, None
+
+    @staticmethod
+    def jvp(ctx, t_g, t_y, _):  # the product rule on g - exp(y) · sum(g)
+        g, y, dim = ctx.inputs
+        softmax = y.exp()
+        return tangent_sum(
+            None if t_g is None else t_g - softmax * t_g.sum(dim, keepdim=True),
+            None if t_y is None else -t_y * softmax * g.sum(dim, keepdim=True),
+        )
 
 
 # --------------------------------------------------------------------------- linear
@@ -326,15 +456,28 @@ class Addmm(Function):
 
     @staticmethod
     def forward(ctx, bias, mat1, mat2):
-        ctx.to_save = (mat1, mat2)
-        return bias._data + mat1._data @ mat2._data
+        _, need_1, need_2 = ctx.needs_input_grad
+        ctx.to_save = (mat1 if need_2 else None, mat2 if need_1 else None)  # what backward uses
+        ctx.bias_shape = bias._data.shape
+        ctx.mat2_transposed = not mat2._data.flags.c_contiguous  # (see backward)
+        out = mat1._data @ mat2._data
+        out += bias._data  # in place: one (rows, out) array instead of two
+        return out
 
     @staticmethod
     def backward(ctx, grad):
         mat1, mat2 = ctx.saved_tensors
-        _, need_1, need_2 = ctx.needs_input_grad
-        # the bias gradient has grad's (rows, out) shape: the engine sums it back to (out,)
-        return grad, grad @ mat2.mT if need_1 else None, mat1.mT @ grad if need_2 else None
+        need_bias, need_1, need_2 = ctx.needs_input_grad
+        grad_2 = None
+        if need_2:
+            # Give mat2's gradient mat2's memory layout, as torch does. ``linear`` passes
+            # ``weight.t()``, a transposed view: ``(gradᵀ @ mat1)ᵀ`` is then a transposed
+            # view too, so after TBackward the weight's gradient is row-major like the
+            # weight itself and the optimizer's ``.grad`` needs no reordering copy.
+            grad_2 = (grad.mT @ mat1).mT if ctx.mat2_transposed else mat1.mT @ grad
+        # the bias was broadcast over the rows: its gradient sums them
+        grad_bias = sum_to(grad, ctx.bias_shape) if need_bias else None
+        return grad_bias, grad @ mat2.mT if need_1 else None, grad_2
 
     @staticmethod
     def jvp(ctx, t_bias, t1, t2):
@@ -380,10 +523,11 @@ class NllLoss(Function):
     ``input`` is (C,) or (N, C, ...), the class dim is 1 (0 for 1-d input). Targets
     equal to ``ignore_index`` contribute nothing; ``'mean'`` divides by the summed
     weight of the targets that count. The gradient is ``-weight[t]`` (over that sum)
-    at each sample's target class and zero elsewhere.
+    at each sample's target class and zero elsewhere (``NllLossGrad``).
     """
 
     node_name = "NllLossBackward0"
+    saved_names = ("target", "weight")
     array_forward = True
 
     @staticmethod
@@ -392,6 +536,25 @@ class NllLoss(Function):
         xp = array_module(x)
         class_dim = 0 if x.ndim == 1 else 1
         n_classes = x.shape[class_dim]
+        ctx.to_save, ctx.options = (target, weight), (ignore_index, reduction)
+        ctx.in_shape, ctx.class_dim = x.shape, class_dim
+        # The common case first: no class weights, every target a valid class and none ignored
+        # (three quick reductions tell). The loss is then just -input[n, t[n]], reduced, and
+        # each sample's gradient coefficient is the same number. Anything else (or an empty
+        # batch) takes the general path below, which also reports bad targets.
+        if (
+            weight is None
+            and t.size
+            and not bool((t == ignore_index).any())
+            and int(t.min()) >= 0
+            and int(t.max()) < n_classes
+        ):
+            ctx.targets = t
+            ctx.coefficient = -1 / t.size if reduction == "mean" else -1
+            loss = -_pick_targets(x, t, class_dim)
+            # (sum / count is NumPy's mean, without the Python wrapper around it)
+            return loss.sum() / t.size if reduction == "mean" else _reduce_loss(loss, reduction)
+
         ignored = t == ignore_index
         out_of_range = ~ignored & ((t < 0) | (t >= n_classes))
         if bool(out_of_range.any()):
@@ -401,32 +564,22 @@ class NllLoss(Function):
                 f"input of shape {tuple(x.shape)} ({n_classes} classes along dim {class_dim})."
             )
         t = xp.where(ignored, 0, t)  # any valid class, so the lookups below stay in range
-        picked = xp.take_along_axis(x, xp.expand_dims(t, class_dim), class_dim)
-        picked = picked.squeeze(class_dim)  # input[n, t[n], ...]
+        picked = _pick_targets(x, t, class_dim)  # input[n, t[n], ...]
         w = xp.ones(t.shape, x.dtype) if weight is None else weight._data[t]
         w = xp.where(ignored, 0, w).astype(x.dtype)
-        ctx.class_dim, ctx.reduction, ctx.target = class_dim, reduction, t
-        ctx.n_classes, ctx.weights = n_classes, w
-        ctx.total_weight = w.sum()
+        total = w.sum()
+        ctx.targets = t
+        ctx.coefficient = -w / (total if total else 1) if reduction == "mean" else -w
         loss = -w * picked
         if reduction == "mean":  # all targets ignored: 0/0, nan like torch (without a warning)
-            total = ctx.total_weight
             return xp.where(total == 0, xp.nan, loss.sum() / xp.where(total == 0, 1, total))
         return _reduce_loss(loss, reduction)
 
-    @staticmethod
-    def backward(ctx, grad):
-        xp = array_module(ctx.weights)
-        coefficient = -ctx.weights
-        if ctx.reduction == "mean":
-            coefficient = coefficient / (ctx.total_weight if ctx.total_weight else 1)
-        shape = [1] * (ctx.target.ndim + 1)
-        shape[ctx.class_dim] = ctx.n_classes
-        chosen = xp.arange(ctx.n_classes).reshape(shape) == xp.expand_dims(
-            ctx.target, ctx.class_dim
-        )
-        per_sample = (grad * wrap_array(as_array(coefficient))).unsqueeze(ctx.class_dim)
-        return where(wrap_array(as_array(chosen)), per_sample, 0.0), None, None, None, None
+    @classmethod
+    def backward(cls, ctx, grad):
+        target, weight = ctx.saved_tensors
+        gradient = NllLoss2dGrad if cls is NllLoss2d else NllLossGrad  # torch's node names
+        return gradient.apply(grad, target, weight, *ctx.options, ctx), None, None, None, None
 
     @staticmethod
     def jvp(ctx, t, *_):  # linear in the input (the weights are constants)
@@ -437,6 +590,59 @@ class NllLoss2d(NllLoss):
     """``NllLoss`` of (N, C, H, W) scores (torch's node name for images)."""
 
     node_name = "NllLoss2DBackward0"
+
+
+def _pick_targets(x, t, class_dim):
+    """``x[n, t[n], ...]``: each sample's entry at its target class (the class dim dropped)."""
+    xp = array_module(x)
+    if x.ndim == 2:  # (N, C) rows: one fancy index, the quickest way
+        return x[xp.arange(x.shape[0]), t]
+    return xp.take_along_axis(x, xp.expand_dims(t, class_dim), class_dim).squeeze(class_dim)
+
+
+class NllLossGrad(Function):
+    """``NllLoss``'s backward: zeros of the input's shape, with ``grad`` times each sample's
+    coefficient (``-weight[t]``, over the total weight for ``'mean'``) at its target class.
+
+    It is linear in ``grad``, and its transpose (read each sample's target entry, weigh it,
+    reduce) is the loss itself: so its backward is ``NllLoss`` again (as in torch).
+    """
+
+    node_name = "NllLossBackwardBackward0"
+    saved_names = ("target", "weight")
+    array_forward = True
+    jvp = staticmethod(linear_jvp)  # linear in its Tensor input
+
+    @staticmethod
+    def forward(ctx, grad, target, weight, ignore_index, reduction, loss):
+        # ``loss`` is the node of the NllLoss being differentiated: its forward left there the
+        # input's shape, the class dim, the targets (ignored ones made valid) and coefficients
+        ctx.to_save, ctx.options = (target, weight), (ignore_index, reduction)
+        ctx.loss_cls = type(loss)._forward_cls
+        g = grad._data
+        xp = array_module(g)
+        t, class_dim = loss.targets, loss.class_dim
+        values = g * loss.coefficient  # one per sample (or one for all, if both are numbers)
+        out = xp.zeros(loss.in_shape, g.dtype)
+        if out.ndim == 2:  # (N, C) rows: put each sample's value at its target class
+            out[xp.arange(out.shape[0]), t] = values
+        else:
+            values = xp.broadcast_to(values, t.shape)
+            xp.put_along_axis(
+                out, xp.expand_dims(t, class_dim), xp.expand_dims(values, class_dim), class_dim
+            )
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        target, weight = ctx.saved_tensors
+        return ctx.loss_cls.apply(gg, target, weight, *ctx.options), *(None,) * 5
+
+
+class NllLoss2dGrad(NllLossGrad):
+    """``NllLossGrad`` of (N, C, H, W) scores (torch's node name for images)."""
+
+    node_name = "NllLoss2DBackwardBackward0"
 
 
 def _clamped_log(xp, x):
@@ -562,7 +768,7 @@ class Convolution(Function):
         ctx.to_save = (a if need_w else None, w if need_a else None)
         ctx.geometry = (stride, padding, dilation, groups)
         ctx.in_hw, ctx.kernel = a._data.shape[2:], w._data.shape[2:]
-        out = _correlate(pad_array(a._data, padding), w._data, stride, dilation, groups)
+        out = _correlate(a._data, w._data, padding, stride, dilation, groups)
         if bias is not None:
             out += bias._data.reshape(-1, 1, 1)
         return out
@@ -645,8 +851,9 @@ class ConvolutionWeightGrad(_ConvolutionGrad):
     def forward(ctx, a, grad, kernel, stride, padding, dilation, groups):
         ctx.to_save = (a, grad)
         ctx.in_hw, ctx.geometry = a._data.shape[2:], (stride, padding, dilation, groups)
-        x = pad_array(a._data, padding)
-        return _correlate_weight_grad(x, grad._data, kernel, stride, dilation, groups)
+        return _correlate_weight_grad(
+            a._data, grad._data, kernel, padding, stride, dilation, groups
+        )
 
     # <gg, WeightGrad(x, g)> = <g, conv(x, gg)>: so ∂/∂x = InputGrad(g, gg), ∂/∂g = conv(x, gg)
     @staticmethod
@@ -680,18 +887,16 @@ class MaxPool2d(Function):
     @staticmethod
     def forward(ctx, a, kernel, stride, padding, dilation, out_hw):
         x = _batched(a._data)
-        xp = array_module(x)
-        n, c, h, w = x.shape
-        (kh, kw), (oh, ow) = kernel, out_hw
-        padded = pad_array(x, padding, -xp.inf)  # padding never wins a max
-        win = _windows(padded, kernel, stride, dilation, out_hw).reshape(n, c, oh, ow, kh * kw)
-        tap = win.argmax(axis=-1)  # the first largest, like torch
-        values = xp.take_along_axis(win, tap[..., None], axis=-1)[..., 0]
-        # the winning tap's pixel in the unpadded input, as a row-major index into its plane
-        row = xp.arange(oh).reshape(-1, 1) * stride[0] + (tap // kw) * dilation[0] - padding[0][0]
-        col = xp.arange(ow) * stride[1] + (tap % kw) * dilation[1] - padding[1][0]
-        indices = (row * w + col).astype("int64")
+        found = None
+        # the common pooling (2x2 windows, stride 2, no padding) tiles the image
+        if kernel == stride and dilation == (1, 1) and padding == ((0, 0), (0, 0)):
+            found = _max_of_tiles(x, kernel, out_hw)
+        if found is None:  # any other windows, and tiles holding a NaN
+            found = _max_of_windows(x, kernel, stride, padding, dilation, out_hw)
+        values, indices = found
         ctx.in_shape = a._data.shape
+        # windows that don't overlap never pick the same pixel: backward can put, not add
+        ctx.distinct = all(stride[i] > dilation[i] * (kernel[i] - 1) for i in range(2))
         if a._data.ndim == 3:
             values, indices = values[0], indices[0]
         return values, indices
@@ -703,50 +908,109 @@ class MaxPool2d(Function):
     @staticmethod
     def backward(ctx, grad, _grad_indices):
         _, indices = ctx.saved_tensors
-        return PlaneScatter.apply(grad, indices, ctx.in_shape), *(None,) * 5
+        return PlaneScatter.apply(grad, indices, ctx.in_shape, ctx.distinct), *(None,) * 5
 
     @staticmethod
     def jvp(ctx, t, *_):  # each output moves as the input element it came from
-        return PlaneGather.apply(t, ctx.outputs[1]), None
+        return PlaneGather.apply(t, ctx.outputs[1], ctx.distinct), None
+
+
+def _max_of_windows(x, kernel, stride, padding, dilation, out_hw):
+    """Max-pooling of a batch ``x`` (N, C, H, W) with any windows: ``(values, indices)``.
+
+    All windows as one (N, C, OH, OW, kh*kw) array (a copy), then ``argmax`` over the taps.
+    """
+    xp = array_module(x)
+    n, c, h, w = x.shape
+    (kh, kw), (oh, ow) = kernel, out_hw
+    padded = _pad(x, padding, -xp.inf)  # padding never wins a max
+    win = _windows(padded, kernel, stride, dilation, out_hw).reshape(n, c, oh, ow, kh * kw)
+    tap = win.argmax(axis=-1)  # the first largest, like torch
+    values = xp.take_along_axis(win, tap[..., None], axis=-1)[..., 0]
+    # the winning tap's pixel in the unpadded input, as a row-major index into its plane
+    row = xp.arange(oh).reshape(-1, 1) * stride[0] + (tap // kw) * dilation[0] - padding[0][0]
+    col = xp.arange(ow) * stride[1] + (tap % kw) * dilation[1] - padding[1][0]
+    return values, (row * w + col).astype("int64")
+
+
+def _max_of_tiles(x, kernel, out_hw):
+    """``_max_of_windows`` for windows that tile the image (stride = kernel, no padding or
+    dilation), without copying the windows: ``(values, indices)``, or None if a NaN is among
+    the maxima (then ``_max_of_windows`` finds the first NaN, as argmax does).
+
+    Tap (i, j) of every window is one strided slice of ``x`` (a view). The values are the
+    elementwise maximum of the kh*kw slices; the index is that of the first tap holding
+    the maximum (argmax's choice), found by comparing each slice with the maximum.
+    """
+    xp = array_module(x)
+    w = x.shape[-1]
+    (kh, kw), (oh, ow) = kernel, out_hw
+    taps = [x[:, :, i : oh * kh : kh, j : ow * kw : kw] for i in range(kh) for j in range(kw)]
+    values = taps[0].copy()
+    for tap in taps[1:]:
+        xp.maximum(values, tap, out=values)
+    if bool(xp.isnan(values).any()):
+        return None
+    # ``first``: how many taps come before the first one holding the maximum. ``missed`` stays
+    # true for a window while every tap so far was below its maximum.
+    first = xp.zeros(values.shape, xp.int32)
+    missed = True
+    for tap in taps[:-1]:
+        missed = missed & (tap != values)
+        first += missed
+    # that tap's pixel, as a row-major index into the plane: its offset within the window
+    # (looked up by tap number) plus where the window's top-left pixel is
+    tap_offset = xp.asarray([i * w + j for i in range(kh) for j in range(kw)], "int64")[first]
+    corner = (xp.arange(oh) * (kh * w)).reshape(-1, 1) + xp.arange(ow) * kw
+    return values, tap_offset + corner
 
 
 class PlaneScatter(Function):
     """``grad`` added into zeros of ``in_shape`` at ``indices`` of each H*W plane (max-pool's
-    backward; windows that share a maximum add up). Its backward gathers: ``PlaneGather``."""
+    backward; windows that share a maximum add up). Its backward gathers: ``PlaneGather``.
+
+    ``distinct`` says that no index repeats within a plane (windows that don't overlap):
+    then each gradient can simply be put in its place.
+    """
 
     node_name = "MaxPool2DWithIndicesBackwardBackward0"
     array_forward = True
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
-    def forward(ctx, grad, indices, in_shape):
-        ctx.to_save = (indices,)
+    def forward(ctx, grad, indices, in_shape, distinct):
+        ctx.to_save, ctx.distinct = (indices,), distinct
         g, idx = grad._data, indices._data
         xp = array_module(g)
         plane = in_shape[-1] * in_shape[-2]
         planes = math.prod(in_shape[:-2])
         offsets = xp.arange(planes).reshape(-1, 1) * plane  # where each plane starts
-        positions = idx.reshape(planes, -1) + offsets
-        out = _scatter_add(positions, g, planes * plane)
-        return out.astype(g.dtype, copy=False).reshape(in_shape)
+        positions = (idx.reshape(planes, -1) + offsets).reshape(-1)
+        if distinct:
+            out = xp.zeros(planes * plane, g.dtype)
+            out[positions] = g.reshape(-1)
+        else:
+            out = _scatter_add(positions, g, planes * plane).astype(g.dtype, copy=False)
+        return out.reshape(in_shape)
 
     @staticmethod
     def backward(ctx, gg):
         (indices,) = ctx.saved_tensors
-        return PlaneGather.apply(gg, indices), None, None
+        return PlaneGather.apply(gg, indices, ctx.distinct), None, None, None
 
 
 class PlaneGather(Function):
-    """``x`` read at ``indices`` of each H*W plane (the transpose of ``PlaneScatter``)."""
+    """``x`` read at ``indices`` of each H*W plane (the transpose of ``PlaneScatter``; ``distinct``
+    is passed on to it)."""
 
     node_name = "GatherBackward0"
     array_forward = True
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
-    def forward(ctx, a, indices):
+    def forward(ctx, a, indices, distinct):
         ctx.to_save = (indices,)
-        ctx.in_shape = a._data.shape
+        ctx.in_shape, ctx.distinct = a._data.shape, distinct
         x, idx = a._data, indices._data
         planes = math.prod(x.shape[:-2])
         flat = x.reshape(planes, -1)
@@ -755,7 +1019,7 @@ class PlaneGather(Function):
     @staticmethod
     def backward(ctx, grad):
         (indices,) = ctx.saved_tensors
-        return PlaneScatter.apply(grad, indices, ctx.in_shape), None
+        return PlaneScatter.apply(grad, indices, ctx.in_shape, ctx.distinct), None, None
 
 
 def avg_pool_divisors(input, kernel, stride, padding, out_hw, count_include_pad, divisor_override):
@@ -791,7 +1055,7 @@ class AvgPool2d(Function):
     def forward(ctx, a, kernel, stride, padding, out_hw, divisors):
         x = _batched(a._data)
         ctx.in_shape, ctx.pool = a._data.shape, (kernel, stride, padding, out_hw, divisors)
-        padded = pad_array(x, padding)
+        padded = _pad(x, padding)
         sums = _windows(padded, kernel, stride, (1, 1), out_hw).sum(axis=(-2, -1))
         out = (sums / divisors).astype(x.dtype, copy=False)
         return out[0] if a._data.ndim == 3 else out
@@ -814,7 +1078,7 @@ class AvgPool2dTranspose(Function):
         ctx.pool = (kernel, stride, padding, out_hw, divisors)
         g = _batched(grad._data)
         pad_before = (padding[0][0], padding[1][0])
-        grid = _spread_back(g / divisors, kernel, in_shape[-2:], stride, pad_before, (1, 1))
+        grid = _pad(*_spread_back(g / divisors, kernel, in_shape[-2:], stride, pad_before, (1, 1)))
         out = _windows(grid, kernel, (1, 1), (1, 1), in_shape[-2:]).sum(axis=(-2, -1))
         return out.astype(g.dtype, copy=False).reshape(in_shape)
 

@@ -209,7 +209,8 @@ def test_saved_tensor_versions_stale_and_released():
 def test_snapshot_during_backward_marks_progress_and_edge_gradients():
     w, h, loss = two_layer()
     steps = []
-    for step in tg.autograd.backward_steps(loss):
+    engine = tg.autograd.backward_steps(loss)
+    for step in engine:
         steps.append(step)
         if step.node.name() == "TanhBackward0":
             break
@@ -225,6 +226,9 @@ def test_snapshot_during_backward_marks_progress_and_edge_gradients():
     assert grads[("TanhBackward0", "SumBackward0")] == "[1, 1]"
     assert grads[("MvBackward0", "TanhBackward0")] is not None
     assert grads[("AccumulateGrad", "MvBackward0")] is None  # not reached yet
+    assert not snap.finished
+    done = snapshot(loss, steps=steps + list(engine))  # run the rest
+    assert done.finished and [n.name for n in done.nodes if n.current] == ["AccumulateGrad"]
 
 
 def test_create_graph_builds_a_new_layer():

@@ -157,6 +157,23 @@ LOSSES = {
         ),
         [(A(4, 3),)],
     ),
+    # the fast path (no weight, no target equal to ignore_index) and the general one
+    "nll_loss ignore_index in range but absent, strided target (fast path)": (
+        lambda lib, x: F(lib).nll_loss(
+            x, _long(lib, [0, 7, 2, 7, 2, 7, 0, 7])[::2], ignore_index=1
+        ),
+        [(A(4, 3),), (A(4, 3, layout=T),)],
+    ),
+    "nll_loss ignore_index present, no weight, sum (general path)": (
+        lambda lib, x: F(lib).nll_loss(
+            x, _long(lib, [0, 1, 2, 1]), ignore_index=1, reduction="sum"
+        ),
+        [(A(4, 3),), (A(4, 3, layout=T),)],
+    ),
+    "nll_loss uint8 target": (
+        lambda lib, x: F(lib).nll_loss(x, lib.tensor([2, 0, 1], dtype=lib.uint8), reduction="none"),
+        [(A(3, 3),)],
+    ),
     "nll_loss 1-d input": (
         lambda lib, x: (
             F(lib).nll_loss(x, _long(lib, 2)),
@@ -167,6 +184,12 @@ LOSSES = {
     "nll_loss 4-d (NllLoss2D)": (
         lambda lib, x: F(lib).nll_loss(x, _long(lib, [[[0, 2], [1, 1]], [[2, -100], [0, 0]]])),
         [(A(2, 3, 2, 2),)],
+    ),
+    "nll_loss 4-d, none, nothing ignored (fast path)": (
+        lambda lib, x: F(lib).nll_loss(
+            x, _long(lib, [[[0, 2], [1, 1]], [[2, 1], [0, 0]]]), reduction="none"
+        ),
+        [(A(2, 3, 2, 2),)],  # (torch's backward refuses a transposed input here)
     ),
     "nll_loss 3-d, none (a view of the 4-d case)": (
         lambda lib, x: F(lib).nll_loss(x, _long(lib, [[0, 2, 1], [1, 1, 0]]), reduction="none"),
@@ -307,12 +330,29 @@ CONVOLUTION = {
         [(A(2, 4, 4), A(3, 2, 3, 3), A(3))],
     ),
     "conv2d 1x1": (lambda lib, x, w: F(lib).conv2d(x, w), [(A(2, 3, 3, 2), A(4, 3, 1, 1))]),
+    "conv2d batch of 3, groups 2, stride 2": (
+        lambda lib, x, w, b: F(lib).conv2d(x, w, b, stride=2, padding=(1, 0), groups=2),
+        [(A(3, 4, 5, 4), A(4, 2, 2, 3), A(4))],
+    ),
 }
 
 POOLING = {
     "max_pool2d": (
         lambda lib, x: F(lib).max_pool2d(x, 2),
         [(A(2, 2, 4, 5, domain="distinct"),), (A(1, 2, 4, 4, domain="distinct", layout=T),)],
+    ),
+    "max_pool2d (2, 3) tiles, leftover rows and columns": (
+        lambda lib, x: F(lib).max_pool2d(x, (2, 3), return_indices=True),
+        [(A(2, 2, 5, 7, domain="distinct"),), (A(1, 2, 5, 7, domain="distinct", layout=S),)],
+    ),
+    # x.clamp(min=0) gives windows of equal zeros: like torch, the first of them is picked
+    "max_pool2d tiles with ties": (
+        lambda lib, x: F(lib).max_pool2d(x.clamp(min=0.0), 2, return_indices=True),
+        [(A(2, 3, 4, 4, domain="nonzero"),)],
+    ),
+    "max_pool2d windows apart, padding (no tiles, distinct indices)": (
+        lambda lib, x: F(lib).max_pool2d(x, 2, stride=3, padding=1, return_indices=True),
+        [(A(1, 2, 6, 7, domain="distinct"),)],
     ),
     "max_pool2d overlapping windows": (
         lambda lib, x: F(lib).max_pool2d(x, 3, stride=1, padding=1),
@@ -444,6 +484,61 @@ def test_matches_torch(torch, fn, args, opts, dtype):
     """Values, dtypes, node names (GeluBackward0, ConvolutionBackward0, NllLoss2DBackward0 ...)
     and the gradients of a random upstream gradient equal torch's."""
     compare_with_torch(torch, fn, args, dtype, check_name=opts.get("check_name", True))
+
+
+CONVOLUTION_CASES = _params(CONVOLUTION)
+
+
+@pytest.mark.parametrize("fn,args,opts", CONVOLUTION_CASES)
+def test_convolution_one_image_at_a_time_is_the_same(monkeypatch, torch, fn, args, opts):
+    """The convolutions run chunk by chunk of images (as many as fit in _CHUNK_BYTES). With
+    chunks of a single image, as large batches of large images get, values and gradients
+    still equal torch's, and first and second derivatives pass the gradchecks."""
+    monkeypatch.setattr(ops_nn, "_CHUNK_BYTES", 1)
+    compare_with_torch(torch, fn, args, "float64")
+    run_gradchecks(fn, args)
+
+
+def test_image_chunks_cover_the_batch_in_order(monkeypatch):
+    """Chunks hold as many images as fit in _CHUNK_BYTES (at least one); the last one may be
+    smaller."""
+    monkeypatch.setattr(ops_nn, "_CHUNK_BYTES", 1000)
+    assert ops_nn._image_chunks(5, 400) == [(0, 2), (2, 4), (4, 5)]
+    assert ops_nn._image_chunks(3, 5000) == [(0, 1), (1, 2), (2, 3)]
+    assert ops_nn._image_chunks(4, 100) == [(0, 4)]
+    assert ops_nn._image_chunks(0, 100) == []
+
+
+def test_max_pool2d_tiles_agree_with_general_windows_on_ties_and_nan():
+    """The tiling fast path (kernel = stride, no padding) gives the same values and indices as
+    the general path: the first tap of tied windows, and a NaN window's first NaN (argmax's
+    choice; a NaN sends the fast path to the general one)."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(-1, 2, (2, 3, 6, 9)).astype(np.float64)  # many ties
+    geometry = ((2, 3), (2, 3), ((0, 0), (0, 0)), (1, 1), (3, 3))
+    tiles = ops_nn._max_of_tiles(x, (2, 3), (3, 3))
+    windows = ops_nn._max_of_windows(x, *geometry)
+    np.testing.assert_array_equal(tiles[0], windows[0])
+    np.testing.assert_array_equal(tiles[1], windows[1])
+    x[0, 0, 0, 2] = x[0, 0, 1, 0] = np.nan  # the window's 3rd and 4th taps
+    assert ops_nn._max_of_tiles(x, (2, 3), (3, 3)) is None
+    values, indices = F(tg).max_pool2d(tg.tensor(x), (2, 3), return_indices=True)
+    assert math.isnan(values[0, 0, 0, 0].item()) and indices[0, 0, 0, 0].item() == 2
+    np.testing.assert_array_equal(indices.numpy(), ops_nn._max_of_windows(x, *geometry)[1])
+
+
+def test_linear_weight_gradient_has_the_weight_layout(torch):
+    """AddmmBackward0 gives mat2 (``weight.t()`` in linear) a gradient with mat2's strides, as
+    torch does, so the weight's gradient is row-major like the weight: no reordering copy."""
+    strides = []
+    for lib in (tg, torch):
+        x = lib.ones(4, 3, requires_grad=True)
+        for w in (lib.ones(5, 3), lib.ones(3, 5).t()):  # row-major, then a transposed view
+            w.requires_grad_()
+            y = F(lib).linear(x, w, lib.ones(5, requires_grad=True))
+            _, _, grad_mat2 = y.grad_fn(lib.ones(4, 5))
+            strides.append(tuple(grad_mat2.stride()))
+    assert strides[:2] == strides[2:] == [(1, 3), (5, 1)]
 
 
 def test_nll_loss_with_every_target_ignored_is_nan_like_torch(torch):
@@ -600,7 +695,7 @@ def test_dropout_inplace_changes_the_input():
 
 def test_conv2d_on_a_mnist_sized_batch_is_fast():
     """(64, 1, 28, 28) through 32 3x3 filters, forward and backward, well under a second:
-    im2col and one matrix product, no Python loop over pixels or images."""
+    im2col and matrix products chunk by chunk of images, no Python loop over pixels."""
     x = tg.randn(64, 1, 28, 28, requires_grad=True)
     w = tg.randn(32, 1, 3, 3, requires_grad=True)
     F(tg).conv2d(x, w, padding=1).sum().backward()  # warm up

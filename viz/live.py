@@ -1,0 +1,267 @@
+"""GraphView: a notebook widget that redraws the autograd graph while your cells run.
+
+What lives here:
+
+* ``GraphView`` -- listens to teachgrad's events (an op recorded, a version
+  bumped by an in-place op, a gradient accumulated, saved tensors released) and
+  redraws the graph behind the tensors it watches, at most ``max_fps`` times a
+  second;
+* ``picture_html(snapshot)`` -- one snapshot as an inline ``<svg>`` (or as
+  ``<pre>`` text when no Graphviz renderer exists); the stepper and the HTML
+  export draw with it too.
+
+How the throttle works: every interesting event marks the view *pending*. If
+the last redraw is older than ``1 / max_fps`` seconds, it redraws at once;
+otherwise it asks for a call when that time is up (on the notebook's event loop,
+which runs as soon as the cell finishes), so the last state is always drawn.
+Outside a notebook nothing calls back: ``flush()`` (or leaving the ``with``
+block) draws what is pending.
+
+What does not live here: the drawing itself (``viz.render``, ``viz.text``) and
+the graph data (``tg.autograd.graph.snapshot``); this module only decides
+*when* to draw *which* tensors.
+
+    >>> import teachgrad as tg
+    >>> from viz.live import GraphView
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+    >>> with GraphView() as view:          # watches the latest op's result
+    ...     y = (x * x).sum()
+    >>> view.snapshot.node_named("MulBackward0").kind
+    'function'
+    >>> view.listening
+    False
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import importlib
+import math
+import re
+import time
+
+import ipywidgets as widgets
+
+import teachgrad as tg
+from teachgrad.autograd import graph as tg_graph
+
+# The events that change what the picture shows.
+WATCHED = (
+    tg_graph.OpRecorded,
+    tg_graph.VersionBumped,
+    tg_graph.GradAccumulated,
+    tg_graph.SavedTensorReleased,
+)
+
+NOTHING_YET = "(no graph yet: run an op on a tensor that requires grad)"
+_PROLOG = re.compile(r"^.*?(?=<svg\b)", re.DOTALL)  # <?xml ...?> and <!DOCTYPE ...> before <svg
+
+
+def to_svg(snapshot, **draw_options) -> str | None:
+    """``viz.render.to_svg`` with the XML prolog removed, so the SVG can sit inside HTML;
+    None when no Graphviz renderer is installed."""
+    # looked up at each call, so tests (and users) can swap the renderer
+    render = importlib.import_module(".render", __package__)
+    svg = render.to_svg(snapshot, **draw_options)
+    return None if svg is None else _PROLOG.sub("", svg, count=1)
+
+
+TEXT_OPTIONS = ("show_saved", "show_versions", "show_grads")  # what viz.text understands
+
+
+def text_of(snapshot, **draw_options) -> str:
+    """The plain-text picture of ``snapshot`` (``viz.text``), with the options it knows."""
+    options = {k: v for k, v in draw_options.items() if k in TEXT_OPTIONS}
+    return importlib.import_module(".text", __package__).text(snapshot, **options)
+
+
+def picture_html(snapshot, **draw_options) -> str:
+    """``snapshot`` as an HTML fragment: an inline ``<svg>``, else ``<pre>`` text.
+
+    >>> import teachgrad as tg
+    >>> snap = tg.autograd.graph.snapshot(tg.ones(2, requires_grad=True).exp())
+    >>> picture_html(snap).startswith(("<svg", '<pre class="tg-text">'))
+    True
+    """
+    svg = to_svg(snapshot, **draw_options)
+    return text_html(snapshot, **draw_options) if svg is None else svg
+
+
+def text_html(snapshot, **draw_options) -> str:
+    """The text picture of ``snapshot`` in a ``<pre>`` block."""
+    return f'<pre class="tg-text">{html.escape(text_of(snapshot, **draw_options))}</pre>'
+
+
+def call_later(delay: float, fn):
+    """Run ``fn`` after ``delay`` seconds on the running event loop (a notebook kernel
+    has one); returns a handle with ``cancel()``, or None when there is no loop."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    return loop.call_later(delay, fn)
+
+
+class GraphView(widgets.VBox):
+    """A widget that shows the autograd graph growing as your code runs ops.
+
+    ``GraphView(*roots)`` draws the graph behind ``roots``; with no roots it follows
+    the result of the latest recorded op (which, after a forward pass, is the loss
+    and so shows the whole graph). It listens from the start (``listen=False`` to
+    wait for ``start()``) until ``stop()`` or ``close()``; as a context manager it
+    listens inside the block and draws the final state on the way out.
+
+    State you can read (tests do): ``svg`` (the last SVG, None if drawn as text),
+    ``snapshot`` (the last GraphSnapshot drawn), ``renders`` (how many redraws),
+    ``pending`` (a change is waiting to be drawn), ``listening``, ``ops`` and
+    ``bumps`` (events seen).
+
+    ``max_fps`` bounds the redraws per second; ``clock`` (seconds, like
+    ``time.monotonic``) and ``schedule(delay, fn) -> handle | None`` can be replaced,
+    e.g. by a fake clock in a test. Other keyword arguments go to the renderer
+    (``show_saved``, ``show_versions``, ``show_grads``).
+
+    >>> import teachgrad as tg
+    >>> w = tg.ones(2, requires_grad=True)
+    >>> view = GraphView((w * 2).sum(), listen=False)
+    >>> view.renders, view.snapshot.node_named("SumBackward0").kind
+    (1, 'function')
+    """
+
+    def __init__(
+        self,
+        *roots,
+        params=None,
+        max_fps: float = 10,
+        clock=time.monotonic,
+        schedule=call_later,
+        listen: bool = True,
+        **draw_options,
+    ):
+        super().__init__()
+        self.roots = list(roots)
+        self.follow = not roots  # no roots given: follow the latest op's result
+        self.params = params
+        self.interval = 1.0 / max_fps
+        self.clock = clock
+        self.schedule = schedule
+        self.draw_options = {"params": params, **draw_options}
+        self.svg = None
+        self.snapshot = None
+        self.renders = 0
+        self.ops = 0
+        self.bumps = 0
+        self.pending = False
+        self._last_change = ""
+        self._last_render = -math.inf
+        self._timer = None  # the handle of a scheduled redraw, if any
+        self._listening = None
+        self.graph = widgets.HTML()
+        self.graph.add_class("tg-graph")
+        self.status = widgets.HTML()
+        self.status.add_class("tg-status")
+        self.children = [self.graph, self.status]
+        self.add_class("tg-graphview")
+        self.render()
+        self._last_render = -math.inf  # the first change is drawn at once, not throttled
+        if listen:
+            self.start()
+
+    # ---------------------------------------------------------------- listening
+    @property
+    def listening(self) -> bool:
+        return self._listening is not None
+
+    def start(self) -> GraphView:
+        """Listen to autograd events (does nothing if already listening)."""
+        if self._listening is None:
+            self._listening = tg.autograd.graph.add_listener(self._on_event)
+        return self
+
+    def stop(self) -> None:
+        """Stop listening; a change still pending is drawn now, so nothing is lost."""
+        self._unlisten()
+        self.flush()
+
+    def close(self) -> None:
+        """Stop listening and close the widget (it disappears from the notebook)."""
+        self._unlisten()
+        super().close()
+
+    def _unlisten(self) -> None:
+        # getattr: ipywidgets may close a widget whose __init__ did not get this far
+        listening = getattr(self, "_listening", None)
+        if listening is not None:
+            listening.remove()
+            self._listening = None
+        if getattr(self, "_timer", None) is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def __enter__(self) -> GraphView:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def watch(self, *roots) -> None:
+        """Draw the graph behind these tensors from now on (no roots: follow the latest op)."""
+        self.roots = list(roots)
+        self.follow = not roots
+        self.render()
+
+    # ---------------------------------------------------------------- events
+    def _on_event(self, event) -> None:
+        """Called by teachgrad, in the middle of an op: note it, redraw if allowed."""
+        if not isinstance(event, WATCHED):
+            return
+        if isinstance(event, tg_graph.OpRecorded):
+            self.ops += 1
+            self._last_change = f"recorded {event.node.name()}"
+            outputs = [t for t in event.outputs if getattr(t, "grad_fn", None) is not None]
+            if self.follow and outputs:
+                self.roots = outputs
+        elif isinstance(event, tg_graph.VersionBumped):
+            self.bumps += 1
+            self._last_change = f"in-place {event.op} (version now {event.version})"
+        self.pending = True
+        wait = self._last_render + self.interval - self.clock()
+        if wait <= 0:
+            self.render()
+        elif self._timer is None:
+            self._timer = self.schedule(wait, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self.flush()
+
+    def flush(self) -> None:
+        """Draw now if a change is waiting to be drawn."""
+        if self.pending:
+            self.render()
+
+    # ---------------------------------------------------------------- drawing
+    def render(self) -> None:
+        """Take a snapshot of the watched tensors and draw it (ignores the throttle)."""
+        self.pending = False
+        self._last_render = self.clock()
+        self.renders += 1
+        self.snapshot = self.svg = None
+        if not self.roots:
+            self.graph.value = f'<pre class="tg-text">{NOTHING_YET}</pre>'
+        else:
+            try:
+                self.snapshot = tg.autograd.graph.snapshot(*self.roots, params=self.params)
+                self.svg = to_svg(self.snapshot, **self.draw_options)
+                if self.svg is None:
+                    picture = text_html(self.snapshot, **self.draw_options)
+                else:
+                    picture = self.svg
+            except Exception as exc:  # a drawing bug must never break the user's op
+                picture = f'<pre class="tg-error">cannot draw: {html.escape(repr(exc))}</pre>'
+            self.graph.value = picture
+        self.status.value = html.escape(
+            f"{self.ops} ops recorded, {self.bumps} in-place changes"
+            + (f" | last: {self._last_change}" if self._last_change else "")
+        )

@@ -1,0 +1,348 @@
+"""BackwardStepper: run ``loss.backward()`` one node at a time, in a notebook widget.
+
+What lives here:
+
+* ``BackwardStepper`` -- the widget (Step, Run to end, Back, Reset; the graph on
+  the left, the node that just ran on the right);
+* ``Frame`` -- what one position of the stepper shows, as plain data (a graph
+  snapshot plus the node, its gradients and the leaves' ``.grad``); a list of
+  frames is the *history* that ``viz.export_html`` turns into a web page;
+* ``panel_html(frame)`` -- the right-hand panel of one frame as HTML.
+
+The stepper does not compute gradients itself: it pulls steps out of
+``tg.autograd.backward_steps``, the generator that ``backward()`` runs to its end.
+So after the last step the leaves hold exactly what ``loss.backward()`` gives.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True); x.name = "x"
+    >>> stepper = BackwardStepper((x * x).sum())
+    >>> stepper.step(); stepper.current_node.name()
+    'SumBackward0'
+    >>> stepper.run(); [f.node for f in stepper.history]
+    [None, 'SumBackward0', 'MulBackward0', 'AccumulateGrad']
+    >>> x.grad
+    tensor([2., 4.])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+
+import ipywidgets as widgets
+
+import teachgrad as tg
+
+from .live import picture_html
+
+PREVIEW_VALUES = 6  # how many numbers of a gradient the panel shows
+
+
+@dataclasses.dataclass
+class Frame:
+    """What the stepper shows after ``step`` nodes have run (step 0: before backward).
+
+    ``node``: the name of the node that just ran; ``grad_outputs``: previews of the
+    gradients it received (one per output); ``grad_inputs``: ``(where it goes,
+    preview)`` for each of its ``next_functions``; ``ready``: the nodes waiting to
+    run, next first; ``leaf_grads``: ``(leaf, preview of .grad or None)``.
+    """
+
+    step: int
+    total: int
+    snapshot: object  # a tg.autograd.graph.GraphSnapshot
+    node: str | None = None
+    grad_outputs: list = dataclasses.field(default_factory=list)
+    grad_inputs: list = dataclasses.field(default_factory=list)
+    ready: list = dataclasses.field(default_factory=list)
+    leaf_grads: list = dataclasses.field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        if self.step == 0:
+            return "before backward"
+        return f"step {self.step} of {self.total}: {self.node}"
+
+
+class BackwardStepper(widgets.VBox):
+    """Step through ``loss.backward()`` node by node, with a picture of every step.
+
+    Buttons (and the methods they call): **Step** (``step()``) runs the next node,
+    **Run to end** (``run()``) runs all the rest, **Back** (``back()``) shows the
+    previous step again, **Reset** (``reset()``) starts backward again from the top.
+
+    Back only *shows* an earlier snapshot: the engine cannot un-run a node, so the
+    leaves keep their ``.grad`` and Step then replays the recorded history before it
+    runs anything new. Reset really starts over: it puts back the leaves' ``.grad``
+    as they were before the first step (so Reset then Run gives the same gradients
+    as one ``backward()``) and needs ``retain_graph=True``, because without it each
+    node frees what it saved once it ran. (A non-leaf's ``retain_grad()`` gradient
+    is not put back.)
+
+    State you can read: ``history`` (the ``Frame`` of every position so far,
+    ``history[0]`` before backward), ``index`` (which frame is shown), ``steps``
+    (the engine's ``BackwardStep`` records), ``current_node`` (the node of the frame
+    shown), ``done``, ``panel.value`` (the panel's HTML), ``graph.value`` (the SVG).
+
+    ``gradient`` is what ``loss.backward(gradient)`` takes (needed when ``loss`` is
+    not a scalar); ``params`` (a module or a dict name -> tensor) names leaves in the
+    pictures; other keyword arguments go to the renderer (``show_saved``, ...).
+
+    >>> import teachgrad as tg
+    >>> w = tg.tensor(3.0, requires_grad=True)
+    >>> stepper = BackwardStepper(w * w, retain_graph=True)
+    >>> stepper.run(); w.grad
+    tensor(6.)
+    >>> stepper.reset(); w.grad is None
+    True
+    >>> stepper.run(); w.grad
+    tensor(6.)
+    """
+
+    def __init__(self, loss, retain_graph=False, *, gradient=None, params=None, **draw_options):
+        super().__init__()
+        self.loss = loss
+        self.gradient = gradient
+        self.retain_graph = retain_graph
+        self.params = params
+        self.draw_options = {"params": params, **draw_options}
+        self._names = _param_names(params)
+        self.total, self.leaves = self._survey()
+        self._pictures = {}  # frame index -> HTML picture (drawing is the slow part)
+        self._build_widgets()
+        self._restart()
+
+    # ---------------------------------------------------------------- state
+    def _restart(self) -> None:
+        """Back to the top: no step run, only the 'before backward' frame."""
+        self._engine = None  # the backward_steps generator, made at the first step
+        self._grads_before = None
+        self.steps = []
+        self.done = False
+        self.error = None
+        self.history = [self._frame()]
+        self._pictures.clear()
+        self.index = 0
+        self._show()
+
+    @property
+    def current_node(self):
+        """The node that ran in the frame shown (None before backward)."""
+        return self.steps[self.index - 1].node if self.index else None
+
+    @property
+    def at_end(self) -> bool:
+        """True when the last frame is shown and backward has finished."""
+        return self.done and self.index == len(self.history) - 1
+
+    def step(self) -> None:
+        """Show the next frame: from the history after Back, else run the next node."""
+        try:
+            if self.index < len(self.history) - 1:
+                self.index += 1
+            elif not self.done:
+                self._run_one()
+        finally:  # (an engine error still leaves the widget showing where backward stopped)
+            self._show()
+
+    def run(self) -> None:
+        """Run backward to its end and show the last frame."""
+        try:
+            while not self.done:
+                self._run_one()
+        finally:
+            self.index = len(self.history) - 1
+            self._show()
+
+    def back(self) -> None:
+        """Show the previous frame again (nothing is un-run: see the class docstring)."""
+        self.index = max(0, self.index - 1)
+        self._show()
+
+    def reset(self) -> None:
+        """Start backward again from scratch, with the leaves' ``.grad`` put back."""
+        if self.steps and not self.retain_graph:
+            raise RuntimeError(
+                "Reset needs the graph that backward has already started to free: create "
+                "BackwardStepper(loss, retain_graph=True) to be able to start over."
+            )
+        if self._engine is not None:
+            self._engine.close()  # let the engine's generator end cleanly
+        if self._grads_before is not None:
+            for leaf, grad in self._grads_before:
+                leaf.grad = None if grad is None else grad.clone()
+        self._restart()
+
+    def _run_one(self) -> None:
+        """Pull one step out of the engine and record its frame."""
+        if self._engine is None:
+            # remember the leaves' .grad as it was, for Reset (copies: grads add in place)
+            self._grads_before = [(t, _copy(t.grad)) for _, t in self.leaves]
+            self._engine = tg.autograd.backward_steps(
+                self.loss, self.gradient, retain_graph=self.retain_graph
+            )
+        try:
+            step = next(self._engine, None)
+        except Exception as exc:  # an engine error ends backward, as it would end backward()
+            self.done, self.error = True, exc
+            raise
+        if step is None:
+            self.done = True
+            return
+        self.steps.append(step)
+        self.history.append(self._frame(step))
+        self.index = len(self.history) - 1
+        if not step.ready:  # nothing waits: one more pull lets the generator finish its own way
+            self._run_one()
+
+    def _frame(self, step=None) -> Frame:
+        snap = tg.autograd.graph.snapshot(self.loss, steps=self.steps, params=self.params)
+        frame = Frame(len(self.steps), self.total, snap)
+        frame.leaf_grads = [(name, preview(t.grad)) for name, t in self.leaves]
+        if step is not None:
+            frame.node = step.node.name()
+            frame.grad_outputs = [preview(g) for g in step.grad_outputs]
+            frame.grad_inputs = [
+                (self._describe(nxt), preview(g))
+                for (nxt, _), g in zip(step.node.next_functions, step.grad_inputs)
+            ]
+            frame.ready = [n.name() for n in step.ready]
+        return frame
+
+    def _survey(self) -> tuple:
+        """How many nodes backward will run, and the leaves it will write ``.grad`` to."""
+        start = tg.autograd.graph.get_gradient_edge(self.loss).node
+        seen, stack, leaves = {start}, [start], []
+        while stack:
+            node = stack.pop()
+            if hasattr(node, "variable"):  # an AccumulateGrad: its leaf gets a .grad
+                leaves.append((self._leaf_name(node.variable, len(leaves)), node.variable))
+            for nxt, _ in node.next_functions:
+                if nxt is not None and nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        order = {key: i for i, key in enumerate(self._names)}  # params first, in their order
+        leaves.sort(key=lambda leaf: order.get(id(leaf[1]), len(order)))
+        return len(seen), leaves
+
+    def _leaf_name(self, t, k: int) -> str:
+        return t.name or self._names.get(id(t)) or f"leaf {k} {tuple(t.shape)}"
+
+    def _describe(self, node) -> str:
+        """Where a gradient goes: a node's name, with the leaf for an AccumulateGrad."""
+        if node is None:
+            return "nowhere (that input needs no gradient)"
+        leaf = getattr(node, "variable", None)  # AccumulateGrad nodes know their leaf
+        for name, t in self.leaves:
+            if t is leaf:
+                return f"{node.name()} of {name}"
+        return node.name()
+
+    # ---------------------------------------------------------------- widgets
+    def _build_widgets(self) -> None:
+        self.buttons = {}
+        for key, label, tip in [
+            ("step", "Step", "run the next node of backward"),
+            ("run", "Run to end", "run all the remaining nodes"),
+            ("back", "Back", "show the previous step (nothing is un-run)"),
+            ("reset", "Reset", "start backward again (needs retain_graph=True)"),
+        ]:
+            button = widgets.Button(description=label, tooltip=tip)
+            button.add_class("tg-stepper-button")
+            button.add_class(f"tg-{key}-button")
+            button.on_click(lambda _, key=key: self._press(key))
+            self.buttons[key] = button
+        self.graph = widgets.HTML()
+        self.graph.add_class("tg-graph")
+        self.graph.layout = widgets.Layout(overflow="auto", flex="1 1 auto")
+        self.panel = widgets.HTML(layout=widgets.Layout(min_width="22em", max_width="40%"))
+        self.panel.add_class("tg-panel")
+        self.status = widgets.HTML()
+        self.status.add_class("tg-status")
+        self.children = [
+            widgets.HBox(list(self.buttons.values())),
+            widgets.HBox([self.graph, self.panel]),
+            self.status,
+        ]
+        self.add_class("tg-stepper")
+
+    def _press(self, key: str) -> None:
+        """A button was clicked: errors go to the status line (a click has no traceback)."""
+        try:
+            getattr(self, key)()
+        except Exception as exc:
+            self.status.value = f'<span class="tg-error">{html.escape(str(exc))}</span>'
+
+    def picture(self, index: int) -> str:
+        """The drawing of ``history[index]`` (SVG, or text without Graphviz), cached."""
+        if index not in self._pictures:
+            frame = self.history[index]
+            self._pictures[index] = picture_html(frame.snapshot, **self.draw_options)
+        return self._pictures[index]
+
+    def _show(self) -> None:
+        """Draw the frame at ``index`` and enable the buttons that can do something."""
+        self.graph.value = self.picture(self.index)
+        self.panel.value = panel_html(self.history[self.index])
+        self.buttons["step"].disabled = self.buttons["run"].disabled = self.at_end
+        self.buttons["back"].disabled = self.index == 0
+        self.buttons["reset"].disabled = not self.retain_graph
+        self.status.value = "backward finished" if self.at_end else ""
+
+
+def panel_html(frame: Frame) -> str:
+    """The right-hand panel of a frame: the node that ran, its gradients, the leaves' grads."""
+    e = html.escape
+    parts = [f'<div class="tg-panel-body"><div class="tg-step-title">{e(frame.title)}</div>']
+    if frame.node is None:
+        parts.append('<div class="tg-current-node">nothing has run yet</div>')
+    else:
+        parts.append(f'<div class="tg-current-node"><b>{e(frame.node)}</b> ran</div>')
+        arrived = enumerate(frame.grad_outputs)
+        parts.append(_table("grad_outputs: what arrived", "tg-grad-outputs", arrived))
+        rows = [(f"{i} &rarr; {e(where)}", g) for i, (where, g) in enumerate(frame.grad_inputs)]
+        parts.append(_table("grad_inputs: what it sends on", "tg-grad-inputs", rows, escaped=True))
+        waiting = ", ".join(frame.ready) or "nothing: backward is done"
+        parts.append(f'<div class="tg-ready">next: {e(waiting)}</div>')
+    parts.append(_table("the leaves' .grad", "tg-leaf-grads", frame.leaf_grads))
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+def _table(caption: str, css: str, rows, escaped: bool = False) -> str:
+    """A two-column table: label | value (None shows as None)."""
+    e = html.escape
+    body = "".join(
+        f"<tr><td>{label if escaped else e(str(label))}</td><td><code>{e(str(value))}</code></td></tr>"
+        for label, value in rows
+    )
+    return f'<table class="{css}"><caption>{e(caption)}</caption>{body}</table>'
+
+
+def preview(t) -> str | None:
+    """A few values of a tensor and its shape, e.g. ``[1, 2.5, ...] shape (2, 4)``.
+
+    >>> import teachgrad as tg
+    >>> preview(tg.tensor([[1.0, 2.5]])), preview(tg.tensor(3.0)), preview(None)
+    ('[1, 2.5] shape (1, 2)', '3 shape ()', None)
+    """
+    if t is None:
+        return None
+    flat = t.detach().reshape(-1)
+    values = ", ".join(f"{v:.4g}" for v in flat[:PREVIEW_VALUES].tolist())
+    if t.dim() == 0:
+        return f"{values} shape ()"
+    more = ", ..." if flat.shape[0] > PREVIEW_VALUES else ""
+    return f"[{values}{more}] shape {tuple(t.shape)}"
+
+
+def _copy(t):
+    return None if t is None else t.detach().clone()
+
+
+def _param_names(params) -> dict:
+    """id(tensor) -> name, from a module's named_parameters() or a dict."""
+    if params is None:
+        return {}
+    items = params.named_parameters() if hasattr(params, "named_parameters") else params.items()
+    return {id(t): name for name, t in items}
