@@ -311,6 +311,25 @@ def to_device(array, dev: device):
         return cp.asarray(array)
 
 
+def pinned_copy(array):
+    """A copy of a host array in page-locked ("pinned") memory, which the GPU copies from
+    faster; needs CuPy and a GPU, like torch's pin_memory needs CUDA."""
+    if not cuda_is_available():
+        raise RuntimeError(
+            "Cannot access accelerator device when none is available.\n  Pinned memory only "
+            "helps copies to a GPU; this machine has no CUDA GPU (or CuPy is not installed)."
+        )
+    if not isinstance(array, numpy.ndarray):
+        raise RuntimeError(
+            "cannot pin 'torch.cuda.FloatTensor' only dense CPU tensors can be pinned"
+        )
+    import cupyx  # noqa: PLC0415 - part of CuPy, loaded only when pinning
+
+    out = cupyx.empty_pinned(array.shape, array.dtype)
+    out[...] = array
+    return out
+
+
 def check_cuda_index(dev: device) -> None:
     if dev.type == "cuda":
         count = cupy().cuda.runtime.getDeviceCount() if cuda_is_available() else 0

@@ -25,7 +25,15 @@ from . import render
 from ._graph import as_snapshot
 from .text import text
 
-__all__ = ["Drawing", "draw", "text", "render"]
+__all__ = [
+    "BackwardStepper",
+    "Drawing",
+    "GraphView",
+    "draw",
+    "export_html",
+    "render",
+    "text",
+]
 
 SUFFIXES = {".svg": "svg", ".png": "png", ".pdf": "pdf"}
 

@@ -6,7 +6,13 @@
 (tensor(4.),)
 """
 
-from . import engine, forward_ad, function, functional, grad_mode, graph
+from . import anomaly_mode, engine, forward_ad, function, functional, grad_mode, graph
+from .anomaly_mode import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from .engine import BackwardStep, backward, backward_steps, grad
 from .explain import explain_grad
 from .function import Function, FunctionCtx, once_differentiable
@@ -15,6 +21,11 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .variable import Variable
 
 __all__ = [
+    "anomaly_mode",
+    "detect_anomaly",
+    "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled",
+    "set_detect_anomaly",
     "BackwardStep",
     "Function",
     "FunctionCtx",

@@ -36,7 +36,9 @@ from typing import NamedTuple
 from .. import _events
 from .._backend import array_module
 from .._events import listeners as _listeners
+from .._profiling import state as _profiling
 from .._tensor import Tensor, wrap_array
+from . import anomaly_mode
 from .grad_mode import state as _grad_state
 from .graph import AccumulateGrad, Node, accumulate_grad, check_hook_result
 from .snapshot import close_layer, open_layer
@@ -298,9 +300,10 @@ def _execute(
                 grad_outputs = tuple(grads)
                 if _listeners:
                     _events.emit(_events.NodeStarted, node=node, grad_outputs=grad_outputs)
-                grad_inputs = (
-                    node._apply(grads) if batch is None else _apply_batched(node, grads, batch)
-                )
+                if _profiling.active:  # inside profile(): time this node
+                    grad_inputs = _profiling.recorder.backward(node, _run_node, grads, batch)
+                else:
+                    grad_inputs = _run_node(node, grads, batch)
                 if node._post_hooks:
                     for hook in list(node._post_hooks.values()):
                         new = hook(grad_inputs, grad_outputs)
@@ -344,12 +347,20 @@ def _execute(
                     if left == 0:
                         heappush(heap, (-nxt._seq, tiebreak, nxt))
                         tiebreak += 1
+            except Exception as error:
+                anomaly_mode.report(node, error)  # (anomaly detection: show the forward line)
+                raise
             finally:
                 _grad_state.enabled = previous_mode
             yield _new_step(BackwardStep, (node, grad_outputs, grad_inputs, heap[:]))
     finally:
         if layer is not None:
             close_layer(layer)
+
+
+def _run_node(node, grads, batch) -> tuple:
+    """One backward node: its formula (batched for is_grads_batched) and the checks."""
+    return node._apply(grads) if batch is None else _apply_batched(node, grads, batch)
 
 
 def _apply_batched(node, grads, batch) -> tuple:

@@ -94,6 +94,95 @@ _FREED = (
 )
 
 
+_saved_hooks: list = []  # the (pack, unpack) pairs of the open saved_tensors_hooks blocks
+_hooks_disabled: list = []  # the messages of the open disable_saved_tensors_hooks blocks
+
+
+class saved_tensors_hooks:  # noqa: N801 - torch's name
+    """Within this block, every tensor saved for backward goes through ``pack_hook`` at
+    save time, and ``unpack_hook(packed)`` gives it back each time backward reads it.
+
+    Use it to see (or change) what backward keeps in memory: log it, compress it,
+    move it elsewhere. The innermost block wins; version checks still apply.
+
+    >>> import teachgrad as tg
+    >>> packed = []
+    >>> def pack(t):
+    ...     packed.append(tuple(t.shape)); return t
+    >>> x = tg.ones(3, requires_grad=True)
+    >>> with tg.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    ...     y = (x * x).sum()
+    >>> packed           # MulBackward0 saved self and other
+    [(3,), (3,)]
+    >>> y.backward(); x.grad
+    tensor([2., 2., 2.])
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self):
+        if _hooks_disabled:
+            raise RuntimeError(_hooks_disabled[-1])
+        _saved_hooks.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        _saved_hooks.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - torch's name
+    """Saved tensors wait for backward in host (CPU) memory, and move back to their
+    device when backward needs them: GPU memory is freed during forward. On the CPU
+    there is nothing to move, so tensors are kept as they are.
+
+    ``pin_memory=True`` uses page-locked host memory (faster copies back to the GPU).
+
+    >>> import teachgrad as tg
+    >>> x = tg.ones(2, requires_grad=True)
+    >>> with tg.autograd.graph.save_on_cpu():
+    ...     y = (x.exp() * 2).sum()
+    >>> y.backward(); x.grad
+    tensor([5.4366, 5.4366])
+    """
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack(t):
+            if t.device.type == "cpu":
+                return (None, t)
+            return (t.device, t.cpu().pin_memory() if pin_memory else t.cpu())
+
+        def unpack(packed):
+            device, t = packed
+            return t if device is None else t.to(device, non_blocking=pin_memory)
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:  # noqa: N801 - torch's name
+    """Within this block saved-tensor hooks are off, and opening a ``saved_tensors_hooks``
+    block raises ``RuntimeError(error_message)`` (for code that must not be hooked).
+
+    >>> import teachgrad as tg
+    >>> with tg.autograd.graph.disable_saved_tensors_hooks("not here"):
+    ...     try:
+    ...         tg.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t).__enter__()
+    ...     except RuntimeError as e:
+    ...         print(e)
+    not here
+    """
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        _hooks_disabled.append(self.error_message)
+        return self
+
+    def __exit__(self, *exc):
+        _hooks_disabled.pop()
+
+
 class SavedTensor:
     """A tensor kept by a node for its backward formula, with the version it had then.
 
@@ -114,6 +203,8 @@ class SavedTensor:
         "base",
         "tangent",
         "meta",
+        "hooks",
+        "autograd",
     )
 
     def __init__(self, tensor, owner, name: str):
@@ -138,6 +229,19 @@ class SavedTensor:
         else:
             self.tensor = tensor
             self.is_output = False
+        self.hooks = None
+        if _saved_hooks and not _hooks_disabled:  # saved_tensors_hooks: keep what pack returns
+            self._pack(tensor)
+
+    def _pack(self, tensor) -> None:
+        pack, unpack = _saved_hooks[-1]  # the innermost saved_tensors_hooks wins
+        data = tensor._data
+        self.meta = (data.shape, data.dtype, _device_name(data))
+        # what the unpacked tensor needs so that autograd treats it as the original one
+        leaf_acc = tensor._grad_accumulator() if tensor.is_leaf and tensor._requires_grad else None
+        self.autograd = (tensor._grad_fn, tensor._output_nr, leaf_acc)
+        self.hooks = (unpack, pack(tensor))
+        self.tensor = self.data = None
 
     def unpack(self, owner):
         if self.released:
@@ -148,6 +252,8 @@ class SavedTensor:
             raise RuntimeError(version_error(self, owner))
         if _listeners:
             _events.emit(_events.SavedTensorUnpacked, node=owner, name=self.name)
+        if self.hooks is not None:
+            return self._unpack_with_hook(owner)
         if not self.is_output:
             return self.tensor
         t = _new(Tensor)
@@ -163,15 +269,37 @@ class SavedTensor:
             t._fw_grad, t._fw_level = self.tangent
         return t
 
+    def _unpack_with_hook(self, owner):
+        unpack, packed = self.hooks
+        t = unpack(packed)
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                f"{type(t).__name__}\n  The unpack hook must give back the tensor ({owner.name()}'s "
+                f"saved '{self.name}') from what the pack hook returned."
+            )
+        if t._grad_fn is None:  # reconnect it to the graph where the original was
+            fn, output_nr, leaf_acc = self.autograd
+            if self.is_output:
+                fn, output_nr = owner, self.output_nr
+            if fn is not None:
+                t._grad_fn, t._output_nr, t._requires_grad = fn, output_nr, True
+            elif leaf_acc is not None:
+                t._requires_grad, t._acc_ref = True, weakref.ref(leaf_acc)
+        return t
+
     def release(self):
-        data = self.data if self.tensor is None else self.tensor._data
-        self.meta = (data.shape, data.dtype, _device_name(data))  # for snapshots (not the data)
-        self.tensor = self.data = None
+        if self.hooks is None:
+            data = self.data if self.tensor is None else self.tensor._data
+            self.meta = (data.shape, data.dtype, _device_name(data))  # for snapshots (not data)
+        self.tensor = self.data = self.hooks = None
         self.released = True
 
     def shape_str(self) -> str:
+        if self.released:
+            return "released"
         data = self.data if self.tensor is None else self.tensor._data
-        return "released" if data is None else str(list(data.shape))
+        return str(list(self.meta[0] if data is None else data.shape))
 
 
 _TYPE_NAMES = {
@@ -193,11 +321,16 @@ def version_error(saved: SavedTensor, owner) -> str:
     """torch's message for a saved tensor modified in place, plus what it means here."""
     t = saved.tensor
     if saved.is_output:
-        data, which = saved.data, f", which is output {saved.output_nr} of {_short(owner)},"
-    else:
-        data = t._data
+        which = f", which is output {saved.output_nr} of {_short(owner)},"
+    elif t is not None:
         fn = t.grad_fn  # (a view's history may have been regenerated: name what it is now)
         which = f", which is output {t._output_nr} of {_short(fn)}," if fn else ""
+    else:  # packed by a saved_tensors_hooks pack hook
+        fn = saved.autograd[0]
+        which = f", which is output {saved.autograd[1]} of {_short(fn)}," if fn else ""
+    data = (
+        _SavedMeta(*saved.meta) if saved.hooks is not None else saved.data if t is None else t._data
+    )
     type_name = _TYPE_NAMES.get(str(data.dtype), f"{data.dtype}Tensor")
     bumps = getattr(saved.counter, "history", None)
     changed_by = [b for b in (bumps or [])[saved.version :] if b] or ["an in-place op"]
@@ -323,6 +456,7 @@ class Node:
 
 
 _MISSING = object()
+_SavedMeta = namedtuple("_SavedMeta", ["shape", "dtype", "device"])
 
 
 def _device_name(data) -> str:

@@ -55,6 +55,7 @@ class SavedInfo:
     stale: bool
     released: bool
     preview: str | None
+    hooked: bool = False  # kept by a saved_tensors_hooks pack hook (what it holds is its own)
 
 
 @dataclasses.dataclass
@@ -74,6 +75,7 @@ class NodeInfo:
     requires_grad: bool = False  # leaves and outputs
     grad: str | None = None  # leaves and outputs: a preview of .grad, if it exists
     value: str | None = None  # leaves and outputs: a preview of the values
+    anomaly: str | None = None  # anomaly detection: why this node's backward failed
 
 
 @dataclasses.dataclass
@@ -258,6 +260,7 @@ class _Builder:
             tensor_names=[names.get(nr) for nr in range(len(fn._output_meta))],
             saved=[_saved_info(s) for s in fn._saved if isinstance(s, SavedTensor)],
             layer=sum(1 for first, last in backward_passes if first < fn._seq < (last or _NOW)),
+            anomaly=fn.__dict__.get("_anomaly"),
         )
         self.seen[key] = info
         self.nodes.append(info)
@@ -280,7 +283,9 @@ class _Builder:
                     edge.grad = _preview(g._data)
         snap.ready = [_id(n, "n") for n in steps[-1].ready]
         snap.finished = not snap.ready  # nothing left to run: backward is over
-        current = _id(steps[-1].node, "n")  # the node of the latest step (the last one, if finished)
+        current = _id(
+            steps[-1].node, "n"
+        )  # the node of the latest step (the last one, if finished)
         if current in self.seen:
             self.seen[current].current = True
 
@@ -298,6 +303,7 @@ def _saved_info(s: SavedTensor) -> SavedInfo:
         stale=s.counter.version != s.version,
         released=s.released,
         preview=None if data is None else _preview(data),
+        hooked=s.hooks is not None,
     )
 
 

@@ -1,0 +1,24 @@
+"""Where the profiler plugs into the engine (the profiler itself is ``autograd/profiler.py``).
+
+``Function.apply`` and the backward engine each test ``state.active`` once per op;
+only while a ``profile()`` block runs is it True, and then every forward op and every
+backward node is timed by ``state.recorder``:
+
+* ``recorder.forward(cls, args, kwargs)`` runs ``cls.apply(*args, **kwargs)`` and times it
+  (it sets ``state.bypass`` so that call does not come back here);
+* ``recorder.backward(node, run, grads, batch)`` times ``run(node, grads, batch)``, one
+  backward node, and returns what it returns.
+
+This module imports nothing from teachgrad, so the hot paths can use it freely.
+"""
+
+from __future__ import annotations
+
+
+class _State:
+    active = False  # a profile() block is recording
+    bypass = False  # the next Function.apply is the recorder's own call: run it plainly
+    recorder = None
+
+
+state = _State()

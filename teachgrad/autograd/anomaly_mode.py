@@ -1,0 +1,193 @@
+"""Anomaly detection: from a failing backward back to the forward line that caused it.
+
+When backward fails (or produces NaN), the error is raised deep in the engine, in
+a node like ``MulBackward0`` — but the bug is in *your* forward code. With anomaly
+detection on, every node remembers the stack of the forward call that created it,
+and when its backward fails a warning shows that stack ("Traceback of forward call
+that caused the error"), pointing at your line (in a notebook: the cell and line).
+With ``check_nan`` a node whose backward returns NaN raises at once.
+
+It is built on the event stream (``graph.add_listener``): off, it costs nothing.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([0.0, 1.0], requires_grad=True)
+    >>> with tg.autograd.detect_anomaly():  # doctest: +SKIP
+    ...     (x.sqrt() * 0).sum().backward()      # 0 * inf = nan in SqrtBackward0
+    RuntimeError: Function 'SqrtBackward0' returned nan values in its 0th output.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+import warnings
+
+from .. import _events
+from .grad_mode import _DecoratorContextManager
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # teachgrad/
+
+
+class _State:
+    enabled = False
+    check_nan = True
+    listening = None
+
+
+state = _State()
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on.
+
+    >>> import teachgrad as tg
+    >>> tg.autograd.is_anomaly_enabled()
+    False
+    """
+    return state.enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection also checks backward results for NaN.
+
+    >>> import teachgrad as tg
+    >>> tg.autograd.is_anomaly_check_nan_enabled()
+    True
+    """
+    return state.check_nan
+
+
+def _set(mode: bool, check_nan: bool) -> None:
+    state.enabled, state.check_nan = bool(mode), bool(check_nan)
+    if mode and state.listening is None:
+        state.listening = _events.add_listener(_on_event)
+    elif not mode and state.listening is not None:
+        state.listening.remove()
+        state.listening = None
+
+
+class detect_anomaly(_DecoratorContextManager):  # noqa: N801 - torch's name
+    """Context manager (and decorator) turning anomaly detection on for a block.
+
+    >>> import teachgrad as tg, warnings
+    >>> warnings.simplefilter("ignore")  # (it warns that it slows things down)
+    >>> with tg.autograd.detect_anomaly():
+    ...     tg.autograd.is_anomaly_enabled()
+    True
+    """
+
+    def __init__(self, check_nan: bool = True):
+        self.check_nan = check_nan
+        warnings.warn(
+            "Anomaly Detection has been enabled. This mode will increase the runtime and should "
+            "only be enabled for debugging.",
+            UserWarning,
+            stacklevel=2,
+        )
+
+    def __enter__(self) -> None:
+        self.previous = (state.enabled, state.check_nan)
+        _set(True, self.check_nan)
+
+    def __exit__(self, *exc) -> None:
+        _set(*self.previous)
+
+    def clone(self):
+        with warnings.catch_warnings():  # (the decorator makes one per call: warn once)
+            warnings.simplefilter("ignore")
+            return self.__class__(self.check_nan)
+
+
+class set_detect_anomaly(_DecoratorContextManager):  # noqa: N801 - torch's name
+    """Turn anomaly detection on or off: right away as a function, or for a block.
+
+    >>> import teachgrad as tg
+    >>> _ = tg.autograd.set_detect_anomaly(True); tg.autograd.is_anomaly_enabled()
+    True
+    >>> _ = tg.autograd.set_detect_anomaly(False); tg.autograd.is_anomaly_enabled()
+    False
+    """
+
+    def __init__(self, mode: bool, check_nan: bool = True):
+        self.mode, self.check_nan = mode, check_nan
+        self.previous = (state.enabled, state.check_nan)
+        _set(mode, check_nan)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        _set(*self.previous)
+
+    def clone(self):
+        return self.__class__(self.mode, self.check_nan)
+
+
+# --------------------------------------------------------------------------- what it does
+
+
+def _on_event(event) -> None:
+    if isinstance(event, _events.OpRecorded):
+        event.node.__dict__["_forward_stack"] = _user_stack()
+    elif isinstance(event, _events.NodeFinished) and state.check_nan:
+        for i, g in enumerate(event.grad_inputs):
+            if g is not None and g._data.dtype.kind == "f" and bool(_isnan(g._data).any()):
+                node = event.node
+                message = f"Function '{node.name()}' returned nan values in its {i}th output."
+                node.__dict__["_anomaly"] = message  # a snapshot marks the node
+                raise RuntimeError(message)
+
+
+def _isnan(data):
+    from .._backend import array_module  # noqa: PLC0415
+
+    return array_module(data).isnan(data)
+
+
+def report(node, error: BaseException) -> None:
+    """Called by the engine when ``node``'s backward failed: warn with its forward stack."""
+    if not state.enabled:
+        return
+    node.__dict__.setdefault("_anomaly", f"{type(error).__name__}: {error}")
+    stack = node.__dict__.get("_forward_stack")
+    if stack is None:
+        where = "  (no forward traceback: the node was created before anomaly detection was on)\n"
+    else:
+        where = "".join(_format(frame) for frame in stack)
+    warnings.warn(
+        f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{where}",
+        UserWarning,
+        stacklevel=_outside_teachgrad(),
+    )
+
+
+def _outside_teachgrad() -> int:
+    """The warnings stacklevel of the first caller outside teachgrad (your backward() line)."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+def _user_stack() -> list:
+    """The current stack without teachgrad's own frames (they are not where the bug is)."""
+    return [f for f in traceback.extract_stack()[:-1] if not f.filename.startswith(_PACKAGE)]
+
+
+def _format(frame) -> str:
+    """One frame as Python prints it; a notebook cell as IPython names it ("Cell In[3]")."""
+    cell = _notebook_cell(frame.filename)
+    where = (
+        f"{cell}, line {frame.lineno}" if cell else f'File "{frame.filename}", line {frame.lineno}'
+    )
+    code = f"\n    {frame.line}" if frame.line else ""
+    return f"  {where}, in {frame.name}{code}\n"
+
+
+def _notebook_cell(filename: str) -> str | None:
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    numbers = getattr(getattr(shell, "compile", None), "_filename_map", {}) if shell else {}
+    number = numbers.get(filename)
+    return None if number is None else f"Cell In[{number}]"
