@@ -54,11 +54,13 @@ class VersionBumped(Event):
 
 @dataclasses.dataclass(frozen=True)
 class SavedTensorPacked(Event):
-    """Forward: ``node`` saved a tensor for backward, under ``name``, at ``version``."""
+    """Forward: ``node`` saved a tensor for backward, under ``name``, at ``version``
+    (``hooked``: a saved_tensors_hooks pack hook took it)."""
 
     node: object
     name: str
     version: int
+    hooked: bool = False
 
 
 @dataclasses.dataclass(frozen=True)

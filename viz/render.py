@@ -318,13 +318,15 @@ def _saved_row(node, saved, options: _Options) -> str:
             if saved.stale
             else f" {badge}"
         )
+    if saved.hooked:  # a saved_tensors_hooks pack hook holds it (e.g. save_on_cpu)
+        text += " <i>packed by hook</i>"
     if saved.released:
         text = f'<font color="{TEXT_COLORS["released"]}">{text} released</font>'
     tint = "#ffebee" if saved.stale and not saved.released else None  # a pale red row
     cell = {
         "align": "left",
         "id": f"saved-{node.id}-{saved.name}",
-        "title": f"{saved.name}: {saved.preview or 'released'}",
+        "title": f"{saved.name}: {saved.preview or ('packed by a hook' if saved.hooked else 'released')}",
         "href": "",  # Graphviz wraps a cell in a tooltip-carrying <a> (with no link) only with an href
         "bgcolor": tint,
     }

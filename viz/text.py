@@ -190,6 +190,8 @@ class _Tree:
                 line += f"  {version_badge(saved)}"
             if saved.stale:
                 line += "  STALE: changed in place after it was saved"
+            if saved.hooked:
+                line += "  packed by a saved_tensors_hooks pack hook"
             if saved.released:
                 line += "  released (freed once backward used it)"
             lines.append(line)

@@ -519,7 +519,13 @@ def _announce(node, outputs) -> None:
     _events.emit(_events.OpRecorded, node=node, outputs=tuple(outputs))
     for s in node._saved:
         if isinstance(s, SavedTensor):
-            _events.emit(_events.SavedTensorPacked, node=node, name=s.name, version=s.version)
+            _events.emit(
+                _events.SavedTensorPacked,
+                node=node,
+                name=s.name,
+                version=s.version,
+                hooked=s.hooks is not None,
+            )
 
 
 def _position_in(args, t) -> int:

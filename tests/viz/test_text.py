@@ -183,3 +183,10 @@ def test_a_chain_of_thousands_of_ops_needs_no_recursion_and_stays_narrow():
     lines = text.splitlines()
     assert sum(line.startswith("MulBackward0") for line in lines) == 3000
     assert max(len(line) for line in lines) < 120
+
+
+def test_saved_tensors_packed_by_hooks_are_marked():
+    with tg.autograd.graph.save_on_cpu():
+        y = tg.ones(2, requires_grad=True).exp()
+    assert "packed by a saved_tensors_hooks pack hook" in viz.text(y)
+    assert "packed by hook" in viz.draw(y).source
