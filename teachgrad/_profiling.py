@@ -14,11 +14,22 @@ This module imports nothing from teachgrad, so the hot paths can use it freely.
 
 from __future__ import annotations
 
+import threading
+
 
 class _State:
     active = False  # a profile() block is recording
-    bypass = False  # the next Function.apply is the recorder's own call: run it plainly
     recorder = None
+    _thread = threading.local()
+
+    @property
+    def bypass(self) -> bool:
+        """The next Function.apply *of this thread* is the recorder's own call: run it plainly."""
+        return getattr(self._thread, "bypass", False)
+
+    @bypass.setter
+    def bypass(self, value: bool) -> None:
+        self._thread.bypass = value
 
 
 state = _State()

@@ -6,7 +6,7 @@
 (tensor(4.),)
 """
 
-from . import anomaly_mode, engine, forward_ad, function, functional, grad_mode, graph
+from . import anomaly_mode, engine, forward_ad, function, functional, grad_mode, graph, profiler
 from .anomaly_mode import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -47,5 +47,6 @@ __all__ = [
     "inference_mode",
     "no_grad",
     "once_differentiable",
+    "profiler",
     "set_grad_enabled",
 ]

@@ -1,0 +1,1112 @@
+"""``teachgrad.autograd.profiler``: where does the time go?
+
+A profiler watches a program run and writes down, for every operation, when it
+started and when it ended. Each such record is a ``FunctionEvent``. Events nest:
+an op that runs inside a ``record_function("step")`` range, or a ``Mul`` that a
+backward node calls to compute its gradient, is a *child* of the enclosing event.
+So every event has two times:
+
+* **total time** (``cpu_time_total``): from its start to its end, children included;
+* **self time** (``self_cpu_time_total``): total time minus the children's total
+  times, i.e. the time spent in the event's own code.
+
+Summed over all events, the self times add up to the time spent inside the
+top-level events (nothing is counted twice); total times count nested work again
+at every level.
+
+Three kinds of event are recorded (``FunctionEvent.kind``):
+
+* ``"forward"``: one ``Function.apply`` (an op), named after its Function class,
+  e.g. ``Mul`` or ``SumAll`` (the class you find in ``teachgrad/ops``; torch would
+  say ``aten::mul``). The ops a backward formula runs are forward events inside
+  its node;
+* ``"backward"``: one backward node run by the engine, named by ``node.name()``,
+  e.g. ``MulBackward0`` (torch's names);
+* ``"user"``: a ``record_function(name)`` range you put around your own code.
+
+With ``profile_memory`` an event also says how many bytes of new arrays it made:
+its outputs, except those sharing storage with an input (views, in-place results,
+gradients passed on) and those a child event made (counted there). Like the times,
+there is a total (children included) and a self part.
+
+How it plugs in: ``teachgrad/_profiling.py`` holds one flag that ``Function.apply``
+and the engine test once per op. ``profile()`` switches it on and installs a
+recorder that times each op and each backward node; outside a profile the cost is
+that single check. Timestamps come from ``time.perf_counter_ns``; the recorder's
+own bookkeeping (shapes, stacks, memory) is done outside each event's timed window,
+so it shows up in the self time of the enclosing event. Work that does not go
+through ``Function.apply`` is not seen: e.g. an in-place ``x += 1`` that records no
+graph takes a shortcut straight to the array.
+
+What lives here: ``profile``, ``record_function``, ``FunctionEvent``,
+``FunctionEventAvg``, ``EventList`` (``key_averages``, ``table``, ``total_average``,
+``export_chrome_trace``), ``emit_nvtx`` (NVTX ranges for NVIDIA's tools) and
+``load_nvprof`` (read an nvprof SQLite trace). What does not: the hook itself.
+
+    >>> import teachgrad as tg
+    >>> from teachgrad.autograd import profiler
+    >>> x = tg.ones(3, requires_grad=True)
+    >>> with profiler.profile() as prof:
+    ...     with profiler.record_function("step"):
+    ...         (x * 2).sum().backward()
+    >>> [(e.name, e.kind) for e in prof.function_events][:3]
+    [('step', 'user'), ('Mul', 'forward'), ('SumAll', 'forward')]
+    >>> step = prof.function_events[0]
+    >>> step.self_cpu_time_total <= step.cpu_time_total
+    True
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import pathlib
+import sys
+import threading
+import time
+import warnings
+
+from .. import _backend
+from .._profiling import state as _profiling
+from .._tensor import Tensor
+
+FORWARD, BACKWARD, USER = "forward", "backward", "user"
+
+# where teachgrad's own files live: ``with_stack`` leaves those frames out
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+_ALREADY_ENABLED = (
+    "Profiler is already enabled on this thread\n  profile() and emit_nvtx() blocks cannot nest: "
+    "one recorder watches every op. Use a single profile() and mark the parts you want to "
+    "see with record_function('name') ranges inside it."
+)
+
+
+# ============================================================================== events
+
+
+class FunctionEvent:
+    """One timed interval: a forward op, a backward node or a ``record_function`` range.
+
+    Times are in microseconds since the profile started. ``cpu_children`` are the
+    events that ran inside this one (on the same thread), ``cpu_parent`` the one it
+    ran inside (None at the top level). Filled only when asked for: ``input_shapes``
+    (``record_shapes``; ``[]`` for an argument that is not a Tensor), memory
+    (``profile_memory``), ``stack`` (``with_stack``: your frames, innermost first),
+    CUDA times (``use_cuda``).
+
+    >>> e = FunctionEvent(0, "Mul", "forward", thread=1, start_us=2.0, end_us=5.0)
+    >>> e.cpu_time_total, e.self_cpu_time_total, e.is_user_annotation
+    (3.0, 3.0, False)
+    """
+
+    def __init__(self, id, name, kind, thread, start_us=0.0, end_us=0.0):
+        self.id = id
+        self.name = name
+        self.kind = kind  # "forward", "backward", "user"; load_nvprof: "nvtx", "runtime"
+        self.thread = thread
+        self.start_us = start_us
+        self.end_us = end_us
+        self.count = 1
+        self.input_shapes = None
+        self.stack = []
+        self.cpu_parent = None
+        self.cpu_children = []
+        self.cpu_memory_usage = 0  # bytes of new arrays made inside this event, children included
+        self.self_cpu_memory_usage = 0  # ... made by this event itself
+        self.cuda_memory_usage = 0
+        self.self_cuda_memory_usage = 0
+        self.cuda_time_total = 0.0  # GPU time (use_cuda, or kernels read by load_nvprof)
+        self.device_range = None  # (device, start µs, end µs) on the GPU's clock, if timed
+        self.kernels = []  # load_nvprof: the GPU kernels this CUDA call launched
+
+    @property
+    def key(self) -> str:
+        """What ``key_averages`` groups by (the name)."""
+        return self.name
+
+    # Times are rounded to the clock's resolution (1 ns = 0.001 µs) so that float noise
+    # never makes a self time come out as -0.0000001.
+    @property
+    def cpu_time_total(self) -> float:
+        """Inclusive time: end minus start, children included (µs)."""
+        return round(self.end_us - self.start_us, 3)
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """Exclusive time: total minus the children's total times (µs)."""
+        return round(self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children), 3)
+
+    @property
+    def cpu_time(self) -> float:
+        """Average time per call (one call: the total)."""
+        return self.cpu_time_total
+
+    @property
+    def self_cuda_time_total(self) -> float:
+        """GPU time minus the children's GPU time (µs)."""
+        return self.cuda_time_total - sum(c.cuda_time_total for c in self.cpu_children)
+
+    @property
+    def cuda_time(self) -> float:
+        return self.cuda_time_total
+
+    @property
+    def is_user_annotation(self) -> bool:
+        """True for ``record_function`` ranges."""
+        return self.kind == USER
+
+    def __repr__(self):
+        return (
+            f"<FunctionEvent id={self.id} name={self.name} kind={self.kind} "
+            f"cpu_time={_format_time(self.cpu_time_total)} start_us={self.start_us:.3f} "
+            f"end_us={self.end_us:.3f} thread={self.thread} input_shapes={self.input_shapes} "
+            f"cpu_children={[c.id for c in self.cpu_children]}>"
+        )
+
+
+class FunctionEventAvg:
+    """The events sharing one key (name, kind, and shapes/stack if grouped by them), summed.
+
+    ``count`` calls; ``*_total`` fields are sums; ``cpu_time`` and ``cuda_time`` are
+    averages per call.
+
+    >>> avg = FunctionEventAvg("Mul", "forward")
+    >>> for start, end in [(0.0, 2.0), (5.0, 9.0)]:
+    ...     _ = avg.add(FunctionEvent(0, "Mul", "forward", thread=1, start_us=start, end_us=end))
+    >>> avg.count, avg.cpu_time_total, avg.cpu_time
+    (2, 6.0, 3.0)
+    """
+
+    _SUMMED = (
+        "count",
+        "cpu_time_total",
+        "self_cpu_time_total",
+        "cuda_time_total",
+        "self_cuda_time_total",
+        "cpu_memory_usage",
+        "self_cpu_memory_usage",
+        "cuda_memory_usage",
+        "self_cuda_memory_usage",
+    )
+
+    def __init__(self, key, kind=None, input_shapes=None, stack=None):
+        self.key = key
+        self.kind = kind
+        self.input_shapes = input_shapes
+        self.stack = list(stack or [])
+        self.cpu_parent = None  # like torch: the parent of the first event added
+        self._first = True
+        for field in self._SUMMED:
+            setattr(self, field, 0)
+
+    def add(self, other) -> FunctionEventAvg:
+        """Add one event (or another average) into this one; returns self."""
+        if self._first:
+            self.cpu_parent = other.cpu_parent
+            self._first = False
+        for field in self._SUMMED:
+            setattr(self, field, getattr(self, field) + getattr(other, field))
+        return self
+
+    @property
+    def cpu_time(self) -> float:
+        return self.cpu_time_total / self.count if self.count else 0.0
+
+    @property
+    def cuda_time(self) -> float:
+        return self.cuda_time_total / self.count if self.count else 0.0
+
+    @property
+    def is_user_annotation(self) -> bool:
+        return self.kind == USER
+
+    def __repr__(self):
+        return (
+            f"<FunctionEventAvg key={self.key} count={self.count} "
+            f"self_cpu_time={_format_time(self.self_cpu_time_total)} "
+            f"cpu_time={_format_time(self.cpu_time)} input_shapes={self.input_shapes}>"
+        )
+
+
+class EventList(list):
+    """A list of events (or of averages) that can summarise and export itself.
+
+    ``profile.function_events`` is one (every event, in order of start), and so is
+    ``key_averages()`` (one row per key). The flags say which columns ``table`` shows.
+
+    >>> events = EventList([FunctionEvent(0, "Mul", "forward", thread=1, end_us=4.0)])
+    >>> events.self_cpu_time_total
+    4.0
+    """
+
+    def __init__(
+        self,
+        events=(),
+        *,
+        use_cuda=False,
+        profile_memory=False,
+        with_shapes=False,
+        stack_depth=0,
+    ):
+        super().__init__(events)
+        self._use_cuda = use_cuda
+        self._profile_memory = profile_memory
+        self._with_shapes = with_shapes
+        self._stack_depth = stack_depth
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """The sum of every event's self time: how long the profiled code ran (µs)."""
+        return sum(e.self_cpu_time_total for e in self)
+
+    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0) -> EventList:
+        """One ``FunctionEventAvg`` per name (and kind), in order of first appearance.
+
+        ``group_by_input_shape``: ops called with different shapes get separate rows
+        (needs ``record_shapes``); ``group_by_stack_n``: also split by the innermost
+        ``n`` frames of the call stack (needs ``with_stack``).
+
+        >>> import teachgrad as tg
+        >>> x = tg.ones(3, requires_grad=True)
+        >>> with profile() as prof:
+        ...     y = x * 2
+        ...     z = y * 3
+        >>> [(row.key, row.count) for row in prof.key_averages()]
+        [('Mul', 2)]
+        """
+        groups = {}
+        for event in self:
+            shapes = event.input_shapes if group_by_input_shape else None
+            stack = event.stack[:group_by_stack_n] if group_by_stack_n > 0 else []
+            key = (event.key, event.kind, str(shapes), tuple(stack))
+            if key not in groups:
+                groups[key] = FunctionEventAvg(event.key, event.kind, shapes, stack)
+            groups[key].add(event)
+        return EventList(
+            groups.values(),
+            use_cuda=self._use_cuda,
+            profile_memory=self._profile_memory,
+            with_shapes=group_by_input_shape,
+            stack_depth=max(group_by_stack_n, 0),
+        )
+
+    def total_average(self) -> FunctionEventAvg:
+        """Every event summed into one ``FunctionEventAvg`` with key ``"Total"``.
+
+        >>> events = EventList([FunctionEvent(0, "Mul", "forward", 1, 0.0, 3.0),
+        ...                     FunctionEvent(1, "Sum", "forward", 1, 3.0, 4.0)])
+        >>> total = events.total_average()
+        >>> total.key, total.count, total.cpu_time_total
+        ('Total', 2, 4.0)
+        """
+        total = FunctionEventAvg("Total")
+        for event in self:
+            total.add(event)
+        total.cpu_parent = None
+        return total
+
+    def table(
+        self,
+        sort_by=None,
+        row_limit=100,
+        max_name_column_width=55,
+        header=None,
+        top_level_events_only=False,
+    ) -> str:
+        """An aligned text table, one row per item, in torch's column layout.
+
+        ``sort_by``: a numeric field such as ``"self_cpu_time_total"``, ``"cpu_time_total"``
+        or ``"count"`` (largest first; None keeps the list's order); ``row_limit``: at
+        most that many rows (None: all); ``top_level_events_only``: only rows with no
+        parent. The percentages are of the sum of all self times, shown in the footer.
+
+        >>> events = EventList([FunctionEvent(0, "Mul", "forward", 1, 0.0, 3.0)])
+        >>> print(events.table())  # doctest: +NORMALIZE_WHITESPACE
+        ----  ----------  --------  -----------  ---------  ------------  ----------
+        Name  Self CPU %  Self CPU  CPU total %  CPU total  CPU time avg  # of Calls
+        ----  ----------  --------  -----------  ---------  ------------  ----------
+        Mul      100.00%   3.000us      100.00%    3.000us       3.000us           1
+        ----  ----------  --------  -----------  ---------  ------------  ----------
+        Self CPU time total: 3.000us
+        """
+        return _build_table(
+            self, sort_by, row_limit, max_name_column_width, header, top_level_events_only
+        )
+
+    def export_chrome_trace(self, path) -> None:
+        """Write the events as a Chrome trace (JSON) that Perfetto and chrome://tracing open.
+
+        Each event is a "complete" event (``"ph": "X"``) with ``ts`` and ``dur`` in
+        microseconds, the process id as ``pid`` and the thread as ``tid``; GPU times
+        (``use_cuda`` or nvprof kernels) go to a separate process row per device.
+
+        >>> import json, os, tempfile
+        >>> events = EventList([FunctionEvent(0, "Mul", "forward", 7, 1.0, 3.5)])
+        >>> path = os.path.join(tempfile.mkdtemp(), "trace.json")
+        >>> events.export_chrome_trace(path)
+        >>> with open(path) as f:
+        ...     [e for e in json.load(f)["traceEvents"] if e["ph"] == "X"][0]["dur"]
+        2.5
+        """
+        with open(path, "w") as f:
+            json.dump(_chrome_trace(self), f)
+
+    def __str__(self):
+        return self.table()
+
+
+# ============================================================================== recording
+
+
+class _Frame:
+    """An event being recorded (between ``enter`` and ``exit``)."""
+
+    __slots__ = ("event", "parent", "start_ns", "counters", "made", "cuda_start", "closed")
+
+    def __init__(self, event, parent):
+        self.event = event
+        self.parent = parent
+        self.counters = ()  # version counters of the inputs: outputs sharing one are not new memory
+        self.made = []  # storages (version counters) counted by this event or its children
+        self.cuda_start = None
+        self.closed = False
+
+
+class _Hook:
+    """What ``profile`` and ``emit_nvtx`` install as ``_profiling.state.recorder``.
+
+    ``forward``/``backward`` are the two calls the engine makes; both bracket the
+    work with ``enter(name, kind, inputs)`` and ``exit(token, outputs, inputs)``,
+    which subclasses define (``record_function`` calls them too).
+    """
+
+    def forward(self, cls, args, kwargs):
+        token = self.enter(cls.__name__, FORWARD, args)
+        out = None
+        try:
+            _profiling.bypass = True  # the apply below is this op itself: run it, don't come back
+            out = cls.apply(*args, **kwargs)
+            return out
+        finally:
+            self.exit(token, out, args)
+
+    def backward(self, node, run, grads, batch):
+        token = self.enter(node.name(), BACKWARD, grads)
+        out = None
+        try:
+            out = run(node, grads, batch)
+            return out
+        finally:
+            self.exit(token, out, grads)
+
+
+class _Recorder(_Hook):
+    """Collects ``FunctionEvent``s for one ``profile()`` block."""
+
+    def __init__(self, record_shapes, profile_memory, with_stack, cupy=None):
+        self.events = []  # every event, in order of start
+        self.record_shapes = record_shapes
+        self.profile_memory = profile_memory
+        self.with_stack = with_stack
+        self.cupy = cupy  # set when CUDA work is timed (use_cuda)
+        self.cuda_marks = []  # (event, device, start CUDA event, end CUDA event)
+        self._open = {}  # thread ident -> stack of open frames
+        self._finished = False
+        if cupy is not None:  # the GPU clock's zero: CUDA events are timed relative to it
+            self.cuda_zero = cupy.cuda.Event()
+            self.cuda_zero.record()
+        self.t0 = time.perf_counter_ns()
+
+    def enter(self, name, kind, inputs):
+        if self._finished:
+            return None
+        frames = self._open.setdefault(threading.get_ident(), [])
+        parent = frames[-1] if frames else None
+        event = FunctionEvent(len(self.events), name, kind, threading.get_native_id())
+        if self.record_shapes:
+            event.input_shapes = _shapes(inputs)
+        if self.with_stack:
+            event.stack = _user_stack()
+        if parent is not None:
+            event.cpu_parent = parent.event
+            parent.event.cpu_children.append(event)
+        self.events.append(event)
+        frame = _Frame(event, parent)
+        if self.profile_memory:
+            frame.counters = [t._counter for t in inputs if isinstance(t, Tensor)]
+        frames.append(frame)
+        if self.cupy is not None:
+            frame.cuda_start = self.cupy.cuda.Event()
+            frame.cuda_start.record()
+        frame.start_ns = time.perf_counter_ns()  # last: the bookkeeping above is not timed
+        return frame
+
+    def exit(self, frame, outputs, inputs):
+        end_ns = time.perf_counter_ns()  # first, for the same reason
+        if frame is None or frame.closed:
+            return  # a range that outlived its profile() block
+        if self.cupy is not None:
+            cuda_end = self.cupy.cuda.Event()
+            cuda_end.record()
+            device = self.cupy.cuda.Device().id
+            self.cuda_marks.append((frame.event, device, frame.cuda_start, cuda_end))
+        self._close(frame, end_ns)
+        if self.profile_memory:
+            _count_memory(frame, outputs)
+
+    def _close(self, frame, end_ns):
+        frame.closed = True
+        event = frame.event
+        event.start_us = (frame.start_ns - self.t0) / 1000
+        event.end_us = (end_ns - self.t0) / 1000
+        frames = self._open.get(threading.get_ident(), [])
+        if frame in frames:
+            frames.remove(frame)
+
+    def finish(self) -> list:
+        """End of the block: close what is still open, read the GPU timings."""
+        end_ns = time.perf_counter_ns()
+        for frames in self._open.values():
+            for frame in reversed(frames[:]):  # (a copy: closing removes it from the list)
+                self._close(frame, end_ns)
+        self._open.clear()
+        self._finished = True
+        if self.cupy is not None:
+            self.cupy.cuda.Device().synchronize()  # CUDA events finish after their kernels
+            elapsed = self.cupy.cuda.get_elapsed_time  # milliseconds between two events
+            for event, device, start, end in self.cuda_marks:
+                event.cuda_time_total = elapsed(start, end) * 1000
+                begin = elapsed(self.cuda_zero, start) * 1000
+                event.device_range = (device, begin, begin + event.cuda_time_total)
+        return self.events
+
+
+def _count_memory(frame, outputs) -> None:
+    """Memory an event allocated: the bytes of the new arrays among its outputs.
+
+    An output is not new when it shares storage with an input (a view, an in-place
+    op, a gradient passed through) or when a child event made it (then it is the
+    child's). The event's total also includes its children's allocations.
+    """
+    event = frame.event
+    own_cpu = own_cuda = 0
+    for t in outputs if isinstance(outputs, tuple) else (outputs,):
+        if not isinstance(t, Tensor):
+            continue
+        # a storage is known by its version counter (shared by all views of it)
+        counter = t._counter
+        if any(counter is c for c in frame.counters) or any(counter is m for m in frame.made):
+            continue
+        frame.made.append(counter)
+        data = t._data
+        if isinstance(data, _backend.numpy_module().ndarray):
+            own_cpu += data.nbytes
+        else:
+            own_cuda += data.nbytes
+    event.self_cpu_memory_usage = own_cpu
+    event.self_cuda_memory_usage = own_cuda
+    event.cpu_memory_usage = own_cpu + sum(c.cpu_memory_usage for c in event.cpu_children)
+    event.cuda_memory_usage = own_cuda + sum(c.cuda_memory_usage for c in event.cpu_children)
+    parent = frame.parent
+    if parent is not None and parent.event.kind != USER:  # an op may return its child's output
+        parent.made.extend(frame.made)
+    frame.made = []
+
+
+def _shapes(inputs) -> list:
+    return [list(t._data.shape) if isinstance(t, Tensor) else [] for t in inputs]
+
+
+def _user_stack() -> list:
+    """The caller's frames outside teachgrad, innermost first, as ``file(line): function``."""
+    frames = []
+    f = sys._getframe(1)
+    while f is not None:
+        filename = f.f_code.co_filename
+        if not filename.startswith(_PACKAGE_DIR):
+            frames.append(f"{filename}({f.f_lineno}): {f.f_code.co_name}")
+        f = f.f_back
+    return frames
+
+
+def _install(hook) -> None:
+    if _profiling.active:
+        raise RuntimeError(_ALREADY_ENABLED)
+    _profiling.recorder = hook
+    _profiling.bypass = False
+    _profiling.active = True
+
+
+def _uninstall() -> None:
+    _profiling.active = False
+    _profiling.bypass = False
+    _profiling.recorder = None
+
+
+# ============================================================================== public API
+
+
+class profile:
+    """Record every op, backward node and ``record_function`` range run inside the block.
+
+    ``use_cuda`` (or ``use_device="cuda"``): also time the GPU work of each event with
+    CUDA events (needs CuPy and a GPU; without one it warns, like torch, and profiles
+    the CPU only). ``record_shapes``: keep the input shapes of each op.
+    ``profile_memory``: count the bytes of the new arrays each event makes.
+    ``with_stack``: keep the Python call stack (your frames) of each event.
+    Blocks cannot nest. Results, after the block: ``function_events``,
+    ``key_averages()``, ``table()``, ``total_average()``, ``self_cpu_time_total``,
+    ``export_chrome_trace(path)``.
+
+    >>> import teachgrad as tg
+    >>> x = tg.ones(2, 3, requires_grad=True)
+    >>> with profile(record_shapes=True, profile_memory=True) as prof:
+    ...     y = (x * 2).sum()
+    ...     y.backward()
+    >>> mul = prof.function_events[0]
+    >>> mul.name, mul.input_shapes, mul.cpu_memory_usage
+    ('Mul', [[2, 3], []], 24)
+    >>> [e.name for e in prof.function_events if e.kind == "backward"]
+    ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
+    """
+
+    def __init__(
+        self,
+        enabled=True,
+        *,
+        use_cuda=False,
+        use_device=None,
+        record_shapes=False,
+        profile_memory=False,
+        with_stack=False,
+    ):
+        self.enabled = enabled
+        self.use_cuda = use_cuda or use_device == "cuda"
+        self.record_shapes = record_shapes
+        self.profile_memory = profile_memory
+        self.with_stack = with_stack
+        self._recorder = None
+        self._events = None if enabled else EventList()
+
+    def __enter__(self):
+        if not self.enabled:
+            return self
+        if _profiling.active:
+            raise RuntimeError(_ALREADY_ENABLED)
+        cupy = None
+        if self.use_cuda:
+            if _backend.cuda_is_available():
+                cupy = _backend.cupy()
+            else:
+                warnings.warn("CUDA is not available, disabling CUDA profiling", stacklevel=2)
+                self.use_cuda = False
+        self._recorder = _Recorder(self.record_shapes, self.profile_memory, self.with_stack, cupy)
+        _install(self._recorder)
+        return self
+
+    def __exit__(self, *exc):
+        if self._recorder is None:
+            return False
+        _uninstall()
+        events = self._recorder.finish()
+        self._recorder = None
+        self._events = EventList(
+            events,
+            use_cuda=self.use_cuda,
+            profile_memory=self.profile_memory,
+            with_shapes=self.record_shapes,
+        )
+        return False
+
+    @property
+    def function_events(self) -> EventList:
+        """Every recorded event, in order of start (available after the block)."""
+        if self._events is None:
+            raise RuntimeError(
+                "Profiler didn't finish running\n  Read the results after the `with profile()` block."
+            )
+        return self._events
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """Sum of the self times of all events, in µs."""
+        return self.function_events.self_cpu_time_total
+
+    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0) -> EventList:
+        """See ``EventList.key_averages``."""
+        return self.function_events.key_averages(group_by_input_shape, group_by_stack_n)
+
+    def total_average(self) -> FunctionEventAvg:
+        """See ``EventList.total_average``."""
+        return self.function_events.total_average()
+
+    def table(self, *args, **kwargs) -> str:
+        """See ``EventList.table`` (one row per event; ``key_averages().table()`` sums them)."""
+        return self.function_events.table(*args, **kwargs)
+
+    def export_chrome_trace(self, path) -> None:
+        """See ``EventList.export_chrome_trace``."""
+        self.function_events.export_chrome_trace(path)
+
+    def __str__(self):
+        return str(self.function_events)
+
+
+class record_function:
+    """Mark a range of your code with a name: a context manager or a decorator.
+
+    Inside ``profile()``, the range becomes a ``"user"`` event and the ops and backward
+    nodes run inside it become its children; under ``emit_nvtx()`` it is an NVTX range.
+    Anywhere else it does nothing.
+
+    >>> import teachgrad as tg
+    >>> @record_function("double")
+    ... def double(t):
+    ...     return t * 2
+    >>> with profile() as prof:
+    ...     _ = double(tg.ones(2))
+    >>> [(e.name, [c.name for c in e.cpu_children]) for e in prof.function_events]
+    [('double', ['Mul']), ('Mul', [])]
+    """
+
+    def __init__(self, name, args=None):
+        self.name = name
+        self.args = args
+        self._hook = None
+        self._token = None
+
+    def __enter__(self):
+        if _profiling.active:
+            self._hook = _profiling.recorder
+            self._token = self._hook.enter(self.name, USER, ())
+        return self
+
+    def __exit__(self, *exc):
+        if self._hook is not None:
+            hook, self._hook = self._hook, None
+            hook.exit(self._token, None, ())
+        return False
+
+    def __call__(self, fn):
+        """Decorator use: every call of ``fn`` is one range (a fresh one, so recursion works)."""
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with record_function(self.name, self.args):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class _NvtxEmitter(_Hook):
+    """Pushes an NVTX range around every op and backward node (for Nsight / nvprof)."""
+
+    def __init__(self, nvtx, record_shapes):
+        self.nvtx = nvtx
+        self.record_shapes = record_shapes
+
+    def enter(self, name, kind, inputs):
+        if self.record_shapes and kind != USER:
+            name = f"{name}, sizes = {_shapes(inputs)}"
+        self.nvtx.RangePush(name)
+        return True
+
+    def exit(self, token, outputs, inputs):
+        self.nvtx.RangePop()
+
+
+def _nvtx_module():
+    """CuPy's NVTX bindings when a CUDA GPU is usable, else None."""
+    if not _backend.cuda_is_available():
+        return None
+    nvtx = _backend.cupy().cuda.nvtx
+    if not getattr(nvtx, "available", True):  # a CuPy built without the NVTX library
+        warnings.warn(
+            "emit_nvtx: CuPy has no NVTX support here; no ranges are emitted", stacklevel=3
+        )
+        return None
+    return nvtx
+
+
+class emit_nvtx:
+    """Mark every op and backward node with an NVTX range, for NVIDIA's profilers.
+
+    Run your script under ``nsys profile`` (or ``nvprof``) and the ranges appear on
+    the timeline above the kernels they launched, named like the profiler's events
+    (``Mul``, ``MulBackward0``; with ``record_shapes``: ``"Mul, sizes = [[2, 3], []]"``).
+    Uses ``cupy.cuda.nvtx``; without a CUDA GPU it does nothing (but still works
+    as a context manager, so the same script runs on a laptop).
+
+    >>> import teachgrad as tg
+    >>> with emit_nvtx():
+    ...     y = tg.ones(2) * 3
+    >>> y
+    tensor([3., 3.])
+    """
+
+    def __init__(self, enabled=True, record_shapes=False):
+        self.enabled = enabled
+        self.record_shapes = record_shapes
+        self._installed = False
+
+    def __enter__(self):
+        if not self.enabled:
+            return self
+        nvtx = _nvtx_module()
+        if nvtx is None:
+            return self  # on the CPU there is no NVIDIA profiler to talk to
+        _install(_NvtxEmitter(nvtx, self.record_shapes))
+        self._installed = True
+        return self
+
+    def __exit__(self, *exc):
+        if self._installed:
+            _uninstall()
+            self._installed = False
+        return False
+
+
+# ============================================================================== nvprof traces
+
+# names of the CUDA runtime calls seen most often (ids from CUPTI's cupti_runtime_cbid.h)
+_RUNTIME_NAMES = {
+    13: "cudaLaunch",
+    31: "cudaMemcpy",
+    41: "cudaMemcpyAsync",
+    49: "cudaMemset",
+    51: "cudaMemsetAsync",
+    131: "cudaStreamSynchronize",
+    137: "cudaEventSynchronize",
+    165: "cudaDeviceSynchronize",
+    211: "cudaLaunchKernel",
+}
+_MARKER_START, _MARKER_END = 2, 4  # CUPTI_ACTIVITY_FLAG_MARKER_START / _END
+_THREAD_OBJECTS = (1, 2)  # CUPTI_ACTIVITY_OBJECT_PROCESS / _THREAD: objectId holds (pid, tid)
+
+
+class Kernel:
+    """One GPU kernel from an nvprof trace (times in µs on the trace's timeline).
+
+    >>> Kernel("gemm", device=0, stream=7, start_us=1.0, end_us=4.0).duration_us
+    3.0
+    """
+
+    def __init__(self, name, device, stream, start_us, end_us):
+        self.name = name
+        self.device = device
+        self.stream = stream
+        self.start_us = start_us
+        self.end_us = end_us
+
+    @property
+    def duration_us(self) -> float:
+        return self.end_us - self.start_us
+
+    def __repr__(self):
+        return f"<Kernel {self.name} device={self.device} {self.duration_us:.3f}us>"
+
+
+def load_nvprof(path) -> EventList:
+    """Read an nvprof SQLite trace (``nvprof --export-profile trace.sqlite ...``) into events.
+
+    Uses the tables nvprof documents: ``StringTable(_id_, value)`` for names;
+    ``CUPTI_ACTIVITY_KIND_MARKER`` (NVTX ranges: a start row and an end row share an
+    ``id``; ``flags`` says which; ``objectId`` holds the process and thread);
+    ``CUPTI_ACTIVITY_KIND_RUNTIME`` (CUDA API calls, with ``correlationId``); and
+    ``CUPTI_ACTIVITY_KIND_KERNEL`` / ``_CONCURRENT_KERNEL`` (kernels, matched to the call
+    that launched them by ``correlationId``). NVTX ranges become ``"nvtx"`` events and
+    API calls ``"runtime"`` events, nested by time on each thread; each launch keeps its
+    ``kernels`` and its ``cuda_time_total``, which ranges add up. Times become µs since
+    the first record. Instantaneous markers and unclosed ranges are skipped.
+
+    >>> import os, sqlite3, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "trace.sqlite")
+    >>> db = sqlite3.connect(path)
+    >>> _ = db.executescript('''
+    ...     CREATE TABLE StringTable(_id_ INTEGER PRIMARY KEY, value TEXT);
+    ...     INSERT INTO StringTable VALUES (1, 'step');
+    ...     CREATE TABLE CUPTI_ACTIVITY_KIND_MARKER(_id_ INTEGER PRIMARY KEY, flags INT,
+    ...         timestamp INT, id INT, objectKind INT, objectId BLOB, name INT, domain INT);
+    ...     INSERT INTO CUPTI_ACTIVITY_KIND_MARKER VALUES (1, 2, 1000, 7, 2, NULL, 1, 0);
+    ...     INSERT INTO CUPTI_ACTIVITY_KIND_MARKER VALUES (2, 4, 4000, 7, 2, NULL, 0, 0);
+    ... '''); db.close()
+    >>> [(e.name, e.kind, e.start_us, e.end_us) for e in load_nvprof(path)]
+    [('step', 'nvtx', 0.0, 3.0)]
+    """
+    import sqlite3  # noqa: PLC0415 - only this function needs it
+
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"load_nvprof: no such file: {path}")
+    uri = pathlib.Path(path).absolute().as_uri() + "?mode=ro"  # read-only: never change a trace
+    conn = sqlite3.connect(uri, uri=True)
+    try:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        if "StringTable" not in tables:
+            raise RuntimeError(
+                f"{path} is not an nvprof trace: it has no StringTable. Write one with "
+                "`nvprof --export-profile trace.sqlite ...` (Nsight Systems exports another layout)."
+            )
+        strings = dict(conn.execute("SELECT _id_, value FROM StringTable"))
+        records = _nvprof_markers(conn, tables, strings) + _nvprof_runtime(conn, tables)
+        kernels = _nvprof_kernels(conn, tables, strings)
+    finally:
+        conn.close()
+    return _nvprof_events(records, kernels)
+
+
+def _nvprof_markers(conn, tables, strings) -> list:
+    """NVTX ranges as ``(kind, name, thread, start ns, end ns, correlation id)``."""
+    table = "CUPTI_ACTIVITY_KIND_MARKER"
+    if table not in tables:
+        return []
+    columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+    kind_column = "objectKind" if "objectKind" in columns else "2"  # absent: a thread marker
+    starts, ranges = {}, []
+    query = f"SELECT flags, timestamp, id, {kind_column}, objectId, name FROM {table} ORDER BY timestamp"
+    for flags, timestamp, marker_id, object_kind, object_id, name in conn.execute(query):
+        if flags & _MARKER_START:
+            thread = _thread_of(object_kind, object_id)
+            starts[marker_id] = (strings.get(name, str(name)), thread, timestamp)
+        elif flags & _MARKER_END and marker_id in starts:
+            name, thread, start = starts.pop(marker_id)
+            ranges.append(("nvtx", name, thread, start, timestamp, None))
+    return ranges
+
+
+def _thread_of(object_kind, object_id) -> int:
+    """The thread id inside a marker's ``objectId`` (12 bytes: processId, threadId, 0)."""
+    if object_kind not in _THREAD_OBJECTS or not isinstance(object_id, bytes | bytearray):
+        return 0
+    return int.from_bytes(object_id[4:8], "little")
+
+
+def _nvprof_runtime(conn, tables) -> list:
+    table = "CUPTI_ACTIVITY_KIND_RUNTIME"
+    if table not in tables:
+        return []
+    query = f"SELECT cbid, start, end, threadId, correlationId FROM {table}"
+    return [
+        ("runtime", _RUNTIME_NAMES.get(cbid, f"cudaRuntime (cbid {cbid})"), thread, s, e, corr)
+        for cbid, s, e, thread, corr in conn.execute(query)
+    ]
+
+
+def _nvprof_kernels(conn, tables, strings) -> dict:
+    """Kernels by the correlation id of the call that launched them."""
+    by_call = {}
+    for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL"):
+        if table not in tables:
+            continue
+        query = f"SELECT name, start, end, deviceId, streamId, correlationId FROM {table}"
+        for name, start, end, device, stream, corr in conn.execute(query):
+            by_call.setdefault(corr, []).append(
+                (strings.get(name, str(name)), device, stream, start, end)
+            )
+    return by_call
+
+
+def _nvprof_events(records, kernels) -> EventList:
+    """Turn trace records (ns) into nested FunctionEvents (µs since the first record)."""
+    if not records:
+        return EventList()
+    zero = min(r[3] for r in records)
+    # by thread, then start; at equal starts the longer (enclosing) one and ranges first
+    records.sort(key=lambda r: (r[2], r[3], -r[4], r[0] != "nvtx"))
+    events, open_ = [], []
+    for kind, name, thread, start, end, corr in records:
+        event = FunctionEvent(len(events), name, kind, thread, (start - zero) / 1000)
+        event.end_us = (end - zero) / 1000
+        for k_name, device, stream, k_start, k_end in kernels.get(corr, ()) if corr else ():
+            k = Kernel(k_name, device, stream, (k_start - zero) / 1000, (k_end - zero) / 1000)
+            event.kernels.append(k)
+        while open_ and (open_[-1].thread != thread or open_[-1].end_us < event.end_us):
+            open_.pop()
+        if open_:
+            event.cpu_parent = open_[-1]
+            open_[-1].cpu_children.append(event)
+        open_.append(event)
+        events.append(event)
+    for event in reversed(events):  # children come after their parents: sum bottom-up
+        own = sum(k.duration_us for k in event.kernels)
+        event.cuda_time_total = own + sum(c.cuda_time_total for c in event.cpu_children)
+    events.sort(key=lambda e: e.start_us)
+    for i, event in enumerate(events):
+        event.id = i
+    return EventList(events, use_cuda=bool(kernels))
+
+
+# ============================================================================== table and trace
+
+
+def _format_time(us) -> str:
+    if abs(us) >= 1e6:
+        return f"{us / 1e6:.3f}s"
+    if abs(us) >= 1e3:
+        return f"{us / 1e3:.3f}ms"
+    return f"{us:.3f}us"
+
+
+def _format_memory(nbytes) -> str:
+    for unit, size in (("Gb", 1024**3), ("Mb", 1024**2), ("Kb", 1024)):
+        if abs(nbytes) >= size:
+            return f"{nbytes / size:.2f} {unit}"
+    return f"{nbytes} B"
+
+
+def _percent(part, whole) -> str:
+    return f"{100 * part / whole:.2f}%" if whole else "0.00%"
+
+
+_SORT_KEYS = (
+    "cpu_time",
+    "cpu_time_total",
+    "self_cpu_time_total",
+    "cuda_time",
+    "cuda_time_total",
+    "self_cuda_time_total",
+    "cpu_memory_usage",
+    "self_cpu_memory_usage",
+    "cuda_memory_usage",
+    "self_cuda_memory_usage",
+    "count",
+)
+
+
+def _columns(events, cpu_total, cuda_total) -> list:
+    """``(header, right-aligned?, value of a row)`` for each column to show."""
+    cols = [
+        ("Name", False, lambda e: e.key),
+        ("Self CPU %", True, lambda e: _percent(e.self_cpu_time_total, cpu_total)),
+        ("Self CPU", True, lambda e: _format_time(e.self_cpu_time_total)),
+        ("CPU total %", True, lambda e: _percent(e.cpu_time_total, cpu_total)),
+        ("CPU total", True, lambda e: _format_time(e.cpu_time_total)),
+        ("CPU time avg", True, lambda e: _format_time(e.cpu_time)),
+    ]
+    if events._use_cuda:
+        cols += [
+            ("Self CUDA", True, lambda e: _format_time(e.self_cuda_time_total)),
+            ("Self CUDA %", True, lambda e: _percent(e.self_cuda_time_total, cuda_total)),
+            ("CUDA total", True, lambda e: _format_time(e.cuda_time_total)),
+            ("CUDA time avg", True, lambda e: _format_time(e.cuda_time)),
+        ]
+    if events._profile_memory:
+        cols += [
+            ("CPU Mem", True, lambda e: _format_memory(e.cpu_memory_usage)),
+            ("Self CPU Mem", True, lambda e: _format_memory(e.self_cpu_memory_usage)),
+        ]
+        if events._use_cuda:
+            cols += [
+                ("CUDA Mem", True, lambda e: _format_memory(e.cuda_memory_usage)),
+                ("Self CUDA Mem", True, lambda e: _format_memory(e.self_cuda_memory_usage)),
+            ]
+    cols.append(("# of Calls", True, lambda e: str(e.count)))
+    if events._with_shapes:
+        cols.append(("Input Shapes", False, lambda e: str(e.input_shapes)))
+    if events._stack_depth:
+        cols.append(("Source Location", False, lambda e: e.stack[0] if e.stack else ""))
+    return cols
+
+
+def _sorted_rows(events, sort_by, row_limit, top_level_events_only) -> list:
+    rows = list(events)
+    if top_level_events_only:
+        rows = [e for e in rows if e.cpu_parent is None]
+    if sort_by is not None:
+        field = sort_by.replace("device", "cuda")
+        if field not in _SORT_KEYS:
+            raise AttributeError(
+                f"cannot sort the profiler table by {sort_by!r}; choose one of {', '.join(_SORT_KEYS)}"
+            )
+        rows.sort(key=lambda e: getattr(e, field), reverse=True)
+    if row_limit is not None and row_limit >= 0:
+        rows = rows[:row_limit]
+    return rows
+
+
+def _build_table(events, sort_by, row_limit, name_width, header, top_level_events_only) -> str:
+    cpu_total = events.self_cpu_time_total
+    cuda_total = sum(e.self_cuda_time_total for e in events)
+    cols = _columns(events, cpu_total, cuda_total)
+    rows = _sorted_rows(events, sort_by, row_limit, top_level_events_only)
+    cells = [[value(e) for _, _, value in cols] for e in rows]
+    if events._stack_depth:  # deeper frames go on lines of their own under the row
+        cells = _with_stack_lines(cells, rows, len(cols))
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, (h, _, _) in enumerate(cols)]
+    widths[0] = min(widths[0], name_width)
+
+    def line(values):
+        parts = []
+        for (_, right, _), width, text in zip(cols, widths, values):
+            text = text if len(text) <= width else text[: width - 3] + "..."
+            parts.append(text.rjust(width) if right else text.ljust(width))
+        return "  ".join(parts).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    out = []
+    if header is not None:
+        out += ["=" * len(rule), header]
+    if top_level_events_only:
+        out += ["Only top-level events are shown (those not inside another event)"]
+    out += [rule, line([h for h, _, _ in cols]), rule]
+    out += [line(r) for r in cells]
+    out += [rule, f"Self CPU time total: {_format_time(cpu_total)}"]
+    if events._use_cuda:
+        out.append(f"Self CUDA time total: {_format_time(cuda_total)}")
+    return "\n".join(out)
+
+
+def _with_stack_lines(cells, rows, n_cols) -> list:
+    result = []
+    for cell, event in zip(cells, rows):
+        result.append(cell)
+        for frame in event.stack[1:]:
+            result.append([""] * (n_cols - 1) + [frame])
+    return result
+
+
+def _chrome_trace(events) -> dict:
+    """The Chrome trace event format: metadata rows plus one complete event per event."""
+    pid = os.getpid()
+    trace = [_meta("process_name", pid, 0, "teachgrad (CPU)")]
+    threads, devices = set(), set()
+    for e in events:
+        if e.thread not in threads:
+            threads.add(e.thread)
+            trace.append(_meta("thread_name", pid, e.thread, f"thread {e.thread}"))
+        args = {"kind": e.kind}
+        if e.input_shapes is not None:
+            args["Input Dims"] = e.input_shapes
+        if e.stack:
+            args["Call stack"] = ";".join(e.stack)
+        if e.cpu_memory_usage or e.cuda_memory_usage:
+            args["Allocated bytes"] = e.cpu_memory_usage + e.cuda_memory_usage
+        trace.append(_complete(e.name, e.kind, pid, e.thread, e.start_us, e.end_us, args))
+        for k in e.kernels:
+            devices.add(k.device)
+            trace.append(_complete(k.name, "kernel", k.device, k.stream, k.start_us, k.end_us, {}))
+        if e.device_range is not None:
+            device, start, end = e.device_range
+            devices.add(device)
+            trace.append(_complete(e.name, "cuda", device, 0, start, end, {"kind": e.kind}))
+    for device in sorted(devices):
+        trace.append(_meta("process_name", device, 0, f"GPU {device}"))
+    return {"traceEvents": trace, "displayTimeUnit": "ms"}
+
+
+def _meta(what, pid, tid, name) -> dict:
+    return {"ph": "M", "name": what, "pid": pid, "tid": tid, "args": {"name": name}}
+
+
+def _complete(name, category, pid, tid, start_us, end_us, args) -> dict:
+    return {
+        "ph": "X",
+        "name": name,
+        "cat": category,
+        "ts": start_us,
+        "dur": end_us - start_us,
+        "pid": pid,
+        "tid": tid,
+        "args": args,
+    }
