@@ -25,7 +25,7 @@ import pytest
 
 import teachgrad as tg
 from teachgrad._profiling import state
-from teachgrad.autograd import profiler
+from teachgrad.autograd import profiler, profiler_report
 from teachgrad.autograd.profiler import (
     EventList,
     FunctionEvent,
@@ -379,12 +379,12 @@ def test_table_shortens_long_names():
 
 
 def test_time_and_memory_formats():
-    assert profiler._format_time(12.3456) == "12.346us"
-    assert profiler._format_time(2500.0) == "2.500ms"
-    assert profiler._format_time(3_000_000.0) == "3.000s"
-    assert profiler._format_memory(100) == "100 B"
-    assert profiler._format_memory(2048) == "2.00 Kb"
-    assert profiler._format_memory(-3 * 1024**2) == "-3.00 Mb"
+    assert profiler_report._format_time(12.3456) == "12.346us"
+    assert profiler_report._format_time(2500.0) == "2.500ms"
+    assert profiler_report._format_time(3_000_000.0) == "3.000s"
+    assert profiler_report._format_memory(100) == "100 B"
+    assert profiler_report._format_memory(2048) == "2.00 Kb"
+    assert profiler_report._format_memory(-3 * 1024**2) == "-3.00 Mb"
 
 
 # =============================================================================== memory, stack
