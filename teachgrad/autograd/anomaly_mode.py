@@ -33,6 +33,7 @@ class _State:
     enabled = False
     check_nan = True
     listening = None
+    first_bad_op = None  # the first forward op whose output had nan/inf (reported once)
 
 
 state = _State()
@@ -88,6 +89,7 @@ class detect_anomaly(_DecoratorContextManager):  # noqa: N801 - torch's name
 
     def __enter__(self) -> None:
         self.previous = (state.enabled, state.check_nan)
+        state.first_bad_op = None
         _set(True, self.check_nan)
 
     def __exit__(self, *exc) -> None:
@@ -130,6 +132,8 @@ class set_detect_anomaly(_DecoratorContextManager):  # noqa: N801 - torch's name
 def _on_event(event) -> None:
     if isinstance(event, _events.OpRecorded):
         event.node.__dict__["_forward_stack"] = _user_stack()
+        if state.check_nan and state.first_bad_op is None:
+            _check_forward(event.node, event.outputs)
     elif isinstance(event, _events.NodeFinished) and state.check_nan:
         for i, g in enumerate(event.grad_inputs):
             if g is not None and g._data.dtype.kind == "f" and bool(_isnan(g._data).any()):
@@ -137,6 +141,32 @@ def _on_event(event) -> None:
                 message = f"Function '{node.name()}' returned nan values in its {i}th output."
                 node.__dict__["_anomaly"] = message  # a snapshot marks the node
                 raise RuntimeError(message)
+
+
+def _check_forward(node, outputs) -> None:
+    """Beyond torch: name the first forward op whose result holds nan or inf, at your line
+    (torch only notices in backward, far from where the values went bad)."""
+    for i, out in enumerate(outputs):
+        data = getattr(out, "_data", None)
+        if data is None or data.dtype.kind != "f" or bool(_isfinite(data).all()):
+            continue
+        state.first_bad_op = node
+        message = f"forward: its output {i} has nan/inf values"
+        node.__dict__["_anomaly"] = message
+        where = "".join(_format(frame) for frame in node.__dict__["_forward_stack"])
+        warnings.warn(
+            f"Anomaly detection: {node.name()}'s forward op is the first to produce nan or inf "
+            f"values (output {i}). It was called here:\n{where}",
+            RuntimeWarning,
+            stacklevel=_outside_teachgrad(),
+        )
+        return
+
+
+def _isfinite(data):
+    from .._backend import array_module  # noqa: PLC0415
+
+    return array_module(data).isfinite(data)
 
 
 def _isnan(data):
