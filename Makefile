@@ -27,9 +27,12 @@ RUFF_VERSION := 0.17.6
 test: system-deps $(VENV)/.installed-test  ## run the tests
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# JupyterLab serves notebooks/ and opens the tour, 00_tour.ipynb, first: default_url is
+# also the address it prints, so the link works with --no-browser too.
 # (Jupyter refuses to run as root unless told --allow-root, e.g. in a container.)
 lab: system-deps $(VENV)/.installed-lab  ## open the tutorial notebooks
-	$(VENV)/bin/jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks --LabApp.default_url=/lab/tree/00_tour.ipynb \
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 # ---------------------------------------------------------------- other jobs
 

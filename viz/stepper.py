@@ -254,8 +254,12 @@ class BackwardStepper(widgets.VBox):
             self.buttons[key] = button
         self.graph = widgets.HTML()
         self.graph.add_class("tg-graph")
-        self.graph.layout = widgets.Layout(overflow="auto", flex="1 1 auto")
-        self.panel = widgets.HTML(layout=widgets.Layout(min_width="22em", max_width="40%"))
+        # the graph takes the room left by the panel and scrolls when it is wider: min_width 0
+        # lets the flex item shrink below its content instead of running under the panel
+        self.graph.layout = widgets.Layout(overflow="auto", flex="1 1 0%", min_width="0")
+        self.panel = widgets.HTML(
+            layout=widgets.Layout(flex="0 0 auto", min_width="22em", width="35%", overflow="auto")
+        )
         self.panel.add_class("tg-panel")
         self.status = widgets.HTML()
         self.status.add_class("tg-status")
