@@ -302,8 +302,10 @@ def _execute(
                     _events.emit(_events.NodeStarted, node=node, grad_outputs=grad_outputs)
                 if _profiling.active:  # inside profile(): time this node
                     grad_inputs = _profiling.recorder.backward(node, _run_node, grads, batch)
+                elif batch is None:  # (the common case inline: no extra call per node)
+                    grad_inputs = node._apply(grads)
                 else:
-                    grad_inputs = _run_node(node, grads, batch)
+                    grad_inputs = _apply_batched(node, grads, batch)
                 if node._post_hooks:
                     for hook in list(node._post_hooks.values()):
                         new = hook(grad_inputs, grad_outputs)
