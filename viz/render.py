@@ -99,6 +99,7 @@ STATES = {  # what is happening to it: drawn over the kind's style
     "current": {"fillcolor": "#ffe0b2", "color": "#e65100", "penwidth": "3"},
     "ready": {"color": "#e65100", "style": "dashed"},
     "stale": {"fillcolor": "#ffcdd2", "color": "#c62828", "penwidth": "2"},
+    "anomaly": {"fillcolor": "#ffcdd2", "color": "#b71c1c", "penwidth": "4"},  # detect_anomaly
     "released": {
         "fillcolor": "#f5f5f5",
         "color": "#9e9e9e",
@@ -241,6 +242,8 @@ def _node_lines(node, snap, leaf_of: dict, options: _Options) -> list:
     states = [s for s in ("ran", "current") if getattr(node, s)]
     if node.id in snap.ready:
         states.append("ready")
+    if node.anomaly:  # anomaly detection found the problem here
+        states.append("anomaly")
     classes = [node.kind, *states] + ([f"layer-{node.layer}"] if node.layer else [])
     name = _quote(node.id)
     attrs = _attrs(
@@ -268,6 +271,7 @@ def _node_label(node, snap, leaf_of: dict, options: _Options) -> Html:
     if node.kind == "function":
         named = output_names(node, snap)
         lines += [(f"= {', '.join(named)}", None)] if named else []
+        lines += [(f"anomaly: {node.anomaly}", "stale")] if node.anomaly else []
     elif node.kind == "accumulate":
         lines.append((f"into {leaf_of.get(node.id, 'leaf')}.grad", None))
     else:  # a tensor: leaf or output

@@ -167,6 +167,8 @@ class _Tree:
 
     def _tags(self, node, edge) -> list:
         tags = [f"[layer {node.layer}]"] if node.layer else []
+        if node.anomaly:
+            tags.append(f"[ANOMALY: {node.anomaly}]")
         if node.current:
             tags.append("[ran last]" if self.finished else "[running now]")
         elif node.ran:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
+import sysconfig
 import traceback
 import warnings
 
@@ -27,6 +28,9 @@ from .. import _events
 from .grad_mode import _DecoratorContextManager
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # teachgrad/
+_NOT_YOURS = tuple(
+    {_PACKAGE, *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib"))}
+)
 
 
 class _State:
@@ -201,8 +205,9 @@ def _outside_teachgrad() -> int:
 
 
 def _user_stack() -> list:
-    """The current stack without teachgrad's own frames (they are not where the bug is)."""
-    return [f for f in traceback.extract_stack()[:-1] if not f.filename.startswith(_PACKAGE)]
+    """The current stack without teachgrad's frames and those of Python and the installed
+    packages (Jupyter's kernel, asyncio ...): they are not where the bug is."""
+    return [f for f in traceback.extract_stack()[:-1] if not f.filename.startswith(_NOT_YOURS)]
 
 
 def _format(frame) -> str:

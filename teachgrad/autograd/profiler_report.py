@@ -185,8 +185,8 @@ def _complete(name, category, pid, tid, start_us, end_us, args) -> dict:
         "ph": "X",
         "name": name,
         "cat": category,
-        "ts": start_us,
-        "dur": end_us - start_us,
+        "ts": round(start_us, 3),  # (to the nanosecond: no float noise in the file)
+        "dur": round(end_us - start_us, 3),
         "pid": pid,
         "tid": tid,
         "args": args,

@@ -190,3 +190,17 @@ def test_saved_tensors_packed_by_hooks_are_marked():
         y = tg.ones(2, requires_grad=True).exp()
     assert "packed by a saved_tensors_hooks pack hook" in viz.text(y)
     assert "packed by hook" in viz.draw(y).source
+
+
+def test_a_node_marked_by_anomaly_detection_is_flagged():
+    import warnings
+
+    x = tg.tensor([0.0, 1.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with tg.autograd.detect_anomaly():
+            loss = (x.sqrt() * 0).sum()
+            with pytest.raises(RuntimeError):
+                loss.backward(retain_graph=True)
+    assert "[ANOMALY: Function 'SqrtBackward0' returned nan values" in viz.text(loss)
+    assert 'class="function anomaly"' in viz.draw(loss).source
