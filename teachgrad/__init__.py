@@ -42,6 +42,7 @@ from ._creation import (
     empty,
     empty_like,
     eye,
+    from_dlpack,
     from_numpy,
     full,
     full_like,

@@ -144,6 +144,23 @@ def from_numpy(array) -> Tensor:
     return _finish(array)
 
 
+def from_dlpack(ext) -> Tensor:
+    """A tensor sharing memory with another library's array or tensor (NumPy, CuPy, torch ...)
+    through the DLPack protocol: CPU memory becomes a CPU tensor, CUDA memory a CUDA tensor.
+
+    >>> import numpy as np, teachgrad as tg
+    >>> a = np.arange(3.0); t = tg.from_dlpack(a); a[0] = 7.0; t
+    tensor([7., 1., 2.], dtype=teachgrad.float64)
+    """
+    device_type, _ = ext.__dlpack_device__()
+    if device_type == _DLPACK_CUDA:
+        return _finish(_backend.cupy().from_dlpack(ext))
+    return _finish(_backend.numpy_module().from_dlpack(ext))
+
+
+_DLPACK_CUDA = 2  # DLPack's device-type code for CUDA memory (1 is the CPU)
+
+
 def _size(size) -> tuple:
     if len(size) == 1 and isinstance(size[0], list | tuple):
         size = tuple(size[0])

@@ -275,7 +275,8 @@ def _node_label(node, snap, leaf_of: dict, options: _Options) -> Html:
     elif node.kind == "accumulate":
         lines.append((f"into {leaf_of.get(node.id, 'leaf')}.grad", None))
     else:  # a tensor: leaf or output
-        lines.append((f"{shape} {dtype}", None))
+        device = node.devices[0] if node.devices and node.devices[0] != "cpu" else ""
+        lines.append((f"{shape} {dtype} {device}".rstrip(), None))
         if node.kind == "output" and node.value is not None:
             lines.append((f"= {node.value}", None))
         if node.kind == "leaf" and not node.requires_grad:

@@ -160,7 +160,11 @@ class _Tree:
         if not leaves:
             return "into .grad"
         leaf = leaves[0]
-        facts = f"into {leaf.name}.grad  (leaf {leaf.name}  {shape_text(leaf.shapes[0])} {leaf.dtypes[0]})"
+        device = f" {leaf.devices[0]}" if leaf.devices and leaf.devices[0] != "cpu" else ""
+        facts = (
+            f"into {leaf.name}.grad  (leaf {leaf.name}  {shape_text(leaf.shapes[0])} "
+            f"{leaf.dtypes[0]}{device})"
+        )
         if self.grads and leaf.grad is not None:
             facts += f"  {leaf.name}.grad = {leaf.grad}"
         return facts

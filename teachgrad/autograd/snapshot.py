@@ -76,6 +76,7 @@ class NodeInfo:
     grad: str | None = None  # leaves and outputs: a preview of .grad, if it exists
     value: str | None = None  # leaves and outputs: a preview of the values
     anomaly: str | None = None  # anomaly detection: why this node's backward failed
+    devices: list = dataclasses.field(default_factory=list)  # "cpu", "cuda:0" ... per output
 
 
 @dataclasses.dataclass
@@ -224,6 +225,7 @@ class _Builder:
             kind=kind,
             shapes=[list(t.shape)],
             dtypes=[_dtype(t._data)],
+            devices=[_device_name(t._data)],
             tensor_names=[t.name or self.names.get(id(t))],
             requires_grad=t.requires_grad,
             grad=_preview(t._grad._data) if t._grad is not None else None,
@@ -257,6 +259,7 @@ class _Builder:
             kind="accumulate" if isinstance(fn, AccumulateGrad) else "function",
             shapes=[list(m[0]) for m in fn._output_meta if m is not None],
             dtypes=[str(m[1]) for m in fn._output_meta if m is not None],
+            devices=[_kind_of(m[2]) for m in fn._output_meta if m is not None],
             tensor_names=[names.get(nr) for nr in range(len(fn._output_meta))],
             saved=[_saved_info(s) for s in fn._saved if isinstance(s, SavedTensor)],
             layer=sum(1 for first, last in backward_passes if first < fn._seq < (last or _NOW)),
@@ -313,6 +316,11 @@ def _saved_meta(s: SavedTensor, data):
         return list(data.shape), _dtype(data), _device_name(data)
     shape, dtype, device = s.meta
     return list(shape), str(dtype), device
+
+
+def _kind_of(array_type) -> str:
+    """ "cpu" for NumPy arrays, "cuda" for CuPy's (a node keeps the array type, not the array)."""
+    return "cpu" if array_type.__module__.startswith("numpy") else "cuda"
 
 
 def _dtype(data) -> str:
