@@ -245,6 +245,9 @@ class EventList(list):
     4.0
     """
 
+    # what ``table(sort_by=...)`` accepts: the per-call averages and every summed number
+    _SORT_KEYS = ("cpu_time", "cuda_time", *FunctionEventAvg._SUMMED)
+
     def __init__(
         self,
         events=(),

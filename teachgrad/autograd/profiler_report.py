@@ -40,21 +40,6 @@ def _percent(part, whole) -> str:
     return f"{100 * part / whole:.2f}%" if whole else "0.00%"
 
 
-_SORT_KEYS = (
-    "cpu_time",
-    "cpu_time_total",
-    "self_cpu_time_total",
-    "cuda_time",
-    "cuda_time_total",
-    "self_cuda_time_total",
-    "cpu_memory_usage",
-    "self_cpu_memory_usage",
-    "cuda_memory_usage",
-    "self_cuda_memory_usage",
-    "count",
-)
-
-
 def _columns(events, cpu_total, cuda_total) -> list:
     """``(header, right-aligned?, value of a row)`` for each column to show."""
     cols = [
@@ -96,9 +81,10 @@ def _sorted_rows(events, sort_by, row_limit, top_level_events_only) -> list:
         rows = [e for e in rows if e.cpu_parent is None]
     if sort_by is not None:
         field = sort_by.replace("device", "cuda")
-        if field not in _SORT_KEYS:
+        if field not in events._SORT_KEYS:
             raise AttributeError(
-                f"cannot sort the profiler table by {sort_by!r}; choose one of {', '.join(_SORT_KEYS)}"
+                f"cannot sort the profiler table by {sort_by!r}; "
+                f"choose one of {', '.join(events._SORT_KEYS)}"
             )
         rows.sort(key=lambda e: getattr(e, field), reverse=True)
     if row_limit is not None and row_limit >= 0:

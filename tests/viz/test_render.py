@@ -22,6 +22,8 @@ import viz
 from teachgrad.autograd.graph import GraphSnapshot, snapshot
 from viz import render
 
+from ._common import small_graph
+
 SVG = "{http://www.w3.org/2000/svg}"
 PRESENT = {}  # renderer name -> Renderer or None, found once
 
@@ -56,16 +58,6 @@ def renderer(request, monkeypatch):
     found = render.find_renderer()
     assert found.name == request.param
     return found
-
-
-def small_graph():
-    """loss = sum(exp(x * w)) with named leaves: every kind of node, three saved tensors."""
-    x = tg.tensor([1.0, 2.0], requires_grad=True)
-    x.name = "x"
-    w = tg.tensor([3.0, 4.0], requires_grad=True)
-    w.name = "w"
-    y = (x * w).exp()
-    return x, w, y, y.sum()
 
 
 def parse(svg: str):

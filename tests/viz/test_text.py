@@ -12,15 +12,7 @@ import teachgrad as tg
 import viz
 from teachgrad.autograd.graph import GraphSnapshot, snapshot
 
-
-def small_graph():
-    """loss = sum(exp(x * w)) with named leaves."""
-    x = tg.tensor([1.0, 2.0], requires_grad=True)
-    x.name = "x"
-    w = tg.tensor([3.0, 4.0], requires_grad=True)
-    w.name = "w"
-    y = (x * w).exp()
-    return x, w, y, y.sum()
+from ._common import small_graph
 
 
 def line_with(text: str, word: str) -> str:
