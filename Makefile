@@ -43,6 +43,7 @@ lint: $(VENV)/.installed-ruff-$(RUFF_VERSION)  ## style check (no files are chan
 bench: $(VENV)/.installed-test  ## teachgrad vs hand-written NumPy (and PyTorch if installed)
 	$(PY) benchmarks/bench.py
 	$(PY) benchmarks/bench_nn.py
+	$(PY) benchmarks/bench_gpu.py  # (says what it needs and skips without CuPy and a GPU)
 
 # GPU tests need CuPy (pip install -e '.[gpu]') and a CUDA GPU. Without them every
 # cuda test would be skipped and the run would look green, so we refuse instead.

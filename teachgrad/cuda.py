@@ -29,6 +29,20 @@ def current_device() -> int:
     return _backend.cupy().cuda.runtime.getDevice()
 
 
+def get_device_name(device=None) -> str:
+    """The GPU's name, e.g. ``'NVIDIA H100 80GB HBM3'`` (needs CuPy and a GPU).
+
+    >>> import teachgrad as tg
+    >>> tg.cuda.get_device_name() if tg.cuda.is_available() else "no GPU"  # doctest: +ELLIPSIS
+    '...'
+    """
+    if not is_available():
+        raise RuntimeError("get_device_name(): no CUDA GPU is available")
+    index = None if device is None else _backend.as_device(device).index
+    name = _backend.cupy().cuda.runtime.getDeviceProperties(index or 0)["name"]
+    return name.decode() if isinstance(name, bytes) else name
+
+
 def synchronize(device=None) -> None:
     """Wait until every kernel queued on the GPU has finished (for timing)."""
     if not is_available():
