@@ -20,7 +20,7 @@ LAB_ARGS    ?=
 # ruff is pinned: each release formats code slightly differently.
 RUFF_VERSION := 0.17.6
 
-.PHONY: test lab lint bench test-gpu venv system-deps clean distclean
+.PHONY: test lab lint bench test-gpu release venv system-deps clean distclean
 
 # ---------------------------------------------------------------- the two main jobs
 
@@ -102,3 +102,8 @@ $(VENV)/.installed-lab: pyproject.toml | $(PY)
 $(VENV)/.installed-ruff-$(RUFF_VERSION): | $(PY)
 	$(PIP) install "ruff==$(RUFF_VERSION)"
 	touch $@
+
+# The student notebooks are generated from the instructor notebooks (solutions and hidden
+# tests removed); commit the result. tests/course checks that they are up to date.
+release: | $(PY)  ## regenerate course/exercises/*/student.ipynb
+	$(PY) -m course.release

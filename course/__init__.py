@@ -1,13 +1,12 @@
-"""course: exercises and the autograder.
+"""course: exercises and (later) the autograder, built on teachgrad's public API.
 
-This package will hold the course material built on teachgrad's public API
-(it never reaches into the engine; teachgrad never imports course).
+It never reaches into the engine; teachgrad never imports course.
 
-Planned contents:
-
-- ``exercises/NN_topic/`` -- per exercise: the student notebook, the graded
-  tests and a reference solution
-- ``grader/``             -- pytest plugin, Gradescope ``results.json`` writer,
-  submission isolation and the ``python -m course.grade`` command line
+- ``exercises/NN_topic/`` -- per exercise: ``instructor.ipynb`` (solutions and hidden
+  tests), the generated ``student.ipynb`` and the graded ``tests.py``
+- ``testing.py``          -- what graded tests are made of: points, diagnoses, gradient checks
 - ``check.py``            -- ``course.check(...)``: instant feedback inside a notebook
+- ``release.py``          -- ``python -m course.release``: instructor -> student notebooks
 """
+
+from .check import check

@@ -1,0 +1,94 @@
+"""Each exercise's graded tests: full marks for the reference solution, nothing for the
+untouched template, and the expected partial marks and diagnosis for realistic bugs."""
+
+import json
+
+import pytest
+
+from course import exercises
+from course.check import check
+
+from .conftest import NAMES, definitions
+
+# (exercise, (old, new) edit of the reference solution, failing tests, diagnosed cause)
+BUGS = [
+    (
+        "01_pointwise",
+        ("return 2 * x * grad", "return x * grad"),
+        {"test_square", "test_other_shapes"},
+        "factor_of_2",
+    ),
+    (
+        "01_pointwise",
+        ("return x.cos() * grad", "return -x.cos() * grad"),
+        {"test_sin", "test_other_shapes"},
+        "sign",
+    ),
+    (
+        "02_broadcasting",
+        ("return unbroadcast(grad, a_shape), unbroadcast(grad, b_shape)", "return grad, grad"),
+        {"test_add_broadcast", "test_both_broadcast"},
+        "unbroadcast",
+    ),
+    (
+        "02_broadcasting",
+        (
+            "unbroadcast(grad * b, a.shape), unbroadcast(grad * a, b.shape)",
+            "unbroadcast(grad * a, a.shape), unbroadcast(grad * b, b.shape)",
+        ),
+        {"test_mul_same_shape", "test_mul_broadcast", "test_both_broadcast"},
+        "swapped",
+    ),  # fmt: skip
+    (
+        "03_linear",
+        ("A.T @ grad", "grad.T @ A"),
+        {"test_matmul", "test_matmul_square", "test_one_sample"},
+        "transposed",
+    ),
+    ("03_linear", ("grad.sum(dim=0)", "grad"), {"test_linear", "test_one_sample"}, "unbroadcast"),
+]
+
+
+def total(results):
+    return sum(r.score for r in results), sum(r.max_score for r in results)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_reference_solution_gets_full_marks(name):
+    results = exercises.grade(name, definitions(name), hidden=True)
+    score, max_score = total(results)
+    assert score == max_score > 0, [r for r in results if r.score < r.max_score]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_student_template_gets_zero(name):
+    results = exercises.grade(name, definitions(name, student=True), hidden=True)
+    assert total(results)[0] == 0
+    assert {r.cause for r in results} == {"not_written"}
+
+
+@pytest.mark.parametrize(("name", "edit", "failing", "cause"), BUGS, ids=[b[3] for b in BUGS])
+def test_bug_gets_partial_marks_and_diagnosis(name, edit, failing, cause):
+    ns = definitions(name, replace=[edit])
+    results = exercises.grade(name, ns, hidden=True)
+    assert {r.name for r in results if r.score < r.max_score} == failing
+    score, max_score = total(results)
+    lost = sum(r.max_score for r in results if r.name in failing)
+    assert score == max_score - lost > 0
+    report = check(name, ns, quiet=True)  # visible tests only
+    causes = [r.cause for r in report.results if r.cause]
+    assert causes[0] == cause, report.text()  # the first failure is diagnosed exactly
+
+
+def test_bug_edits_apply():
+    """Each planted bug really changes the solution (a stale edit would test nothing)."""
+    for name, (old, _new), _failing, _cause in BUGS:
+        text = json.loads((exercises.path(name) / "instructor.ipynb").read_text())
+        assert any(old in "".join(c["source"]) for c in text["cells"]), (name, old)
+
+
+def test_results_unpack_for_an_autograder():
+    name, score, max_score, output, _cause, _failure = exercises.grade(
+        "01_pointwise", definitions("01_pointwise")
+    )[0]
+    assert (name, score, max_score, output) == ("test_square", 2, 2, "passed")
