@@ -41,6 +41,10 @@ CAUSES = {
     "swapped": "The gradients of two inputs are swapped.",
     "wrong_count": "backward must return one gradient per input of forward.",
     "wrong_values": "The gradient has the wrong values.",
+    "scaled": "The gradient is off by a constant factor: a missing (or extra) 1/N of a mean?",
+    "overflow": "exp overflowed to inf or nan: subtract the row's max before exponentiating.",
+    "first_order": "You returned the gradient itself: differentiate it once more "
+    "(create_graph=True on the first grad).",
 }
 
 
@@ -178,6 +182,9 @@ def _diagnose(j, n, a, numerical, shapes, atol, rtol):
         return "factor_of_2", "analytical = 2 x numerical: off by a factor of 2 (too large)."
     if _close(a, 0.5 * n, atol, rtol):
         return "factor_of_2", "analytical = numerical / 2: off by a factor of 2 (too small)."
+    k = float((a * n).sum() / (n * n).sum()) if n.any() else 0.0
+    if abs(k) > 1e-8 and not np.isclose(k, 1.0) and _close(a, k * n, atol, rtol):
+        return "scaled", f"analytical = {k:.4g} x numerical: off by a constant factor."
     shape = shapes[j]
     if len(shape) == 2 and shape[0] == shape[1]:  # each row of J is a gradient of that shape
         a_t = a.reshape(-1, *shape).transpose(0, 2, 1).reshape(a.shape)

@@ -46,6 +46,43 @@ BUGS = [
         "transposed",
     ),
     ("03_linear", ("grad.sum(dim=0)", "grad"), {"test_linear", "test_one_sample"}, "unbroadcast"),
+    (
+        "04_softmax",  # no max subtraction: exp(1000) overflows
+        ("z = x - x.max(dim=-1, keepdim=True).values", "z = x"),
+        {"test_softmax_large_logits"},
+        "overflow",
+    ),
+    (
+        "04_softmax",  # only the diagonal of the Jacobian: the - y_i y_j term is missing
+        ("y * (grad - (grad * y).sum(dim=-1, keepdim=True))", "y * grad"),
+        {"test_softmax", "test_softmax_large_logits", "test_second_order"},
+        "wrong_values",
+    ),
+    (
+        "04_softmax",  # the mean's 1/N forgotten in backward: N = 4 times too large
+        ("(p - onehot) * grad / n", "(p - onehot) * grad"),
+        {"test_cross_entropy"},
+        "scaled",
+    ),
+    ("05_functional", ("return hv", "return g.detach()"), {"test_hvp"}, "first_order"),
+    (
+        "05_functional",  # rows stacked as columns: the (y, x) block, A^T on a non-symmetric A
+        ("tg.stack(rows)", "tg.stack(rows, dim=1)"),
+        {"test_mixed_hessian", "test_mixed_hessian_rectangular"},
+        "transposed",
+    ),
+    (
+        "06_layernorm",  # the variance's term of dx forgotten
+        (" - x_hat * (d_hat * x_hat).mean(dim=-1, keepdim=True)", ""),
+        {"test_backward", "test_one_sample_many_features"},
+        "wrong_values",
+    ),
+    (
+        "06_layernorm",  # dw not summed over the batch
+        ("(grad * x_hat).sum(dim=0)", "grad * x_hat"),
+        {"test_backward", "test_one_sample_many_features"},
+        "unbroadcast",
+    ),
 ]
 
 
