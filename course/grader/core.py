@@ -1,0 +1,251 @@
+"""Grading one submission: its code in a sandbox, every verdict in the grader.
+
+:func:`grade_submission` reads the submission's *source* (a notebook's code cells,
+via nbformat, or a .py file), starts a :class:`~course.grader.sandbox.Sandbox`, and
+runs the exercise's graded tests (``tests.py``, loaded here, never in the sandbox)
+on :class:`~course.grader.remote.RemoteObject` stand-ins. The tests' comparisons,
+finite differences and diagnoses (``course.testing``) therefore run in this process.
+
+A passing test then gets a *fresh-input probe*: the forward calls it made are
+repeated on inputs scaled by random factors (a new seed per run) and compared, values
+and backward, with the reference solution (extracted here from the instructor
+notebook). A submission that hard-codes the answers for the tests' fixed inputs, or
+returns degenerate outputs a test does not look at, loses that test's points.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import secrets
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+import teachgrad as tg
+from course import exercises
+from course.exercises import Result
+from course.testing import CAUSES, Failure
+
+from .remote import Foreign, RemoteObject, Session, StudentError
+from .sandbox import Sandbox, SandboxError, Timeout
+
+__all__ = ["Graded", "grade_submission", "load_submission", "reference_namespace"]
+
+PROBES_PER_TEST = 3
+
+
+class Graded(NamedTuple):
+    """One submission's grade: the tests' Results plus what results.json needs."""
+
+    submission: str
+    exercise: str
+    results: list
+    execution_time: float
+    messages: list  # errors while running the student's cells (not graded)
+    seed: int
+
+    @property
+    def score(self):
+        return sum(r.score for r in self.results)
+
+    @property
+    def max_score(self):
+        return sum(r.max_score for r in self.results)
+
+
+def load_submission(path):
+    """The code of a submission as ``{"kind": ..., "cells": [source, ...]}``.
+
+    Notebooks give their code cells (IPython magics and shell lines commented out);
+    a .py file gives one source, split into top-level statements in the sandbox.
+
+    >>> import tempfile, pathlib
+    >>> file = pathlib.Path(tempfile.mkdtemp(), "answer.py")
+    >>> _ = file.write_text("x = 1\\n")
+    >>> load_submission(file)
+    {'kind': 'statement', 'cells': ['x = 1\\n']}
+    """
+    path = Path(path)
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix == ".ipynb":
+        import nbformat
+
+        nb = nbformat.reads(text, as_version=4)
+        cells = [_strip_magics(c.source) for c in nb.cells if c.cell_type == "code"]
+        return {"kind": "cell", "cells": cells}
+    return {"kind": "statement", "cells": [text]}
+
+
+def _strip_magics(source):
+    lines = source.splitlines()
+    return "\n".join("# " + ln if ln.lstrip().startswith(("%", "!")) else ln for ln in lines)
+
+
+@functools.lru_cache(maxsize=8)
+def reference_namespace(exercise):
+    """The instructor notebook's definitions (imports, classes, functions), run here.
+
+    Cached per process: a grading worker pays for it once per exercise."""
+    nb = json.loads((exercises.path(exercise) / "instructor.ipynb").read_text(encoding="utf-8"))
+    ns = {}
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and source.lstrip().startswith(("import", "class", "def")):
+            exec(compile(source, f"<{exercise} reference>", "exec"), ns)
+    return ns
+
+
+def grade_submission(path, exercise, *, timeout=60.0, test_timeout=10.0, memory_mb=2048, seed=None):
+    """Grade the submission at ``path`` on ``exercise``'s tests (hidden ones included)."""
+    start = time.monotonic()
+    seed = secrets.randbits(32) if seed is None else seed
+    rng = np.random.default_rng(seed)
+    exercise = exercises.path(exercise).name
+    tests = exercises.load_tests(exercise)
+    names = sorted({n for t in tests for n in t.uses})
+    reference = reference_namespace(exercise)
+    try:
+        cells = load_submission(path)
+    except Exception as exc:  # unreadable file: nothing to run, every test fails
+        why = f"the submission could not be read: {type(exc).__name__}: {exc}"
+        results = [Result(t.__name__, 0, t.points, why, "error") for t in tests]
+        return Graded(str(path), exercise, results, time.monotonic() - start, [why], seed)
+    results = []
+    with Sandbox(cells, names, memory_mb=memory_mb, cpu_s=int(timeout) + 5) as box:
+        session = Session(box)
+        for test in tests:
+            box.deadline = min(time.monotonic() + test_timeout, start + timeout)
+            # Failure objects stay here: Graded crosses process boundaries (pickle)
+            results.append(_run_test(test, session, reference, rng)._replace(failure=None))
+        messages = list(box.errors)
+        if box.broken:
+            messages.insert(0, box.broken)
+    return Graded(str(path), exercise, results, time.monotonic() - start, messages, seed)
+
+
+def _run_test(test, session, reference, rng):
+    name, points = test.__name__, test.points
+    session.calls = []
+    try:
+        ns = session.namespace()
+        with np.errstate(all="ignore"):
+            test(ns)
+            _probe(session, reference, rng, test.uses)
+    except Failure as failure:
+        return Result(name, 0, points, _describe(failure), failure.cause, failure)
+    except NotImplementedError:
+        return Result(name, 0, points, CAUSES["not_written"], "not_written")
+    except Timeout as exc:
+        return Result(name, 0, points, f"Timeout: {exc}", "error")
+    except (SandboxError, StudentError) as exc:
+        return Result(name, 0, points, str(exc), "error")
+    except Exception as exc:  # the tests tripped over a strange value the student returned
+        return Result(name, 0, points, f"{type(exc).__name__}: {exc}", "error")
+    return Result(name, points, points, "passed", None)
+
+
+def _describe(failure):
+    text = f"{CAUSES.get(failure.cause, '')}\n{failure.message}".strip()
+    if failure.pair:
+        with np.printoptions(precision=4, suppress=True, linewidth=100):
+            text += (
+                f"\n{failure.pair}\nnumerical Jacobian:\n{failure.numerical}"
+                f"\nanalytical Jacobian (your backward):\n{failure.analytical}"
+            )
+    return text
+
+
+# --------------------------------------------------------------------- the probe
+
+
+def _probe(session, reference, rng, uses):
+    """Repeat some of the test's calls on fresh inputs; compare with the reference."""
+    seen, probed = set(), 0
+    for path, args, kwargs in list(session.calls):
+        if path[0] not in uses or path[0] not in reference or probed >= PROBES_PER_TEST:
+            continue
+        key = (path, tuple(tuple(a.shape) if isinstance(a, tg.Tensor) else repr(a) for a in args))
+        if key in seen or not any(_is_float(a) for a in args):
+            continue
+        seen.add(key)
+        probed += 1
+        fresh = [_perturb(a, rng) for a in args]
+        owner = reference[path[0]]
+        for attr in path[1:-1]:
+            owner = getattr(owner, attr)
+        ref = getattr(owner, path[-1]) if len(path) > 1 else owner
+        expected = ref(*_copies(fresh), **kwargs)
+        got = RemoteObject(session, path)(*_copies(fresh), **kwargs)
+        what = f"{'.'.join(path)} on fresh random inputs (shapes {[_shape(a) for a in fresh]})"
+        _compare(got, expected, what, "forward")
+        if path[-1] == "apply" and _has_grad_fn(expected) and _has_grad_fn(got):
+            g = tg.tensor(rng.standard_normal(tuple(expected.shape)))
+            with tg.no_grad():
+                want = owner.backward(expected.grad_fn, g)
+                have = RemoteObject(session, (*path[:-1], "backward"))(got.grad_fn, g)
+            _compare(_as_list(have), _as_list(want), f"the backward of {what}", "wrong_values")
+
+
+def _is_float(a):
+    return isinstance(a, tg.Tensor) and a.requires_grad
+
+
+def _perturb(a, rng):
+    if not _is_float(a):
+        return a
+    values = a.detach().numpy()
+    factors = rng.uniform(0.8, 1.25, values.shape) * rng.choice([1.0, 1.0, 1.0, -1.0])
+    return tg.tensor(values * factors, requires_grad=True)
+
+
+def _copies(args):
+    return [
+        tg.tensor(a.detach().numpy().copy(), requires_grad=a.requires_grad)
+        if isinstance(a, tg.Tensor)
+        else a
+        for a in args
+    ]
+
+
+def _shape(a):
+    return tuple(a.shape) if isinstance(a, tg.Tensor) else type(a).__name__
+
+
+def _has_grad_fn(value):
+    return isinstance(value, tg.Tensor) and value.grad_fn is not None
+
+
+def _as_list(value):
+    return list(value) if isinstance(value, tuple | list) else [value]
+
+
+def _compare(got, expected, what, cause):
+    """Fail with ``cause`` unless ``got`` (from the sandbox) matches the reference."""
+    if isinstance(expected, tuple | list):
+        got = _as_list(got)
+        if len(got) != len(expected):
+            raise Failure(cause, f"{what}: {len(got)} results, expected {len(expected)}.")
+        for g, e in zip(got, expected):
+            _compare(g, e, what, cause)
+        return
+    if expected is None or isinstance(got, Foreign):
+        if got is None or expected is None and _is_zero(got):
+            return
+        raise Failure(cause, f"{what}: got {got!r}, expected {expected!r}.")
+    e = expected.detach().numpy() if isinstance(expected, tg.Tensor) else np.asarray(expected)
+    if got is None and not e.any():
+        return
+    g = got.detach().numpy() if isinstance(got, tg.Tensor) else np.asarray(got, dtype=object)
+    try:
+        ok = g.shape == e.shape and np.allclose(g.astype(float), e, rtol=1e-4, atol=1e-6)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise Failure(cause, f"{what} differ from the reference solution's.")
+
+
+def _is_zero(value):
+    return isinstance(value, tg.Tensor) and not value.detach().numpy().any()

@@ -1,0 +1,226 @@
+"""One submission's sandbox: a fresh ``python -I`` process, limits, and a request pipe.
+
+:class:`Sandbox` starts ``child.py`` (see there for what runs inside) in an empty
+temporary directory, with a scrubbed environment, its own process group, and
+``resource`` limits (address space, CPU seconds, file size, no core dumps). It talks
+over two pipes that are not stdin/stdout (the student's prints go to a log file):
+one JSON line per request and per reply. Every reply must echo this run's random
+nonce and the request's sequence number, or it is rejected.
+
+Each request waits at most until :attr:`Sandbox.deadline` (the grader sets one per
+test). A child that overruns it, dies, or answers nonsense is killed; the next
+request starts a fresh one (the student's cells run again), at most
+``max_restarts`` times. A child that cannot even get through the student's cells
+(an infinite loop at top level, a crash) is not restarted: every later request
+fails with the same reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import secrets
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import course
+
+CHILD = Path(__file__).with_name("child.py")
+MAX_REPLY = 64 * 1024 * 1024
+
+
+class SandboxError(Exception):
+    """The sandbox could not answer: timeout, crash, memory, or a malformed reply."""
+
+
+class Timeout(SandboxError):
+    """The submission ran past its time limit."""
+
+
+class Sandbox:
+    """Runs ``cells`` (``{"kind": "cell" | "statement", "cells": [source, ...]}``) in a
+    child process and answers :meth:`request` calls. Use as a context manager."""
+
+    def __init__(self, cells, names, *, memory_mb=2048, cpu_s=120, max_restarts=2):
+        self.cells, self.names = cells, list(names)
+        self.memory_mb, self.cpu_s, self.max_restarts = memory_mb, cpu_s, max_restarts
+        self.deadline = time.monotonic() + 60
+        self.proc = None
+        self.starts = 0
+        self.broken = None  # why the student's cells cannot run at all, once known
+        self.defined, self.errors = [], []
+        self.generation = 0  # bumped on each start: outputs of an older child are stale
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def ensure_started(self):
+        """Start the child if none is running; raise SandboxError when that is impossible."""
+        if self.proc is not None:
+            return
+        if self.broken:
+            raise SandboxError(self.broken)
+        if self.starts > self.max_restarts:
+            raise SandboxError("the submission crashed or timed out too many times")
+        self.starts += 1
+        self.generation += 1
+        try:
+            self._start()
+            ready = self._read_reply(0)
+        except SandboxError as exc:
+            self.close()
+            self.broken = f"running your code failed before grading could start: {exc}"
+            raise SandboxError(self.broken) from None
+        if not ready.get("ready") or not isinstance(ready.get("defined"), list):
+            self.close()
+            self.broken = "the submission's process sent a malformed first reply"
+            raise SandboxError(self.broken)
+        self.defined = [n for n in ready["defined"] if n in self.names]
+        self.errors = [str(e)[:400] for e in ready.get("errors", [])][:50]
+
+    def _start(self):
+        self.workdir = tempfile.mkdtemp(prefix="teachgrad-sandbox-")
+        Path(self.workdir, "cells.json").write_text(json.dumps(self.cells), encoding="utf-8")
+        request_r, request_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        env = {
+            "PATH": os.defpath,
+            "HOME": self.workdir,
+            "TMPDIR": self.workdir,
+            "LANG": "C.UTF-8",
+            "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "MPLBACKEND": "Agg",
+        }
+        self.log = open(Path(self.workdir, "output.log"), "wb")  # noqa: SIM115
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", str(CHILD), str(request_r), str(reply_w)],
+                cwd=self.workdir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=self.log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(request_r, reply_w),
+                start_new_session=True,
+                preexec_fn=self._limits,
+            )
+        finally:
+            os.close(request_r)
+            os.close(reply_w)
+        self.request_fd, self.reply_fd = request_w, reply_r
+        os.set_blocking(self.request_fd, False)
+        self.buffer = b""
+        self.nonce = secrets.token_hex(16)
+        self.seq = 0
+        denied = [str(Path(course.__file__).resolve().parent)]
+        hello = {"nonce": self.nonce, "names": self.names, "denied": denied}
+        self._write(json.dumps(hello).encode() + b"\n")
+
+    def _limits(self):  # runs in the child between fork and exec
+        import resource
+
+        memory = self.memory_mb * 1024 * 1024
+        for limit, value in (
+            (resource.RLIMIT_AS, memory),
+            (resource.RLIMIT_CPU, self.cpu_s),
+            (resource.RLIMIT_FSIZE, 16 * 1024 * 1024),
+            (resource.RLIMIT_CORE, 0),
+        ):
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(limit, (value, value))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writing too much fails, not kills
+
+    def kill(self):
+        """Stop the child (its whole process group) and forget it."""
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        for fd in (self.request_fd, self.reply_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.log.close()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        self.proc = None
+
+    close = kill
+
+    # ------------------------------------------------------------------ talking
+
+    def request(self, message):
+        """Send one request (a dict) and return the reply's dict (``value`` or ``error``)."""
+        self.ensure_started()
+        self.seq += 1
+        message = dict(message, seq=self.seq)
+        try:
+            self._write(json.dumps(message).encode() + b"\n")
+            return self._read_reply(self.seq)
+        except SandboxError:
+            self.kill()
+            raise
+
+    def _remaining(self):
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise Timeout("timed out (an infinite loop, or far too slow?)")
+        return left
+
+    def _write(self, data):
+        while data:
+            _, ready, _ = select.select([], [self.request_fd], [], self._remaining())
+            if not ready:
+                continue
+            try:
+                data = data[os.write(self.request_fd, data) :]
+            except OSError as exc:
+                if exc.errno != errno.EAGAIN:
+                    raise SandboxError(self._death()) from None
+
+    def _read_reply(self, seq):
+        while b"\n" not in self.buffer:
+            ready, _, _ = select.select([self.reply_fd], [], [], self._remaining())
+            if not ready:
+                continue
+            chunk = os.read(self.reply_fd, 1 << 20)
+            if not chunk:
+                raise SandboxError(self._death())
+            self.buffer += chunk
+            if len(self.buffer) > MAX_REPLY:
+                raise SandboxError("the submission sent a reply that is far too large")
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            raise SandboxError("the submission's process sent a malformed reply") from None
+        if not isinstance(reply, dict) or reply.get("nonce") != self.nonce:
+            raise SandboxError("the submission's process sent a reply without this run's nonce")
+        if reply.get("seq") != seq:
+            raise SandboxError("the submission's process answered out of turn")
+        return reply
+
+    def _death(self):
+        try:
+            code = self.proc.wait(timeout=min(2.0, max(0.1, self.deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            return "the submission's process closed its channel to the grader"
+        if code < 0:
+            name = signal.Signals(-code).name
+            hint = " (time or memory limit?)" if name in ("SIGKILL", "SIGXCPU") else ""
+            return f"the submission's process was killed by {name}{hint}"
+        return f"the submission's process exited (status {code}) before grading finished"
