@@ -45,6 +45,16 @@ CAUSES = {
     "overflow": "exp overflowed to inf or nan: subtract the row's max before exponentiating.",
     "first_order": "You returned the gradient itself: differentiate it once more "
     "(create_graph=True on the first grad).",
+    "accumulate": "A node used more than once kept only its last gradient contribution: "
+    "accumulate with +=, never overwrite with =.",
+    "topological_order": "A node passed its gradient on before all its contributions had "
+    "arrived: process the nodes in reverse topological order (every user before what it uses).",
+    "inplace": "A tensor that a node saved for backward was changed in place: compute out "
+    "of place (y = y * 2, not y *= 2), or change a .clone().",
+    "prediction": "Some predictions disagree with what teachgrad does: an in-place op fails "
+    "only when a node saved the tensor it changes.",
+    "detached": "backward is not differentiable: it goes through .detach(), .numpy() or "
+    "no_grad, so the second derivative comes out as zero. Use teachgrad ops on the saved tensors.",
 }
 
 

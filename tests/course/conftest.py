@@ -15,6 +15,9 @@ NAMES = [
     "04_softmax",
     "05_functional",
     "06_layernorm",
+    "07_inplace_versions",
+    "08_mini_engine",
+    "09_double_backward",
 ]
 
 

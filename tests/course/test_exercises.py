@@ -83,6 +83,54 @@ BUGS = [
         {"test_backward", "test_one_sample_many_features"},
         "unbroadcast",
     ),
+    (
+        "07_inplace_versions",  # b mispredicted: x + 1 saves nothing, so y.mul_(2) is harmless
+        ('"b": False', '"b": True'),
+        {"test_predictions"},
+        "prediction",
+    ),
+    (
+        "07_inplace_versions",  # the fix keeps the in-place division of exp's saved output
+        ("y = y / y.sum()", "y /= y.sum()"),
+        {"test_normalize_fixed", "test_fixes_other_input"},
+        "inplace",
+    ),
+    (
+        "08_mini_engine",  # no topological order: each node passes its gradient on at once
+        (
+            "        self.grad = 1.0\n"
+            "        for v in reversed(topological_order(self)):  # every user of v comes before v\n"
+            "            for parent, local in zip(v.parents, v.local_grads):\n"
+            "                parent.grad += local * v.grad\n",
+            "        def push(v):\n"
+            "            for parent, local in zip(v.parents, v.local_grads):\n"
+            "                parent.grad += local * v.grad\n"
+            "                push(parent)\n"
+            "\n"
+            "        self.grad = 1.0\n"
+            "        push(self)\n",
+        ),
+        {"test_random_graphs", "test_deep_diamonds"},
+        "topological_order",
+    ),
+    (
+        "08_mini_engine",  # = instead of +=: a Value used twice keeps its last contribution
+        ("parent.grad += local * v.grad", "parent.grad = local * v.grad"),
+        {"test_shared_inputs", "test_random_graphs", "test_deep_diamonds"},
+        "accumulate",
+    ),
+    (
+        "09_double_backward",  # backward leaves teachgrad: the second derivative is zero
+        ("return 3 * x * x * grad", "return tg.tensor(3 * x.detach().numpy() ** 2) * grad"),
+        {"test_cube_second", "test_gradgradcheck"},
+        "detached",
+    ),
+    (
+        "09_double_backward",  # one factor detached: the second derivative is 3x, not 6x
+        ("return 3 * x * x * grad", "return 3 * x * x.detach() * grad"),
+        {"test_cube_second", "test_gradgradcheck"},
+        "factor_of_2",
+    ),
 ]
 
 

@@ -1,0 +1,91 @@
+"""Graded tests for 09_double_backward: Cube and Softplus, differentiable twice.
+
+First derivatives are checked with ``check_function``. Second derivatives are computed
+the way a student would: ``tg.autograd.grad`` with ``create_graph=True``, then once more,
+and compared with the exact formula, so that a graph cut (zeros) or a constant factor can
+be named.
+"""
+
+import numpy as np
+
+import teachgrad as tg
+from course.testing import Failure, _indent, check_close, check_function, get, points
+
+rng = np.random.default_rng(9)
+X = rng.standard_normal(5)
+X_WIDE = 2 * rng.standard_normal((2, 3))  # some entries far from 0
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def check_second(fn, x, expected, name):
+    """d/dx of sum(d/dx sum(fn(x))), elementwise, against ``expected`` (NumPy)."""
+    xt = tg.tensor(x, requires_grad=True)
+    (g,) = tg.autograd.grad(fn.apply(xt).sum(), xt, create_graph=True)
+    if g.grad_fn is None or not g.requires_grad:
+        raise Failure(
+            "detached",
+            f"The gradient of {name} has no graph (create_graph=True was used): backward "
+            "left teachgrad, so the second derivative is zero.",
+        )
+    (h,) = tg.autograd.grad(g.sum(), xt, allow_unused=True)
+    got = np.zeros_like(x) if h is None else h.numpy()
+    if np.allclose(got, expected, rtol=1e-7, atol=1e-10):
+        return
+    details = (
+        f"second derivative of {name} at x =\n{_indent(x)}\n"
+        f"  expected:\n{_indent(expected)}\n  got:\n{_indent(got)}"
+    )
+    if not got.any():
+        raise Failure("detached", details)
+    for k in (2.0, 0.5):
+        if np.allclose(got, k * expected, rtol=1e-7, atol=1e-10):
+            raise Failure("factor_of_2", f"{details}\n  (off by a factor of {k:g})")
+    if np.allclose(got, -expected, rtol=1e-7, atol=1e-10):
+        raise Failure("sign", details)
+    raise Failure("wrong_values", details)
+
+
+@points(2, uses=("Cube",))
+def test_cube(ns):
+    """Cube's first derivative against finite differences."""
+    cube = get(ns, "Cube")
+    check_close(cube.apply(tg.tensor(X)), X**3, "Cube.apply(x)")
+    check_function(cube, [X])
+
+
+@points(2, uses=("Cube",))
+def test_cube_second(ns):
+    """Cube's second derivative, through create_graph=True: 6 x."""
+    check_second(get(ns, "Cube"), X, 6 * X, "Cube")
+
+
+@points(2, uses=("Softplus",))
+def test_softplus(ns):
+    """Softplus's first derivative against finite differences."""
+    softplus = get(ns, "Softplus")
+    check_close(softplus.apply(tg.tensor(X)), np.logaddexp(0, X), "Softplus.apply(x)")
+    check_function(softplus, [X])
+
+
+@points(2, uses=("Softplus",))
+def test_softplus_second(ns):
+    """Softplus's second derivative: sigmoid(x) (1 - sigmoid(x))."""
+    s = sigmoid(X)
+    check_second(get(ns, "Softplus"), X, s * (1 - s), "Softplus")
+
+
+@points(2, uses=("Cube", "Softplus"), hidden=True)
+def test_gradgradcheck(ns):
+    """Hidden: (2, 3) inputs, second derivatives and gradgradcheck for both."""
+    x = X_WIDE
+    s = sigmoid(x)
+    for name, expected in (("Cube", 6 * x), ("Softplus", s * (1 - s))):
+        fn = get(ns, name)
+        check_second(fn, x, expected, name)
+        try:
+            tg.autograd.gradgradcheck(fn.apply, (tg.tensor(x, requires_grad=True),))
+        except tg.autograd.GradcheckError as err:
+            raise Failure("wrong_values", f"gradgradcheck of {name}: {err}") from None
