@@ -55,6 +55,9 @@ CAUSES = {
     "only when a node saved the tensor it changes.",
     "detached": "backward is not differentiable: it goes through .detach(), .numpy() or "
     "no_grad, so the second derivative comes out as zero. Use teachgrad ops on the saved tensors.",
+    "accuracy": "The model does not learn enough: check the loop (opt.zero_grad() every step, "
+    "F.cross_entropy on the logits and class indices), then the learning rate and the epochs.",
+    "slow": "Training takes too long: use minibatches, fewer epochs or a smaller model.",
 }
 
 

@@ -18,6 +18,7 @@ NAMES = [
     "07_inplace_versions",
     "08_mini_engine",
     "09_double_backward",
+    "10_train_digits",
 ]
 
 

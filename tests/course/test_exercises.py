@@ -131,6 +131,21 @@ BUGS = [
         {"test_cube_second", "test_gradgradcheck"},
         "factor_of_2",
     ),
+    (
+        "10_train_digits",  # no zero_grad: each step follows the sum of all past gradients
+        ("            opt.zero_grad()\n", ""),
+        {"test_loss_decreases", "test_learns", "test_other_split"},
+        "accuracy",
+    ),
+    (
+        "10_train_digits",  # MSE pulls all ten scores toward the class index: argmax is noise
+        (
+            "F.cross_entropy(model(X[idx]), y[idx])",
+            "F.mse_loss(model(X[idx]), y[idx].float().unsqueeze(1))",
+        ),
+        {"test_loss_decreases", "test_learns", "test_other_split"},
+        "accuracy",
+    ),
 ]
 
 
