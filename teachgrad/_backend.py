@@ -298,6 +298,18 @@ def device_of(array) -> device:
     return device("cuda", array.device.id)
 
 
+def device_type_of(array_type) -> str:
+    """ "cpu" for NumPy's array type, "cuda" for CuPy's (when only the type is kept)."""
+    return "cpu" if array_type.__module__.startswith("numpy") else "cuda"
+
+
+def address(array) -> int:
+    """Where an array's first element is in memory (NumPy or CuPy)."""
+    if hasattr(array, "__array_interface__"):
+        return array.__array_interface__["data"][0]
+    return array.data.ptr
+
+
 def to_device(array, dev: device):
     """Copy ``array`` to ``dev`` (returns it unchanged when it is already there)."""
     if device_of(array) == dev or (

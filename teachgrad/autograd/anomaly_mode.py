@@ -25,6 +25,7 @@ import traceback
 import warnings
 
 from .. import _events
+from .._backend import array_module
 from .grad_mode import _DecoratorContextManager
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # teachgrad/
@@ -140,7 +141,11 @@ def _on_event(event) -> None:
             _check_forward(event.node, event.outputs)
     elif isinstance(event, _events.NodeFinished) and state.check_nan:
         for i, g in enumerate(event.grad_inputs):
-            if g is not None and g._data.dtype.kind == "f" and bool(_isnan(g._data).any()):
+            if (
+                g is not None
+                and g._data.dtype.kind == "f"
+                and bool(array_module(g._data).isnan(g._data).any())
+            ):
                 node = event.node
                 message = f"Function '{node.name()}' returned nan values in its {i}th output."
                 node.__dict__["_anomaly"] = message  # a snapshot marks the node
@@ -152,7 +157,7 @@ def _check_forward(node, outputs) -> None:
     (torch only notices in backward, far from where the values went bad)."""
     for i, out in enumerate(outputs):
         data = getattr(out, "_data", None)
-        if data is None or data.dtype.kind != "f" or bool(_isfinite(data).all()):
+        if data is None or data.dtype.kind != "f" or bool(array_module(data).isfinite(data).all()):
             continue
         state.first_bad_op = node
         message = f"forward: its output {i} has nan/inf values"
@@ -165,18 +170,6 @@ def _check_forward(node, outputs) -> None:
             stacklevel=_outside_teachgrad(),
         )
         return
-
-
-def _isfinite(data):
-    from .._backend import array_module  # noqa: PLC0415
-
-    return array_module(data).isfinite(data)
-
-
-def _isnan(data):
-    from .._backend import array_module  # noqa: PLC0415
-
-    return array_module(data).isnan(data)
 
 
 def report(node, error: BaseException) -> None:

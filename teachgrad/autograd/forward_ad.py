@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from .._backend import array_module
+from .._backend import address, array_module
 from .._tensor import Tensor
 from .grad_mode import _DecoratorContextManager
 
@@ -297,14 +297,10 @@ def _region(base_tangent: Tensor, view: Tensor) -> Tensor:
     """The part of ``base_tangent`` that ``view`` covers of its base (a view of it)."""
     data = view._data
     xp = array_module(data)
-    offset = _address(data) - _address(view._base._data)
+    offset = address(data) - address(view._base._data)
     flat = base_tangent._data.ravel(order="K")[offset // data.itemsize :]
     region = xp.lib.stride_tricks.as_strided(flat, data.shape, data.strides)
     return Tensor._make(region, base_tangent._counter, base_tangent)
-
-
-def _address(a) -> int:
-    return a.__array_interface__["data"][0] if hasattr(a, "__array_interface__") else a.data.ptr
 
 
 def _is_float(t) -> bool:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 
 from .. import _events
-from .._backend import array_module, as_array, numpy_module
+from .._backend import array_module, as_array, device_type_of, numpy_module
 from .._events import listeners as _listeners
 from .._profiling import state as _profiling
 from .._tensor import Tensor, _new, wrap_array
@@ -223,7 +223,7 @@ def validate_grad(g, meta, node, index):
     if type(g._data) is not array_type:
         raise RuntimeError(
             f"Function {node.name()} returned an invalid gradient at index {index} - expected device "
-            f"{_device_name(array_type)} but got {g.device}"
+            f"{device_type_of(array_type)} but got {g.device}"
         )
     if g._data.shape != shape:
         if not _expandable(shape, g._data.shape):
@@ -245,10 +245,6 @@ def _expandable(shape, target) -> bool:
     if len(shape) > len(target):
         return False
     return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target), strict=False))
-
-
-def _device_name(array_type) -> str:
-    return "cpu" if array_type.__module__ == "numpy" else "cuda"
 
 
 def _dtype_of(np_dtype):

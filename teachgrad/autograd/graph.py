@@ -28,6 +28,7 @@ import weakref
 from collections import namedtuple
 
 from .. import _events
+from .._backend import device_of
 from .._events import listeners as _listeners
 from .._tensor import Tensor, _new
 from .grad_mode import state as _grad_state
@@ -236,7 +237,7 @@ class SavedTensor:
     def _pack(self, tensor) -> None:
         pack, unpack = _saved_hooks[-1]  # the innermost saved_tensors_hooks wins
         data = tensor._data
-        self.meta = (data.shape, data.dtype, _device_name(data))
+        self.meta = (data.shape, data.dtype, device_of(data))
         # what the unpacked tensor needs so that autograd treats it as the original one
         leaf_acc = tensor._grad_accumulator() if tensor.is_leaf and tensor._requires_grad else None
         self.autograd = (tensor._grad_fn, tensor._output_nr, leaf_acc)
@@ -291,7 +292,7 @@ class SavedTensor:
     def release(self):
         if self.hooks is None:
             data = self.data if self.tensor is None else self.tensor._data
-            self.meta = (data.shape, data.dtype, _device_name(data))  # for snapshots (not data)
+            self.meta = (data.shape, data.dtype, device_of(data))  # for snapshots (not data)
         self.tensor = self.data = self.hooks = None
         self.released = True
 
@@ -457,10 +458,6 @@ class Node:
 
 _MISSING = object()
 _SavedMeta = namedtuple("_SavedMeta", ["shape", "dtype", "device"])
-
-
-def _device_name(data) -> str:
-    return "cpu" if type(data).__module__.startswith("numpy") else f"cuda:{data.device.id}"
 
 
 def check_hook_result(new, old, node, nr, hook=None):

@@ -31,8 +31,9 @@ import dataclasses
 import itertools
 import json
 
+from .._backend import device_of, device_type_of
 from .._tensor import Tensor
-from .graph import AccumulateGrad, SavedTensor, _device_name, _sequence
+from .graph import AccumulateGrad, SavedTensor, _sequence
 
 _ids = itertools.count(1)
 # [first, last] node sequence numbers of each backward pass run with create_graph=True
@@ -225,7 +226,7 @@ class _Builder:
             kind=kind,
             shapes=[list(t.shape)],
             dtypes=[_dtype(t._data)],
-            devices=[_device_name(t._data)],
+            devices=[str(device_of(t._data))],
             tensor_names=[t.name or self.names.get(id(t))],
             requires_grad=t.requires_grad,
             grad=_preview(t._grad._data) if t._grad is not None else None,
@@ -259,7 +260,7 @@ class _Builder:
             kind="accumulate" if isinstance(fn, AccumulateGrad) else "function",
             shapes=[list(m[0]) for m in fn._output_meta if m is not None],
             dtypes=[str(m[1]) for m in fn._output_meta if m is not None],
-            devices=[_kind_of(m[2]) for m in fn._output_meta if m is not None],
+            devices=[device_type_of(m[2]) for m in fn._output_meta if m is not None],
             tensor_names=[names.get(nr) for nr in range(len(fn._output_meta))],
             saved=[_saved_info(s) for s in fn._saved if isinstance(s, SavedTensor)],
             layer=sum(1 for first, last in backward_passes if first < fn._seq < (last or _NOW)),
@@ -313,14 +314,9 @@ def _saved_info(s: SavedTensor) -> SavedInfo:
 def _saved_meta(s: SavedTensor, data):
     """Shape, dtype and device of a saved tensor (kept in ``s.meta`` once it is released)."""
     if data is not None:
-        return list(data.shape), _dtype(data), _device_name(data)
+        return list(data.shape), _dtype(data), str(device_of(data))
     shape, dtype, device = s.meta
-    return list(shape), str(dtype), device
-
-
-def _kind_of(array_type) -> str:
-    """ "cpu" for NumPy arrays, "cuda" for CuPy's (a node keeps the array type, not the array)."""
-    return "cpu" if array_type.__module__.startswith("numpy") else "cuda"
+    return list(shape), str(dtype), str(device)
 
 
 def _dtype(data) -> str:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import warnings
 
-from .._backend import array_module
+from .._backend import address, array_module
 from .._tensor import Tensor, wrap_array
 from ..autograd.forward_ad import inplace_tangent, linear_jvp, zero_tangent
 from ..autograd.forward_ad import state as _fw_state
@@ -58,7 +58,7 @@ def view_positions(view):
     marks = xp.empty_like(base, dtype="int64")  # same memory layout as the base
     marks[...] = xp.arange(base.size).reshape(base.shape)
     itemsize = base.itemsize
-    start = (_address(view._data) - _address(base)) // itemsize
+    start = (address(view._data) - address(base)) // itemsize
     strides = tuple(s // itemsize * marks.itemsize for s in view._data.strides)
     memory = marks.ravel(order="K")[start:]
     return xp.lib.stride_tricks.as_strided(memory, view._data.shape, strides).copy()
@@ -68,10 +68,6 @@ def _dense(a) -> bool:
     from ..autograd.graph import _dense as dense  # noqa: PLC0415
 
     return dense(a)
-
-
-def _address(a) -> int:
-    return a.__array_interface__["data"][0] if hasattr(a, "__array_interface__") else a.data.ptr
 
 
 def take_region(g, positions):
@@ -304,7 +300,7 @@ def _overlap(a, b) -> str:
         return "none"
     if not (_dense(a) and _dense(b)):
         return "unknown"
-    start_a, start_b = _address(a), _address(b)
+    start_a, start_b = address(a), address(b)
     end_a, end_b = start_a + a.nbytes, start_b + b.nbytes
     if start_a == start_b and end_a == end_b:
         return "full" if a.strides == b.strides else "partial"
