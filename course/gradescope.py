@@ -1,9 +1,18 @@
 """``python -m course.gradescope build --exercise NAME --out autograder.zip``.
 
-Builds Gradescope's standard autograder bundle: ``setup.sh`` (installs this project
-from ``source/``), ``run_autograder`` (grades the one notebook or .py file in
-``/autograder/submission`` and copies its results.json to ``/autograder/results/``),
-and the project's source (``pyproject.toml``, ``teachgrad/``, ``viz/``, ``course/``).
+Builds Gradescope's standard autograder bundle. Gradescope extracts the zip into
+``/autograder/source``, runs ``setup.sh`` once when it builds the image, and
+``run_autograder`` (copied to ``/autograder/``) for each submission. So the zip's root
+holds ``setup.sh`` (a virtual environment in ``/autograder/venv`` with this project
+installed from ``/autograder/source``, extra ``grader``), ``run_autograder`` (grades the
+one notebook or .py file in ``/autograder/submission`` and writes
+``/autograder/results/results.json``) and the project (``pyproject.toml``, ``README.md``,
+``teachgrad/``, ``viz/``, ``course/``).
+
+Both scripts take the root from ``$AUTOGRADER`` (default ``/autograder``) and
+run_autograder the interpreter from ``$PYTHON``, so the bundle can be tried locally.
+Grading runs from ``/autograder``, not from the source folder: the installed ``course``
+is the one the sandbox hides from submissions.
 """
 
 from __future__ import annotations
@@ -19,22 +28,27 @@ PACKAGES = ("teachgrad", "viz", "course")
 
 SETUP = """#!/usr/bin/env bash
 set -euo pipefail
-apt-get update && apt-get install -y python3 python3-pip
-pip3 install /autograder/source
+root=${AUTOGRADER:-/autograder}
+apt-get update && apt-get install -y python3 python3-venv python3-pip
+python3 -m venv "$root/venv"
+"$root/venv/bin/pip" install "$root/source[grader]"
 """
 
 RUN = """#!/usr/bin/env bash
 set -uo pipefail
-cd /autograder/source
-submission=$(find /autograder/submission -name '*.ipynb' -o -name '*.py' | sort | head -n 1)
-mkdir -p /autograder/results
+root=${AUTOGRADER:-/autograder}
+python=${PYTHON:-$root/venv/bin/python}
+cd "$root"
+results="$root/results"
+mkdir -p "$results"
+submission=$(find "$root/submission" \\( -name '*.ipynb' -o -name '*.py' \\) | sort | head -n 1)
 if [ -z "$submission" ]; then
-  echo '{{"score": 0, "output": "No .ipynb or .py file was submitted."}}' \\
-    > /autograder/results/results.json
+  echo '{"score": 0, "output": "No .ipynb or .py file was submitted."}' > "$results/results.json"
   exit 0
 fi
-python3 -m course.grade "$submission" --exercise {exercise} --out /tmp/graded
-cp /tmp/graded/*/results.json /autograder/results/results.json
+graded=$(mktemp -d)
+"$python" -m course.grade "$submission" --exercise {exercise} --out "$graded"
+cp "$graded"/*/results.json "$results/results.json"
 """
 
 
@@ -42,15 +56,19 @@ def build(exercise, out):
     """Write the bundle for ``exercise`` to ``out``; returns the zip's member names."""
     exercise = exercises.path(exercise).name
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bundle:
-        for name, text in (("setup.sh", SETUP), ("run_autograder", RUN.format(exercise=exercise))):
+        for name, text in (
+            ("setup.sh", SETUP),
+            ("run_autograder", RUN.replace("{exercise}", exercise)),
+        ):
             info = zipfile.ZipInfo(name)
             info.external_attr = 0o755 << 16  # executable
             bundle.writestr(info, text)
-        bundle.write(ROOT / "pyproject.toml", "source/pyproject.toml")
+        for name in ("pyproject.toml", "README.md"):
+            bundle.write(ROOT / name, name)
         for package in PACKAGES:
             for file in sorted((ROOT / package).rglob("*")):
                 if file.is_file() and "__pycache__" not in file.parts:
-                    bundle.write(file, f"source/{file.relative_to(ROOT)}")
+                    bundle.write(file, str(file.relative_to(ROOT)))
         return bundle.namelist()
 
 

@@ -74,19 +74,20 @@ class Failure(AssertionError):
         self.numerical, self.analytical = numerical, analytical
 
 
-def points(n, *, uses=(), hidden=False):
+def points(n, *, uses=(), hidden=False, seconds=None):
     """Mark a test function as graded: worth ``n`` points, testing the student's names
-    ``uses``; hidden tests run only when grading, not in ``course.check``.
+    ``uses``; hidden tests run only when grading, not in ``course.check``. ``seconds``
+    is the time the test needs when the autograder runs it, if more than its default.
 
     >>> @points(2, uses=("Square",))
     ... def test_nothing(ns):
     ...     pass
-    >>> test_nothing.points, test_nothing.uses, test_nothing.hidden
-    (2, ('Square',), False)
+    >>> test_nothing.points, test_nothing.uses, test_nothing.hidden, test_nothing.seconds
+    (2, ('Square',), False, None)
     """
 
     def mark(test):
-        test.points, test.uses, test.hidden = n, tuple(uses), hidden
+        test.points, test.uses, test.hidden, test.seconds = n, tuple(uses), hidden, seconds
         return test
 
     return mark

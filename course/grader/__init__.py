@@ -2,18 +2,20 @@
 
 ``python -m course.grade SUBMISSIONS... --exercise 04_softmax --out results/``
 
-- :mod:`.core`    -- grade one submission (tests.py run here on remote stand-ins, plus a
-  fresh-input probe against the reference solution)
-- :mod:`.sandbox` -- the ``python -I`` child process: limits, timeouts, nonce-checked pipe
-- :mod:`.child`   -- what runs inside the sandbox (student cells, then an RPC server)
-- :mod:`.remote`  -- grader-side stand-ins for the student's objects
+- :mod:`.core`    -- grade one submission (tests.py run here on proxies of the student's
+  objects, plus a fresh-input probe against the reference solution)
+- :mod:`.sandbox` -- the ``python -I`` child process: limits, timeouts, nonce-checked pipes
+- :mod:`.child`   -- what runs inside the sandbox (student cells, then the wire's peer)
+- :mod:`.wire`    -- the protocol both sides speak: values, proxies, remote autograd
+- :mod:`.remote`  -- the grader's end of the wire
 - :mod:`.report`  -- Gradescope results.json, JUnit XML, the class summary CSV
 - :mod:`.cli`     -- the command line: parallel grading and a progress bar
 
 The trust model: nothing the submission's process says is a verdict. It only returns
 raw numbers for inputs the grader chose; the grader compares them with its own
 finite differences and its own copy of the reference solution, which the sandbox
-can neither import nor read.
+can neither import nor read. The sandbox can call back only the functions a test
+handed to the student's code, with bounded inputs.
 """
 
 from .core import Graded, grade_submission, load_submission, reference_namespace

@@ -1,74 +1,34 @@
-"""The program that runs inside the sandbox: a student's code, then a tiny RPC server.
+"""The program that runs inside the sandbox: a student's code, then the wire's peer.
 
 The grader starts it as ``python -I child.py REQUEST_FD REPLY_FD`` in an empty
 temporary directory holding ``cells.json`` (the submission's code cells). It
 
 1. reads a hello line (the run's nonce and the names the grader wants),
-2. imports numpy and teachgrad, puts stubs in place of ``course`` and ``viz`` (the
-   student's notebook imports them, but grading must never load the real ``course``,
-   which holds the instructor's solutions), and installs an audit hook that refuses
-   to read outside the sandbox's allowed roots, to write outside the working
-   directory, to start processes, to use ctypes, to open sockets or to signal
-   other processes,
+2. loads :mod:`wire` (next to this file, by path: ``-I`` puts no folder of ours on
+   ``sys.path``), numpy and teachgrad; puts stubs in place of ``course`` and ``viz``
+   (the student's notebook imports them, but grading must never load the real
+   ``course``, which holds the instructor's solutions); and installs an audit hook that
+   refuses to read outside the sandbox's allowed roots, to write outside the working
+   directory, to start processes, to use ctypes, to open sockets or to signal other
+   processes,
 3. runs the student's cells one by one (an error in one cell does not stop the next),
-4. answers requests: call a student object (``["Square", "apply"]``) on the tensors
-   the grader sent, or backpropagate through a returned output (``vjp``).
+4. answers the grader's requests with a :class:`wire.Peer` on the student's namespace:
+   calls, attribute reads and operators on the student's objects, vjps of their outputs.
 
-It only ever sends raw numbers back; every verdict is computed by the grader. A
-student can rewrite anything in this process, including this file's functions: that
-only changes which numbers come back, which the grader checks against its own
-reference solution and its own finite differences.
-
-This module deliberately imports nothing from ``course`` so that it runs standalone.
-The grader imports the codec (:func:`pack_array`, :func:`unpack_array`) from it.
-
->>> import numpy as np
->>> a = np.arange(6.0).reshape(2, 3)
->>> bool((unpack_array(pack_array(a)) == a).all())
-True
+It only ever sends raw values back; every verdict is computed by the grader. A student
+can rewrite anything in this process, including this file's functions: that only changes
+which numbers come back, which the grader checks against its own reference solution and
+its own finite differences. Every line it sends carries the run's nonce.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import sys
+from pathlib import Path
 
-DTYPES = ("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8", "bool")
-MAX_ELEMENTS = 10_000_000
-
-
-def pack_array(array):
-    """A NumPy array as a JSON-ready dict: ``{"A": base64 bytes, "dtype", "shape"}``."""
-    import numpy as np
-
-    array = np.asarray(array).copy(order="C")  # keeps 0-d arrays 0-d
-    if array.dtype.name not in DTYPES:
-        array = array.astype(np.float64)
-    data = base64.b64encode(array.tobytes()).decode("ascii")
-    return {"A": data, "dtype": array.dtype.name, "shape": list(array.shape)}
-
-
-def unpack_array(packed):
-    """The array :func:`pack_array` packed; checks dtype, shape and size (untrusted input)."""
-    import numpy as np
-
-    dtype, shape = packed["dtype"], packed["shape"]
-    if dtype not in DTYPES or not isinstance(shape, list) or len(shape) > 32:
-        raise ValueError(f"bad array header: dtype={dtype!r} shape={shape!r}")
-    if not all(isinstance(n, int) and 0 <= n <= MAX_ELEMENTS for n in shape):
-        raise ValueError(f"bad array shape {shape!r}")
-    data = base64.b64decode(packed["A"], validate=True)
-    count = 1
-    for n in shape:
-        count *= n
-    if count > MAX_ELEMENTS or len(data) != count * np.dtype(dtype).itemsize:
-        raise ValueError(f"array data does not match shape {shape} and dtype {dtype}")
-    return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
-
-
-# ------------------------------------------------------------------ inside the sandbox
+WIRE = Path(__file__).with_name("wire.py")
 
 
 class _Stub:
@@ -181,8 +141,10 @@ def _install_guard(workdir, denied):
         elif event in ("os.kill", "os.killpg", "signal.pthread_kill"):
             if args and args[0] not in (me, 0):
                 deny(event)
-        elif event.startswith(forbidden) or event == "import" and args[0] in ("_posixsubprocess",):
+        elif event.startswith(forbidden):
             deny(event)
+        elif event == "import" and args[0] == "_posixsubprocess":
+            deny(f"import {args[0]} (starting processes)")
 
     sys.addaudithook(hook)
 
@@ -217,102 +179,56 @@ def _run_cells(cells, ns):
     return errors
 
 
-class _Server:
-    """Answers the grader's requests on the student's namespace."""
+def _load_wire():
+    """The wire module next to this file, loaded by path (it imports numpy and teachgrad)."""
+    import importlib.util
 
-    def __init__(self, ns):
-        import teachgrad as tg
+    spec = importlib.util.spec_from_file_location("teachgrad_wire", WIRE)
+    wire = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(wire)
+    return wire
 
-        self.tg, self.ns, self.outputs = tg, ns, {}
 
-    def decode(self, value):
-        tg = self.tg
-        if isinstance(value, dict):
-            if "A" in value:
-                array = unpack_array(value)
-                return (
-                    tg.tensor(array, requires_grad=value.get("rg", False))
-                    if "T" in value
-                    else array
-                )
-            if "C" in value:
-                return self.outputs[value["C"]][0].grad_fn
-            if "L" in value:
-                return tuple(self.decode(v) for v in value["L"])
-            if "S" in value:
-                return value["S"]
-            raise ValueError(f"unknown value {sorted(value)}")
-        return value
+def _peer(wire, ns, requests, replies, nonce):
+    """The sandbox's end of the wire: serves the student's names and the builtins."""
 
-    def encode(self, value, inputs):
-        tg = self.tg
-        if isinstance(value, tg.Tensor):
-            packed = pack_array(value.detach().numpy())
-            packed["T"] = True
-            if value.grad_fn is not None:
-                handle = len(self.outputs)
-                self.outputs[handle] = (value, inputs)
-                packed["h"] = handle
-            return packed
-        if value is None or isinstance(value, bool | int | float):
-            return value
-        if isinstance(value, str):
-            return {"S": value[:1000]}
-        if isinstance(value, tuple | list):
-            return {"L": [self.encode(v, inputs) for v in value]}
-        return {"O": type(value).__name__}
+    class StudentPeer(wire.Peer):
+        namespace = ns
+        builtins = wire.BUILTINS
+        shielded = BaseException  # SystemExit from the student's code is an answer too
 
-    def handle(self, request):
-        tg = self.tg
-        if request["op"] == "call":
-            target = self.ns[request["path"][0]]
-            for attr in request["path"][1:]:
-                target = getattr(target, attr)
-            args = [self.decode(a) for a in request["args"]]
-            kwargs = {k: self.decode(v) for k, v in request["kwargs"].items()}
-            inputs = [a for a in args if isinstance(a, tg.Tensor) and a.requires_grad]
-            with tg.set_grad_enabled(bool(request["grad"])):
-                return self.encode(target(*args, **kwargs), inputs)
-        if request["op"] == "vjp":
-            output, inputs = self.outputs[request["h"]]
-            grad = self.decode(request["grad"])
-            grads = tg.autograd.grad(output, inputs, grad, retain_graph=True, allow_unused=True)
-            return self.encode(list(grads), [])
-        raise ValueError(f"unknown op {request['op']!r}")
+        def send(self, message):
+            replies.write(json.dumps(dict(message, nonce=nonce)).encode() + b"\n")
+            replies.flush()
+
+        def receive(self):
+            line = requests.readline()
+            if not line:
+                raise SystemExit(0)  # the grader hung up
+            return json.loads(line)
+
+    return StudentPeer()
 
 
 def main(argv):
     requests = os.fdopen(int(argv[1]), "rb")
     replies = os.fdopen(int(argv[2]), "wb")
     hello = json.loads(requests.readline())
-    nonce = hello["nonce"]
     with open("cells.json", encoding="utf-8") as file:
         cells = json.load(file)
     os.remove("cells.json")
     sys.dont_write_bytecode = True
-    import numpy  # noqa: F401 - loaded before the guard is installed
-
-    import teachgrad  # noqa: F401
-
+    wire = _load_wire()  # with numpy and teachgrad: loaded before the guard is installed
     _install_stubs()
     _install_guard(os.getcwd(), hello["denied"])
 
-    def send(seq, message):
-        message.update(nonce=nonce, seq=seq)
-        replies.write(json.dumps(message).encode() + b"\n")
-        replies.flush()
-
     ns = {"__name__": "__main__"}
     errors = _run_cells(cells, ns)
+    peer = _peer(wire, ns, requests, replies, hello["nonce"])
     defined = [name for name in hello["names"] if name in ns]
-    send(0, {"ready": True, "defined": defined, "errors": errors[:50]})
-    server = _Server(ns)
-    for line in requests:
-        request = json.loads(line)
-        try:
-            send(request["seq"], {"value": server.handle(request)})
-        except BaseException as exc:  # noqa: BLE001 - report everything, keep serving
-            send(request["seq"], {"error": type(exc).__name__, "message": str(exc)[:2000]})
+    peer.send({"ready": True, "defined": defined, "errors": errors[:50]})
+    while True:
+        peer.send(peer.answer(peer.receive()))
 
 
 if __name__ == "__main__":

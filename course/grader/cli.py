@@ -28,6 +28,9 @@ def parse_args(argv=None):
     parser.add_argument("--jobs", type=int, default=1, help="submissions graded at once")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per submission")
     parser.add_argument("--test-timeout", type=float, default=10.0, help="seconds per test")
+    parser.add_argument(
+        "--startup-timeout", type=float, default=30.0, help="seconds to run the cells"
+    )
     parser.add_argument("--memory-mb", type=int, default=2048, help="address space limit")
     parser.add_argument("--seed", type=int, default=None, help="fix the probe's inputs")
     return parser.parse_args(argv)
@@ -39,6 +42,7 @@ def main(argv=None):
     options = dict(
         timeout=args.timeout,
         test_timeout=args.test_timeout,
+        startup_timeout=args.startup_timeout,
         memory_mb=args.memory_mb,
         seed=args.seed,
     )

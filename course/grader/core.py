@@ -3,18 +3,20 @@
 :func:`grade_submission` reads the submission's *source* (a notebook's code cells,
 via nbformat, or a .py file), starts a :class:`~course.grader.sandbox.Sandbox`, and
 runs the exercise's graded tests (``tests.py``, loaded here, never in the sandbox)
-on :class:`~course.grader.remote.RemoteObject` stand-ins. The tests' comparisons,
+on proxies of the student's objects (:mod:`.remote`). The tests' comparisons,
 finite differences and diagnoses (``course.testing``) therefore run in this process.
 
 A passing test then gets a *fresh-input probe*: the forward calls it made are
-repeated on inputs scaled by random factors (a new seed per run) and compared, values
-and backward, with the reference solution (extracted here from the instructor
-notebook). A submission that hard-codes the answers for the tests' fixed inputs, or
-returns degenerate outputs a test does not look at, loses that test's points.
+repeated on inputs scaled by random factors (a new seed per run) and compared with the
+reference solution (extracted here from the instructor notebook) -- and so is the
+student's backward, when the test called it. A submission that hard-codes the answers
+for the tests' fixed inputs, or returns degenerate outputs a test does not look at,
+loses that test's points; a test is never failed for what it does not check.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import secrets
@@ -29,8 +31,9 @@ from course import exercises
 from course.exercises import Result
 from course.testing import CAUSES, Failure
 
-from .remote import Foreign, RemoteObject, Session, StudentError
+from .remote import Session, StudentError
 from .sandbox import Sandbox, SandboxError, Timeout
+from .wire import Proxy, WireError
 
 __all__ = ["Graded", "grade_submission", "load_submission", "reference_namespace"]
 
@@ -98,8 +101,21 @@ def reference_namespace(exercise):
     return ns
 
 
-def grade_submission(path, exercise, *, timeout=60.0, test_timeout=10.0, memory_mb=2048, seed=None):
-    """Grade the submission at ``path`` on ``exercise``'s tests (hidden ones included)."""
+def grade_submission(
+    path,
+    exercise,
+    *,
+    timeout=60.0,
+    test_timeout=10.0,
+    startup_timeout=30.0,
+    memory_mb=2048,
+    seed=None,
+):
+    """Grade the submission at ``path`` on ``exercise``'s tests (hidden ones included).
+
+    Running the submission's cells may take ``startup_timeout`` seconds; each test then
+    ``test_timeout`` (or the ``seconds`` its ``@points`` asks for, when more); all of it
+    together at most ``timeout``."""
     start = time.monotonic()
     seed = secrets.randbits(32) if seed is None else seed
     rng = np.random.default_rng(seed)
@@ -116,8 +132,12 @@ def grade_submission(path, exercise, *, timeout=60.0, test_timeout=10.0, memory_
     results = []
     with Sandbox(cells, names, memory_mb=memory_mb, cpu_s=int(timeout) + 5) as box:
         session = Session(box)
+        box.deadline = min(time.monotonic() + startup_timeout, start + timeout)
+        with contextlib.suppress(SandboxError):  # a broken start fails every test, below
+            box.ensure_started()
         for test in tests:
-            box.deadline = min(time.monotonic() + test_timeout, start + timeout)
+            seconds = max(test_timeout, test.seconds or 0)
+            box.deadline = min(time.monotonic() + seconds, start + timeout)
             # Failure objects stay here: Graded crosses process boundaries (pickle)
             results.append(_run_test(test, session, reference, rng)._replace(failure=None))
         messages = list(box.errors)
@@ -142,6 +162,9 @@ def _run_test(test, session, reference, rng):
         return Result(name, 0, points, f"Timeout: {exc}", "error")
     except (SandboxError, StudentError) as exc:
         return Result(name, 0, points, str(exc), "error")
+    except WireError as exc:  # the submission's process broke the protocol: start afresh
+        session.sandbox.kill()
+        return Result(name, 0, points, f"your code's process broke the protocol: {exc}", "error")
     except Exception as exc:  # the tests tripped over a strange value the student returned
         return Result(name, 0, points, f"{type(exc).__name__}: {exc}", "error")
     return Result(name, points, points, "passed", None)
@@ -164,9 +187,12 @@ def _describe(failure):
 def _probe(session, reference, rng, uses):
     """Repeat some of the test's calls on fresh inputs; compare with the reference."""
     seen, probed = set(), 0
+    checked = {path for path, _, _ in session.calls}  # what the test itself called
     for path, args, kwargs in list(session.calls):
         if path[0] not in uses or path[0] not in reference or probed >= PROBES_PER_TEST:
             continue
+        if path[-1] == "backward":
+            continue  # probed with its forward, below
         key = (path, tuple(tuple(a.shape) if isinstance(a, tg.Tensor) else repr(a) for a in args))
         if key in seen or not any(_is_float(a) for a in args):
             continue
@@ -178,14 +204,15 @@ def _probe(session, reference, rng, uses):
             owner = getattr(owner, attr)
         ref = getattr(owner, path[-1]) if len(path) > 1 else owner
         expected = ref(*_copies(fresh), **kwargs)
-        got = RemoteObject(session, path)(*_copies(fresh), **kwargs)
+        got = session.lookup(path)(*_copies(fresh), **kwargs)
         what = f"{'.'.join(path)} on fresh random inputs (shapes {[_shape(a) for a in fresh]})"
         _compare(got, expected, what, "forward")
-        if path[-1] == "apply" and _has_grad_fn(expected) and _has_grad_fn(got):
+        backward = (*path[:-1], "backward")
+        if backward in checked and _has_grad_fn(expected) and _has_grad_fn(got):
             g = tg.tensor(rng.standard_normal(tuple(expected.shape)))
             with tg.no_grad():
                 want = owner.backward(expected.grad_fn, g)
-                have = RemoteObject(session, (*path[:-1], "backward"))(got.grad_fn, g)
+                have = session.lookup(backward)(got.grad_fn, g)
             _compare(_as_list(have), _as_list(want), f"the backward of {what}", "wrong_values")
 
 
@@ -231,7 +258,7 @@ def _compare(got, expected, what, cause):
         for g, e in zip(got, expected):
             _compare(g, e, what, cause)
         return
-    if expected is None or isinstance(got, Foreign):
+    if expected is None or isinstance(got, Proxy):
         if got is None or expected is None and _is_zero(got):
             return
         raise Failure(cause, f"{what}: got {got!r}, expected {expected!r}.")

@@ -1,180 +1,105 @@
-"""Stand-ins for the student's objects, living in the grader, backed by the sandbox.
+"""The grader's end of the wire: the student's objects as proxies, backed by the sandbox.
 
 An exercise's ``tests.py`` runs unchanged in the grader process on a namespace of
-:class:`RemoteObject` s: ``ns["Square"].apply(x)`` sends ``x``'s numbers to the
-sandbox, which calls the student's ``Square.apply`` and sends the output's numbers
-back. The grader wraps them in a teachgrad Tensor whose ``grad_fn`` (a
-:class:`RemoteOutput` node) knows the output's handle in the sandbox, so that
+:class:`~course.grader.wire.Proxy` objects. ``ns["Square"].apply(x)`` sends ``x``'s
+numbers to the sandbox, which calls the student's ``Square.apply`` and sends the
+output's numbers back; the grader wraps them in a teachgrad Tensor whose ``grad_fn``
+(a :class:`~course.grader.wire.RemoteOutput` node) knows the output's handle in the
+sandbox, so that
 
-- ``ns["Square"].backward(y.grad_fn, g)`` calls the student's backward on the
-  sandbox's own ctx (what ``course.testing.check_function`` does), and
-- ``y.sum().backward()`` in the grader backpropagates through the remote output by
-  asking the sandbox for the vector-Jacobian product.
+- ``ns["Square"].backward(y.grad_fn, g)`` calls the student's backward on the sandbox's
+  own ctx (what ``course.testing.check_function`` does),
+- ``y.sum().backward()`` and ``tg.autograd.grad(..., create_graph=True)`` in the grader
+  backpropagate through the remote output by asking the sandbox for vector-Jacobian
+  products (differentiable ones when a graph is being recorded: double backward),
+- the student's instances (a ``Value``, a model) are proxies too: ``a + b``, ``out.data``,
+  ``out.backward()`` and ``isinstance(out, Value)`` run in the sandbox, and
+- a function of the test's passed to the student's code (``hvp(f, x, v)``) stays here:
+  the sandbox calls it back, and backpropagates through it, over the same wire.
 
-Everything the tests then compute (comparisons, finite differences, diagnoses) runs
-in the grader process, with the grader's own teachgrad.
+Everything the tests then compute (comparisons, finite differences, diagnoses) runs in
+the grader process, with the grader's own teachgrad. The sandbox can only call back the
+functions the tests handed it, and ask for the gradients of what they returned.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import math
+import types
 
-import teachgrad as tg
+from .wire import Peer, Proxy, RemoteError
 
-from .child import pack_array, unpack_array
-from .sandbox import SandboxError
+StudentError = RemoteError  # what the student's code raised, as seen by the grader
 
+# A call back from the sandbox may send this many numbers, and the grader keeps at most
+# this many graphs per test for the sandbox's backward: a submission cannot fill its memory.
+MAX_CALLBACK_NUMBERS = 1_000_000
+MAX_KEPT_OUTPUTS = 1_000
 
-class StudentError(Exception):
-    """The student's code raised ``kind``; ``message`` is its (truncated) text."""
-
-    def __init__(self, kind, message):
-        super().__init__(f"{kind}: {message}")
-        self.kind = kind
-
-
-class RemoteOutput(tg.autograd.Function):
-    """The grad_fn of a tensor computed in the sandbox; backward asks the sandbox."""
-
-    @staticmethod
-    def forward(ctx, session, handle, values, *inputs):
-        ctx.remote = (session, session.sandbox.generation, handle)
-        ctx.n_inputs = len(inputs)
-        return tg.tensor(values)
-
-    @staticmethod
-    def backward(ctx, grad):
-        session, _, handle = ctx.remote
-        grads = session.vjp(ctx, grad)
-        grads = list(grads) + [None] * (ctx.n_inputs - len(grads))
-        return (None, None, None, *grads[: ctx.n_inputs])
+__all__ = ["Session", "StudentError"]
 
 
-class Session:
-    """Encodes calls for one sandbox and decodes its replies; records calls for probes."""
+class Session(Peer):
+    """The grader's :class:`~course.grader.wire.Peer` for one sandbox; records the calls
+    of the student's named objects, which the probe repeats on fresh inputs."""
 
     def __init__(self, sandbox):
+        super().__init__()
         self.sandbox = sandbox
-        self.calls = []  # (path, args, kwargs) of each forward-like call, for the probe
+        self.calls = []  # (path, args, kwargs) of each call of a student's name
+
+    @property
+    def generation(self):  # no process, or a restarted one: every older object is stale
+        return self.sandbox.generation if self.sandbox.proc is not None else -1
+
+    def send(self, message):
+        self.sandbox.send(message)
+
+    def receive(self):
+        return self.sandbox.receive()
+
+    def exportable(self, value):
+        """Only the tests' own functions cross to the sandbox, to be called back."""
+        return isinstance(value, types.FunctionType | types.MethodType)
+
+    def serve_call(self, message):
+        if _numbers(message) > MAX_CALLBACK_NUMBERS:
+            raise ValueError(f"a call back into the grader may send {MAX_CALLBACK_NUMBERS} numbers")
+        if len(self.outputs) >= MAX_KEPT_OUTPUTS:
+            raise MemoryError(f"the grader keeps at most {MAX_KEPT_OUTPUTS} outputs for you")
+        return super().serve_call(message)
 
     def namespace(self):
-        """The student's names that exist in the sandbox, as RemoteObjects."""
+        """The student's names that exist in the sandbox, as proxies, for a new test.
+
+        What the grader kept for the previous test (its functions, the graphs of their
+        outputs) is released: each test starts with the full allowance."""
         self.sandbox.ensure_started()
-        return {name: RemoteObject(self, (name,)) for name in self.sandbox.defined}
+        self.proxies.clear()  # the objects of an earlier process are gone
+        for table in (self.objects, self.handles, self.outputs):
+            table.clear()
+        return {name: self.lookup((name,)) for name in self.sandbox.defined}
 
-    def call(self, path, args, kwargs):
-        inputs = [a for a in _flatten(args) if isinstance(a, tg.Tensor) and a.requires_grad]
-        request = {
-            "op": "call",
-            "path": list(path),
-            "args": [self._encode(a) for a in args],
-            "kwargs": {k: self._encode(v) for k, v in kwargs.items()},
-            "grad": tg.is_grad_enabled(),
-        }
-        if path[-1] != "backward":
-            self.calls.append((tuple(path), args, kwargs))
-        return self._decode(self._ask(request), inputs)
+    def lookup(self, path):
+        """The proxy of the student's ``name.attr.attr`` (a path from :attr:`calls`)."""
+        proxy = Proxy(self, {"N": path[0]}, path=(path[0],))
+        for attr in path[1:]:
+            proxy = getattr(proxy, attr)
+        return proxy
 
-    def vjp(self, ctx, grad):
-        _, generation, handle = ctx.remote
-        self._check_generation(generation)
-        reply = self._ask({"op": "vjp", "h": handle, "grad": self._encode(grad)})
-        result = self._decode(reply, [])
-        return result if isinstance(result, list) else [result]
-
-    def _ask(self, request):
-        reply = self.sandbox.request(request)
-        if "error" in reply:
-            kind, message = str(reply["error"])[:100], str(reply.get("message", ""))[:2000]
-            if kind == "NotImplementedError":
-                raise NotImplementedError(message)
-            raise StudentError(kind, message)
-        return reply.get("value")
-
-    def _check_generation(self, generation):
-        if generation != self.sandbox.generation or self.sandbox.proc is None:
-            raise SandboxError("the submission's process was restarted; its outputs are gone")
-
-    def _encode(self, value):
-        if isinstance(value, tg.Tensor):
-            packed = pack_array(value.detach().numpy())
-            packed.update(T=True, rg=bool(value.requires_grad))
-            return packed
-        if isinstance(value, np.ndarray):
-            return pack_array(value)
-        remote = getattr(value, "remote", None)
-        if isinstance(remote, tuple) and remote and remote[0] is self:
-            self._check_generation(remote[1])
-            return {"C": remote[2]}
-        if value is None or isinstance(value, bool | int | float):
-            return value
-        if isinstance(value, np.integer | np.floating):
-            return value.item()
-        if isinstance(value, str):
-            return {"S": value}
-        if isinstance(value, tuple | list):
-            return {"L": [self._encode(v) for v in value]}
-        raise TypeError(f"the grader cannot send a {type(value).__name__} to the sandbox")
-
-    def _decode(self, value, inputs):
-        if isinstance(value, dict):
-            if "A" in value:
-                array = unpack_array(value)
-                if not value.get("T"):
-                    return array
-                handle = value.get("h")
-                if isinstance(handle, int) and inputs and tg.is_grad_enabled():
-                    return RemoteOutput.apply(self, handle, array, *inputs)
-                return tg.tensor(array)
-            if "L" in value and isinstance(value["L"], list):
-                return [self._decode(v, inputs) for v in value["L"]]
-            if "S" in value:
-                return str(value["S"])
-            return Foreign(str(value.get("O", "object"))[:100])
-        if value is None or isinstance(value, bool | int | float):
-            return value
-        raise SandboxError("the submission's process sent a value the grader does not know")
+    def call(self, fn, args, kwargs):
+        path = getattr(fn, "_path", None) if isinstance(fn, Proxy) else None
+        if path:
+            self.calls.append((path, args, kwargs))
+        return super().call(fn, args, kwargs)
 
 
-class Foreign:
-    """A value the student's code returned that is neither a tensor nor a number."""
-
-    def __init__(self, type_name):
-        self.type_name = type_name
-
-    def __repr__(self):
-        return f"<a {self.type_name} from your code>"
-
-
-class RemoteObject:
-    """``ns[name]`` in the grader: attribute access builds a path, calling it asks the sandbox.
-
-    >>> class FakeSession:
-    ...     def call(self, path, args, kwargs):
-    ...         return path, args
-    >>> RemoteObject(FakeSession(), ("Square",)).apply(3)
-    (('Square', 'apply'), (3,))
-    """
-
-    def __init__(self, session, path):
-        self._session, self._path = session, tuple(path)
-        self.__name__ = self.__qualname__ = ".".join(self._path)
-
-    def __getattr__(self, attr):
-        if attr.startswith("__") or attr.startswith("_"):
-            raise AttributeError(attr)
-        return RemoteObject(self._session, (*self._path, attr))
-
-    def __call__(self, *args, **kwargs):
-        return self._session.call(self._path, args, kwargs)
-
-    def __repr__(self):
-        return f"<student's {self.__name__}>"
-
-
-def _flatten(values):
-    for value in values:
-        if isinstance(value, tuple | list):
-            yield from _flatten(value)
-        else:
-            yield value
+def _numbers(value):
+    """How many array elements a decoded-to-be message holds."""
+    if isinstance(value, dict):
+        if "A" in value and isinstance(value.get("shape"), list):
+            return math.prod(n for n in value["shape"] if isinstance(n, int))
+        return sum(_numbers(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_numbers(v) for v in value)
+    return 0

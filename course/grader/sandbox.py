@@ -1,15 +1,15 @@
-"""One submission's sandbox: a fresh ``python -I`` process, limits, and a request pipe.
+"""One submission's sandbox: a fresh ``python -I`` process, limits, and a message pipe.
 
 :class:`Sandbox` starts ``child.py`` (see there for what runs inside) in an empty
 temporary directory, with a scrubbed environment, its own process group, and
 ``resource`` limits (address space, CPU seconds, file size, no core dumps). It talks
 over two pipes that are not stdin/stdout (the student's prints go to a log file):
-one JSON line per request and per reply. Every reply must echo this run's random
-nonce and the request's sequence number, or it is rejected.
+one JSON line per message (the :mod:`.wire` protocol). Every message from the child
+must carry this run's random nonce, or it is rejected.
 
-Each request waits at most until :attr:`Sandbox.deadline` (the grader sets one per
-test). A child that overruns it, dies, or answers nonsense is killed; the next
-request starts a fresh one (the student's cells run again), at most
+Each read waits at most until :attr:`Sandbox.deadline` (the grader sets one per
+test). A child that overruns it, dies, or sends nonsense is killed; the next
+message starts a fresh one (the student's cells run again), at most
 ``max_restarts`` times. A child that cannot even get through the student's cells
 (an infinite loop at top level, a crash) is not restarted: every later request
 fails with the same reason.
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib.util
 import json
 import os
 import secrets
@@ -33,11 +34,26 @@ from pathlib import Path
 
 import course
 
+from .wire import WireError
+
 CHILD = Path(__file__).with_name("child.py")
 MAX_REPLY = 64 * 1024 * 1024
 
 
-class SandboxError(Exception):
+def _hidden():
+    """What a submission may not read: every copy of ``course`` on the path (the
+    instructor notebooks hold the solutions), and scikit-learn's bundled datasets (the
+    labels of the held-out images the grader evaluates on). Nothing is imported."""
+    yield Path(course.__file__).resolve().parent
+    for entry in sys.path:
+        if Path(entry or ".", "course", "exercises").is_dir():
+            yield Path(entry or ".", "course").resolve()
+    spec = importlib.util.find_spec("sklearn")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        yield Path(root, "datasets", "data").resolve()
+
+
+class SandboxError(WireError):
     """The sandbox could not answer: timeout, crash, memory, or a malformed reply."""
 
 
@@ -47,7 +63,7 @@ class Timeout(SandboxError):
 
 class Sandbox:
     """Runs ``cells`` (``{"kind": "cell" | "statement", "cells": [source, ...]}``) in a
-    child process and answers :meth:`request` calls. Use as a context manager."""
+    child process; :meth:`send` and :meth:`receive` carry messages. Use as a context manager."""
 
     def __init__(self, cells, names, *, memory_mb=2048, cpu_s=120, max_restarts=2):
         self.cells, self.names = cells, list(names)
@@ -79,7 +95,7 @@ class Sandbox:
         self.generation += 1
         try:
             self._start()
-            ready = self._read_reply(0)
+            ready = self._read_message()
         except SandboxError as exc:
             self.close()
             self.broken = f"running your code failed before grading could start: {exc}"
@@ -126,8 +142,7 @@ class Sandbox:
         os.set_blocking(self.request_fd, False)
         self.buffer = b""
         self.nonce = secrets.token_hex(16)
-        self.seq = 0
-        denied = [str(Path(course.__file__).resolve().parent)]
+        denied = [str(p) for p in _hidden()]
         hello = {"nonce": self.nonce, "names": self.names, "denied": denied}
         self._write(json.dumps(hello).encode() + b"\n")
 
@@ -163,14 +178,19 @@ class Sandbox:
 
     # ------------------------------------------------------------------ talking
 
-    def request(self, message):
-        """Send one request (a dict) and return the reply's dict (``value`` or ``error``)."""
+    def send(self, message):
+        """Send one message (a dict) to the child, starting it first if need be."""
         self.ensure_started()
-        self.seq += 1
-        message = dict(message, seq=self.seq)
         try:
             self._write(json.dumps(message).encode() + b"\n")
-            return self._read_reply(self.seq)
+        except SandboxError:
+            self.kill()
+            raise
+
+    def receive(self):
+        """The child's next message (a dict carrying this run's nonce), before the deadline."""
+        try:
+            return self._read_message()
         except SandboxError:
             self.kill()
             raise
@@ -192,7 +212,7 @@ class Sandbox:
                 if exc.errno != errno.EAGAIN:
                     raise SandboxError(self._death()) from None
 
-    def _read_reply(self, seq):
+    def _read_message(self):
         while b"\n" not in self.buffer:
             ready, _, _ = select.select([self.reply_fd], [], [], self._remaining())
             if not ready:
@@ -205,14 +225,12 @@ class Sandbox:
                 raise SandboxError("the submission sent a reply that is far too large")
         line, self.buffer = self.buffer.split(b"\n", 1)
         try:
-            reply = json.loads(line)
-        except ValueError:
-            raise SandboxError("the submission's process sent a malformed reply") from None
-        if not isinstance(reply, dict) or reply.get("nonce") != self.nonce:
-            raise SandboxError("the submission's process sent a reply without this run's nonce")
-        if reply.get("seq") != seq:
-            raise SandboxError("the submission's process answered out of turn")
-        return reply
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            raise SandboxError("the submission's process sent a malformed message") from None
+        if not isinstance(message, dict) or message.get("nonce") != self.nonce:
+            raise SandboxError("the submission's process sent a message without this run's nonce")
+        return message
 
     def _death(self):
         try:

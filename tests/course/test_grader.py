@@ -10,7 +10,8 @@ from course.grade import main
 from course.grader import grade_submission
 from course.release import release_source
 
-from .conftest import EXERCISES
+from .conftest import EXERCISES, NAMES
+from .test_exercises import BUGS
 
 FAST = dict(timeout=20, test_timeout=3, seed=0)
 
@@ -30,6 +31,7 @@ def source(name, *, student=False, replace=()):
 
 
 def grade(tmp_path, code, name="01_pointwise", **options):
+    """(score, max_score, {test name: Result}) of ``code`` as a .py submission."""
     file = tmp_path / "submission.py"
     file.write_text(code, encoding="utf-8")
     graded = grade_submission(file, name, **{**FAST, **options})
@@ -44,9 +46,30 @@ def test_reference_gets_full_marks_and_template_zero(tmp_path):
     assert {r.cause for r in results.values()} == {"not_written"}
 
 
-def test_instructor_notebook_is_graded_like_a_submission():
-    graded = grade_submission(EXERCISES / "03_linear" / "instructor.ipynb", "03_linear", **FAST)
-    assert graded.score == graded.max_score == 9
+@pytest.mark.parametrize("name", NAMES)
+def test_every_exercise_grades_in_the_sandbox_as_in_the_notebook(tmp_path, name):
+    """Through the command line: the instructor notebook earns full marks, the released
+    student notebook nothing, and each planted bug of test_exercises.BUGS loses exactly
+    the tests it loses when graded in-process."""
+    bugs = [(edit, failing) for n, edit, failing, _cause in BUGS if n == name]
+    files = [EXERCISES / name / "instructor.ipynb", EXERCISES / name / "student.ipynb"]
+    for k, (edit, _failing) in enumerate(bugs):
+        files.append(tmp_path / f"bug{k}.py")
+        files[-1].write_text(source(name, replace=[edit]), encoding="utf-8")
+    out = tmp_path / "results"
+    args = [*map(str, files), "--exercise", name, "--out", str(out), "--jobs", "2", "--seed", "0"]
+    assert main(args) == 0
+
+    def graded(stem):
+        results = json.loads((out / stem / "results.json").read_text())
+        failed = {t["name"] for t in results["tests"] if t["score"] < t["max_score"]}
+        return failed, results["score"], results["max_score"]
+
+    failed, score, max_score = graded("instructor")
+    assert score == max_score > 0 and not failed
+    assert graded("student")[1] == 0
+    for k, (_edit, failing) in enumerate(bugs):
+        assert graded(f"bug{k}")[0] == failing, (name, k)
 
 
 def test_planted_bug_gets_partial_marks_with_diagnosis(tmp_path):
@@ -84,6 +107,11 @@ TEMPLATE_PLUS = {
         import numpy as np
         hog = np.ones(5 * 10**8)  # 4 GB, over the 2 GB limit
     """,
+    "forged_answers": """
+        import gc
+        for peer in [o for o in gc.get_objects() if type(o).__name__ == "StudentPeer"]:
+            peer.answer = lambda message: {"re": message.get("ask"), "value": 1.0}
+    """,
     "signals_and_processes": """
         import os, subprocess
         for attempt in (lambda: os.kill(os.getppid(), 9), lambda: subprocess.run(["true"])):
@@ -96,9 +124,80 @@ TEMPLATE_PLUS = {
 
 
 @pytest.mark.parametrize("tactic", TEMPLATE_PLUS)
-def test_tactics_on_the_template_score_zero(tmp_path, tactic):
-    code = source("01_pointwise", student=True) + textwrap.dedent(TEMPLATE_PLUS[tactic])
-    assert grade(tmp_path, code)[0] == 0
+@pytest.mark.parametrize("name", ["01_pointwise", "05_functional", "08_mini_engine"])
+def test_tactics_on_the_template_score_zero(tmp_path, tactic, name):
+    code = source(name, student=True) + textwrap.dedent(TEMPLATE_PLUS[tactic])
+    assert grade(tmp_path, code, name)[0] == 0
+
+
+HVP_PROBES = """
+    import gc
+    import teachgrad as tg
+
+    def honest_hvp(f, x, v):
+        x = x.detach().requires_grad_()
+        (g,) = tg.autograd.grad(f(x), x, create_graph=True)
+        return tg.autograd.grad(g, x, grad_outputs=v)[0]
+
+    hessian = []  # test_hvp asks twice at the same x: the second answer needs no f
+
+    def hvp(f, x, v):
+        if hessian:
+            return hessian[0] @ v
+        hessian.append(tg.stack([honest_hvp(f, x, e) for e in tg.eye(3, dtype=x.dtype)]))
+        try:
+            f(tg.zeros(2_000_000, requires_grad=True))  # 2M numbers: over the limit
+            return tg.zeros(3)
+        except ValueError:
+            pass
+        try:
+            for _ in range(1001):  # 1001 graphs kept in the grader: over the limit
+                f(tg.ones(3, requires_grad=True))
+            return tg.zeros(3)
+        except MemoryError:
+            return hessian[0] @ v
+
+    def mixed_hessian(f, x, y):
+        peer = next(o for o in gc.get_objects() if type(o).__name__ == "StudentPeer")
+        peer.ask("call", fn={"B": "getattr"}, args=[{"Y": 0}, {"S": "__globals__"}])
+        return tg.zeros(3, 3)
+"""
+
+
+def test_abusing_the_wire_from_the_sandbox_earns_nothing(tmp_path):
+    """A function the grader hands to the student's code (05's f) can be called back, but
+    only with small inputs and a bounded number of kept graphs, and the sandbox cannot
+    reach anything else of the grader's. hvp answers right only when the grader refused
+    both floods; a forged request for a builtin breaks the protocol, so that test earns
+    nothing and the next one runs in a fresh process."""
+    reference = source("05_functional")
+    code = "import numpy as np\n" + textwrap.dedent(HVP_PROBES)
+    code += reference[reference.index("def newton_step") :]
+    score, _, results = grade(tmp_path, code, "05_functional", test_timeout=10)
+    assert results["test_hvp"].score == 3
+    assert results["test_mixed_hessian"].score == 0
+    assert "protocol" in results["test_mixed_hessian"].output
+    assert results["test_newton_quadratic"].score == 2  # a fresh process after the break
+    assert score == 3 + 2 + 1
+
+
+def test_held_out_labels_cannot_be_looked_up(tmp_path):
+    """scikit-learn's bundled digits are hidden from the sandbox: make_model() returns a
+    working model only when reading them fails (the training tests are not written)."""
+    peek = """
+        def make_model():
+            try:
+                from sklearn.datasets import load_digits
+
+                load_digits()
+                return tg.nn.Linear(64, 3)  # it read the labels: a wrong model
+            except Exception:
+                return tg.nn.Linear(64, 10)
+    """
+    code = source("10_train_digits", student=True) + textwrap.dedent(peek)
+    score, _, results = grade(tmp_path, code, "10_train_digits")
+    assert results["test_model_shape"].score == 1
+    assert score == 1
 
 
 def test_reading_the_reference_solution_is_refused(tmp_path):
@@ -178,9 +277,35 @@ def test_command_line_writes_gradescope_junit_and_summary(tmp_path, capsys):
     assert "graded 2 submission(s)" in capsys.readouterr().err
 
 
-def test_gradescope_bundle_has_setup_and_run_autograder(tmp_path):
+def test_gradescope_bundle_installs_and_grades_end_to_end(tmp_path):
+    """The zip as Gradescope uses it: extracted into <root>/source, the project installs
+    from there (as setup.sh does; no dependencies, they are installed here already), and
+    run_autograder grades the one submission into <root>/results/results.json."""
+    import subprocess
+    import sys
+    import zipfile
+
     from course.gradescope import build
 
+    root = tmp_path / "autograder"
     names = build("01", tmp_path / "autograder.zip")
-    assert {"setup.sh", "run_autograder", "source/pyproject.toml"} <= set(names)
-    assert "source/course/exercises/01_pointwise/tests.py" in names
+    assert {"setup.sh", "run_autograder", "pyproject.toml", "README.md"} <= set(names)
+    assert "course/exercises/01_pointwise/tests.py" in names
+    with zipfile.ZipFile(tmp_path / "autograder.zip") as bundle:
+        bundle.extractall(root / "source")
+    for script in ("setup.sh", "run_autograder"):
+        subprocess.run(["bash", "-n", root / "source" / script], check=True)
+    pip = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation"]
+    pip += ["--quiet", "--target", tmp_path / "site", root / "source"]
+    subprocess.run(pip, check=True, capture_output=True)
+    assert (tmp_path / "site" / "course" / "exercises" / "01_pointwise" / "tests.py").is_file()
+
+    (root / "submission").mkdir()
+    (root / "submission" / "answer.py").write_text(source("01_pointwise"), encoding="utf-8")
+    env = {"PATH": "/usr/bin:/bin", "AUTOGRADER": str(root), "PYTHON": sys.executable}
+    run = subprocess.run(
+        ["bash", root / "source" / "run_autograder"], env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert (results["score"], results["max_score"]) == (10, 10)

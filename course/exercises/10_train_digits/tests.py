@@ -18,6 +18,7 @@ from course.testing import Failure, get, points
 N_TRAIN = 1400
 TARGET = 0.95  # held-out accuracy
 BUDGET = 10.0  # seconds of training
+GRADING = 3 * BUDGET  # a test's time limit in the autograder: training plus evaluation
 
 
 def split(seed):
@@ -82,7 +83,7 @@ def test_model_shape(ns):
         raise Failure("shape", "the model has no parameters to learn.")
 
 
-@points(1, uses=("train",))
+@points(1, uses=("train",), seconds=GRADING)
 def test_loss_decreases(ns):
     """Training at least halves the cross-entropy on the training set (it starts near 2.3)."""
     before, after, _, seconds = fit(ns, 0)
@@ -94,13 +95,13 @@ def test_loss_decreases(ns):
         )
 
 
-@points(3, uses=("train",))
+@points(3, uses=("train",), seconds=GRADING)
 def test_learns(ns):
     """At least 95% accuracy on 397 held-out images, after under 10 s of training."""
     check_accuracy(ns, 0)
 
 
-@points(1, uses=("train",), hidden=True)
+@points(1, uses=("train",), hidden=True, seconds=GRADING)
 def test_other_split(ns):
     """Hidden: the same on another shuffle of the data (no tuning to one split)."""
     check_accuracy(ns, 3)
