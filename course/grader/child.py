@@ -28,7 +28,7 @@ import os
 import sys
 from pathlib import Path
 
-WIRE = Path(__file__).with_name("wire.py")
+HERE = Path(__file__).resolve().parent
 
 
 class _Stub:
@@ -86,31 +86,26 @@ def _inside(path, roots):
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
-def _install_guard(workdir, denied):
-    """The audit hook: the sandbox's file, process, ctypes, socket and signal policy."""
+def _readable(workdir):
+    """The roots a sandbox may read: the installation, the system's libraries, its folder."""
     import numpy
 
     import teachgrad
 
-    readable = {
-        workdir,
-        sys.prefix,
-        sys.base_prefix,
-        sys.exec_prefix,
-        os.path.dirname(numpy.__file__),
-        os.path.dirname(teachgrad.__file__),
-        "/usr",
-        "/lib",
-        "/lib64",
-        "/etc",
-        "/dev/null",
-        "/dev/urandom",
-        "/proc/self",
-        "/sys",
-    }
-    readable = {_real(p) for p in readable}
-    denied = {_real(p) for p in denied}
-    writable = {_real(workdir), "/dev/null"}
+    roots = {workdir, sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path}
+    roots |= {os.path.dirname(numpy.__file__), os.path.dirname(teachgrad.__file__)}
+    roots |= {"/usr", "/lib", "/lib64", "/etc", "/dev/null", "/dev/urandom", "/proc/self", "/sys"}
+    return {_real(p) for p in roots if p}
+
+
+def _install_guard(workdir, readable, denied):
+    """The audit hook: the sandbox's file, process, ctypes, socket and signal policy.
+
+    Python code can rewrite a Python hook; on a kernel with Landlock the file rules are
+    enforced beneath it as well (see landlock.py)."""
+    readable = frozenset(readable)
+    denied = frozenset(_real(p) for p in denied)
+    writable = frozenset({_real(workdir), "/dev/null"})
     me = os.getpid()
     forbidden = ("subprocess.", "os.exec", "os.spawn", "os.posix_spawn", "os.fork", "os.forkpty")
     forbidden += ("os.system", "pty.", "ctypes.", "socket.", "_posixsubprocess")
@@ -179,14 +174,14 @@ def _run_cells(cells, ns):
     return errors
 
 
-def _load_wire():
-    """The wire module next to this file, loaded by path (it imports numpy and teachgrad)."""
+def _load(name):
+    """A module next to this file, loaded by its path (wire.py, landlock.py)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("teachgrad_wire", WIRE)
-    wire = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(wire)
-    return wire
+    spec = importlib.util.spec_from_file_location(f"teachgrad_{name}", HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _peer(wire, ns, requests, replies, nonce):
@@ -218,9 +213,13 @@ def main(argv):
         cells = json.load(file)
     os.remove("cells.json")
     sys.dont_write_bytecode = True
-    wire = _load_wire()  # with numpy and teachgrad: loaded before the guard is installed
+    wire = _load("wire")  # with numpy and teachgrad: loaded before any rule is in force
+    workdir = os.getcwd()
+    readable = _readable(workdir)
+    landlock = _load("landlock")
+    landlock.restrict(landlock.beneath(readable, hello["denied"]), [workdir, "/dev/null"])
     _install_stubs()
-    _install_guard(os.getcwd(), hello["denied"])
+    _install_guard(workdir, readable, hello["denied"])
 
     ns = {"__name__": "__main__"}
     errors = _run_cells(cells, ns)

@@ -16,6 +16,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from course import exercises
 from course.exercises import Result
 
+from . import landlock
 from .core import Graded, grade_submission
 from .report import write_all
 
@@ -46,6 +47,13 @@ def main(argv=None):
         memory_mb=args.memory_mb,
         seed=args.seed,
     )
+    if not landlock.available():
+        print(
+            "warning: this kernel has no Landlock, so the sandbox's file rules are only a "
+            "Python audit hook, which a determined submission can disable. Grade on Linux "
+            "5.13+ (Landlock enabled) to keep the solutions out of reach.",
+            file=sys.stderr,
+        )
     progress = Progress(len(args.submissions))
     graded = [None] * len(args.submissions)
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:

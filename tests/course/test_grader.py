@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from course.grade import main
-from course.grader import grade_submission
+from course.grader import grade_submission, landlock
 from course.release import release_source
 
 from .conftest import EXERCISES, NAMES
@@ -225,6 +225,30 @@ def test_reading_the_reference_solution_is_refused(tmp_path):
     code = source("01_pointwise", student=True) + textwrap.dedent(steal)
     score, _, results = grade(tmp_path, code)
     assert score == 0
+
+
+@pytest.mark.skipif(not landlock.available(), reason="the kernel has no Landlock")
+def test_disarming_the_audit_hook_still_cannot_read_the_solution(tmp_path):
+    """The audit hook is Python, so a submission can rewrite it (here: its closure's
+    sets); the kernel's Landlock rules, set before any student code ran, still refuse."""
+    disarm = f"""
+        import gc, json
+        for hook in [f for f in gc.get_objects() if getattr(f, "__name__", "") == "hook"]:
+            for cell in hook.__closure__ or ():
+                value = cell.cell_contents
+                if isinstance(value, (set, frozenset)):
+                    cell.cell_contents = set() if any("course" in p for p in value) else {{"/"}}
+        path = {str(EXERCISES / "01_pointwise" / "instructor.ipynb")!r}
+        try:
+            cells = json.load(open(path))["cells"]
+        except OSError:
+            cells = []
+        for cell in cells:
+            if "".join(cell["source"]).startswith("class"):
+                exec("".join(cell["source"]))
+    """
+    code = source("01_pointwise", student=True) + textwrap.dedent(disarm)
+    assert grade(tmp_path, code)[0] == 0
 
 
 def test_early_hard_exit_and_forged_replies_score_zero(tmp_path):
