@@ -28,6 +28,18 @@ def test_instructor_notebook_runs_fully(name):
     assert error is None, str(error)
     shown = "".join(str(o.get("data", "")) for c in nb.cells for o in c.get("outputs", []))
     assert "points" in shown and "✘" not in shown  # every check() passed
+    # the idea is shown in a picture (a graph, a heatmap) before the first code to write
+    first = next(i for i, c in enumerate(nb.cells) if "### BEGIN SOLUTION" in c.source)
+    pictures = [c for c in nb.cells[:first] for o in c.get("outputs", []) if _is_picture(o)]
+    assert pictures, f"{name}: no picture before the first solution cell"
+
+
+def _is_picture(output):
+    """A drawn graph (SVG/PNG) or a Jacobian heatmap (an HTML table of coloured cells)."""
+    data = output.get("data", {})
+    html = data.get("text/html", "")
+    heatmap = "<table" in html and "background:rgb" in html
+    return "image/svg+xml" in data or "image/png" in data or "<svg" in html or heatmap
 
 
 @pytest.mark.parametrize("name", NAMES)
