@@ -143,7 +143,7 @@ def _side_by_side(n, a, limit=6):
     if n.shape[0] > limit or n.shape[1] > limit:
         worst = np.unravel_index(np.argmax(np.abs(a - n)), n.shape)
         return [
-            f"    Jacobians are {n.shape[0]} x {n.shape[1]}; the worst entry J{list(worst)}: "
+            f"    Jacobians are {n.shape[0]} x {n.shape[1]}; the worst entry J{[int(i) for i in worst]}: "
             f"numerical {n[worst]:.6g}, analytical {a[worst]:.6g}"
         ]
     left = ["numerical:"] + [" ".join(f"{v + 0.0:9.4g}" for v in row) for row in n]

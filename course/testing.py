@@ -58,6 +58,12 @@ CAUSES = {
     "accuracy": "The model does not learn enough: check the loop (opt.zero_grad() every step, "
     "F.cross_entropy on the logits and class indices), then the learning rate and the epochs.",
     "slow": "Training takes too long: use minibatches, fewer epochs or a smaller model.",
+    "overlap": "A pixel that lies in several patches must get the sum of their gradients: "
+    "col2im adds each patch back (+=), it does not overwrite (=).",
+    "memory": "The forward pass kept the blocks' activations for backward: run each block "
+    "without recording (forward of a Function already does) and recompute it in backward.",
+    "recompute": "Backward ran the blocks more often than needed: each block runs twice, "
+    "once in forward and once when its own backward recomputes it.",
 }
 
 

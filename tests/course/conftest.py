@@ -19,6 +19,7 @@ NAMES = [
     "08_mini_engine",
     "09_double_backward",
     "10_train_digits",
+    "11_conv2d_im2col",
 ]
 
 
