@@ -225,9 +225,8 @@ def main(argv):
     errors = _run_cells(cells, ns)
     peer = _peer(wire, ns, requests, replies, hello["nonce"])
     defined = [name for name in hello["names"] if name in ns]
-    peer.send({"ready": True, "defined": defined, "errors": errors[:50]})
-    while True:
-        peer.send(peer.answer(peer.receive()))
+    peer.post({"ready": True, "defined": defined, "errors": errors[:50]})
+    peer.serve_forever()
 
 
 if __name__ == "__main__":

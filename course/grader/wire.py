@@ -25,6 +25,8 @@ A VALUE is a JSON number, bool, null, or one of
 Autograd crosses the wire: a tensor that comes back with ``"h"`` becomes the output of a
 :class:`RemoteOutput` node whose backward asks the sender for the vector-Jacobian
 product -- with ``create_graph`` when the engine is recording, so double backward works.
+When that node dies, the next message carries ``"drop": [h, ...]`` and the sender frees
+the graph it kept: each side holds only what the other still uses.
 
 This module imports only numpy and teachgrad: the sandbox loads it by its file path.
 
@@ -41,6 +43,7 @@ import builtins
 import operator
 import sys
 import types
+import weakref
 
 import numpy as np
 
@@ -160,6 +163,7 @@ class Peer:
         self.proxies = {}  # the other side's handle -> our Proxy of it
         self.asked = 0
         self.kept = 0
+        self.released = []  # handles of the other side's outputs we no longer hold
 
     # ------------------------------------------------------------ the transport
 
@@ -172,19 +176,43 @@ class Peer:
     def exportable(self, value):
         return True
 
+    def post(self, message):
+        """Send ``message``, telling the other side which of its outputs we let go of."""
+        if self.released:
+            message, self.released = dict(message, drop=self.released), []
+        self.send(message)
+
+    def take(self):
+        """The next message; the outputs of ours it says were let go of are freed here."""
+        message = self.receive()
+        if not isinstance(message, dict):
+            raise WireError("a message that is not an object")
+        for handle in list(message.get("drop", []))[:100_000]:
+            if isinstance(handle, int):
+                self.outputs.pop(handle, None)
+        return message
+
+    def release(self, generation, handle):
+        """A RemoteOutput node of ours died: its graph over there can go (next message)."""
+        if generation == self.generation:
+            self.released.append(handle)
+
+    def serve_forever(self):
+        """Answer the other side's requests, one after another (the sandbox's main loop)."""
+        while True:
+            self.post(self.answer(self.take()))
+
     # ------------------------------------------------------------ asking
 
     def ask(self, op, **fields):
         """Send a request and answer the other side's requests until ours is answered."""
         self.asked += 1
         number = self.asked
-        self.send({"ask": number, "op": op, **fields})
+        self.post({"ask": number, "op": op, **fields})
         while True:
-            message = self.receive()
-            if not isinstance(message, dict):
-                raise WireError("a message that is not an object")
+            message = self.take()
             if "ask" in message:
-                self.send(self.answer(message))
+                self.post(self.answer(message))
             elif message.get("re") != number:
                 raise WireError("an answer out of turn")
             elif "error" in message:
@@ -392,6 +420,7 @@ class RemoteOutput(tg.autograd.Function):
     def forward(ctx, peer, handle, values, *inputs):
         ctx.remote = (peer, peer.generation, handle)
         ctx.inputs = inputs
+        weakref.finalize(ctx, peer.release, peer.generation, handle)
         return tg.tensor(values)
 
     @staticmethod

@@ -4,6 +4,7 @@ A "student" peer serves a namespace and the builtins from a thread; the "grader"
 serves only what it exported. Messages go through JSON as they do over the pipes.
 """
 
+import contextlib
 import json
 import queue
 import threading
@@ -27,6 +28,10 @@ class QueuePeer(Peer):
         return json.loads(self.inbox.get(timeout=20))
 
 
+class Hangup(Exception):
+    pass
+
+
 class StudentPeer(QueuePeer):
     builtins = BUILTINS
     shielded = BaseException
@@ -34,6 +39,12 @@ class StudentPeer(QueuePeer):
     def __init__(self, inbox, outbox, namespace):
         super().__init__(inbox, outbox)
         self.namespace = namespace
+
+    def receive(self):
+        raw = self.inbox.get(timeout=60)
+        if raw is None:
+            raise Hangup
+        return json.loads(raw)
 
 
 class GraderPeer(QueuePeer):
@@ -101,11 +112,8 @@ def peers():
     grader.student = student
 
     def serve():
-        while True:
-            raw = to_student.get()
-            if raw is None:
-                return
-            student.send(student.answer(json.loads(raw)))
+        with contextlib.suppress(Hangup):
+            student.serve_forever()
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
@@ -212,3 +220,16 @@ def _answer_in_grader(grader, message):
         return grader.answer(message)
     except WireError as exc:
         return {"error": "WireError", "message": str(exc)}
+
+
+def test_an_output_graph_is_kept_while_used_and_dropped_after(peers):
+    grader, student = peers
+    cube = grader.names()["Cube"]
+    x = tg.tensor([0.5, -1.0], dtype=tg.float64, requires_grad=True)
+    y = cube.apply(x)
+    held = len(student.outputs)
+    assert held >= 1  # the student's side keeps y's graph for the grader's backward
+    y.sum().backward()
+    del y
+    assert grader.operate("len", [1, 2]) == 2  # the next message carries the drop
+    assert len(student.outputs) == held - 1
