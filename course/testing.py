@@ -62,8 +62,10 @@ CAUSES = {
     "col2im adds each patch back (+=), it does not overwrite (=).",
     "memory": "The forward pass kept the blocks' activations for backward: run each block "
     "without recording (forward of a Function already does) and recompute it in backward.",
-    "recompute": "Backward ran the blocks more often than needed: each block runs twice, "
-    "once in forward and once when its own backward recomputes it.",
+    "recompute": "Each block must run exactly twice: once in forward (not recorded) and once "
+    "when its backward recomputes it (recorded).",
+    "no_graph": "Backward runs with grad mode off, so recomputing the block recorded no "
+    "graph: recompute inside `with tg.enable_grad():` from `x.detach().requires_grad_()`.",
 }
 
 

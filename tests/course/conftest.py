@@ -20,6 +20,7 @@ NAMES = [
     "09_double_backward",
     "10_train_digits",
     "11_conv2d_im2col",
+    "12_checkpointing",
 ]
 
 

@@ -161,6 +161,28 @@ BUGS = [
         {"test_conv_backward"},
         "unbroadcast",
     ),
+    (
+        "12_checkpointing",  # the recomputation runs with grad mode off: no graph to differentiate
+        (
+            "        with tg.enable_grad():\n"
+            "            x_again = x.detach().requires_grad_()\n"
+            "            y = ctx.fn(x_again)\n",
+            "        x_again = x.detach().requires_grad_()\n        y = ctx.fn(x_again)\n",
+        ),
+        {"test_gradients", "test_runs_twice", "test_deeper_chain"},
+        "no_graph",
+    ),
+    (
+        "12_checkpointing",  # forward records the block and keeps its graph "just in case"
+        (
+            "        return fn(x)\n",
+            "        with tg.enable_grad():\n"
+            "            ctx.y = fn(x.detach().requires_grad_())\n"
+            "        return ctx.y.detach()\n",
+        ),
+        {"test_memory", "test_deeper_chain"},
+        "memory",
+    ),
 ]
 
 
