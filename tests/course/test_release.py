@@ -25,7 +25,7 @@ def test_release_is_deterministic_and_strips_everything():
         nb = json.loads(first)
         code = [c for c in nb["cells"] if c["cell_type"] == "code"]
         assert all(c["outputs"] == [] and c["execution_count"] is None for c in code)
-        assert sum("raise NotImplementedError()" in "".join(c["source"]) for c in code) >= 2
+        assert sum("".join(c["source"]).count("raise NotImplementedError()") for c in code) >= 2
 
 
 def test_release_source_keeps_indentation_and_drops_hidden_tests():
