@@ -65,8 +65,8 @@ class Sandbox:
     """Runs ``cells`` (``{"kind": "cell" | "statement", "cells": [source, ...]}``) in a
     child process; :meth:`send` and :meth:`receive` carry messages. Use as a context manager."""
 
-    def __init__(self, cells, names, *, memory_mb=2048, cpu_s=120, max_restarts=2):
-        self.cells, self.names = cells, list(names)
+    def __init__(self, cells, names, *, memory_mb=2048, cpu_s=120, max_restarts=2, seed=0):
+        self.cells, self.names, self.seed = cells, list(names), seed
         self.memory_mb, self.cpu_s, self.max_restarts = memory_mb, cpu_s, max_restarts
         self.deadline = time.monotonic() + 60
         self.proc = None
@@ -143,7 +143,7 @@ class Sandbox:
         self.buffer = b""
         self.nonce = secrets.token_hex(16)
         denied = [str(p) for p in _hidden()]
-        hello = {"nonce": self.nonce, "names": self.names, "denied": denied}
+        hello = {"nonce": self.nonce, "names": self.names, "denied": denied, "seed": self.seed}
         self._write(json.dumps(hello).encode() + b"\n")
 
     def _limits(self):  # runs in the child between fork and exec

@@ -334,3 +334,21 @@ def test_gradescope_bundle_installs_and_grades_end_to_end(tmp_path):
     assert run.returncode == 0, run.stderr
     results = json.loads((root / "results" / "results.json").read_text())
     assert (results["score"], results["max_score"]) == (10, 10)
+
+
+def test_the_same_seed_grades_a_random_submission_the_same(tmp_path):
+    """The sandbox seeds random, NumPy and teachgrad from the grading seed: --seed
+    reproduces a grade, even of a submission that guesses."""
+    guesses = """
+import numpy as np
+import teachgrad as tg
+
+ANSWERS = {k: bool(np.random.rand() < 0.5) ^ bool(tg.rand(1).item() < 0.5) for k in "abcdef"}
+
+
+def predictions():
+    return ANSWERS
+"""
+    runs = [grade(tmp_path, guesses, "07_inplace_versions", seed=5) for _ in range(3)]
+    results = {(r[2]["test_predictions"].score, r[2]["test_predictions"].output) for r in runs}
+    assert len(results) == 1
