@@ -51,7 +51,9 @@ def grade_class(exercise, count, jobs):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--exercise", action="append", help="default: 04_softmax, 10_train_digits")
+    parser.add_argument(
+        "--exercise", action="append", help="repeatable; default: 04_softmax, 10_train_digits"
+    )
     parser.add_argument("--count", type=int, default=50)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
