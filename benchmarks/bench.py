@@ -31,8 +31,12 @@ import os
 import sys
 
 
-def add_common_arguments(parser, benchmarks):
-    """The options that bench.py and bench_nn.py share; ``benchmarks`` are the --only choices."""
+def common_parser(doc, benchmarks):
+    """The command line that bench.py, bench_nn.py and bench_gpu.py share: the first
+    paragraph of ``doc`` as description; ``benchmarks`` are the --only choices."""
+    parser = argparse.ArgumentParser(
+        description=doc.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument(
         "--threads",
         type=int,
@@ -55,13 +59,11 @@ def add_common_arguments(parser, benchmarks):
         "--no-torch", action="store_true", help="leave PyTorch out even if it is installed"
     )
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    return parser
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    add_common_arguments(p, ("perop", "mlp", "memory"))
+    p = common_parser(__doc__, ("perop", "mlp", "memory"))
     p.add_argument(
         "--profile",
         choices=("perop", "mlp"),

@@ -34,7 +34,6 @@ status 0 (1 with ``--require-gpu``), having measured nothing.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib.util
 import json
@@ -50,10 +49,7 @@ BENCHMARKS = ("mlp", "conv", "perop")
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    bench.add_common_arguments(p, BENCHMARKS)
+    p = bench.common_parser(__doc__, BENCHMARKS)
     p.add_argument(
         "--cpu-rounds",
         type=int,

@@ -34,7 +34,6 @@ stops with a message naming the first disagreement.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Callable
@@ -50,10 +49,7 @@ BENCHMARKS = ("mlp", "small", "conv", "jacobian", "gradcheck")
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    bench.add_common_arguments(p, BENCHMARKS)
+    p = bench.common_parser(__doc__, BENCHMARKS)
     p.add_argument(
         "--profile",
         choices=BENCHMARKS,

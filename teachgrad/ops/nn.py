@@ -42,7 +42,7 @@ from .._backend import array_module
 from .._tensor import wrap_array
 from ..autograd.forward_ad import linear_jvp, tangent_sum
 from ..autograd.function import Function
-from .pointwise import _sigmoid, _unary, where
+from .pointwise import SavesResult, _sigmoid, _unary, where
 from .reduce import sum_to
 from .shape import pad_array
 
@@ -294,15 +294,13 @@ def _gelu_slope(x, approximate):
     return cdf + x * pdf
 
 
-class Softmax(Function):
+class Softmax(SavesResult):
     """``exp(x) / sum(exp(x))`` along ``dim``, computed as ``exp(x - max)``: same value, no overflow.
 
     Backward (y the output, g its gradient): ``y · (g - sum(g · y))`` along ``dim``.
     """
 
     node_name = "SoftmaxBackward0"
-    saved_names = ("result",)
-    array_forward = True
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -313,10 +311,6 @@ class Softmax(Function):
             return xp.ones_like(x)
         e = xp.exp(x - x.max(axis=dim, keepdims=True))
         return e / e.sum(axis=dim, keepdims=True)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.to_save = (output,)
 
     @staticmethod
     def backward(ctx, grad):
@@ -372,15 +366,13 @@ class SoftmaxBackwardData(Function):
         )
 
 
-class LogSoftmax(Function):
+class LogSoftmax(SavesResult):
     """``x - logsumexp(x)`` along ``dim`` (max-subtracted, so large inputs are fine).
 
     Backward (y the output, g its gradient): ``g - exp(y) · sum(g)`` along ``dim``.
     """
 
     node_name = "LogSoftmaxBackward0"
-    saved_names = ("result",)
-    array_forward = True
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -391,10 +383,6 @@ class LogSoftmax(Function):
             return xp.zeros_like(x)
         shifted = x - x.max(axis=dim, keepdims=True)
         return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.to_save = (output,)
 
     @staticmethod
     def backward(ctx, grad):

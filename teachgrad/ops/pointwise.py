@@ -526,21 +526,27 @@ def _sigmoid(xp, x):
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
-class Relu(Function):
-    batchable = True
-    node_name = "ReluBackward0"
+class SavesResult(Function):
+    """A Function whose backward needs only its output (saved as ``result``):
+    relu, softmax, log_softmax."""
+
     saved_names = ("result",)
     array_forward = True
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.to_save = (output,)
+
+
+class Relu(SavesResult):
+    batchable = True
+    node_name = "ReluBackward0"
 
     @staticmethod
     def forward(ctx, a):
         x = a._data
         # maximum, not x * (x > 0): that gives -0.0 for negatives; NaN stays NaN as in torch
         return array_module(x).maximum(x, 0) if x.dtype.kind != "b" else x.copy()
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.to_save = (output,)
 
     @staticmethod
     def backward(ctx, grad):
