@@ -212,15 +212,24 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     (tensor(9.), tensor([ 6., 12.]))
     """
     with enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _fresh(inputs, create_graph, requires_grad=True)
-        v = _checked_v(v, inputs, inputs_tuple, create_graph, "vhp")
-        out = _scalar_output(func, inputs, "vhp", strict)
-        g = _grad((out,), inputs, create_graph=True)  # the gradient, itself a graph
-        _check_strict(g, "jacobian", strict)
+        inputs_tuple, inputs, v, out, g = _gradient_graph(
+            func, inputs, v, create_graph, strict, "vhp"
+        )
     vH = _grad(g, inputs, v, create_graph=create_graph)
     vH = _zeros_for_none(vH, inputs, strict, create_graph, "double_back")
     return _detached((out,), create_graph)[0], _untuple(_detached(vH, create_graph), inputs_tuple)
+
+
+def _gradient_graph(func, inputs, v, create_graph, strict, name):
+    """What vhp and hvp start from: ``(inputs_tuple, fresh inputs, checked v, func's
+    scalar output, its gradient as a graph)``; called with grad mode on."""
+    inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
+    inputs = _fresh(inputs, create_graph, requires_grad=True)
+    v = _checked_v(v, inputs, inputs_tuple, create_graph, name)
+    out = _scalar_output(func, inputs, name, strict)
+    g = _grad((out,), inputs, create_graph=True)  # the gradient, itself a graph
+    _check_strict(g, "jacobian", strict)
+    return inputs_tuple, inputs, v, out, g
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -237,12 +246,9 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     (tensor(2.), tensor([0., 1.]))
     """
     with enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _fresh(inputs, create_graph, requires_grad=True)
-        v = _checked_v(v, inputs, inputs_tuple, create_graph, "hvp")
-        out = _scalar_output(func, inputs, "hvp", strict)
-        g = _grad((out,), inputs, create_graph=True)
-        _check_strict(g, "jacobian", strict)
+        inputs_tuple, inputs, v, out, g = _gradient_graph(
+            func, inputs, v, create_graph, strict, "hvp"
+        )
         u = tuple(tg.zeros_like(x, requires_grad=True) for x in inputs)
         HTu = _grad(g, inputs, u, create_graph=True)  # u^T H, linear in u
     Hv = _grad(HTu, u, v, create_graph=create_graph)
