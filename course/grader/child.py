@@ -205,6 +205,7 @@ def _peer(wire, ns, requests, replies, nonce):
         namespace = ns
         builtins = wire.BUILTINS
         shielded = BaseException  # SystemExit from the student's code is an answer too
+        fatal = ()  # and so is a malformed request: the grader decides what it means
 
         def send(self, message):
             replies.write(json.dumps(dict(message, nonce=nonce)).encode() + b"\n")

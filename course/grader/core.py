@@ -31,9 +31,9 @@ from course import exercises
 from course.exercises import Result
 from course.testing import CAUSES, Failure
 
-from .remote import Session, StudentError
+from .remote import Session
 from .sandbox import Sandbox, SandboxError, Timeout
-from .wire import Proxy, WireError
+from .wire import Proxy, RemoteError, WireError
 
 __all__ = ["Graded", "grade_submission", "load_submission", "reference_namespace"]
 
@@ -161,7 +161,7 @@ def _run_test(test, session, reference, rng):
         return Result(name, 0, points, CAUSES["not_written"], "not_written")
     except Timeout as exc:
         return Result(name, 0, points, f"Timeout: {exc}", "error")
-    except (SandboxError, StudentError) as exc:
+    except (SandboxError, RemoteError) as exc:  # RemoteError: what the student's code raised
         return Result(name, 0, points, str(exc), "error")
     except WireError as exc:  # the submission's process broke the protocol: start afresh
         session.sandbox.kill()

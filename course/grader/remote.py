@@ -27,16 +27,14 @@ from __future__ import annotations
 import math
 import types
 
-from .wire import Peer, Proxy, RemoteError
-
-StudentError = RemoteError  # what the student's code raised, as seen by the grader
+from .wire import Peer, Proxy
 
 # A call back from the sandbox may send this many numbers, and the grader keeps at most
 # this many graphs per test for the sandbox's backward: a submission cannot fill its memory.
 MAX_CALLBACK_NUMBERS = 1_000_000
 MAX_KEPT_OUTPUTS = 1_000
 
-__all__ = ["Session", "StudentError"]
+__all__ = ["Session"]
 
 
 class Session(Peer):

@@ -154,7 +154,8 @@ class Peer:
     namespace = None
     builtins = {}
     generation = 0  # a restarted peer has a new generation: older objects are stale
-    shielded = Exception  # errors an answer reports instead of raising
+    shielded = Exception  # errors an answer reports instead of raising ...
+    fatal = (WireError,)  # ... except these: a broken conversation is not an answer
 
     def __init__(self):
         self.objects = {}  # handle -> an object of ours the other side holds a Proxy of
@@ -262,9 +263,7 @@ class Peer:
                 value = self.serve_vjp(message)
             else:
                 raise WireError(f"unknown request {message.get('op')!r}")
-        except WireError as exc:
-            if self.shielded is BaseException:
-                return {"re": number, "error": "WireError", "message": str(exc)}
+        except self.fatal:
             raise
         except self.shielded as exc:
             return {"re": number, "error": type(exc).__name__, "message": str(exc)[:2000]}

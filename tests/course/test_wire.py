@@ -35,6 +35,7 @@ class Hangup(Exception):
 class StudentPeer(QueuePeer):
     builtins = BUILTINS
     shielded = BaseException
+    fatal = ()
 
     def __init__(self, inbox, outbox, namespace):
         super().__init__(inbox, outbox)
