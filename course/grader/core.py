@@ -130,8 +130,7 @@ def grade_submission(
         results = [Result(t.__name__, 0, t.points, why, "error") for t in tests]
         return Graded(str(path), exercise, results, time.monotonic() - start, [why], seed)
     results = []
-    limits = dict(memory_mb=memory_mb, cpu_s=int(timeout) + 5, seed=seed)
-    with Sandbox(cells, names, **limits) as box:
+    with Sandbox(cells, names, memory_mb=memory_mb, cpu_s=int(timeout) + 5, seed=seed) as box:
         session = Session(box)
         box.deadline = min(time.monotonic() + startup_timeout, start + timeout)
         with contextlib.suppress(SandboxError):  # a broken start fails every test, below
