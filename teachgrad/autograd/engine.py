@@ -78,14 +78,21 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
 
 
 def _steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads_private):
-    """``backward_steps``; ``keep_grads_private`` lets leaves keep gradient buffers without a copy,
-    which is only safe when nobody outside the engine sees the steps (``backward()``)."""
+    """``backward_steps``; ``keep_grads_private``: nobody outside the engine sees the steps
+    (``backward()``), so none are made and leaves may keep gradient buffers without a copy."""
     tensors = _as_tuple(tensors)
     roots = _root_edges(tensors)
     grads = _make_root_grads(tensors, _as_tuple(grad_tensors, len(tensors)), create_graph)
     keep = create_graph if retain_graph is None else retain_graph
     if inputs is None:
-        yield from _execute(roots, grads, keep, create_graph, steal=keep_grads_private)
+        yield from _execute(
+            roots,
+            grads,
+            keep,
+            create_graph,
+            steal=keep_grads_private,
+            observed=not keep_grads_private,
+        )
         return
     inputs = _check_inputs(inputs, "backward")
     targets = [t._edge() for t in inputs]
@@ -99,6 +106,7 @@ def _steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads
         captured,
         accumulate=True,
         steal=keep_grads_private,
+        observed=not keep_grads_private,
     )
     for t, edge in zip(inputs, targets, strict=True):
         # a non-leaf in inputs= gets a .grad too (retain_grad's hook already gave it one)
@@ -199,7 +207,9 @@ def grad(
     keep = create_graph if retain_graph is None else retain_graph
     targets = [t._edge() for t in inputs]
     captured = {}
-    steps = _execute(roots, grads, keep, create_graph, targets, captured, False, batch=batch)
+    steps = _execute(
+        roots, grads, keep, create_graph, targets, captured, False, batch=batch, observed=False
+    )
     deque(steps, maxlen=0)
     result = []
     for i, (t, edge) in enumerate(zip(inputs, targets, strict=True)):
@@ -249,12 +259,15 @@ def _execute(
     accumulate=True,
     steal=False,
     batch=None,
+    observed=True,
 ):
     """The engine loop (a generator). ``targets``: edges whose arriving grads go into
     ``captured``; with targets, only nodes leading to them run (and AccumulateGrad
     nodes only when ``accumulate`` and they are targets). ``steal``: mark gradients that
     only this loop holds, so a leaf may keep them as ``.grad`` without copying.
-    ``batch``: every gradient has an extra first dim of this size (``is_grads_batched``)."""
+    ``batch``: every gradient has an extra first dim of this size (``is_grads_batched``).
+    ``observed``: yield a ``BackwardStep`` after each node (``backward_steps``); without it
+    the loop just runs."""
     deps = _dependencies(roots)
     capture_at = runs = None  # runs is None: every node runs
     if targets is not None:
@@ -354,7 +367,8 @@ def _execute(
                 raise
             finally:
                 _grad_state.enabled = previous_mode
-            yield _new_step(BackwardStep, (node, grad_outputs, grad_inputs, heap[:]))
+            if observed:
+                yield _new_step(BackwardStep, (node, grad_outputs, grad_inputs, heap[:]))
     finally:
         if layer is not None:
             close_layer(layer)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import warnings
 
-from .._backend import address, array_module
+from .._backend import address, array_module, strided_view
 from .._tensor import Tensor, wrap_array
 from ..autograd.forward_ad import inplace_tangent, linear_jvp, zero_tangent
 from ..autograd.forward_ad import state as _fw_state
@@ -61,7 +61,7 @@ def view_positions(view):
     start = (address(view._data) - address(base)) // itemsize
     strides = tuple(s // itemsize * marks.itemsize for s in view._data.strides)
     memory = marks.ravel(order="K")[start:]
-    return xp.lib.stride_tricks.as_strided(memory, view._data.shape, strides).copy()
+    return strided_view(memory, view._data.shape, strides).copy()
 
 
 def _dense(a) -> bool:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 
-from .._backend import array_module
+from .._backend import array_module, strided_view
 from .._tensor import wrap_array
 from ..autograd.forward_ad import linear_jvp, tangent_sum
 from ..autograd.function import Function
@@ -83,7 +83,7 @@ def _windows(x, kernel, stride, dilation, out_hw):
     s_n, s_c, s_h, s_w = x.strides
     shape = (*x.shape[:2], *out_hw, *kernel)
     strides = (s_n, s_c, s_h * stride[0], s_w * stride[1], s_h * dilation[0], s_w * dilation[1])
-    return array_module(x).lib.stride_tricks.as_strided(x, shape, strides)
+    return strided_view(x, shape, strides)
 
 
 def _out_size(size, kernel, stride, dilation):

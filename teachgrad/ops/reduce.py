@@ -30,6 +30,8 @@ def reduction_dims(dim, ndim: int) -> tuple:
     """``dim`` (None, an int or a sequence) as a sorted tuple of non-negative dims."""
     if dim is None:
         return tuple(range(ndim))
+    if type(dim) is int:  # the common case, quickly
+        return (_wrap_dim(dim, ndim),) if ndim else ()
     if isinstance(dim, int):
         dim = (dim,)
     dims = tuple(sorted({_wrap_dim(d, ndim) for d in dim}))
@@ -130,7 +132,7 @@ class Sum(_Reduction):
         x = a._data
         if dtype is None and x.dtype.kind in "biu":
             dtype = "int64"  # integer and bool sums are int64, as in torch
-        return array_module(x).sum(x, axis=dims, keepdims=keepdim, dtype=dtype)
+        return x.sum(axis=dims, keepdims=keepdim, dtype=dtype)  # (the method: no Python wrapper)
 
     @staticmethod
     def backward(ctx, grad):
@@ -155,8 +157,12 @@ class Mean(_Reduction):
                 "mean(): could not infer output dtype. Input dtype must be either a floating point or "
                 f"complex dtype. Got: {a.dtype}. Hint: call .float() first."
             )
-        ctx.count = _count(x.shape, dims)
-        return array_module(x).mean(x, axis=dims, keepdims=keepdim)
+        ctx.count = count = _count(x.shape, dims)
+        if 0 < count <= 1 << 24 and x.dtype.itemsize > 2:
+            # NumPy's mean is this sum and division behind a slow Python wrapper. (It is exactly
+            # the same while the count is exact in float32; float16 sums in float32 there.)
+            return x.sum(axis=dims, keepdims=keepdim) / count
+        return x.mean(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -425,13 +431,9 @@ class Logsumexp(_Weighted):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
         x = a._data if a._data.dtype.kind == "f" else a.float()._data
         xp = array_module(x)
-        m = (
-            xp.max(x, axis=dims, keepdims=True)
-            if x.size
-            else xp.zeros(kept_shape(x.shape, dims), x.dtype)
-        )
+        m = x.max(axis=dims, keepdims=True) if x.size else xp.zeros(kept_shape(x.shape, dims), x.dtype)
         m = xp.where(xp.isfinite(m), m, 0)  # all -inf rows: avoid inf - inf
-        out = xp.log(xp.sum(xp.exp(x - m), axis=dims, keepdims=True)) + m
+        out = xp.log(xp.exp(x - m).sum(axis=dims, keepdims=True)) + m
         return out if keepdim else out.squeeze(dims)
 
     @staticmethod

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-from .._backend import array_module, result_type
+from .._backend import array_module, result_type, strided_view
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.forward_ad import linear_jvp
 from ..autograd.function import Function
@@ -421,13 +421,13 @@ class Expand(_View):
     def forward(ctx, a, shape):
         x = a._data
         ctx.in_shape = x.shape
-        # stride 0 along the expanded dims; built with as_strided (not broadcast_to) so that it
+        # stride 0 along the expanded dims; a strided view (not broadcast_to) so that it
         # stays writable like torch's (in-place ops refuse only writes that would collide)
         lead = len(shape) - x.ndim
         strides = (0,) * lead + tuple(
             0 if n != m else s for s, n, m in zip(x.strides, x.shape, shape[lead:])
         )
-        return array_module(x).lib.stride_tricks.as_strided(x, shape, strides)
+        return strided_view(x, shape, strides)
 
     @staticmethod
     def backward(ctx, grad):
@@ -915,7 +915,6 @@ def chunk(input, chunks, dim=0):
 
 def _diagonal_view(array, offset, dim1, dim2):
     """The (writable) view of ``array``'s diagonal: dims dim1, dim2 replaced by one last dim."""
-    xp = array_module(array)
     rows, cols = array.shape[dim1], array.shape[dim2]
     length = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
     start = [0] * array.ndim
@@ -925,7 +924,7 @@ def _diagonal_view(array, offset, dim1, dim2):
     keep = [d for d in range(array.ndim) if d not in (dim1, dim2)]
     shape = tuple(array.shape[d] for d in keep) + (length,)
     strides = tuple(array.strides[d] for d in keep) + (array.strides[dim1] + array.strides[dim2],)
-    return xp.lib.stride_tricks.as_strided(first, shape, strides)
+    return strided_view(first, shape, strides)
 
 
 class Diagonal(_View):
