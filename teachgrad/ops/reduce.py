@@ -431,7 +431,11 @@ class Logsumexp(_Weighted):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
         x = a._data if a._data.dtype.kind == "f" else a.float()._data
         xp = array_module(x)
-        m = x.max(axis=dims, keepdims=True) if x.size else xp.zeros(kept_shape(x.shape, dims), x.dtype)
+        m = (
+            x.max(axis=dims, keepdims=True)
+            if x.size
+            else xp.zeros(kept_shape(x.shape, dims), x.dtype)
+        )
         m = xp.where(xp.isfinite(m), m, 0)  # all -inf rows: avoid inf - inf
         out = xp.log(xp.exp(x - m).sum(axis=dims, keepdims=True)) + m
         return out if keepdim else out.squeeze(dims)
