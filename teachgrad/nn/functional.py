@@ -187,24 +187,32 @@ def linear(input, weight, bias=None):
     if bias is None:  # torch records these as MmBackward0 (2-d), UnsafeViewBackward0 (batched) ...
         return matmul(input, weight.t())
     same_device(input, weight, bias)
-    if input.ndim != 2 and not input.is_contiguous():  # torch: no fused path, a plain add
+    # (the checks read the arrays' own shapes and dtypes: this runs once per layer and step)
+    ndim = input._data.ndim
+    if ndim != 2 and not input.is_contiguous():  # torch: no fused path, a plain add
         return matmul(input, weight.t()) + bias
-    rows = input if input.ndim == 2 else input.view(-1, input.shape[-1])
+    rows = input if ndim == 2 else input.view(-1, input.shape[-1])
     mat2 = weight.t()
-    if rows.shape[1] != mat2.shape[0]:
+    if mat2._data.ndim != 2:
         raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({rows.shape[0]}x{rows.shape[1]} and "
-            f"{mat2.shape[0]}x{mat2.shape[1]})\n  linear wants input (..., in_features) and weight "
-            f"(out_features, in_features); got input {tuple(input.shape)} and weight {tuple(weight.shape)}."
+            f"mat2 must be a matrix, got {mat2._data.ndim}-D tensor\n  linear with a bias wants "
+            f"weight (out_features, in_features); got weight of shape {tuple(weight.shape)}."
+        )
+    (n, k), (k2, m) = rows._data.shape, mat2._data.shape
+    if k != k2:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})\n  linear wants "
+            "input (..., in_features) and weight (out_features, in_features); got input "
+            f"{tuple(input.shape)} and weight {tuple(weight.shape)}."
         )
     for a, b in ((rows, mat2), (bias, rows)):
-        if a.dtype != b.dtype:
+        if a._data.dtype != b._data.dtype:
             raise RuntimeError(
                 f"self and mat2 must have the same dtype, but got {_type_name(a)} and {_type_name(b)}\n"
                 "  linear doesn't promote: give input, weight and bias one dtype, e.g. x.to(weight.dtype)."
             )
-    out_shape = (rows.shape[0], mat2.shape[1])
-    bias_shape = tuple(bias.shape)
+    out_shape = (n, m)
+    bias_shape = bias._data.shape
     # (the usual bias, one per output feature, needs no broadcasting check)
     if bias_shape != out_shape[1:] and broadcast_shape(bias_shape, out_shape) != out_shape:
         raise RuntimeError(
@@ -213,7 +221,7 @@ def linear(input, weight, bias=None):
             f"out_features={out_shape[1]} elements; got bias of shape {tuple(bias.shape)}."
         )
     out = _nn.Addmm.apply(bias, rows, mat2)
-    return out if input.ndim == 2 else out.view(*input.shape[:-1], weight.shape[0])
+    return out if ndim == 2 else out.view(*input.shape[:-1], weight.shape[0])
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -348,35 +356,38 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 def _check_class_target(input, target, weight):
     """torch's checks of nll_loss's arguments: dims, target dtype, batch size, weight size."""
-    if input.ndim < 1:
+    # (on the arrays' own shapes and dtypes: this runs at every training step)
+    shape, target_shape = input._data.shape, target._data.shape
+    ndim, target_ndim = len(shape), len(target_shape)
+    if ndim < 1:
         raise ValueError(
-            f"Expected 1 or more dimensions (got {input.ndim})\n  Class scores are (C,) or (N, C, ...)."
+            f"Expected 1 or more dimensions (got {ndim})\n  Class scores are (C,) or (N, C, ...)."
         )
-    if target.dtype.name not in ("int64", "uint8"):
+    if target._data.dtype.name not in ("int64", "uint8"):
         raise RuntimeError(
             f"expected target dtype to be Long or Byte, but got {_type_name(target)}\n  Class targets "
             "are indices: use target.long(). (For probabilities, cross_entropy takes a float target "
             "of the input's shape.)"
         )
-    if input.ndim >= 2 and target.ndim >= 1 and input.shape[0] != target.shape[0]:
+    if ndim >= 2 and target_ndim >= 1 and shape[0] != target_shape[0]:
         raise ValueError(
-            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-            f"({target.shape[0]}).\n  input {tuple(input.shape)} holds scores for {input.shape[0]} "
-            f"samples, target {tuple(target.shape)} one class index per sample."
+            f"Expected input batch_size ({shape[0]}) to match target batch_size "
+            f"({target_shape[0]}).\n  input {tuple(shape)} holds scores for {shape[0]} "
+            f"samples, target {tuple(target_shape)} one class index per sample."
         )
-    if input.ndim <= 2 and target.ndim != input.ndim - 1:
+    if ndim <= 2 and target_ndim != ndim - 1:
         raise RuntimeError(
             "0D or 1D target tensor expected, multi-target not supported\n  For input "
-            f"{tuple(input.shape)} the target holds one class index per sample: shape "
-            f"{tuple(input.shape[:1]) if input.ndim == 2 else ()}, got {tuple(target.shape)}."
+            f"{tuple(shape)} the target holds one class index per sample: shape "
+            f"{tuple(shape[:1]) if ndim == 2 else ()}, got {tuple(target_shape)}."
         )
-    expected = [input.shape[0], *input.shape[2:]]
-    if input.ndim > 2 and list(target.shape) != expected:
+    expected = [shape[0], *shape[2:]]
+    if ndim > 2 and list(target_shape) != expected:
         raise RuntimeError(
-            f"Expected target size {expected}, got {list(target.shape)}\n  For input (N, C, d1, ...) "
+            f"Expected target size {expected}, got {list(target_shape)}\n  For input (N, C, d1, ...) "
             "the target is (N, d1, ...): one class index per position."
         )
-    n_classes = input.shape[0 if input.ndim == 1 else 1]
+    n_classes = shape[0 if ndim == 1 else 1]
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
         raise RuntimeError(
             f"weight tensor should be defined either for all {n_classes} classes or no classes but got "

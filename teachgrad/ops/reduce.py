@@ -72,10 +72,11 @@ def sum_to(x, shape):
     tensor([[2., 2., 2.]])
     """
     shape = tuple(shape)
-    if tuple(x.shape) == shape:
+    have = x._data.shape
+    if have == shape:
         return x
-    lead = x.ndim - len(shape)
-    inner = tuple(lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1)
+    lead = len(have) - len(shape)
+    inner = tuple(lead + i for i, s in enumerate(shape) if s == 1 and have[lead + i] != 1)
     if not inner:  # only leading dims to remove (a bias, say): one sum gives the shape
         return Sum.apply(x, tuple(range(lead)), False)
     x = Sum.apply(x, tuple(range(lead)) + inner, True)

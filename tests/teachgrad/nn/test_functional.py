@@ -739,6 +739,11 @@ ERRORS = {
         RuntimeError,
         "mat1 and mat2 shapes cannot be multiplied (8x3 and 2x5)",
     ),
+    "linear 1-d weight with a bias": (
+        lambda lib: F(lib).linear(lib.ones(2, 3), lib.ones(3), lib.ones(())),
+        RuntimeError,
+        "mat2 must be a matrix, got 1-D tensor",
+    ),
     "linear dtypes": (
         lambda lib: F(lib).linear(lib.ones(2, 3), lib.ones(4, 3, dtype=lib.float64), lib.ones(4)),
         RuntimeError,
