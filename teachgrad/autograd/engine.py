@@ -333,7 +333,7 @@ def _execute(
                         grad_outputs=grad_outputs,
                         grad_inputs=tuple(grad_inputs),
                     )
-                if not keep_graph:
+                if not keep_graph and node._saved:
                     node._release_saved()
                 for (nxt, nr), g in zip(node.next_functions, grad_inputs):
                     if (

@@ -417,15 +417,11 @@ class Node:
         raise NotImplementedError
 
     # ---- saved tensors, exposed as torch does: grad_fn._saved_self, ._saved_result ...
-    def __getattr__(self, attr):
-        if attr.startswith("_saved_") and attr[7:] in type(self)._saved_names:
-            i = type(self)._saved_names.index(attr[7:])
-            value = self.__dict__.get("_saved_values", {}).get(attr[7:], _MISSING)
-            if value is not _MISSING:
-                return value
-            saved = self._saved[i]
-            return saved.unpack(self) if isinstance(saved, SavedTensor) else saved
-        raise AttributeError(f"'{self.name()}' object has no attribute '{attr}'")
+    # (one property per saved name, made with the node's class: see saved_property. No
+    # __getattr__ here: it would make every attribute access on every node slower.)
+    def _saved_value(self, i: int):
+        saved = self._saved[i]
+        return saved.unpack(self) if isinstance(saved, SavedTensor) else saved
 
     def _release_saved(self):
         released = False
@@ -456,7 +452,6 @@ class Node:
         return grads
 
 
-_MISSING = object()
 _SavedMeta = namedtuple("_SavedMeta", ["shape", "dtype", "device"])
 
 
@@ -535,6 +530,13 @@ class AccumulateGrad(Node):
                             _events.HookFired, kind="post_accumulate", owner=self.variable, hook=fn
                         )
         return ()
+
+
+def saved_property(i: int, name: str) -> property:
+    """``node._saved_<name>``: the ``i``-th value the node saved (unpacked, version-checked)."""
+    return property(
+        lambda node: node._saved_value(i), doc=f"The saved ``{name}`` (torch's _saved_{name})."
+    )
 
 
 def accumulate_grad(var, g) -> None:
