@@ -41,7 +41,7 @@ from .forward_ad import push_tangents
 from .forward_ad import state as _fw_state
 from .grad_mode import no_grad
 from .grad_mode import state as _grad_state
-from .graph import Node, SavedTensor, _sequence, saved_property
+from .graph import Node, SavedTensor, _saved_property, _sequence
 
 _ndarray = numpy_module().ndarray
 _NO_GRADS = [(False,) * n for n in range(256)]  # needs_input_grad when nothing is recorded
@@ -291,7 +291,7 @@ class Function:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("node_name") or f"{cls.__name__}Backward"
-        saved = {f"_saved_{n}": saved_property(i, n) for i, n in enumerate(cls.saved_names)}
+        saved = {f"_saved_{n}": _saved_property(i, n) for i, n in enumerate(cls.saved_names)}
         cls._backward_cls = type(
             name,
             (BackwardFunction,),

@@ -417,7 +417,7 @@ class Node:
         raise NotImplementedError
 
     # ---- saved tensors, exposed as torch does: grad_fn._saved_self, ._saved_result ...
-    # (one property per saved name, made with the node's class: see saved_property. No
+    # (one property per saved name, made with the node's class: see _saved_property. No
     # __getattr__ here: it would make every attribute access on every node slower.)
     def _saved_value(self, i: int):
         saved = self._saved[i]
@@ -532,7 +532,7 @@ class AccumulateGrad(Node):
         return ()
 
 
-def saved_property(i: int, name: str) -> property:
+def _saved_property(i: int, name: str) -> property:
     """``node._saved_<name>``: the ``i``-th value the node saved (unpacked, version-checked)."""
     return property(
         lambda node: node._saved_value(i), doc=f"The saved ``{name}`` (torch's _saved_{name})."
