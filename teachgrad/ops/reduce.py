@@ -30,8 +30,9 @@ def reduction_dims(dim, ndim: int) -> tuple:
     """``dim`` (None, an int or a sequence) as a sorted tuple of non-negative dims."""
     if dim is None:
         return tuple(range(ndim))
-    if type(dim) is int:  # the common case, quickly
-        return (_wrap_dim(dim, ndim),) if ndim else ()
+    if type(dim) is int:  # the common case, quickly (a bad dim is an error even for 0-d)
+        d = _wrap_dim(dim, ndim)
+        return (d,) if ndim else ()
     if isinstance(dim, int):
         dim = (dim,)
     dims = tuple(sorted({_wrap_dim(d, ndim) for d in dim}))

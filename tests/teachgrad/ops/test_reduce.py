@@ -311,6 +311,11 @@ ERRORS = {
         IndexError,
         "Dimension out of range",
     ),
+    "sum dim out of range on a 0-d tensor": (
+        lambda lib: lib.tensor(1.0).sum(dim=5),
+        IndexError,
+        "Dimension out of range (expected to be in range of [-1, 0], but got 5)",
+    ),
     "mean dim out of range": (
         lambda lib: lib.ones(2, 3).mean(dim=-3),
         IndexError,
