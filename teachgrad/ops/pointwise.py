@@ -405,8 +405,8 @@ class _Unary(Function):
     array_forward = True
     uses_result = False  # save the output instead of the input (exp, tanh, sigmoid, ...)
 
-    @classmethod
-    def compute(cls, xp, x):
+    @staticmethod
+    def compute(xp, x):
         raise NotImplementedError
 
     @classmethod
@@ -438,7 +438,7 @@ def _unary(name, node_name, compute, derivative, uses_result=False, module=__nam
             "node_name": node_name,
             "saved_names": ("result",) if uses_result else ("self",),
             "uses_result": uses_result,
-            "compute": classmethod(lambda cls, xp, x: compute(xp, x)),
+            "compute": staticmethod(compute),
             "derivative": staticmethod(derivative),
             "__doc__": f"``{name.lower()}`` as a Function (node {node_name}).",
             "__module__": module,
