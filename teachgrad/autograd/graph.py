@@ -419,10 +419,6 @@ class Node:
     # ---- saved tensors, exposed as torch does: grad_fn._saved_self, ._saved_result ...
     # (one property per saved name, made with the node's class: see _saved_property. No
     # __getattr__ here: it would make every attribute access on every node slower.)
-    def _saved_value(self, i: int):
-        saved = self._saved[i]
-        return saved.unpack(self) if isinstance(saved, SavedTensor) else saved
-
     def _release_saved(self):
         released = False
         for s in self._saved:
@@ -534,9 +530,12 @@ class AccumulateGrad(Node):
 
 def _saved_property(i: int, name: str) -> property:
     """``node._saved_<name>``: the ``i``-th value the node saved (unpacked, version-checked)."""
-    return property(
-        lambda node: node._saved_value(i), doc=f"The saved ``{name}`` (torch's _saved_{name})."
-    )
+
+    def saved_value(node):
+        saved = node._saved[i]
+        return saved.unpack(node) if isinstance(saved, SavedTensor) else saved
+
+    return property(saved_value, doc=f"The saved ``{name}`` (torch's _saved_{name}).")
 
 
 def accumulate_grad(var, g) -> None:
