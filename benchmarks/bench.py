@@ -9,6 +9,10 @@ Three benchmarks, each run for three implementations that compute the same numbe
     fixed point), then ``sum().backward()``; reported in microseconds per op.
 (b) MLP step: a 784-512-512-10 tanh MLP, batch 256, float32, softmax
     cross-entropy written with core ops, forward + backward + SGD; ms per step.
+(b2) the same step with tiny arrays (8-8-8-2, batch 4): NumPy's work is then
+    negligible, so teachgrad's extra time over NumPy is its bookkeeping alone; set
+    against (b)'s extra time, it shows how much dearer that bookkeeping gets between
+    large operations (which push the interpreter's own data out of the caches).
 (c) peak memory: forward + backward through 200 layers of ``y = tanh(y @ W_i)``
     (512x512 weights requiring grad, batch 256); the peak RSS growth over a
     baseline taken after the weights and input exist, in MiB, each
@@ -62,8 +66,11 @@ def common_parser(doc, benchmarks):
     return parser
 
 
+BENCHMARKS = ("perop", "mlp", "mlp-tiny", "memory")
+
+
 def parse_args(argv=None):
-    p = common_parser(__doc__, ("perop", "mlp", "memory"))
+    p = common_parser(__doc__, BENCHMARKS)
     p.add_argument(
         "--profile",
         choices=("perop", "mlp"),
@@ -212,19 +219,21 @@ def perop_setup(impl):
 # ---------------------------------------------------------------------------------- (b) MLP step
 MLP_SIZES = (784, 512, 512, 10)
 BATCH = 256
+TINY_SIZES = (8, 8, 8, 2)  # (b2): the same step, with arrays too small to cost anything
+TINY_BATCH = 4
 LR = 0.01
 
 
-def mlp_data():
+def mlp_data(sizes=MLP_SIZES, batch=BATCH):
     rng = np.random.default_rng(1)
     params = []
-    for fan_in, fan_out in zip(MLP_SIZES[:-1], MLP_SIZES[1:], strict=True):
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:], strict=True):
         params.append((rng.standard_normal((fan_in, fan_out)) / np.sqrt(fan_in)).astype(np.float32))
         params.append((0.1 * rng.standard_normal(fan_out)).astype(np.float32))
-    x = rng.standard_normal((BATCH, MLP_SIZES[0])).astype(np.float32)
-    labels = rng.integers(0, MLP_SIZES[-1], BATCH)
-    onehot = np.zeros((BATCH, MLP_SIZES[-1]), np.float32)
-    onehot[np.arange(BATCH), labels] = 1
+    x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+    labels = rng.integers(0, sizes[-1], batch)
+    onehot = np.zeros((batch, sizes[-1]), np.float32)
+    onehot[np.arange(batch), labels] = 1
     return params, x, onehot
 
 
@@ -265,7 +274,7 @@ def mlp_numpy_loss_grads(params, x, onehot):
     logp = s - np.log(se)
     loss = -(onehot * logp).sum(axis=1).mean()
     # backward
-    dlogp = onehot * np.float32(-1.0 / BATCH)
+    dlogp = onehot * np.float32(-1.0 / len(x))
     dz = dlogp - (e / se) * dlogp.sum(axis=1, keepdims=True)
     dw3 = h2.T @ dz
     db3 = dz.sum(axis=0)
@@ -285,9 +294,9 @@ def mlp_numpy_step(params, x, onehot):
     return loss
 
 
-def mlp_setup(impl):
+def mlp_setup(impl, sizes=MLP_SIZES, batch=BATCH):
     """A zero-argument callable running one training step for ``impl``."""
-    params, x, onehot = mlp_data()
+    params, x, onehot = mlp_data(sizes, batch)
     if impl == "numpy":
         params, x, onehot = [aligned_copy(p) for p in params], aligned_copy(x), aligned_copy(onehot)
         return lambda: mlp_numpy_step(params, x, onehot)
@@ -644,6 +653,7 @@ def report(facts, results):
         ("perop", "min_s", "(a) same, fastest round", 1e6 / N_OPS, 2),
         ("mlp", "value", "(b) MLP step, ms/step (median)", 1e3, 2),
         ("mlp", "min_s", "(b) same, fastest round", 1e3, 2),
+        ("mlp_tiny", "value", "(b2) same step, 8-8-8-2, batch 4, ms/step (median)", 1e3, 3),
         ("memory", "value", "(c) peak memory growth, MiB (live arrays)", 1, 1),
         ("memory_glibc_default", "value", "(c') same, glibc's default malloc", 1, 1),
     )
@@ -655,7 +665,11 @@ def report(facts, results):
         vals = {i: (None if v is None else v * scale) for i, v in vals.items()}
         lines.append(table_row(label, vals, digits))
     spread = []
-    for key, label, scale in (("perop", "per-op µs/op", 1e6 / N_OPS), ("mlp", "MLP ms/step", 1e3)):
+    for key, label, scale in (
+        ("perop", "per-op µs/op", 1e6 / N_OPS),
+        ("mlp", "MLP ms/step", 1e3),
+        ("mlp_tiny", "tiny MLP ms/step", 1e3),
+    ):
         r = results.get(key)
         if r is not None:
             spread.append(spread_line(label, {i: r[i] for i in IMPLS if i in r}, scale))
@@ -668,8 +682,27 @@ def report(facts, results):
             f"{MEM_LAYERS * MEM_WIDTH * MEM_WIDTH * 4 / 2**20:.0f} MiB; the activations kept for "
             f"backward are {MEM_LAYERS * BATCH * MEM_WIDTH * 4 / 2**20:.0f} MiB.",
         ]
+    lines += bookkeeping_lines(results)
     lines += ["", *target_lines(results["targets"])]
     return "\n".join(lines)
+
+
+def bookkeeping_lines(results):
+    """(b) against (b2): teachgrad's extra time over NumPy with large and with tiny arrays."""
+    full, tiny = results.get("mlp"), results.get("mlp_tiny")
+    if full is None or tiny is None or "numpy" not in full:
+        return []
+    extra_full = full["teachgrad"]["value"] - full["numpy"]["value"]
+    extra_tiny = tiny["teachgrad"]["value"] - tiny["numpy"]["value"]
+    return [
+        "",
+        "Where (b)'s extra time goes: teachgrad takes "
+        f"{extra_full * 1e3:.2f} ms per step more than NumPy at full size and "
+        f"{extra_tiny * 1e3:.2f} ms more with tiny arrays (b2), where that is its Python "
+        "bookkeeping alone. The large NumPy calls are the same in both, so between large "
+        f"operations the same bookkeeping costs {_fmt_ratio(_ratio(extra_full, extra_tiny))} "
+        "as much.",
+    ]
 
 
 def profile_calls(fn, n, title):
@@ -707,7 +740,7 @@ def main():
     torch_mod = load("torch")
     impls = [i for i in IMPLS if i != "torch" or torch_mod is not None]
     facts = machine_facts(torch_mod)
-    only = set(ARGS.only or ("perop", "mlp", "memory"))
+    only = set(ARGS.only or BENCHMARKS)
     check_equal_work(impls)
     print(
         "check: teachgrad, NumPy"
@@ -724,6 +757,8 @@ def main():
             "n_ops": N_OPS,
             "mlp_sizes": MLP_SIZES,
             "batch": BATCH,
+            "tiny_mlp_sizes": TINY_SIZES,
+            "tiny_batch": TINY_BATCH,
             "memory_layers": MEM_LAYERS,
             "memory_width": MEM_WIDTH,
         },
@@ -738,6 +773,14 @@ def main():
         print("(b) MLP step ...", file=sys.stderr)
         r = bench_interleaved({i: (lambda i=i: mlp_setup(i)) for i in impls}, ARGS.rounds, inner=2)
         results["mlp"] = {i: {**v, "value": v["median_s"]} for i, v in r.items()}
+    if "mlp-tiny" in only:
+        print("(b2) MLP step with tiny arrays ...", file=sys.stderr)
+        r = bench_interleaved(
+            {i: (lambda i=i: mlp_setup(i, TINY_SIZES, TINY_BATCH)) for i in impls},
+            ARGS.rounds,
+            inner=20,
+        )
+        results["mlp_tiny"] = {i: {**v, "value": v["median_s"]} for i, v in r.items()}
     if "memory" in only:
         print("(c) peak memory ...", file=sys.stderr)
         for mode, malloc_env in MALLOC_MODES.items():
