@@ -591,8 +591,10 @@ def machine_lines(facts, rounds):
         f"- rounds: {rounds} interleaved, median reported",
         f"- load average (1 min) at start / end: {facts['load_average_start']} / {facts['load_average_end']}",
     ]
+    # The load counts this benchmark's own threads too: only more runnable work than there
+    # are CPUs means that something had to wait for one.
     load = max(facts["load_average_start"] or 0, facts["load_average_end"] or 0)
-    if load > max(1.0, facts["usable_cpus"] - facts["threads"]):
+    if load > facts["usable_cpus"]:
         lines.append(
             "- WARNING: other processes were using the CPUs; timings are noisy (see the spread "
             "below). Compare ratios within one run and prefer more --rounds on a quiet machine."
