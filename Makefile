@@ -9,6 +9,7 @@
 #
 # Other targets: lint, bench, test-gpu, clean, distclean.
 # Pass options through:  make test PYTEST_ARGS='-x -k grad'
+#                        make test PYTEST_WORKERS=0   (one process; default: one per CPU)
 #                        make lab LAB_ARGS='--no-browser --port 8888'
 
 PYTHON      ?= python3
@@ -16,6 +17,7 @@ VENV        ?= .venv
 PY          := $(VENV)/bin/python
 PIP         := $(PY) -m pip
 PYTEST_ARGS ?=
+PYTEST_WORKERS ?= auto
 LAB_ARGS    ?=
 # ruff is pinned: each release formats code slightly differently.
 RUFF_VERSION := 0.17.6
@@ -24,8 +26,9 @@ RUFF_VERSION := 0.17.6
 
 # ---------------------------------------------------------------- the two main jobs
 
+# The tests run in parallel, one pytest-xdist worker per CPU.
 test: system-deps $(VENV)/.installed-test  ## run the tests
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # JupyterLab serves notebooks/ and opens the tour, 00_tour.ipynb, first: default_url is
 # also the address it prints, so the link works with --no-browser too.
