@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """teachgrad vs hand-written NumPy vs PyTorch (CPU): overhead, speed and memory.
 
-Three benchmarks, each run for three implementations that compute the same numbers
-(checked once at startup, see ``check_equal_work``):
+Four benchmarks, each run for three implementations that compute the same numbers
+(checked once at startup, at the full MLP size, see ``check_equal_work``):
 
 (a) per-op overhead: a chain of 1,000 elementwise ops on a (4,) float32 tensor,
     cycling ``* 0.9``, ``+ c``, ``tanh``, ``exp`` (bounded: the chain sits near a
