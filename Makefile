@@ -5,9 +5,11 @@
 #
 # "Set everything up" means: install graphviz's `dot` (needs root, Debian/Ubuntu),
 # create a virtual environment in .venv, and `pip install -e` this project into it.
-# Each step is skipped when it is already done.
+# `make test` also installs what only the tests need: PyTorch (CPU build), the oracle
+# teachgrad's values and gradients are compared with, and Chromium for the browser test.
+# Each step is skipped when it is already done. CI (.ci/run) runs exactly `make test`.
 #
-# Other targets: lint, bench, test-gpu, clean, distclean.
+# Other targets: lint, bench, test-gpu, oracle, browser, clean, distclean.
 # Pass options through:  make test PYTEST_ARGS='-x -k grad'
 #                        make test PYTEST_WORKERS=0   (one process; default: one per CPU)
 #                        make lab LAB_ARGS='--no-browser --port 8888'
@@ -19,27 +21,36 @@ PIP         := $(PY) -m pip
 PYTEST_ARGS ?=
 PYTEST_WORKERS ?= auto
 LAB_ARGS    ?=
-# ruff is pinned: each release formats code slightly differently.
-RUFF_VERSION := 0.17.6
+# The oracle: one pinned torch, the CPU build from PyTorch's own index where the
+# platform has one (PyPI's Linux wheel of the same version is the multi-GB CUDA build).
+TORCH_VERSION := 2.13.0
+TORCH_INDEX   := https://download.pytorch.org/whl/cpu
+# What `make lab` serves: the repository's root, so both the tutorials (notebooks/) and
+# the exercises (course/exercises/*/student.ipynb) open; the tour opens first.
+LAB_ROOT      := .
+LAB_FIRST     := notebooks/00_tour.ipynb
 
-.PHONY: test lab lint bench test-gpu release venv system-deps clean distclean
+.PHONY: test lab lint bench test-gpu release venv system-deps oracle browser clean distclean
 
 # ---------------------------------------------------------------- the two main jobs
 
-# The tests run in parallel, one pytest-xdist worker per CPU.
-test: system-deps $(VENV)/.installed-test  ## run the tests
+# The tests run in parallel, one pytest-xdist worker per CPU. The style check (ruff) is
+# one of them (tests/test_style.py). If the oracle or Chromium could not be installed,
+# their tests skip and the run ends with a loud line that counts them; with CI set,
+# such a skip fails the run (tests/needs.py).
+test: system-deps browser $(VENV)/.installed-test oracle  ## run the tests
 	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
-# JupyterLab serves notebooks/ and opens the tour, 00_tour.ipynb, first: default_url is
-# also the address it prints, so the link works with --no-browser too.
+# JupyterLab serves the learning path and opens the tour first: default_url is also the
+# address it prints, so the link works with --no-browser too.
 # (Jupyter refuses to run as root unless told --allow-root, e.g. in a container.)
-lab: system-deps $(VENV)/.installed-lab  ## open the tutorial notebooks
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks --LabApp.default_url=/lab/tree/00_tour.ipynb \
+lab: system-deps $(VENV)/.installed-lab  ## open the tutorials and the exercises
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(LAB_ROOT) --LabApp.default_url=/lab/tree/$(LAB_FIRST) \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 # ---------------------------------------------------------------- other jobs
 
-lint: $(VENV)/.installed-ruff-$(RUFF_VERSION)  ## style check (no files are changed)
+lint: $(VENV)/.installed-test  ## style check (no files are changed; also part of make test)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
@@ -77,7 +88,26 @@ system-deps:
 	  fi; \
 	fi
 
+# Chromium drives the browser test (tests/viz/test_browser.py) through playwright, which
+# never downloads a browser of its own. Same rules as graphviz: apt-get as root, else a hint.
+browser:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; } || \
+	      echo "warning: could not install chromium; the browser test will be skipped"; \
+	  else \
+	    echo "hint: chromium is missing; install it (e.g. sudo apt-get install chromium) for the browser test"; \
+	  fi; \
+	fi
+
 venv: system-deps $(PY)
+
+# PyTorch, the test oracle. If it cannot be installed (no network, no wheel for this
+# platform) make test goes on without it, and its tests report what was skipped.
+oracle: $(VENV)/.installed-test
+	@$(PY) -c 'import torch, sys; sys.exit(torch.__version__.split("+")[0] != "$(TORCH_VERSION)")' 2>/dev/null || \
+	  $(PIP) install "torch==$(TORCH_VERSION)" --extra-index-url $(TORCH_INDEX) || \
+	  echo "warning: could not install the PyTorch oracle; the tests that compare with it will be skipped"
 
 # The virtual environment. Debian/Ubuntu ship `venv` without `ensurepip` in a
 # separate package (python3-venv); install it when we can.
@@ -100,10 +130,6 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 
 $(VENV)/.installed-lab: pyproject.toml | $(PY)
 	$(PIP) install -e ".[notebook,test]"
-	touch $@
-
-$(VENV)/.installed-ruff-$(RUFF_VERSION): | $(PY)
-	$(PIP) install "ruff==$(RUFF_VERSION)"
 	touch $@
 
 # The student notebooks are generated from the instructor notebooks (solutions and hidden

@@ -1,4 +1,5 @@
-"""Suite-wide test settings: the ``cuda`` marker and hypothesis profiles.
+"""Suite-wide test settings: the ``cuda`` marker, hypothesis profiles, and the closing
+line that counts tests skipped for a missing requirement (tests/needs.py).
 
 Nothing here knows about teachgrad's internals; package-specific fixtures live in
 the conftest.py of tests/teachgrad, tests/viz and tests/course.
@@ -8,6 +9,8 @@ import functools
 import os
 
 import pytest
+
+from tests import needs
 
 
 @functools.cache
@@ -55,3 +58,29 @@ else:
     settings.load_profile(
         os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
     )
+
+
+def _skip_reasons(config) -> list[str]:
+    """The reasons of every skipped test, collected on the main process (pytest-xdist
+    sends each worker's reports there)."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    reasons = []
+    for report in reporter.stats.get("skipped", []) if reporter else []:
+        longrepr = report.longrepr
+        if isinstance(longrepr, tuple) and len(longrepr) == 3:
+            reasons.append(longrepr[2].removeprefix("Skipped: "))
+    return reasons
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    """In CI a test skipped for a missing requirement fails the run (``needs.missing``
+    already fails it there; this also catches a skip that bypassed it)."""
+    if needs.in_ci() and needs.summary_lines(_skip_reasons(session.config)):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """End the run with one loud line per missing requirement, and how to install it."""
+    for line in needs.summary_lines(_skip_reasons(config)):
+        terminalreporter.write_sep("!", line, red=True, bold=True)

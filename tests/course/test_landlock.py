@@ -1,13 +1,13 @@
 """course.grader.landlock: what a restricted process can no longer do (in a subprocess:
 the rules cannot be lifted, so they must not land on the test runner)."""
 
-import subprocess
 import sys
 import textwrap
 
 import pytest
 
 from course.grader import landlock
+from tests.run import run
 
 PROBE = """
 import socket, subprocess, sys
@@ -51,11 +51,7 @@ def test_a_restricted_process_reads_writes_and_runs_only_what_it_may(tmp_path):
         work=str(work),
         outside=str(outside),
     )
-    run = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True
-    )
-    assert run.returncode == 0, run.stderr
-    lines = run.stdout.splitlines()
+    lines = run([sys.executable, "-c", textwrap.dedent(code)]).stdout.splitlines()
     assert lines[:5] == [
         "read public allowed",
         "read outside refused",

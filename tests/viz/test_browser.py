@@ -6,33 +6,28 @@ What it proves, as a student would see it: JupyterLab opens
 current-node panel), and clicking **Step** makes the kernel run one node of backward
 and redraw: the SVG in the page changes and the panel names the node that ran.
 
-How: JupyterLab runs headless on 127.0.0.1 (a free port, a random token) in a
-temporary copy of ``notebooks/`` with its own settings, workspaces and runtime
-folders, so nothing leaks into the repository or the home folder. Playwright drives
+How: JupyterLab runs headless (tests/jupyterlab.py) in a temporary copy of
+``notebooks/``, so nothing leaks into the repository or the home folder. Playwright drives
 Debian's Chromium at ``/usr/bin/chromium`` (never a downloaded browser). Screenshots
 before and after the click, the browser console and the server log are saved under
 ``$TEACHGRAD_ARTIFACTS`` (default ``tests/artifacts/browser/``).
 
-The test is marked ``browser`` and skips when Chromium, playwright or jupyterlab is
-missing, unless ``TEACHGRAD_REQUIRE_BROWSER=1`` (set by ``.ci/run``) makes that a failure.
+The test is marked ``browser``. ``make test`` installs Chromium (as root); where Chromium,
+playwright or jupyterlab is missing the test skips, counted in the run's closing line,
+and in CI it fails (tests/needs.py).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import secrets
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests import needs
+from tests.jupyterlab import JupyterLab
 
 pytestmark = pytest.mark.browser
 
@@ -47,7 +42,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-SERVER_START_S = 60  # JupyterLab answering HTTP
 PAGE_LOAD_MS = 60_000  # the notebook open in the page
 RUN_ALL_MS = 90_000  # all cells run and the widgets drawn
 STEP_MS = 30_000  # one click on Step answered by the kernel
@@ -61,19 +55,6 @@ CELL_ERRORS = """[...document.querySelectorAll(
 # A stepper whose Step button can still be pressed (earlier steppers in the notebook
 # have been run to the end by later cells).
 STEPPER = ".tg-stepper:has(button.tg-step-button:not([disabled]))"
-
-# JupyterLab settings for the test: every cell in the DOM (no virtual scrolling), and
-# no news or update checks (this machine may have no internet).
-LAB_SETTINGS = {
-    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {
-        "windowingMode": "none",
-        "autoStartDefaultKernel": True,
-    },
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
-        "fetchNews": "false",
-        "checkForUpdates": False,
-    },
-}
 
 
 def missing_requirement() -> str | None:
@@ -94,99 +75,6 @@ def artifacts_dir() -> Path:
     return folder
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class JupyterLab:
-    """A JupyterLab server in a folder of its own; ``stop()`` ends it by its PID."""
-
-    def __init__(self, home: Path, notebooks: Path):
-        self.port = free_port()
-        self.token = secrets.token_hex(16)
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log_path = home / "jupyterlab.log"
-        settings = home / "settings"
-        for name, values in LAB_SETTINGS.items():
-            path = settings / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(values))
-        env = {
-            **os.environ,
-            "JUPYTER_CONFIG_DIR": str(home / "config"),
-            "JUPYTER_DATA_DIR": str(home / "data"),
-            "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-            "IPYTHONDIR": str(home / "ipython"),
-        }
-        command = [
-            sys.executable,
-            "-m",
-            "jupyterlab",
-            "--no-browser",
-            "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.port={self.port}",
-            "--ServerApp.port_retries=0",
-            f"--IdentityProvider.token={self.token}",
-            f"--ServerApp.root_dir={notebooks}",
-            f"--LabApp.user_settings_dir={settings}",
-            f"--LabApp.workspaces_dir={home / 'workspaces'}",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        ]
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            command.append("--allow-root")
-        self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen(
-            command, cwd=notebooks, env=env, stdout=self._log, stderr=subprocess.STDOUT
-        )
-
-    def api(self, path: str, method: str = "GET"):
-        request = urllib.request.Request(
-            f"{self.base}{path}", method=method, headers={"Authorization": f"token {self.token}"}
-        )
-        with urllib.request.urlopen(request, timeout=5) as response:
-            body = response.read()
-        return json.loads(body) if body else None
-
-    def wait_until_ready(self) -> None:
-        deadline = time.monotonic() + SERVER_START_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                pytest.fail(
-                    f"JupyterLab exited with code {self.process.returncode}:\n{self.log_tail()}",
-                    pytrace=False,
-                )
-            with contextlib.suppress(OSError, urllib.error.URLError):
-                self.api("/api/status")
-                return
-            time.sleep(0.25)
-        pytest.fail(
-            f"JupyterLab did not answer within {SERVER_START_S} s:\n{self.log_tail()}",
-            pytrace=False,
-        )
-
-    def log_tail(self, lines: int = 40) -> str:
-        if not self._log.closed:
-            self._log.flush()
-        text = self.log_path.read_text(errors="replace").splitlines()
-        return "\n".join(text[-lines:])
-
-    def stop(self) -> None:
-        """Shut the kernels down (they run in sessions of their own), then end the server."""
-        if self.process.poll() is None:
-            with contextlib.suppress(Exception):
-                for kernel in self.api("/api/kernels"):
-                    self.api(f"/api/kernels/{kernel['id']}", method="DELETE")
-            self.process.terminate()  # SIGTERM to our server's PID: it shuts down cleanly
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-        self._log.close()
-
-
 def run_all_cells(page) -> None:
     """Run > Run All Cells, as a student would (the command palette if the menu differs)."""
     page.locator(".lm-MenuBar-item", has_text="Run").first.click()
@@ -204,9 +92,7 @@ def test_stepper_step_button_redraws_the_graph_in_jupyterlab(tmp_path):
     """Run the step-through notebook in JupyterLab, click Step, see the SVG and panel change."""
     reason = missing_requirement()
     if reason:
-        if os.environ.get("TEACHGRAD_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"browser test required (TEACHGRAD_REQUIRE_BROWSER=1) but {reason}")
-        pytest.skip(reason)
+        needs.missing("browser", reason)
     from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import sync_playwright
 

@@ -10,7 +10,6 @@ import html
 import json
 import re
 import shutil
-import subprocess
 from html.parser import HTMLParser
 
 import numpy as np
@@ -19,6 +18,7 @@ import pytest
 import teachgrad as tg
 import viz
 import viz.render
+from tests.run import run
 from viz.stepper import BackwardStepper, panel_html
 
 VOID = {"meta", "input", "br", "hr", "img", "link", "source", "area", "base", "col", "wbr"}
@@ -247,8 +247,7 @@ def test_the_slider_and_buttons_show_one_frame_at_a_time(tmp_path, no_renderer):
     _, page = export(tmp_path, stepper)
     n = len(stepper.history)
     program = f"const N = {n};\n{STAND_IN_DOM}\n{''.join(page.scripts)}\n{ACTIONS}"
-    out = subprocess.run(["node", "-e", program], capture_output=True, text=True, check=True)
-    seen = json.loads(out.stdout)
+    seen = json.loads(run(["node", "-e", program]).stdout)
     assert [s["shown"] for s in seen] == [0, 1, n - 1, n - 1, n - 2, n - 3]
     assert [s["slider"] for s in seen] == [str(i) for i in (0, 1, n - 1, n - 1, n - 2, n - 3)]
     assert seen[0]["prev"] and not seen[0]["next"]  # at the start only Next makes sense

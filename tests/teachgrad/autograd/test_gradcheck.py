@@ -14,6 +14,7 @@ import pytest
 
 import teachgrad as tg
 from teachgrad.autograd import GradcheckError, gradcheck, gradgradcheck
+from tests import needs
 
 # --------------------------------------------------------------------------- test Functions
 
@@ -508,7 +509,7 @@ def _cases(lib):
 @pytest.mark.parametrize("fast_mode", [False, True])
 @pytest.mark.parametrize("index", range(len(_cases(tg))))
 def test_gradcheck_verdict_matches_torch(index, fast_mode):
-    torch = pytest.importorskip("torch")
+    torch = needs.oracle()
     name, f, inputs = _cases(tg)[index]
     t_name, t_f, t_inputs = _cases(torch)[index]
     expected = torch.autograd.gradcheck(t_f, t_inputs, fast_mode=fast_mode, raise_exception=False)
@@ -517,7 +518,7 @@ def test_gradcheck_verdict_matches_torch(index, fast_mode):
 
 @pytest.mark.parametrize("detach", [False, True])
 def test_gradgradcheck_verdict_matches_torch(detach):
-    torch = pytest.importorskip("torch")
+    torch = needs.oracle()
     expected = torch.autograd.gradgradcheck(
         cube_function(torch, detach).apply, (x64(torch, X),), raise_exception=False
     )
@@ -526,7 +527,7 @@ def test_gradgradcheck_verdict_matches_torch(detach):
 
 
 def test_error_phrases_match_torch():
-    torch = pytest.importorskip("torch")
+    torch = needs.oracle()
     torch_error = sys.modules["torch.autograd.gradcheck"].GradcheckError
     for lib, check, error in (
         (torch, torch.autograd.gradcheck, torch_error),
@@ -546,7 +547,7 @@ def test_error_phrases_match_torch():
 
 
 def test_numerical_jacobian_matches_torch():
-    torch = pytest.importorskip("torch")
+    torch = needs.oracle()
     from teachgrad.autograd.gradcheck import _numerical_jacobians, _Setup
 
     W = [[1.0, -2.0, 0.5], [0.0, 1.5, 2.0]]
@@ -591,7 +592,7 @@ FAILURE_KINDS = {  # name -> (build(lib) -> (func, inputs), error class name, to
 
 @pytest.mark.parametrize("kind", FAILURE_KINDS)
 def test_failure_kinds_match_torch(kind):
-    torch = pytest.importorskip("torch")
+    torch = needs.oracle()
     build, error_name, phrase = FAILURE_KINDS[kind]
     for lib, check in ((torch, torch.autograd.gradcheck), (tg, gradcheck)):
         func, inputs = build(lib)
