@@ -14,6 +14,8 @@ Modules:
 - ``stepper.py`` -- ``BackwardStepper``, step through backward() node by node
 - ``export.py``  -- a stepper's history as one self-contained HTML file
 - ``_graph.py``, ``_clusters.py`` -- reading snapshots; grouping big graphs into clusters
+- ``_names.py``  -- tensors named after the learner's variables (``x``, ``h``, ``0.weight``)
+- ``_fit.py``    -- a drawing as HTML that fits the width it is given, with a zoom switch
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ import importlib
 from pathlib import Path
 
 from . import render
+from ._fit import fit
 from ._graph import as_snapshot
+from ._names import learner_names
 from .text import text
 
 __all__ = [
@@ -78,7 +82,9 @@ class Drawing:
         svg = self.svg
         if svg is None:
             return {"text/plain": f"{self.text()}\n\n{render.no_renderer_message()}"}
-        return {"image/svg+xml": svg, "text/plain": self.text()}
+        # HTML first: it fits the output area (viz._fit); the plain SVG for other viewers
+        html = fit(svg[svg.index("<svg") :])
+        return {"text/html": html, "image/svg+xml": svg, "text/plain": self.text()}
 
     def save(self, path) -> Path:
         """Write the picture; the suffix says the format: .svg, .png, .pdf (.dot: the source).
@@ -151,7 +157,7 @@ def draw(
         fold=fold,
         legend=legend,
     )
-    snapshot = as_snapshot(graph, params=params, steps=steps)
+    snapshot = as_snapshot(graph, params=learner_names(params), steps=steps)
     return Drawing(snapshot, params=params, **options)
 
 

@@ -40,9 +40,10 @@ STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em; }
 .tg-controls { display: flex; gap: .5em; align-items: center; margin-bottom: 1em; }
 .tg-controls input[type=range] { flex: 1; max-width: 40em; }
-.tg-frame { display: flex; gap: 2em; align-items: flex-start; }
+.tg-frame { display: flex; flex-wrap: wrap; gap: 2em; align-items: flex-start; }
 .tg-frame[hidden] { display: none; }
-.tg-graph svg { max-width: 60vw; height: auto; }
+.tg-graph { flex: 1 1 30em; min-width: 0; }
+.tg-panel { flex: 0 1 26em; }
 .tg-panel table { border-collapse: collapse; margin: .5em 0; }
 .tg-panel caption { text-align: left; font-weight: bold; }
 .tg-panel td { border-top: 1px solid #ddd; padding: .15em .6em; }

@@ -6,9 +6,9 @@ What lives here:
   bumped by an in-place op, a gradient accumulated, saved tensors released) and
   redraws the graph behind the tensors it watches, at most ``max_fps`` times a
   second;
-* ``picture_html(snapshot)`` -- one snapshot as an inline ``<svg>`` (or as
-  ``<pre>`` text when no Graphviz renderer exists); the stepper and the HTML
-  export draw with it too.
+* ``picture_html(snapshot)`` -- one snapshot as an inline ``<svg>`` that fits the
+  width it is given (``viz._fit``), or as ``<pre>`` text when no Graphviz renderer
+  exists; the stepper and the HTML export draw with it too.
 
 How the throttle works: every interesting event marks the view *pending*. If
 the last redraw is older than ``1 / max_fps`` seconds, it redraws at once;
@@ -46,6 +46,9 @@ import ipywidgets as widgets
 import teachgrad as tg
 from teachgrad.autograd import graph as tg_graph
 
+from ._fit import fit
+from ._names import caller_namespaces, learner_names
+
 # The events that change what the picture shows.
 WATCHED = (
     tg_graph.OpRecorded,
@@ -81,11 +84,11 @@ def picture_html(snapshot, **draw_options) -> str:
 
     >>> import teachgrad as tg
     >>> snap = tg.autograd.graph.snapshot(tg.ones(2, requires_grad=True).exp())
-    >>> picture_html(snap).startswith(("<svg", '<pre class="tg-text">'))
+    >>> picture_html(snap).startswith(('<div class="tg-fit">', '<pre class="tg-text">'))
     True
     """
     svg = to_svg(snapshot, **draw_options)
-    return text_html(snapshot, **draw_options) if svg is None else svg
+    return text_html(snapshot, **draw_options) if svg is None else fit(svg)
 
 
 def text_html(snapshot, **draw_options) -> str:
@@ -143,6 +146,9 @@ class GraphView(widgets.VBox):
         self.roots = list(roots)
         self.follow = not roots  # no roots given: follow the latest op's result
         self.params = params
+        # where names come from: the caller's namespace (a notebook's globals stay live,
+        # so variables assigned after this call are named too)
+        self.namespaces = caller_namespaces()
         self.interval = 1.0 / max_fps
         self.clock = clock
         self.schedule = schedule
@@ -252,12 +258,13 @@ class GraphView(widgets.VBox):
             self.graph.value = f'<pre class="tg-text">{NOTHING_YET}</pre>'
         else:
             try:
-                self.snapshot = tg.autograd.graph.snapshot(*self.roots, params=self.params)
+                names = learner_names(self.params, self.namespaces)
+                self.snapshot = tg.autograd.graph.snapshot(*self.roots, params=names)
                 self.svg = to_svg(self.snapshot, **self.draw_options)
                 if self.svg is None:
                     picture = text_html(self.snapshot, **self.draw_options)
                 else:
-                    picture = self.svg
+                    picture = fit(self.svg)
             except Exception as exc:  # a drawing bug must never break the user's op
                 picture = f'<pre class="tg-error">cannot draw: {html.escape(repr(exc))}</pre>'
             self.graph.value = picture

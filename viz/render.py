@@ -7,16 +7,20 @@ Two halves, one file:
    viz (static drawings, the live widget, the backward stepper) looks the same:
 
    ==============  ===========================================================
-   leaf tensor     blue ellipse (``x``, ``layers.0.weight``)
+   leaf tensor     blue ellipse (``x``, ``layers.0.weight``); small ones show their
+                   values and, once backward filled it, their ``.grad``: ``[1, 2] | grad [2, 4]``
+   constant        small grey ellipse: an input that needs no gradient but was saved
+                   (the data ``x`` of ``model(x)``, targets), with its values when small
    output tensor   yellow double ellipse (the tensor you called backward on)
    Function node   grey rounded box (``MulBackward0``)
    AccumulateGrad  purple hexagon (adds the gradient into ``leaf.grad``)
    saved tensors   an orange note beside its node (a dashed tie), one row per tensor
-                   with shape, dtype and version badge: ``v0``, or ``v1 (saved v0)``
+                   with shape, dtype, values when small, and version badge: ``v0``, or ``v1 (saved v0)``
                    in bold red on a red-tinted row (and a red border) once it is
                    stale; grey and dashed once backward released it
    edges           point the way data flows in forward, labelled with the shape;
-                   during backward they turn orange and show the gradient sent back
+                   during backward, those that carried a gradient turn orange, show
+                   it, and point the way it went (back towards the leaves)
    backward        green fill: ran; thick orange border: runs now; dashed: ready
    clusters        pink frame: the graph of the gradient (``create_graph=True``);
                    grey frames: nn.Module scopes and repetitions of a loop;
@@ -43,6 +47,7 @@ Which nodes are framed or folded together is decided in ``_clusters.py``.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import shutil
 import subprocess
@@ -64,6 +69,7 @@ from ._graph import (
 # ------------------------------------------------------------------ the visual language
 
 FONT = "Helvetica"
+VALUES = 6  # tensors with at most this many elements show their values (draw(values=...))
 KINDS = {  # what a node is: its shape and colours
     "leaf": {"shape": "ellipse", "style": "filled", "fillcolor": "#cfe8ff", "color": "#1565c0"},
     "output": {
@@ -84,6 +90,15 @@ KINDS = {  # what a node is: its shape and colours
         "style": "filled",
         "fillcolor": "#e8dcf5",
         "color": "#5e35b1",
+    },
+    "constant": {
+        "shape": "ellipse",
+        "style": "filled",
+        "fillcolor": "#e0e0e0",
+        "color": "#9e9e9e",
+        "fontcolor": "#424242",
+        "fontsize": "9",
+        "margin": "0.04,0.02",
     },
     "saved": {"shape": "note", "style": "filled", "fillcolor": "#ffe6c7", "color": "#d9822b"},
     "fold": {
@@ -125,12 +140,17 @@ class Html(str):
 
 
 def _label(title: str, *lines) -> Html:
-    """A bold title over smaller lines; each line is ``(text, colour name or None)``."""
+    """A bold title over smaller lines; each line is ``(text, colour name or None)``, or a
+    list of such pieces written one after the other."""
     rows = [f"<b>{escape(title)}</b>"]
-    for text, color in lines:
-        hue = TEXT_COLORS[color or "detail"]
-        rows.append(f'<font point-size="9" color="{hue}">{escape(text)}</font>')
+    for line in lines:
+        pieces = line if isinstance(line, list) else [line]
+        rows.append("".join(_piece(text, color) for text, color in pieces))
     return Html("<" + "<br/>".join(rows) + ">")
+
+
+def _piece(text: str, color) -> str:
+    return f'<font point-size="9" color="{TEXT_COLORS[color or "detail"]}">{escape(text)}</font>'
 
 
 def _attrs(**attrs) -> str:
@@ -165,7 +185,13 @@ def _style(kind: str, states=()) -> dict:
 class _Options:
     show_saved: bool
     show_versions: bool
-    show_grads: bool
+    show_grads: bool  # gradients on the edges
+    leaf_grads: bool  # each leaf's .grad, once it has one
+    values: int  # tensors with at most this many elements show their values
+
+    def small(self, shape) -> bool:
+        """Whether a tensor of this shape is small enough to show its values."""
+        return math.prod(shape) <= self.values
 
 
 def to_dot(
@@ -177,14 +203,17 @@ def to_dot(
     rankdir="TB",
     fold=None,
     legend=False,
+    values=VALUES,
 ) -> str:
     """The DOT source of a picture of ``graph`` (a snapshot, a tensor, or a list of tensors).
 
     ``show_saved``: draw saved tensors; ``show_versions``: their version badges;
-    ``show_grads``: gradients on edges and leaves (None: only during backward);
-    ``params``: a Module or dict naming leaves (its module scopes become clusters);
-    ``rankdir``: "TB" (leaves on top) or "LR"; ``fold``: draw clusters of big graphs
-    as single boxes (None: above 120 nodes); ``legend``: add a key to the picture.
+    ``show_grads``: gradients on edges (None: only during backward) and on leaves
+    (None: once they have one; False: never); ``params``: a Module or dict naming
+    leaves (its module scopes become clusters); ``rankdir``: "TB" (leaves on top) or
+    "LR"; ``fold``: draw clusters of big graphs as single boxes (None: above 120
+    nodes); ``legend``: add a key to the picture; ``values``: tensors with at most
+    this many elements show their values (0: none).
 
     >>> import teachgrad as tg
     >>> x = tg.tensor([1.0, 2.0], requires_grad=True); x.name = "x"
@@ -193,7 +222,8 @@ def to_dot(
     (True, True, True)
     """
     snap = as_snapshot(graph, params=params)
-    options = _Options(show_saved, show_versions, wants_grads(snap, show_grads))
+    edge_grads = wants_grads(snap, show_grads)
+    options = _Options(show_saved, show_versions, edge_grads, show_grads is not False, values)
     grouping = group(snap, _module_types(params), fold)
     body = defaultdict(list)  # cluster key (None: top level) -> DOT lines of its nodes
     leaf_of = _leaf_names(snap)
@@ -204,6 +234,9 @@ def to_dot(
     order = {node_id: i for i, node_id in enumerate(forward_order(snap))} if grouping.folds else {}
     for fold_box in grouping.folds.values():
         body[fold_box.parent].append(_fold_line(fold_box, snap, order))
+    for constant, edge in zip(snap.constants, snap.constant_edges):
+        if edge.target not in grouping.hidden:  # (a constant of a folded node folds with it)
+            body[grouping.home.get(edge.target)] += _constant_lines(constant, edge, options)
     lines = _header(snap, rankdir)
     lines += _cluster_lines(grouping, body, None, 1)
     lines += _edge_lines(snap, grouping, options)
@@ -281,9 +314,46 @@ def _node_label(node, snap, leaf_of: dict, options: _Options) -> Html:
             lines.append((f"= {node.value}", None))
         if node.kind == "leaf" and not node.requires_grad:
             lines.append(("no grad", None))
-        if options.show_grads and node.grad is not None:
+        if node.kind == "leaf":
+            lines += _data_and_grad(node, options)
+        elif options.show_grads and node.grad is not None:
             lines.append((f"grad {node.grad}", "grad"))
     return _label(node.name, *lines)
+
+
+def _data_and_grad(node, options: _Options) -> list:
+    """A small leaf's values and ``.grad`` as micrograd shows them: ``[1, 2] | grad [2, 4]``
+    (on two lines when that is too long to read)."""
+    small = node.shapes and options.small(node.shapes[0])
+    data = [(node.value, None)] if small and node.value is not None else []
+    grad = [(f"grad {node.grad}", "grad")] if options.leaf_grads and node.grad else []
+    if data and grad and len(node.value) + len(node.grad) <= 30:
+        return [[*data, (" | ", None), *grad]]
+    return data + grad
+
+
+def _constant_lines(constant, edge, options: _Options) -> list:
+    """An input that needs no gradient, saved by the node it flows into: a small grey box
+    with its values when small, and a dashed edge into that node."""
+    shape = constant.shapes[0]
+    detail = constant.value if options.small(shape) else f"{shape_text(shape)} {constant.dtypes[0]}"
+    attrs = _attrs(
+        label=_label(constant.name, (detail, None)),
+        id=f"node-{constant.id}",
+        tooltip=f"{constant.name}: needs no gradient (requires_grad=False)\n{constant.value}",
+        **{"class": "constant"},
+        **_style("constant"),
+    )
+    tie = _attrs(
+        id=f"edge-{edge.source}-{edge.target}-{edge.input_nr}",
+        style="dashed",
+        color=KINDS["constant"]["color"],
+        label=shape_text(edge.shape),
+    )
+    return [
+        f"{_quote(constant.id)} {attrs};",
+        f"{_quote(constant.id)} -> {_quote(edge.target)} {tie};",
+    ]
 
 
 def _saved_card(node, options: _Options) -> str:
@@ -323,6 +393,8 @@ def _saved_row(node, saved, options: _Options) -> str:
             if saved.stale
             else f" {badge}"
         )
+    if saved.preview is not None and options.small(saved.shape):
+        text += f" = {escape(saved.preview)}"
     if saved.hooked:  # a saved_tensors_hooks pack hook holds it (e.g. save_on_cpu)
         text += " <i>packed by hook</i>"
     if saved.released:
@@ -405,7 +477,8 @@ def _edge_lines(snap, grouping, options: _Options) -> list:
         attrs = {"id": f"edge-{edge.source}-{edge.target}-{edge.input_nr}"}
         if options.show_grads and edge.grad is not None:
             text = f'<{escape(shape_text(edge.shape))}<br/><font color="{TEXT_COLORS["grad"]}">grad {escape(edge.grad)}</font>>'
-            attrs.update(label=Html(text), color=TEXT_COLORS["grad"], penwidth="1.6")
+            # drawn against the forward arrow: the gradient went from target back to source
+            attrs.update(label=Html(text), color=TEXT_COLORS["grad"], penwidth="1.6", dir="back")
             attrs["class"] = "grad"
         else:
             attrs["label"] = shape_text(edge.shape)
@@ -422,6 +495,7 @@ def _legend_lines(rankdir: str) -> list:
             ("function", [], "Function node"),
             ("accumulate", [], "AccumulateGrad"),
             ("saved", [], "saved tensor v0"),
+            ("constant", [], "constant (no grad)"),
         ],
         [
             ("saved", ["stale"], "stale: v1 (saved v0)"),
@@ -429,6 +503,7 @@ def _legend_lines(rankdir: str) -> list:
             ("function", ["ran"], "ran"),
             ("function", ["current"], "running now"),
             ("function", ["ready"], "ready to run"),
+            ("function", ["anomaly"], "anomaly"),
         ],
     ]
     frame = _attrs(label="key", labelloc="t", id="cluster-legend", style="rounded", color="#bdbdbd")

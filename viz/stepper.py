@@ -33,6 +33,7 @@ import ipywidgets as widgets
 
 import teachgrad as tg
 
+from ._names import caller_namespaces, learner_names
 from .live import picture_html
 
 PREVIEW_VALUES = 6  # how many numbers of a gradient the panel shows
@@ -106,7 +107,9 @@ class BackwardStepper(widgets.VBox):
         self.retain_graph = retain_graph
         self.params = params
         self.draw_options = {"params": params, **draw_options}
-        self._names = _param_names(params)
+        # the learner's variables name the tensors (viz._names); params= wins
+        self.names = learner_names(params, caller_namespaces())
+        self._names = {id(t): name for name, t in self.names.items()}
         self.total, self.leaves = self._survey()
         self._pictures = {}  # frame index -> HTML picture (drawing is the slow part)
         self._build_widgets()
@@ -196,7 +199,7 @@ class BackwardStepper(widgets.VBox):
             self._run_one()
 
     def _frame(self, step=None) -> Frame:
-        snap = tg.autograd.graph.snapshot(self.loss, steps=self.steps, params=self.params)
+        snap = tg.autograd.graph.snapshot(self.loss, steps=self.steps, params=self.names)
         frame = Frame(len(self.steps), self.total, snap)
         frame.leaf_grads = [(name, preview(t.grad)) for name, t in self.leaves]
         if step is not None:
@@ -254,18 +257,17 @@ class BackwardStepper(widgets.VBox):
             self.buttons[key] = button
         self.graph = widgets.HTML()
         self.graph.add_class("tg-graph")
-        # the graph takes the room left by the panel and scrolls when it is wider: min_width 0
-        # lets the flex item shrink below its content instead of running under the panel
-        self.graph.layout = widgets.Layout(overflow="auto", flex="1 1 0%", min_width="0")
-        self.panel = widgets.HTML(
-            layout=widgets.Layout(flex="0 0 auto", min_width="22em", width="35%", overflow="auto")
-        )
+        # The picture fits the graph's box (viz._fit); the panel sits beside it when the
+        # row has room for both (28em + 22em), else it wraps below. min_width 0 lets the
+        # graph shrink below its content instead of running under the panel.
+        self.graph.layout = widgets.Layout(overflow="auto", flex="1 1 28em", min_width="0")
+        self.panel = widgets.HTML(layout=widgets.Layout(flex="0 1 22em", overflow="auto"))
         self.panel.add_class("tg-panel")
         self.status = widgets.HTML()
         self.status.add_class("tg-status")
         self.children = [
             widgets.HBox(list(self.buttons.values())),
-            widgets.HBox([self.graph, self.panel]),
+            widgets.HBox([self.graph, self.panel], layout=widgets.Layout(flex_flow="row wrap")),
             self.status,
         ]
         self.add_class("tg-stepper")
@@ -342,11 +344,3 @@ def preview(t) -> str | None:
 
 def _copy(t):
     return None if t is None else t.detach().clone()
-
-
-def _param_names(params) -> dict:
-    """id(tensor) -> name, from a module's named_parameters() or a dict."""
-    if params is None:
-        return {}
-    items = params.named_parameters() if hasattr(params, "named_parameters") else params.items()
-    return {id(t): name for name, t in items}

@@ -24,6 +24,7 @@ from ._graph import (
     version_badge,
     wants_grads,
 )
+from ._names import learner_names
 
 
 def text(graph, show_saved=True, show_versions=True, show_grads=None, params=None, steps=None):
@@ -47,7 +48,7 @@ def text(graph, show_saved=True, show_versions=True, show_grads=None, params=Non
     >>> print(text(loss).splitlines()[5])
       saved result  [2] float32  v1 (saved v0)  STALE: changed in place after it was saved
     """
-    snap = as_snapshot(graph, params=params, steps=steps)
+    snap = as_snapshot(graph, params=learner_names(params), steps=steps)
     grads = wants_grads(snap, show_grads)
     lines = _summary(snap)
     writer = _Tree(snap, show_saved, show_versions, grads)

@@ -11,7 +11,9 @@ result can be saved as JSON, compared in a test, or drawn by ``viz``:
 * for each node, the tensors it saved: shape, dtype, the version when saved and
   now (``stale`` when an in-place op changed it since), ``released`` after backward;
 * during backward (pass the steps of ``backward_steps``): which nodes ran, which
-  runs now, and the gradient that flowed on each edge.
+  runs now, and the gradient that flowed on each edge;
+* ``constants``: inputs that do not require grad but that a node saved (the data
+  ``x`` of ``model(x)``, a loss's targets), with an edge into the node that saved them.
 
 Nodes made by a backward pass with ``create_graph=True`` (the graph of the gradient)
 get ``layer`` 1 (2 for the next such pass ...), so a picture can keep them apart.
@@ -103,6 +105,9 @@ class GraphSnapshot:
     in_backward: bool = False
     ready: list = dataclasses.field(default_factory=list)  # during backward: waiting to run
     finished: bool = False  # the steps given were the whole backward pass (current ran last)
+    # saved inputs that need no gradient: NodeInfo of kind "constant", and their edges
+    constants: list = dataclasses.field(default_factory=list)
+    constant_edges: list = dataclasses.field(default_factory=list)
 
     def node(self, node_id: str) -> NodeInfo:
         """The node with this id."""
@@ -125,17 +130,19 @@ class GraphSnapshot:
         >>> tg.autograd.graph.GraphSnapshot.from_dict(snap.to_dict()) == snap
         True
         """
-        nodes = [
-            NodeInfo(**{**n, "saved": [SavedInfo(**s) for s in n["saved"]]}) for n in data["nodes"]
-        ]
-        edges = [EdgeInfo(**e) for e in data["edges"]]
+
+        def node(n):
+            return NodeInfo(**{**n, "saved": [SavedInfo(**s) for s in n["saved"]]})
+
         return cls(
-            nodes,
-            edges,
+            [node(n) for n in data["nodes"]],
+            [EdgeInfo(**e) for e in data["edges"]],
             list(data["roots"]),
             data["in_backward"],
             list(data["ready"]),
             data.get("finished", False),
+            [node(n) for n in data.get("constants", [])],
+            [EdgeInfo(**e) for e in data.get("constant_edges", [])],
         )
 
     def to_json(self) -> str:
@@ -157,35 +164,46 @@ def close_layer(span: list) -> None:
     span[1] = next(_sequence)
 
 
-def snapshot(*roots, steps=None, params=None) -> GraphSnapshot:
+def snapshot(*roots, steps=None, params=None, values=PREVIEW_VALUES, digits=4) -> GraphSnapshot:
     """The graph behind ``roots`` (tensors) as a ``GraphSnapshot`` of plain data.
 
     ``steps``: the ``BackwardStep``s run so far by ``backward_steps`` (marks what ran
     and the gradients on the edges). ``params``: a module, or a dict name -> tensor,
-    naming leaves that have no ``.name`` of their own.
+    naming tensors that have no ``.name`` of their own: leaves, and results of ops
+    (shown as the outputs of the node that made them). ``values`` and ``digits``: how
+    many numbers a preview of a tensor's values shows, with how many significant digits.
 
     >>> import teachgrad as tg
     >>> w = tg.ones(2, requires_grad=True)
-    >>> snap = tg.autograd.graph.snapshot((w * 3).sum(), params={"w": w})
+    >>> h = w * 3
+    >>> snap = tg.autograd.graph.snapshot(h.sum(), params={"w": w, "h": h})
     >>> [n.kind for n in snap.nodes], snap.node_named("w").shapes
     (['output', 'function', 'function', 'accumulate', 'leaf'], [[2]])
+    >>> snap.node_named("MulBackward0").tensor_names
+    ['h']
     """
-    names = _param_names(params)
-    builder = _Builder(names)
+    builder = _Builder(*_param_names(params), preview=(values, digits))
     for root in roots:
         builder.add_root(root)
     snap = GraphSnapshot(builder.nodes, builder.edges, builder.root_ids)
+    snap.constants, snap.constant_edges = builder.constants, builder.constant_edges
     if steps:
         builder.mark_backward(snap, list(steps))
     return snap
 
 
-def _param_names(params) -> dict:
-    """id(tensor) -> name, from a module's named_parameters() or a dict."""
+def _param_names(params) -> tuple:
+    """Names from a module's named_parameters() or a dict name -> tensor, as two maps:
+    ``id(tensor) -> name``, and ``(id(node), output_nr) -> name`` for results of ops."""
     if params is None:
-        return {}
+        return {}, {}
     items = params.named_parameters() if hasattr(params, "named_parameters") else params.items()
-    return {id(t): name for name, t in items}
+    by_id, by_output = {}, {}
+    for name, t in items:
+        by_id[id(t)] = name
+        if t.grad_fn is not None:
+            by_output[(id(t.grad_fn), t._output_nr)] = name
+    return by_id, by_output
 
 
 def _id(obj, prefix: str) -> str:
@@ -197,10 +215,15 @@ def _id(obj, prefix: str) -> str:
 
 
 class _Builder:
-    def __init__(self, names: dict):
-        self.names = names
+    def __init__(self, names: dict, output_names: dict, preview: tuple):
+        self.names, self.output_names = names, output_names
+        self.values, self.digits = preview
         self.nodes, self.edges, self.root_ids = [], [], []
+        self.constants, self.constant_edges = [], []
         self.seen = {}  # snapshot id -> NodeInfo
+
+    def preview(self, data) -> str:
+        return _preview(data, self.values, self.digits)
 
     def add_root(self, t: Tensor) -> None:
         if not isinstance(t, Tensor):
@@ -215,11 +238,13 @@ class _Builder:
         meta = fn._output_meta[t._output_nr]
         self.edges.append(EdgeInfo(_id(fn, "n"), out.id, t._output_nr, 0, list(meta[0])))
 
-    def add_tensor(self, t: Tensor, kind: str) -> NodeInfo:
+    def add_tensor(self, t: Tensor, kind: str, store=None, default=None) -> NodeInfo:
+        """A tensor's box (``store``: the list it goes in, the nodes unless said)."""
         key = _id(t, "t")
         if key in self.seen:
             return self.seen[key]
-        name = t.name or self.names.get(id(t)) or ("output" if kind == "output" else "leaf")
+        default = default or ("output" if kind == "output" else "leaf")
+        name = t.name or self.names.get(id(t)) or default
         info = NodeInfo(
             id=key,
             name=name,
@@ -229,11 +254,11 @@ class _Builder:
             devices=[str(device_of(t._data))],
             tensor_names=[t.name or self.names.get(id(t))],
             requires_grad=t.requires_grad,
-            grad=_preview(t._grad._data) if t._grad is not None else None,
-            value=_preview(t._data),
+            grad=self.preview(t._grad._data) if t._grad is not None else None,
+            value=self.preview(t._data),
         )
         self.seen[key] = info
-        self.nodes.append(info)
+        (self.nodes if store is None else store).append(info)
         return info
 
     def walk(self, root) -> None:
@@ -261,8 +286,11 @@ class _Builder:
             shapes=[list(m[0]) for m in fn._output_meta if m is not None],
             dtypes=[str(m[1]) for m in fn._output_meta if m is not None],
             devices=[device_type_of(m[2]) for m in fn._output_meta if m is not None],
-            tensor_names=[names.get(nr) for nr in range(len(fn._output_meta))],
-            saved=[_saved_info(s) for s in fn._saved if isinstance(s, SavedTensor)],
+            tensor_names=[
+                names.get(nr) or self.output_names.get((id(fn), nr))
+                for nr in range(len(fn._output_meta))
+            ],
+            saved=[self.saved_info(s) for s in fn._saved if isinstance(s, SavedTensor)],
             layer=sum(1 for first, last in backward_passes if first < fn._seq < (last or _NOW)),
             anomaly=fn.__dict__.get("_anomaly"),
         )
@@ -271,7 +299,35 @@ class _Builder:
         if isinstance(fn, AccumulateGrad):  # the leaf it feeds, drawn as its own box
             leaf = self.add_tensor(fn.variable, "leaf")
             self.edges.append(EdgeInfo(leaf.id, key, 0, 0, list(fn.variable.shape)))
+        self.add_constants(fn, key)
         return info
+
+    def add_constants(self, fn, key: str) -> None:
+        """The saved inputs of ``fn`` that need no gradient, each on an input slot of
+        ``fn`` that has no edge (in order: the slots and the saves follow the arguments)."""
+        free = [i for i, (nxt, _) in enumerate(fn.next_functions) if nxt is None]
+        for s in fn._saved:
+            t = getattr(s, "tensor", None)
+            if t is None or t.requires_grad or not free:
+                continue
+            info = self.add_tensor(t, "constant", store=self.constants, default=s.name)
+            self.constant_edges.append(EdgeInfo(info.id, key, 0, free.pop(0), list(t.shape)))
+
+    def saved_info(self, s: SavedTensor) -> SavedInfo:
+        data = None if s.released else s.data if s.tensor is None else s.tensor._data
+        shape, dtype, device = _saved_meta(s, data)
+        return SavedInfo(
+            name=s.name,
+            shape=shape,
+            dtype=dtype,
+            device=device,
+            saved_version=s.version,
+            version=s.counter.version,
+            stale=s.counter.version != s.version,
+            released=s.released,
+            preview=None if data is None else self.preview(data),
+            hooked=s.hooks is not None,
+        )
 
     def mark_backward(self, snap: GraphSnapshot, steps: list) -> None:
         """What backward has done so far: nodes that ran, the current one, edge gradients."""
@@ -294,23 +350,6 @@ class _Builder:
             self.seen[current].current = True
 
 
-def _saved_info(s: SavedTensor) -> SavedInfo:
-    data = None if s.released else s.data if s.tensor is None else s.tensor._data
-    shape, dtype, device = _saved_meta(s, data)
-    return SavedInfo(
-        name=s.name,
-        shape=shape,
-        dtype=dtype,
-        device=device,
-        saved_version=s.version,
-        version=s.counter.version,
-        stale=s.counter.version != s.version,
-        released=s.released,
-        preview=None if data is None else _preview(data),
-        hooked=s.hooks is not None,
-    )
-
-
 def _saved_meta(s: SavedTensor, data):
     """Shape, dtype and device of a saved tensor (kept in ``s.meta`` once it is released)."""
     if data is not None:
@@ -323,10 +362,11 @@ def _dtype(data) -> str:
     return str(data.dtype)
 
 
-def _preview(data) -> str:
-    """A few values as text, e.g. ``[0.5, -1.25, 2] (3 values)``; only they leave the GPU."""
-    flat = data.reshape(-1)[:PREVIEW_VALUES]
+def _preview(data, count: int = PREVIEW_VALUES, digits: int = 4) -> str:
+    """The first ``count`` values as text, e.g. ``[0.5, -1.25, 2, ...]``; only they leave
+    the GPU."""
+    flat = data.reshape(-1)[:count]
     flat = flat.get() if hasattr(flat, "get") else flat
-    values = ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in flat.tolist())
-    more = ", ..." if data.size > PREVIEW_VALUES else ""
+    values = ", ".join(f"{v:.{digits}g}" if isinstance(v, float) else str(v) for v in flat.tolist())
+    more = ", ..." if data.size > count else ""
     return f"[{values}{more}]" if data.ndim else values

@@ -21,6 +21,7 @@ import teachgrad as tg
 import viz
 from teachgrad.autograd.graph import GraphSnapshot, snapshot
 from viz import render
+from viz._fit import natural_width
 
 from ._common import small_graph
 
@@ -178,7 +179,7 @@ def test_draw_takes_a_tensor_a_list_a_snapshot_or_json():
     x, w, y, loss = small_graph()
     from_tensor = viz.draw(loss)
     assert isinstance(from_tensor.snapshot, GraphSnapshot)
-    assert [n.name for n in viz.draw([loss, y]).snapshot.nodes][:2] == ["output", "SumBackward0"]
+    assert [n.name for n in viz.draw([loss, y]).snapshot.nodes][:2] == ["loss", "SumBackward0"]
     assert viz.draw((loss,)).snapshot.roots == from_tensor.snapshot.roots
     snap = snapshot(loss)
     assert viz.draw(snap).snapshot is snap
@@ -287,9 +288,9 @@ def test_saved_tensors_sit_by_their_node_with_a_version_badge(renderer):
     assert texts(card) == [
         "saved for backward",
         "self",
-        "[2] float32 v0",
+        "[2] float32 v0 = [1, 2]",  # small tensors show their values
         "other",
-        "[2] float32 v0",
+        "[2] float32 v0 = [3, 4]",
     ]
     assert f"a_saved-{mul}-self" in by_id(root)  # each row is its own element with a tooltip
     # the card is on the same rank as its node, beside it
@@ -369,8 +370,14 @@ def test_grads_on_leaves_can_be_shown_or_hidden(renderer):
         grad_line.startswith("grad [")
         and text_fills(shown)[grad_line] == render.TEXT_COLORS["grad"]
     )
-    hidden = nodes_by_title(parse(viz.draw(loss).svg))[snapshot(loss).node_named("x").id]
+    hidden = nodes_by_title(parse(viz.draw(loss, show_grads=False).svg))[
+        snapshot(loss).node_named("x").id
+    ]
     assert not any(t.startswith("grad") for t in texts(hidden))
+    # by default a leaf shows its values and, once backward filled it, its .grad
+    default = nodes_by_title(parse(viz.draw(loss).svg))[snapshot(loss).node_named("x").id]
+    assert texts(default)[-3:-1] == ["[1, 2]", "|"]  # x = [1, 2]; x.grad = w exp(x w)
+    assert texts(default)[-1].startswith("grad [60.26, 1.192e+04]")
 
 
 def test_create_graph_layer_is_a_separate_frame(renderer):
@@ -554,7 +561,26 @@ def test_env_var_forces_each_program(renderer):
     bundle = d._repr_mimebundle_()
     assert bundle["image/svg+xml"] == d.svg == d._repr_svg_()
     assert bundle["text/plain"] == viz.text(loss)
+    assert bundle["text/html"].startswith('<div class="tg-fit">')  # what Jupyter shows
     assert Path(renderer.program).name.startswith(renderer.name)
+
+
+def test_a_drawing_fits_its_width_and_a_big_one_can_be_zoomed():
+    """The HTML picture has no fixed size: it takes its container's width, up to its own
+    natural width (the viewBox keeps the proportions); wide graphs get a zoom switch."""
+    small = viz.draw(tg.ones(2, requires_grad=True).exp())
+    model = tg.nn.Sequential(*[tg.nn.Linear(4, 4) for _ in range(8)])
+    wide = viz.draw(model(tg.ones(2, 4)).sum(), params=model, rankdir="LR", legend=True)
+    if small.svg is None:
+        pytest.skip("no Graphviz renderer: the picture is text")
+    for drawing, zoomable in ((small, False), (wide, True)):
+        html = drawing._repr_mimebundle_()["text/html"]
+        svg_tag = re.search(r"<svg\b[^>]*>", html).group(0)
+        natural = natural_width(drawing.svg)
+        assert 'width="100%"' in svg_tag and "height=" not in svg_tag
+        assert f"max-width:{natural:.0f}px" in svg_tag and "viewBox=" in svg_tag
+        assert ('class="tg-zoom"' in html) is zoomable
+    assert natural_width(wide.svg) > 1000  # the case that ran off the output area
 
 
 def test_set_renderer_wins_over_the_env_var(monkeypatch):
