@@ -62,10 +62,31 @@ class Grouping:
     home: dict
     folds: dict = dataclasses.field(default_factory=dict)  # fold key -> Fold
     hidden: dict = dataclasses.field(default_factory=dict)  # node id -> fold key
+    idents: set = dataclasses.field(default_factory=set)  # the clusters' idents, kept unique
+    # parent key -> its clusters: built when first asked for, dropped when clusters change
+    # (one pass over the clusters instead of one per question: big graphs stay linear)
+    _children: dict | None = dataclasses.field(default=None, repr=False, compare=False)
 
     def children(self, key) -> list:
         """The clusters directly inside cluster ``key`` (None: the top level)."""
-        return [c for c in self.clusters.values() if c.parent == key]
+        if self._children is None:
+            self._children = defaultdict(dict)  # parent -> {key: cluster}, in order
+            for cluster in self.clusters.values():
+                self._children[cluster.parent][cluster.key] = cluster
+        return list(self._children.get(key, {}).values())
+
+    def add(self, cluster: Cluster) -> None:
+        self.clusters[cluster.key] = cluster
+        self.idents.add(cluster.ident)
+        self._children = None
+
+    def remove(self, key) -> None:
+        """Cluster ``key`` and every cluster inside it (the index follows, not rebuilt)."""
+        for child in self.children(key):
+            self.remove(child.key)
+        cluster = self.clusters.pop(key)
+        self._children.pop(key, None)
+        del self._children[cluster.parent][key]
 
 
 def group(snap, module_types=None, fold=None) -> Grouping:
@@ -124,10 +145,9 @@ def _place(grouping: Grouping, node_id: str, path: list) -> None:
         if key not in grouping.clusters:
             layer = key.split("/")[0] if key.startswith("layer") else name  # the outermost
             ident = name if layer == name else f"{layer}-{name}"
-            taken = {c.ident for c in grouping.clusters.values()}
-            while ident in taken:  # a module cut in two by repetitions: keep ids unique
+            while ident in grouping.idents:  # a module cut in two by repetitions: keep ids unique
                 ident += "+"
-            grouping.clusters[key] = Cluster(key, ident, kind, label, parent, number)
+            grouping.add(Cluster(key, ident, kind, label, parent, number))
         parent = key
     if parent is not None:
         grouping.home[node_id] = parent
@@ -295,12 +315,17 @@ def _fold(grouping: Grouping, snap) -> None:
         while key is not None:
             members[key].append(node_id)
             key = grouping.clusters[key].parent
-    repeats = [c for c in grouping.clusters.values() if c.kind == "repeat"]
-    for parent in {c.parent for c in repeats}:
-        siblings = sorted((c for c in repeats if c.parent == parent), key=lambda c: c.number)
+    repeats = defaultdict(list)  # parent key -> the repeats inside it
+    for cluster in grouping.clusters.values():
+        if cluster.kind == "repeat":
+            repeats[cluster.parent].append(cluster)
+    for parent, siblings in repeats.items():
+        siblings.sort(key=lambda c: c.number)
         for run in _middle_runs(siblings[1:-1], current, members):
             _add_fold(grouping, "repeat", _repeat_title(run, len(siblings)), parent, run, members)
     for cluster in list(grouping.clusters.values()):
+        if cluster.key not in grouping.clusters:  # inside a fold made just before
+            continue
         innermost = not grouping.children(cluster.key)
         if cluster.kind == "module" and innermost and not current & set(members[cluster.key]):
             _add_fold(grouping, "module", cluster.label, cluster.parent, [cluster], members)
@@ -330,7 +355,5 @@ def _add_fold(grouping, kind, title, parent, clusters, members) -> None:
     grouping.folds[key] = Fold(key, kind, title, parent, hidden)
     for node_id in hidden:
         grouping.hidden[node_id] = key
-    folded = {c.key for c in clusters}
-    for key in list(grouping.clusters):  # a folded cluster, and all inside it, is not framed
-        if key in folded or any(key.startswith(f + "/") for f in folded):
-            del grouping.clusters[key]
+    for cluster in clusters:  # a folded cluster, and all inside it, is not framed
+        grouping.remove(cluster.key)

@@ -111,18 +111,22 @@ def wants_grads(snap: GraphSnapshot, show_grads) -> bool:
     return snap.in_backward if show_grads is None else bool(show_grads)
 
 
-def output_names(node, snap: GraphSnapshot) -> list:
+def output_names(node, shown: set) -> list:
     """The names the user gave a Function node's outputs (``h.name = "h"``), except the
-    names an output node of the snapshot already shows.
+    names already ``shown`` on an output node of the snapshot (``shown_outputs(snap)``).
 
     >>> import teachgrad as tg
     >>> h = tg.ones(2, requires_grad=True).exp(); h.name = "h"
     >>> snap = tg.autograd.graph.snapshot(h.sum())
-    >>> output_names(snap.node_named("ExpBackward0"), snap)
+    >>> output_names(snap.node_named("ExpBackward0"), shown_outputs(snap))
     ['h']
     """
-    shown = {n.name for n in snap.nodes if n.kind == "output"}
     return [name for name in node.tensor_names if name and name not in shown]
+
+
+def shown_outputs(snap: GraphSnapshot) -> set:
+    """The names of the snapshot's output nodes (computed once per picture)."""
+    return {n.name for n in snap.nodes if n.kind == "output"}
 
 
 def progress(snap: GraphSnapshot) -> str:

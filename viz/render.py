@@ -62,6 +62,7 @@ from ._graph import (
     output_names,
     progress,
     shape_text,
+    shown_outputs,
     version_badge,
     wants_grads,
 )
@@ -188,6 +189,7 @@ class _Options:
     show_grads: bool  # gradients on the edges
     leaf_grads: bool  # each leaf's .grad, once it has one
     values: int  # tensors with at most this many elements show their values
+    shown: set = dataclasses.field(default_factory=set)  # names the output nodes show
 
     def small(self, shape) -> bool:
         """Whether a tensor of this shape is small enough to show its values."""
@@ -224,6 +226,7 @@ def to_dot(
     snap = as_snapshot(graph, params=params)
     edge_grads = wants_grads(snap, show_grads)
     options = _Options(show_saved, show_versions, edge_grads, show_grads is not False, values)
+    options.shown = shown_outputs(snap)
     grouping = group(snap, _module_types(params), fold)
     body = defaultdict(list)  # cluster key (None: top level) -> DOT lines of its nodes
     leaf_of = _leaf_names(snap)
@@ -302,7 +305,7 @@ def _node_label(node, snap, leaf_of: dict, options: _Options) -> Html:
     dtype = node.dtypes[0] if node.dtypes else ""
     lines = []
     if node.kind == "function":
-        named = output_names(node, snap)
+        named = output_names(node, options.shown)
         lines += [(f"= {', '.join(named)}", None)] if named else []
         lines += [(f"anomaly: {node.anomaly}", "stale")] if node.anomaly else []
     elif node.kind == "accumulate":

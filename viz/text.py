@@ -21,6 +21,7 @@ from ._graph import (
     output_names,
     progress,
     shape_text,
+    shown_outputs,
     version_badge,
     wants_grads,
 )
@@ -105,6 +106,7 @@ class _Tree:
         self.show_saved, self.show_versions, self.grads = show_saved, show_versions, grads
         self.ready = set(snap.ready)
         self.finished = snap.finished
+        self.shown = shown_outputs(snap)
         self.printed = set()
 
     def lines(self, root: str) -> list:
@@ -149,7 +151,7 @@ class _Tree:
         parts = [node.name, shape, *self._tags(node, edge)]
         if node.kind == "output" and node.value is not None:
             parts.append(f"= {node.value}")
-        named = output_names(node, self.snap) if node.kind == "function" else []
+        named = output_names(node, self.shown) if node.kind == "function" else []
         if named:
             parts.append(f"= {', '.join(named)}")
         if node.kind == "accumulate":

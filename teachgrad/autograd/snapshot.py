@@ -110,8 +110,12 @@ class GraphSnapshot:
     constant_edges: list = dataclasses.field(default_factory=list)
 
     def node(self, node_id: str) -> NodeInfo:
-        """The node with this id."""
-        return next(n for n in self.nodes if n.id == node_id)
+        """The node with this id (an index by id, made at the first call: pictures of big
+        graphs ask this for every node, and a scan each time made them quadratic)."""
+        index = self.__dict__.get("_index")
+        if index is None or len(index) != len(self.nodes):
+            index = self.__dict__["_index"] = {n.id: n for n in self.nodes}
+        return index[node_id]
 
     def node_named(self, name: str) -> NodeInfo:
         """The first node with this name (``'MulBackward0'``, or a tensor's name)."""
