@@ -487,6 +487,7 @@ class AccumulateGrad(Node):
     """
 
     _seq = _ACCUMULATE_SEQ
+    formula = {"variable": "grad, added into variable's gradient"}  # (a leaf: it has no inputs)
 
     def __init__(self, variable):
         self.variable = variable
@@ -643,5 +644,6 @@ from .snapshot import (  # noqa: E402, F401 - re-exported
     GraphSnapshot,
     NodeInfo,
     SavedInfo,
+    advance,
     snapshot,
 )

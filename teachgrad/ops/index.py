@@ -35,6 +35,7 @@ def _array_key(key, xp):
 class Index(Function):
     node_name = "IndexBackward0"
     array_forward = True
+    formula = {"self": "zeros with grad added at indices"}
 
     @staticmethod
     def forward(ctx, a, key):
@@ -54,6 +55,7 @@ class _IndexPut(Function):
 
     node_name = "IndexBackwardBackward0"
     array_forward = True
+    formula = {"grad_output": "grad[indices]"}
 
     @staticmethod
     def forward(ctx, grad, in_shape, key):
@@ -128,6 +130,7 @@ class IndexPut(Function):
 
     node_name = "IndexPutBackward0"
     array_forward = True
+    formula = {"self": "grad, zeroed at indices unless accumulate", "values": "grad[indices]"}
     number_inputs = (2,)  # a number value still gets an (empty) edge, as in torch
 
     @staticmethod
@@ -160,6 +163,7 @@ class IndexPut(Function):
 class MaskedFill(Function):
     node_name = "MaskedFillBackward0"
     array_forward = True
+    formula = {"self": "where(mask, 0, grad)"}
 
     @staticmethod
     def forward(ctx, a, mask, value):
@@ -195,6 +199,7 @@ class MaskedFill(Function):
 
 class MaskedFillTensor(MaskedFill):
     node_name = "MaskedFillBackward1"
+    formula = {"self": "where(mask, 0, grad)", "value": "sum(where(mask, grad, 0))"}
 
 
 def masked_fill(input, mask, value):
@@ -310,6 +315,7 @@ class _ReadAlongDim(Function):
 
 class Gather(_ReadAlongDim):
     node_name = "GatherBackward0"
+    formula = {"self": "scatter_add(zeros, dim, index, grad)"}
 
     @staticmethod
     def read(x, dim, i):
@@ -325,6 +331,7 @@ class Scatter(Function):
     node_name = "ScatterBackward0"
     array_forward = True
     saved_names = ("index",)
+    formula = {"self": "scatter(grad, dim, index, 0)", "src": "gather(grad, dim, index)"}
     jvp = staticmethod(linear_jvp)  # linear in input and src together
 
     @staticmethod
@@ -343,6 +350,7 @@ class Scatter(Function):
 
 class ScatterValue(Scatter):
     node_name = "ScatterBackward1"
+    formula = {"self": "scatter(grad, dim, index, 0)"}
 
     @staticmethod
     def jvp(ctx, t, *_):
@@ -354,6 +362,7 @@ class ScatterAdd(Function):
     node_name = "ScatterAddBackward0"
     array_forward = True
     saved_names = ("index",)
+    formula = {"self": "grad", "src": "gather(grad, dim, index)"}
     jvp = staticmethod(linear_jvp)
 
     @staticmethod
@@ -373,6 +382,7 @@ class ScatterReduce(Function):
 
     node_name = "NotImplemented"
     array_forward = True
+    formula = {"self": "no derivative: backward raises", "src": "no derivative: backward raises"}
 
     @staticmethod
     def forward(ctx, a, dim, index, src, reduce):
@@ -508,6 +518,7 @@ def scatter_add(input, dim, index, src):
 
 class IndexSelect(_ReadAlongDim):
     node_name = "IndexSelectBackward0"
+    formula = {"self": "index_add(zeros, dim, index, grad)"}
 
     @staticmethod
     def read(x, dim, i):
@@ -524,6 +535,7 @@ class _IndexAdd(Function):
 
     node_name = "IndexAddBackward0"
     array_forward = True
+    formula = {"grad_output": "index_select(grad, dim, index)"}
     jvp = staticmethod(linear_jvp)
 
     @staticmethod

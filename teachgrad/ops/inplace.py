@@ -89,6 +89,7 @@ class AsStrided(Function):
     node_name = "AsStridedBackward0"
     array_forward = True
     view_of_input = True
+    formula = {"self": "zeros with grad at the view's positions"}
 
     @staticmethod
     def forward(ctx, base, view_array, positions):
@@ -111,6 +112,12 @@ class CopySlices(Node):
     value). Backward: the view's region of the gradient goes through ``fn``; the
     rest of the base is unchanged, so its gradient passes straight through.
     """
+
+    # its inputs are fn's, with the base in the view's place (input 0)
+    formula = {
+        "self": "grad outside the view; fn's rule inside",
+        "fn's other inputs": "fn's rules, applied to grad[view]",
+    }
 
     def __init__(self, fn, index, base_edge, positions, base):
         self.fn = fn
@@ -421,6 +428,7 @@ def _type_word(np_dtype) -> str:
 class Zero(Function):
     node_name = "ZeroBackward0"
     array_forward = True
+    formula = {"self": "0"}
 
     @staticmethod
     def forward(ctx, a):
@@ -438,6 +446,7 @@ class Fill(Function):
 
     node_name = "FillBackward2"
     array_forward = True
+    formula = {"self": "0"}
 
     @staticmethod
     def forward(ctx, a, value):
@@ -455,6 +464,7 @@ class FillTensor(Function):
 
     node_name = "FillBackward3"
     array_forward = True
+    formula = {"self": "0", "value": "sum(grad)"}
 
     @staticmethod
     def forward(ctx, a, value):
@@ -479,6 +489,7 @@ def fill(x, value):
 class Copy(Function):
     node_name = "CopyBackwards"
     array_forward = True
+    formula = {"self": "0", "src": "grad, back to src's device and dtype"}
 
     @staticmethod
     def forward(ctx, a, src):

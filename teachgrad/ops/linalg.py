@@ -31,6 +31,7 @@ class Matmul(Function):
     batchable = True  # the formulas below broadcast over a leading batch dim of grad
     saved_names = ("self", "mat2")
     array_forward = True
+    formula = {"self": "grad @ mat2ᵀ", "mat2": "selfᵀ @ grad"}
 
     @staticmethod
     def forward(ctx, a, b):
@@ -86,16 +87,19 @@ class Bmm(Matmul):
 class Mv(Matmul):
     node_name = "MvBackward0"
     saved_names = ("self", "vec")
+    formula = {"self": "outer(grad, vec)", "vec": "selfᵀ @ grad"}
 
 
 class Dot(Matmul):
     node_name = "DotBackward0"
     batchable = False  # grad is 0-d, so a batch of them does not broadcast against a vector
     saved_names = ("self", "tensor")
+    formula = {"self": "grad · tensor", "tensor": "grad · self"}
 
 
 class VecMat(Matmul):
     node_name = "SqueezeBackward4"  # torch computes 1-d @ 2-d as unsqueeze, mm, squeeze
+    formula = {"self": "mat2 @ grad", "mat2": "outer(self, grad)"}
 
 
 class MatmulViaClone(Matmul):
@@ -489,6 +493,7 @@ class Einsum(Function):
     # a view of a batched product when letters were summed, else a product
     node_name = "ViewBackward0"
     array_forward = True
+    formula = {"operands": "einsum of grad with the rest of the operands"}
 
     @staticmethod
     def forward(ctx, spec, *operands):

@@ -242,14 +242,10 @@ def _silu_slope(x):
     return s * (1 + x * (1 - s))
 
 
-Erf = _unary("Erf", "ErfBackward0", _erf, lambda g, x: g * _erf_slope(x), module=__name__)
-Silu = _unary(
-    "Silu",
-    "SiluBackward0",
-    lambda xp, x: x * _sigmoid(xp, x),
-    lambda g, x: g * _silu_slope(x),
-    module=__name__,
-)
+# fmt: off
+Erf = _unary("Erf", "ErfBackward0", _erf, lambda g, x: g * _erf_slope(x), formula="grad · 2/√π · exp(−self²)", module=__name__)
+Silu = _unary("Silu", "SiluBackward0", lambda xp, x: x * _sigmoid(xp, x), lambda g, x: g * _silu_slope(x), formula="grad · σ(self) · (1 + self · (1 − σ(self)))", module=__name__)
+# fmt: on
 
 
 _TANH_SCALE = math.sqrt(2 / math.pi)  # GELU's tanh approximation: tanh(√(2/π) (x + 0.044715 x³))
@@ -262,6 +258,8 @@ class Gelu(Function):
     node_name = "GeluBackward0"
     saved_names = ("self",)
     array_forward = True
+    # (φ the normal density; approximate="tanh" differentiates the tanh approximation instead)
+    formula = {"self": "grad · (Φ(self) + self · φ(self))"}
 
     @staticmethod
     def forward(ctx, a, approximate):
@@ -301,6 +299,7 @@ class Softmax(SavesResult):
     """
 
     node_name = "SoftmaxBackward0"
+    formula = {"self": "result · (grad − sum(grad · result, dim))"}
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -335,6 +334,11 @@ class SoftmaxBackwardData(Function):
     node_name = "SoftmaxBackwardDataBackward0"
     saved_names = ("grad_output", "output")
     array_forward = True
+    formula = {
+        "grad_output": "output · (grad − sum(grad · output, dim))",
+        "output": "grad · (grad_output − s) − grad_output · sum(grad · output, dim); "
+        "s = sum(grad_output · output, dim)",
+    }
 
     @staticmethod
     def forward(ctx, grad, y, dim):
@@ -373,6 +377,7 @@ class LogSoftmax(SavesResult):
     """
 
     node_name = "LogSoftmaxBackward0"
+    formula = {"self": "grad − exp(result) · sum(grad, dim)"}
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -405,6 +410,10 @@ class LogSoftmaxBackwardData(Function):
     node_name = "LogSoftmaxBackwardDataBackward0"
     saved_names = ("grad_output", "output")
     array_forward = True
+    formula = {
+        "grad_output": "grad − sum(grad · exp(output), dim)",
+        "output": "−grad · exp(output) · sum(grad_output, dim)",
+    }
 
     @staticmethod
     def forward(ctx, grad, y, dim):
@@ -441,6 +450,7 @@ class Addmm(Function):
     node_name = "AddmmBackward0"
     saved_names = ("mat1", "mat2")
     array_forward = True
+    formula = {"self": "grad summed over the rows", "mat1": "grad @ mat2ᵀ", "mat2": "mat1ᵀ @ grad"}
 
     @staticmethod
     def forward(ctx, bias, mat1, mat2):
@@ -484,6 +494,11 @@ class MseLoss(Function):
     node_name = "MseLossBackward0"
     saved_names = ("self", "target")
     array_forward = True
+    # N: the number of elements for reduction="mean", else 1
+    formula = {
+        "self": "2 · grad / N · (self − target)",
+        "target": "−2 · grad / N · (self − target)",
+    }
 
     @staticmethod
     def forward(ctx, a, target, reduction):
@@ -517,6 +532,8 @@ class NllLoss(Function):
     node_name = "NllLossBackward0"
     saved_names = ("target", "weight")
     array_forward = True
+    # W: the summed weight of the counted targets for reduction="mean", else 1
+    formula = {"self": "zeros, −grad / W · weight[target] at target"}
 
     @staticmethod
     def forward(ctx, a, target, weight, ignore_index, reduction):
@@ -599,6 +616,7 @@ class NllLossGrad(Function):
     node_name = "NllLossBackwardBackward0"
     saved_names = ("target", "weight")
     array_forward = True
+    formula = {"grad_output": "nll_loss(grad, target, weight)"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
@@ -649,6 +667,11 @@ class BinaryCrossEntropy(Function):
     node_name = "BinaryCrossEntropyBackward0"
     saved_names = ("self", "target", "weight")
     array_forward = True
+    # N: the number of elements for reduction="mean", else 1 (weight: 1 when not given)
+    formula = {
+        "self": "grad · weight / N · (self − target) / (self · (1 − self))",
+        "target": "grad · weight / N · (log(1 − self) − log(self))",
+    }
 
     @staticmethod
     def forward(ctx, a, target, weight, reduction):
@@ -706,6 +729,11 @@ class BinaryCrossEntropyWithLogits(BinaryCrossEntropy):
     node_name = "BinaryCrossEntropyWithLogitsBackward0"
     saved_names = ("self", "target", "weight", "pos_weight")
     array_forward = True
+    # without pos_weight (with it: see d_input and d_target)
+    formula = {
+        "self": "grad · weight / N · (σ(self) − target)",
+        "target": "−grad · weight / N · self",
+    }
 
     @staticmethod
     def forward(ctx, a, target, weight, pos_weight, reduction):
@@ -749,6 +777,12 @@ class Convolution(Function):
     node_name = "ConvolutionBackward0"
     saved_names = ("input", "weight")
     array_forward = True
+    # conv2d_input / conv2d_weight: the two maps below (torch.nn.grad's names for them)
+    formula = {
+        "input": "conv2d_input(grad, weight)",
+        "weight": "conv2d_weight(input, grad)",
+        "bias": "sum(grad, (0, 2, 3))",
+    }
 
     @staticmethod
     def forward(ctx, a, w, bias, stride, padding, dilation, groups):
@@ -810,6 +844,7 @@ class ConvolutionInputGrad(_ConvolutionGrad):
     """``∂L/∂input`` of a convolution, from the output's gradient and the filters."""
 
     node_name = "ConvolutionBackwardBackward0"
+    formula = {"grad_output": "conv2d(grad, weight)", "weight": "conv2d_weight(grad, grad_output)"}
 
     @staticmethod
     def forward(ctx, grad, w, in_hw, stride, padding, dilation, groups):
@@ -834,6 +869,7 @@ class ConvolutionWeightGrad(_ConvolutionGrad):
     """``∂L/∂weight`` of a convolution, from the input and the output's gradient."""
 
     node_name = "ConvolutionBackwardBackward0"
+    formula = {"input": "conv2d_input(grad_output, grad)", "grad_output": "conv2d(input, grad)"}
 
     @staticmethod
     def forward(ctx, a, grad, kernel, stride, padding, dilation, groups):
@@ -871,6 +907,7 @@ class MaxPool2d(Function):
     node_name = "MaxPool2DWithIndicesBackward0"
     saved_names = ("self", "result1")
     array_forward = True
+    formula = {"self": "zeros with grad added at result1"}  # result1: the indices output
 
     @staticmethod
     def forward(ctx, a, kernel, stride, padding, dilation, out_hw):
@@ -963,6 +1000,7 @@ class PlaneScatter(Function):
 
     node_name = "MaxPool2DWithIndicesBackwardBackward0"
     array_forward = True
+    formula = {"grad_output": "grad read at indices of each plane"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
@@ -993,6 +1031,7 @@ class PlaneGather(Function):
 
     node_name = "GatherBackward0"
     array_forward = True
+    formula = {"self": "zeros with grad added at indices of each plane"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
@@ -1037,6 +1076,7 @@ class AvgPool2d(Function):
 
     node_name = "AvgPool2DBackward0"
     array_forward = True
+    formula = {"self": "grad / divisor, spread over each window"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
@@ -1059,6 +1099,7 @@ class AvgPool2dTranspose(Function):
 
     node_name = "AvgPool2DBackwardBackward0"
     array_forward = True
+    formula = {"grad_output": "avg_pool2d(grad)"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
@@ -1089,6 +1130,11 @@ class NativeLayerNorm(Function):
     node_name = "NativeLayerNormBackward0"
     saved_names = ("input", "weight", "bias")
     array_forward = True
+    formula = {
+        "input": "rstd · (gw − mean(gw) − x_hat · mean(gw · x_hat)); gw = grad · weight",
+        "weight": "grad · x_hat",
+        "bias": "grad",
+    }
 
     @staticmethod
     def forward(ctx, a, weight, bias, k, eps):
@@ -1148,6 +1194,7 @@ class Embedding(Function):
     node_name = "EmbeddingBackward0"
     saved_names = ("indices",)
     array_forward = True
+    formula = {"weight": "grad rows added at indices (not padding_idx)"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
@@ -1168,6 +1215,7 @@ class EmbeddingRowSum(Function):
 
     node_name = "EmbeddingDenseBackwardBackward0"
     array_forward = True
+    formula = {"grad_output": "grad[indices], 0 at padding_idx"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod

@@ -121,6 +121,7 @@ class _Binary(Function):
 class Add(Function):
     batchable = True
     node_name = "AddBackward0"
+    formula = {"self": "grad", "other": "grad · alpha"}
     number_inputs = (0, 1)  # torch wraps a number operand as a tensor: it gets an empty edge
     array_forward = True
 
@@ -140,6 +141,7 @@ class Add(Function):
 class Sub(Function):
     batchable = True
     node_name = "SubBackward0"
+    formula = {"self": "grad", "other": "−grad · alpha"}
     number_inputs = (0, 1)  # torch wraps a number operand as a tensor: it gets an empty edge
     array_forward = True
 
@@ -163,6 +165,7 @@ class Rsub(Function):
 
     batchable = True
     node_name = "RsubBackward1"
+    formula = {"self": "−grad · alpha"}
     array_forward = True
 
     @staticmethod
@@ -182,6 +185,7 @@ class Rsub(Function):
 
 class Mul(_Binary):
     node_name = "MulBackward0"
+    formula = {"self": "grad · other", "other": "grad · self"}
 
     @staticmethod
     def forward(ctx, a, b):
@@ -204,6 +208,7 @@ class Mul(_Binary):
 
 class Div(_Binary):
     node_name = "DivBackward0"
+    formula = {"self": "grad / other", "other": "−grad · self / other²"}
 
     @staticmethod
     def forward(ctx, a, b):
@@ -236,6 +241,7 @@ class DivRounding(Function):
 
     batchable = True
     node_name = "DivBackward2"
+    formula = {"self": "0", "other": "0"}
     array_forward = True
 
     @staticmethod
@@ -266,6 +272,7 @@ class PowScalar(Function):
     batchable = True
     node_name = "PowBackward0"
     saved_names = ("self", "exponent")
+    formula = {"self": "grad · exponent · self^(exponent − 1)"}
     array_forward = True
 
     @staticmethod
@@ -306,6 +313,10 @@ class Pow(Function):
     batchable = True
     node_name = "PowBackward1"
     saved_names = ("self", "exponent", "result")
+    formula = {
+        "self": "grad · exponent · self^(exponent − 1)",
+        "exponent": "grad · result · log(self)",  # (log taken as 0 where self is 0)
+    }
     array_forward = True
 
     @staticmethod
@@ -347,6 +358,7 @@ class Rpow(Function):
     batchable = True
     node_name = "PowBackward2"
     saved_names = ("exponent", "result", "self")
+    formula = {"exponent": "grad · result · log(self)"}  # self: the number (the base)
     array_forward = True
 
     @staticmethod
@@ -381,6 +393,7 @@ def _log_of_number(x: float) -> float:
 class Neg(Function):
     batchable = True
     node_name = "NegBackward0"
+    formula = {"self": "−grad"}
     array_forward = True
 
     @staticmethod
@@ -428,8 +441,9 @@ class _Unary(Function):
         return cls.derivative(t, ctx.result if cls.uses_result else ctx.inputs[0])
 
 
-def _unary(name, node_name, compute, derivative, uses_result=False, module=__name__):
+def _unary(name, node_name, compute, derivative, uses_result=False, *, formula, module=__name__):
     """Make a ``_Unary`` subclass: ``compute(xp, x)`` forward, ``derivative(grad, x_or_y)``
+    and its ``formula``, the rule for ∂L/∂self that ``derivative`` computes
     (``module``: where it is defined, when that is not this file)."""
     return type(
         name,
@@ -438,6 +452,7 @@ def _unary(name, node_name, compute, derivative, uses_result=False, module=__nam
             "node_name": node_name,
             "saved_names": ("result",) if uses_result else ("self",),
             "uses_result": uses_result,
+            "formula": {"self": formula},
             "compute": staticmethod(compute),
             "derivative": staticmethod(derivative),
             "__doc__": f"``{name.lower()}`` as a Function (node {node_name}).",
@@ -446,20 +461,20 @@ def _unary(name, node_name, compute, derivative, uses_result=False, module=__nam
     )
 
 
-Exp = _unary("Exp", "ExpBackward0", lambda xp, x: xp.exp(x), lambda g, y: g * y, uses_result=True)
-Log = _unary("Log", "LogBackward0", lambda xp, x: xp.log(x), lambda g, x: g / x)
-Log1p = _unary("Log1p", "Log1PBackward0", lambda xp, x: xp.log1p(x), lambda g, x: g / (x + 1))
-Expm1 = _unary("Expm1", "Expm1Backward0", lambda xp, x: xp.expm1(x), lambda g, y: g * (y + 1), True)
-Sqrt = _unary("Sqrt", "SqrtBackward0", lambda xp, x: xp.sqrt(x), lambda g, y: g / (2 * y), True)
-Rsqrt = _unary(
-    "Rsqrt", "RsqrtBackward0", lambda xp, x: 1 / xp.sqrt(x), lambda g, y: -0.5 * g * y**3, True
-)
-Reciprocal = _unary(
-    "Reciprocal", "ReciprocalBackward0", lambda xp, x: 1 / x, lambda g, y: -g * y * y, True
-)
-Sin = _unary("Sin", "SinBackward0", lambda xp, x: xp.sin(x), lambda g, x: g * x.cos())
-Cos = _unary("Cos", "CosBackward0", lambda xp, x: xp.cos(x), lambda g, x: -g * x.sin())
-Tan = _unary("Tan", "TanBackward0", lambda xp, x: xp.tan(x), lambda g, y: g * (1 + y * y), True)
+# One line per op: its name, torch's node name, forward (on arrays), backward (from teachgrad
+# ops, so it can be differentiated again), and the rule that backward computes for ∂L/∂self.
+# fmt: off
+Exp = _unary("Exp", "ExpBackward0", lambda xp, x: xp.exp(x), lambda g, y: g * y, True, formula="grad · result")
+Log = _unary("Log", "LogBackward0", lambda xp, x: xp.log(x), lambda g, x: g / x, formula="grad / self")
+Log1p = _unary("Log1p", "Log1PBackward0", lambda xp, x: xp.log1p(x), lambda g, x: g / (x + 1), formula="grad / (self + 1)")
+Expm1 = _unary("Expm1", "Expm1Backward0", lambda xp, x: xp.expm1(x), lambda g, y: g * (y + 1), True, formula="grad · (result + 1)")
+Sqrt = _unary("Sqrt", "SqrtBackward0", lambda xp, x: xp.sqrt(x), lambda g, y: g / (2 * y), True, formula="grad / (2 · result)")
+Rsqrt = _unary("Rsqrt", "RsqrtBackward0", lambda xp, x: 1 / xp.sqrt(x), lambda g, y: -0.5 * g * y**3, True, formula="−grad · result³ / 2")
+Reciprocal = _unary("Reciprocal", "ReciprocalBackward0", lambda xp, x: 1 / x, lambda g, y: -g * y * y, True, formula="−grad · result²")
+Sin = _unary("Sin", "SinBackward0", lambda xp, x: xp.sin(x), lambda g, x: g * x.cos(), formula="grad · cos(self)")
+Cos = _unary("Cos", "CosBackward0", lambda xp, x: xp.cos(x), lambda g, x: -g * x.sin(), formula="−grad · sin(self)")
+Tan = _unary("Tan", "TanBackward0", lambda xp, x: xp.tan(x), lambda g, y: g * (1 + y * y), True, formula="grad · (1 + result²)")
+# fmt: on
 
 
 class _TanhGrad(Function):
@@ -468,6 +483,10 @@ class _TanhGrad(Function):
     batchable = True
     node_name = "TanhBackwardBackward0"
     array_forward = True
+    formula = {
+        "grad_output": "grad · (1 − output²)",
+        "output": "−2 · grad · grad_output · output",
+    }
 
     @staticmethod
     def forward(ctx, g, y):
@@ -494,6 +513,10 @@ class _SigmoidGrad(Function):
     batchable = True
     node_name = "SigmoidBackwardBackward0"
     array_forward = True
+    formula = {
+        "grad_output": "grad · output · (1 − output)",
+        "output": "grad · grad_output · (1 − 2 · output)",
+    }
 
     @staticmethod
     def forward(ctx, g, y):
@@ -514,10 +537,10 @@ class _SigmoidGrad(Function):
         )
 
 
-Tanh = _unary("Tanh", "TanhBackward0", lambda xp, x: xp.tanh(x), _TanhGrad.apply, True)
-Sigmoid = _unary(
-    "Sigmoid", "SigmoidBackward0", lambda xp, x: _sigmoid(xp, x), _SigmoidGrad.apply, True
-)
+# fmt: off
+Tanh = _unary("Tanh", "TanhBackward0", lambda xp, x: xp.tanh(x), _TanhGrad.apply, True, formula="grad · (1 − result²)")
+Sigmoid = _unary("Sigmoid", "SigmoidBackward0", lambda xp, x: _sigmoid(xp, x), _SigmoidGrad.apply, True, formula="grad · result · (1 − result)")
+# fmt: on
 
 
 def _sigmoid(xp, x):
@@ -541,6 +564,7 @@ class SavesResult(Function):
 class Relu(SavesResult):
     batchable = True
     node_name = "ReluBackward0"
+    formula = {"self": "grad · (result > 0)"}
 
     @staticmethod
     def forward(ctx, a):
@@ -564,6 +588,8 @@ class _ReluGrad(Function):
     batchable = True
     node_name = "ThresholdBackwardBackward0"
     array_forward = True
+    # output (relu's result) only picks the places: it gets no gradient
+    formula = {"grad_output": "grad · (output > 0)"}
 
     @staticmethod
     def forward(ctx, g, y):
@@ -587,6 +613,7 @@ class Abs(Function):
     node_name = "AbsBackward0"
     saved_names = ("self",)
     array_forward = True
+    formula = {"self": "grad · sign(self)"}
 
     @staticmethod
     def forward(ctx, a):
@@ -608,6 +635,7 @@ class _ZeroGrad(Function):
 
     batchable = True
     array_forward = True
+    formula = {"self": "0"}
 
     @staticmethod
     def backward(ctx, grad):
@@ -658,6 +686,7 @@ class ClampScalar(Function):
     node_name = "ClampBackward1"
     saved_names = ("self",)
     array_forward = True
+    formula = {"self": "grad · (min ≤ self ≤ max)"}
 
     @staticmethod
     def forward(ctx, a, lo, hi):
@@ -695,6 +724,12 @@ class ClampTensor(Function):
     node_name = "ClampBackward0"
     saved_names = ("self", "min", "max")
     array_forward = True
+    # (where the bounds cross, min > max, the result is max: max gets the gradient)
+    formula = {
+        "self": "grad · (min ≤ self ≤ max)",
+        "min": "grad · (self < min)",
+        "max": "grad · (self > max)",
+    }
 
     @staticmethod
     def forward(ctx, a, lo, hi):
@@ -768,12 +803,20 @@ class _MaxMin(_Binary):
 
 class Maximum(_MaxMin):
     node_name = "MaximumBackward0"
+    formula = {
+        "self": "grad · ((self > other) + (self == other) / 2)",
+        "other": "grad · ((other > self) + (self == other) / 2)",
+    }
     pick = staticmethod(lambda xp, x, y: xp.maximum(x, y))
     wins = staticmethod(lambda a, b: a > b)
 
 
 class Minimum(_MaxMin):
     node_name = "MinimumBackward0"
+    formula = {
+        "self": "grad · ((self < other) + (self == other) / 2)",
+        "other": "grad · ((other < self) + (self == other) / 2)",
+    }
     pick = staticmethod(lambda xp, x, y: xp.minimum(x, y))
     wins = staticmethod(lambda a, b: a < b)
 
@@ -783,6 +826,7 @@ class Where(Function):
     node_name = "WhereBackward0"
     saved_names = ("condition",)
     array_forward = True
+    formula = {"self": "where(condition, grad, 0)", "other": "where(condition, 0, grad)"}
 
     @staticmethod
     def forward(ctx, condition, a, b):
@@ -841,6 +885,7 @@ class ToCopy(Function):
     batchable = True
     node_name = "ToCopyBackward0"
     array_forward = True
+    formula = {"self": "grad, back to self's dtype and device"}
 
     @staticmethod
     def forward(ctx, a, np_dtype, dev):
@@ -868,6 +913,7 @@ class Clone(Function):
     batchable = True
     node_name = "CloneBackward0"
     array_forward = True
+    formula = {"self": "grad"}
 
     @staticmethod
     def forward(ctx, a, layout="K"):

@@ -127,6 +127,7 @@ class _Weighted(_Reduction):
 
 class Sum(_Reduction):
     node_name = "SumBackward1"
+    formula = {"self": "grad expanded to self's shape"}
 
     @staticmethod
     def forward(ctx, a, dim, keepdim=False, dtype=None):
@@ -149,6 +150,7 @@ class SumAll(Sum):
 
 class Mean(_Reduction):
     node_name = "MeanBackward1"
+    formula = {"self": "grad expanded to self's shape / N"}  # N: how many elements each mean has
 
     @staticmethod
     def forward(ctx, a, dim, keepdim=False):
@@ -183,6 +185,8 @@ class MeanAll(Mean):
 class Prod(_Weighted):
     node_name = "ProdBackward1"
     saved_names = ("self", "result")
+    # where self has zeros, backward multiplies the other elements instead (no 0 / 0)
+    formula = {"self": "grad · result / self"}
 
     @staticmethod
     def forward(ctx, a, dim, keepdim=False):
@@ -239,6 +243,7 @@ def _correction(unbiased, correction) -> float:
 class Var(_Weighted):
     node_name = "VarBackward0"
     saved_names = ("self",)
+    formula = {"self": "2 · grad · (self − mean(self)) / (N − correction)"}
 
     @staticmethod
     def forward(ctx, a, dim, correction, keepdim):
@@ -256,6 +261,8 @@ class Var(_Weighted):
 class Std(_Weighted):
     node_name = "StdBackward0"
     saved_names = ("self", "result")
+    # (0 where result is 0: all values equal)
+    formula = {"self": "grad · (self − mean(self)) / ((N − correction) · result)"}
 
     @staticmethod
     def forward(ctx, a, dim, correction, keepdim):
@@ -290,6 +297,7 @@ class _Extreme(_Weighted):
     """amax/amin and max()/min() without dim: ties share the gradient evenly."""
 
     saved_names = ("self", "result")
+    formula = {"self": "grad · (self == result) / number of ties"}
     pick = "max"
     label = "max"  # the op's name in messages
 
@@ -340,6 +348,7 @@ class _ExtremeAlongDim(Function):
 
     array_forward = True
     saved_names = ("indices",)
+    formula = {"self": "grad put into zeros at indices along dim"}  # grad: the values' gradient
     pick = "max"
 
     @classmethod
@@ -427,6 +436,7 @@ class return_types:  # noqa: N801 - mirrors torch.return_types
 class Logsumexp(_Weighted):
     node_name = "LogsumexpBackward0"
     saved_names = ("self", "result")
+    formula = {"self": "grad · exp(self − result)"}
 
     @staticmethod
     def forward(ctx, a, dim, keepdim=False):
@@ -454,6 +464,9 @@ class Logsumexp(_Weighted):
 class Norm(_Weighted):
     node_name = "LinalgVectorNormBackward0"
     saved_names = ("self", "result")
+    # 0 where result is 0; for p = ±inf: grad · sign(self) at the largest (smallest) |self|,
+    # shared by ties; for p = 0: 0
+    formula = {"self": "grad · self · |self|^(p − 2) / result^(p − 1)"}
 
     @staticmethod
     def forward(ctx, a, p, dim, keepdim=False):
@@ -510,6 +523,7 @@ class Norm(_Weighted):
 class Cumsum(Function):
     node_name = "CumsumBackward0"
     array_forward = True
+    formula = {"self": "flip(cumsum(flip(grad, dim), dim), dim)"}
     jvp = staticmethod(linear_jvp)
 
     @staticmethod

@@ -46,6 +46,7 @@ def _sizes(name, args, keyword, arg="dims"):
 class Tril(Function):
     node_name = "TrilBackward0"
     array_forward = True
+    formula = {"self": "tril(grad, diagonal)"}
     part = "tril"  # the backend function that keeps the wanted triangle
     jvp = staticmethod(linear_jvp)  # every op here is linear: its tangent is the op of the tangent
 
@@ -62,6 +63,7 @@ class Tril(Function):
 
 class Triu(Tril):
     node_name = "TriuBackward0"
+    formula = {"self": "triu(grad, diagonal)"}
     part = "triu"
 
 
@@ -105,6 +107,7 @@ def triu(input, diagonal=0):
 class Flip(Function):
     node_name = "FlipBackward0"
     array_forward = True
+    formula = {"self": "flip(grad, dims)"}
     jvp = staticmethod(linear_jvp)
 
     @staticmethod
@@ -132,6 +135,7 @@ def flip(input, *args, dims=None):
 class Roll(Function):
     node_name = "RollBackward0"
     array_forward = True
+    formula = {"self": "roll(grad, −shifts, dims)"}
     jvp = staticmethod(linear_jvp)
 
     @staticmethod
@@ -180,6 +184,7 @@ def roll(input, shifts, dims=None):
 class Repeat(Function):
     node_name = "RepeatBackward0"
     array_forward = True
+    formula = {"self": "grad summed over the copies"}
     jvp = staticmethod(linear_jvp)
 
     @staticmethod
@@ -272,6 +277,7 @@ def pad_array(x, pairs, value=0):
 class ConstantPadNd(Function):
     node_name = "ConstantPadNdBackward0"
     array_forward = True
+    formula = {"self": "grad with the padding cropped off"}  # (and zeros where pad < 0 cropped)
 
     @staticmethod
     def forward(ctx, a, pairs, value):

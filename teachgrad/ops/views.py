@@ -67,6 +67,7 @@ def _as_view(x, shape):
 
 class View(_View):
     node_name = "ViewBackward0"
+    formula = {"self": "grad reshaped to self's shape"}
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -98,6 +99,7 @@ class UnsafeView(Function):
 
     node_name = "UnsafeViewBackward0"
     array_forward = True
+    formula = {"self": "grad reshaped to self's shape"}
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -227,6 +229,7 @@ def unflatten(input, dim, sizes):
 
 class Squeeze(_View):
     node_name = "SqueezeBackward1"
+    formula = {"self": "grad reshaped to self's shape"}
 
     @staticmethod
     def forward(ctx, a, dims):
@@ -264,6 +267,7 @@ def squeeze(input, dim=None):
 
 class Unsqueeze(_View):
     node_name = "UnsqueezeBackward0"
+    formula = {"self": "squeeze(grad, dim)"}
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -290,6 +294,7 @@ def unsqueeze(input, dim):
 
 class Permute(_View):
     node_name = "PermuteBackward0"
+    formula = {"self": "permute(grad, inverse of dims)"}
 
     @staticmethod
     def forward(ctx, a, dims):
@@ -327,6 +332,7 @@ def permute(input, *dims):
 
 class Transpose(_View):
     node_name = "TransposeBackward0"
+    formula = {"self": "transpose(grad, dim0, dim1)"}
 
     @staticmethod
     def forward(ctx, a, dim0, dim1):
@@ -340,6 +346,7 @@ class Transpose(_View):
 
 class T(Transpose):
     node_name = "TBackward0"
+    formula = {"self": "gradᵀ"}
 
     @staticmethod
     def forward(ctx, a, dim0, dim1):
@@ -416,6 +423,7 @@ moveaxis = movedim
 
 class Expand(_View):
     node_name = "ExpandBackward0"
+    formula = {"self": "grad summed over the expanded dims"}
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -512,14 +520,17 @@ class _EmbedGrad(Function):
 
 class _SelectBackward(_EmbedGrad):
     node_name = "SelectBackwardBackward0"
+    formula = {"grad_output": "select(grad, dim, index)"}
 
 
 class _SliceBackward(_EmbedGrad):
     node_name = "SliceBackwardBackward0"
+    formula = {"grad_output": "the same slice of grad"}
 
 
 class Select(_View):
     node_name = "SelectBackward0"
+    formula = {"self": "zeros with grad at index along dim"}
 
     @staticmethod
     def forward(ctx, a, dim, index):
@@ -558,6 +569,7 @@ def select(input, dim, index):
 
 class Slice(_View):
     node_name = "SliceBackward0"
+    formula = {"self": "zeros with grad in the slice"}
 
     @staticmethod
     def forward(ctx, a, dim, start, stop, step):
@@ -609,6 +621,7 @@ def narrow(input, dim, start, length):
 
 class Alias(_View):
     node_name = "AliasBackward0"
+    formula = {"self": "grad"}
 
     @staticmethod
     def forward(ctx, a):
@@ -678,6 +691,7 @@ def _is_advanced(k) -> bool:
 class Cat(Function):
     node_name = "CatBackward0"
     array_forward = True
+    formula = {"tensors": "grad split along dim at the tensors' sizes"}
 
     @staticmethod
     def forward(ctx, dim, *tensors):
@@ -734,6 +748,7 @@ def cat(tensors, dim=0):
 class Stack(Function):
     node_name = "StackBackward0"
     array_forward = True
+    formula = {"tensors": "select(grad, dim, i) for tensors[i]"}
 
     @staticmethod
     def forward(ctx, dim, *tensors):
@@ -797,6 +812,7 @@ def _tensor_list(tensors, name):
 class Unbind(_View):
     node_name = "UnbindBackward0"
     returns_many_views = True
+    formula = {"self": "stack([grad0, grad1, …], dim)"}
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -829,6 +845,7 @@ def unbind(input, dim=0):
 class Split(_View):
     node_name = "SplitWithSizesBackward0"
     returns_many_views = True
+    formula = {"self": "cat([grad0, grad1, …], dim)"}
 
     @staticmethod
     def forward(ctx, a, sizes, dim):
@@ -929,6 +946,7 @@ def _diagonal_view(array, offset, dim1, dim2):
 
 class Diagonal(_View):
     node_name = "DiagonalBackward0"
+    formula = {"self": "zeros with grad on the diagonal"}
 
     @staticmethod
     def forward(ctx, a, offset, dim1, dim2):
@@ -945,6 +963,7 @@ class _DiagonalBackward(Function):
 
     node_name = "DiagonalBackwardBackward0"
     array_forward = True
+    formula = {"grad_output": "diagonal(grad, offset, dim1, dim2)"}
 
     @staticmethod
     def forward(ctx, grad, in_shape, offset, dim1, dim2):
