@@ -137,7 +137,7 @@ def progress(snap: GraphSnapshot) -> str:
     >>> loss = x.exp().sum()
     >>> steps = [next(tg.autograd.backward_steps(loss))]
     >>> progress(tg.autograd.graph.snapshot(loss, steps=steps))
-    'backward: 1 of 3 nodes ran; running now: SumBackward0; ready: ExpBackward0'
+    'backward: 1 of 3 nodes ran; this step: SumBackward0; ready: ExpBackward0'
     """
     runnable = [n for n in snap.nodes if n.kind in ("function", "accumulate")]
     names = {n.id: n.name for n in snap.nodes}
@@ -145,7 +145,7 @@ def progress(snap: GraphSnapshot) -> str:
     current = [n.name for n in snap.nodes if n.current]
     if snap.finished:
         return line + (f"; finished (the last was {current[0]})" if current else "; finished")
-    line += f"; running now: {current[0]}" if current else ""
+    line += f"; this step: {current[0]}" if current else ""
     ready = [names[i] for i in snap.ready if i in names]
     return line + (f"; ready: {', '.join(ready)}" if ready else "")
 

@@ -57,6 +57,7 @@ WATCHED = (
     tg_graph.SavedTensorReleased,
 )
 
+BUDGET = 0.05  # the share of the time redraws may take (see GraphView.gap)
 NOTHING_YET = "(no graph yet: run an op on a tensor that requires grad)"
 _PROLOG = re.compile(r"^.*?(?=<svg\b)", re.DOTALL)  # <?xml ...?> and <!DOCTYPE ...> before <svg
 
@@ -161,6 +162,7 @@ class GraphView(widgets.VBox):
         self.pending = False
         self._last_change = ""
         self._last_render = -math.inf
+        self._spent = 0.0  # how long the last redraw took
         self._timer = None  # the handle of a scheduled redraw, if any
         self._listening = None
         self.graph = widgets.HTML()
@@ -232,11 +234,22 @@ class GraphView(widgets.VBox):
             self.bumps += 1
             self._last_change = f"in-place {event.op} (version now {event.version})"
         self.pending = True
-        wait = self._last_render + self.interval - self.clock()
+        wait = self._last_render + self.gap() - self.clock()
         if wait <= 0:
             self.render()
         elif self._timer is None:
             self._timer = self.schedule(wait, self._on_timer)
+
+    def gap(self) -> float:
+        """Seconds to leave between two redraws: ``1 / max_fps``, or more when a redraw
+        is slow, so that drawing takes at most ``BUDGET`` of the time.
+
+        Why: a redraw is a snapshot plus a Graphviz run (tens of ms for a small model),
+        so at 10 redraws a second a training loop watched by a GraphView ran 2.8x slower
+        (benchmarks/bench_viz.py, (4)); waiting ``spent / BUDGET`` after a redraw that
+        took ``spent`` bounds the cost whatever the graph's size.
+        """
+        return max(self.interval, self._spent / BUDGET)
 
     def _on_timer(self) -> None:
         self._timer = None
@@ -251,7 +264,7 @@ class GraphView(widgets.VBox):
     def render(self) -> None:
         """Take a snapshot of the watched tensors and draw it (ignores the throttle)."""
         self.pending = False
-        self._last_render = self.clock()
+        self._last_render = start = self.clock()
         self.renders += 1
         self.snapshot = self.svg = None
         if not self.roots:
@@ -268,6 +281,7 @@ class GraphView(widgets.VBox):
             except Exception as exc:  # a drawing bug must never break the user's op
                 picture = f'<pre class="tg-error">cannot draw: {html.escape(repr(exc))}</pre>'
             self.graph.value = picture
+        self._spent = self.clock() - start
         self.status.value = html.escape(
             f"{self.ops} ops recorded, {self.bumps} in-place changes"
             + (f" | last: {self._last_change}" if self._last_change else "")

@@ -21,7 +21,7 @@ Two halves, one file:
    edges           point the way data flows in forward, labelled with the shape;
                    during backward, those that carried a gradient turn orange, show
                    it, and point the way it went (back towards the leaves)
-   backward        green fill: ran; thick orange border: runs now; dashed: ready
+   backward        green fill: ran earlier; thick orange border: this step (ran just now); dashed: ready
    clusters        pink frame: the graph of the gradient (``create_graph=True``);
                    grey frames: nn.Module scopes and repetitions of a loop;
                    a 3-D box: a cluster folded away to keep big graphs small
@@ -503,9 +503,9 @@ def _legend_lines(rankdir: str) -> list:
         [
             ("saved", ["stale"], "stale: v1 (saved v0)"),
             ("saved", ["released"], "released"),
-            ("function", ["ran"], "ran"),
-            ("function", ["current"], "running now"),
-            ("function", ["ready"], "ready to run"),
+            ("function", ["ran"], "ran earlier"),
+            ("function", ["current"], "this step"),
+            ("function", ["ready"], "ready: runs next"),
             ("function", ["anomaly"], "anomaly"),
         ],
     ]

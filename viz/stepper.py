@@ -34,6 +34,7 @@ import ipywidgets as widgets
 import teachgrad as tg
 
 from ._names import caller_namespaces, learner_names
+from ._rules import backward_source, rules_of
 from .live import picture_html
 
 PREVIEW_VALUES = 6  # how many numbers of a gradient the panel shows
@@ -57,6 +58,8 @@ class Frame:
     grad_inputs: list = dataclasses.field(default_factory=list)
     ready: list = dataclasses.field(default_factory=list)
     leaf_grads: list = dataclasses.field(default_factory=list)
+    rules: list = dataclasses.field(default_factory=list)  # viz._rules.Rule, one per input
+    source: str | None = None  # a custom Function's backward, which has no rule table
 
     @property
     def title(self) -> str:
@@ -199,7 +202,12 @@ class BackwardStepper(widgets.VBox):
             self._run_one()
 
     def _frame(self, step=None) -> Frame:
-        snap = tg.autograd.graph.snapshot(self.loss, steps=self.steps, params=self.names)
+        """The frame after ``step`` (None: before backward). A step updates the previous
+        frame's snapshot (``graph.advance``) instead of walking the whole graph again."""
+        if step is None:
+            snap = tg.autograd.graph.snapshot(self.loss, params=self.names)
+        else:
+            snap = tg.autograd.graph.advance(self.history[-1].snapshot, step)
         frame = Frame(len(self.steps), self.total, snap)
         frame.leaf_grads = [(name, preview(t.grad)) for name, t in self.leaves]
         if step is not None:
@@ -210,6 +218,10 @@ class BackwardStepper(widgets.VBox):
                 for (nxt, _), g in zip(step.node.next_functions, step.grad_inputs)
             ]
             frame.ready = [n.name() for n in step.ready]
+            before = self.history[-1].snapshot  # what the node saved, before it released it
+            saved = {s.name: s for s in before.node(snap.current).saved}
+            frame.rules = rules_of(step, saved)
+            frame.source = backward_source(step.node)
         return frame
 
     def _survey(self) -> tuple:
@@ -296,33 +308,100 @@ class BackwardStepper(widgets.VBox):
         self.status.value = "backward finished" if self.at_end else ""
 
 
+# The panel's look: the same colours as the picture (viz.render's STATES and its gradient
+# orange), readable at 100% zoom; repeated in every panel, which may be shown on its own.
+PANEL_STYLE = """<style>
+.tg-panel-body{font:13px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#212121;padding:0 .4em}
+.tg-panel-body h4{margin:.8em 0 .25em;font-size:11px;font-weight:600;letter-spacing:.05em;
+  text-transform:uppercase;color:#757575}
+.tg-step-title{font-weight:600;color:#616161}
+.tg-current-node{font-size:15px;margin:.15em 0 .3em}
+.tg-swatch{display:inline-block;width:.85em;height:.85em;border-radius:3px;margin-right:.4em;
+  vertical-align:-.1em;box-sizing:border-box}
+.tg-swatch.current{background:#ffe0b2;border:2px solid #e65100}
+.tg-swatch.ready{background:#eeeeee;border:1px dashed #e65100}
+.tg-panel-body table{border-collapse:collapse;width:100%}
+.tg-panel-body td{padding:.15em .45em;border-top:1px solid #eeeeee;vertical-align:top}
+.tg-panel-body td:first-child{white-space:nowrap;color:#424242;width:1%}
+.tg-panel-body code{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
+  white-space:pre-wrap;overflow-wrap:anywhere}
+.tg-rule{margin:.3em 0 .5em;padding:.3em .55em;border-left:3px solid #d84315;background:#fbf3ef}
+.tg-rule div{margin-left:1.2em}
+.tg-rule div.tg-rule-text{margin-left:0;font-weight:600}
+.tg-grad{color:#d84315}
+.tg-to{font-size:12px;color:#616161}
+.tg-ready{margin:.5em 0}
+</style>"""
+
+
 def panel_html(frame: Frame) -> str:
-    """The right-hand panel of a frame: the node that ran, its gradients, the leaves' grads."""
+    """The panel beside the picture: the node that ran, what it received, the chain rule
+    it applied for each input (with the numbers), where each gradient went, what runs
+    next, and the leaves' ``.grad``."""
     e = html.escape
-    parts = [f'<div class="tg-panel-body"><div class="tg-step-title">{e(frame.title)}</div>']
+    parts = [PANEL_STYLE, '<div class="tg-panel-body">']
+    parts.append(f'<div class="tg-step-title">{e(_step_title(frame))}</div>')
     if frame.node is None:
         parts.append('<div class="tg-current-node">nothing has run yet</div>')
     else:
-        parts.append(f'<div class="tg-current-node"><b>{e(frame.node)}</b> ran</div>')
-        arrived = enumerate(frame.grad_outputs)
-        parts.append(_table("grad_outputs: what arrived", "tg-grad-outputs", arrived))
-        rows = [(f"{i} &rarr; {e(where)}", g) for i, (where, g) in enumerate(frame.grad_inputs)]
-        parts.append(_table("grad_inputs: what it sends on", "tg-grad-inputs", rows, escaped=True))
+        parts.append(
+            f'<div class="tg-current-node"><span class="tg-swatch current"></span>'
+            f"<b>{e(frame.node)}</b> ran in this step</div>"
+        )
+        arrived = [
+            (f"∂L/∂out{i if len(frame.grad_outputs) > 1 else ''}", g)
+            for i, g in enumerate(frame.grad_outputs)
+        ]
+        parts.append(_table("It received", "tg-grad-outputs", arrived))
+        parts.append(_chain_rule(frame))
+        names = [rule.input for rule in frame.rules]
+        rows = [
+            (
+                f"{e(names[i] if len(names) == len(frame.grad_inputs) else f'input {i}')} &rarr; {e(where)}",
+                g,
+            )
+            for i, (where, g) in enumerate(frame.grad_inputs)
+        ]
+        parts.append(_table("It sent", "tg-grad-inputs", rows, escaped=True))
         waiting = ", ".join(frame.ready) or "nothing: backward is done"
-        parts.append(f'<div class="tg-ready">next: {e(waiting)}</div>')
-    parts.append(_table("the leaves' .grad", "tg-leaf-grads", frame.leaf_grads))
+        parts.append(
+            f'<div class="tg-ready"><span class="tg-swatch ready"></span>Runs next: {e(waiting)}</div>'
+        )
+    parts.append(_table("The leaves' .grad", "tg-leaf-grads", frame.leaf_grads))
     parts.append("</div>")
     return "\n".join(parts)
 
 
+def _step_title(frame: Frame) -> str:
+    return "Before backward" if frame.step == 0 else f"Step {frame.step} of {frame.total}"
+
+
+def _chain_rule(frame: Frame) -> str:
+    """Each input's rule, the rule with numbers, the result; or a custom backward's source."""
+    e = html.escape
+    if not frame.rules:
+        if frame.source is None:
+            return ""
+        return f"<h4>Its backward (your Function)</h4><pre><code>{e(frame.source)}</code></pre>"
+    blocks = ["<h4>The chain rule, for each input</h4>"]
+    for rule in frame.rules:
+        lines = [f'<div class="tg-rule-text"><code>{e(rule.rule)}</code></div>']
+        if rule.numbers is not None:
+            lines.append(f"<div><code>= {e(rule.numbers)}</code></div>")
+        if rule.result is not None:
+            lines.append(f'<div><code class="tg-grad">= {e(rule.result)}</code></div>')
+        blocks.append(f'<div class="tg-rule">{"".join(lines)}</div>')
+    return "".join(blocks)
+
+
 def _table(caption: str, css: str, rows, escaped: bool = False) -> str:
-    """A two-column table: label | value (None shows as None)."""
+    """A heading over a two-column table: label | value (None shows as None)."""
     e = html.escape
     body = "".join(
         f"<tr><td>{label if escaped else e(str(label))}</td><td><code>{e(str(value))}</code></td></tr>"
         for label, value in rows
     )
-    return f'<table class="{css}"><caption>{e(caption)}</caption>{body}</table>'
+    return f'<h4>{e(caption)}</h4><table class="{css}">{body}</table>'
 
 
 def preview(t) -> str | None:

@@ -9,7 +9,7 @@ input on the next line, at the same depth, so long chains do not drift to the ri
 time (its output was used twice) says so instead of being printed again.
 
 During backward (a snapshot taken with ``steps=``) the lines carry ``[ran]``,
-``[running now]`` and ``[ready]``, and the gradient sent back along each edge.
+``[this step]`` and ``[ready]``, and the gradient sent back along each edge.
 Nodes of the graph built by ``create_graph=True`` carry ``[layer 1]``.
 """
 
@@ -177,7 +177,7 @@ class _Tree:
         if node.anomaly:
             tags.append(f"[ANOMALY: {node.anomaly}]")
         if node.current:
-            tags.append("[ran last]" if self.finished else "[running now]")
+            tags.append("[ran last]" if self.finished else "[this step]")
         elif node.ran:
             tags.append("[ran]")
         if node.id in self.ready:

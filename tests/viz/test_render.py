@@ -218,9 +218,11 @@ def test_legend_shows_every_kind_and_state(renderer):
         "AccumulateGrad",
         "stale: v1 (saved v0)",
         "released",
-        "ran",
-        "running now",
-        "ready to run",
+        "ran earlier",
+        "constant (no grad)",
+        "anomaly",
+        "this step",
+        "ready: runs next",
     ]:
         assert word in shown
 
@@ -351,9 +353,7 @@ def test_backward_steps_mark_ran_current_ready_and_edge_grads(renderer):
     assert texts(sent) == ["[2]", f"grad {mul_to_exp.grad}"]  # what ExpBackward0 sent back
     assert mul_to_exp.grad == "[20.09, 2981]"  # exp(x * w) at x = [1, 2], w = [3, 4]
     assert text_fills(sent)[f"grad {mul_to_exp.grad}"] == render.TEXT_COLORS["grad"]
-    assert "backward: 2 of 5 nodes ran; running now: ExpBackward0; ready: MulBackward0" in texts(
-        root
-    )
+    assert "backward: 2 of 5 nodes ran; this step: ExpBackward0; ready: MulBackward0" in texts(root)
     not_yet = edges[f"edge-{snap.node_named('x').id}-{ids_named(snap, 'AccumulateGrad')[-1]}-0"]
     assert "grad" not in classes(not_yet)
     list(running)

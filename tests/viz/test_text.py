@@ -94,11 +94,11 @@ def test_backward_progress_and_the_gradients_sent_back():
     running = tg.autograd.backward_steps(loss)
     steps = [next(running), next(running)]  # SumBackward0, then ExpBackward0
     text = viz.text(loss, steps=steps)
-    assert "backward: 2 of 5 nodes ran; running now: ExpBackward0; ready: MulBackward0" in text
+    assert "backward: 2 of 5 nodes ran; this step: ExpBackward0; ready: MulBackward0" in text
     assert line_with(text, "SumBackward0  ") == "SumBackward0  scalar  [ran]"
     assert (
         line_with(text, "ExpBackward0  ")
-        == "ExpBackward0  [2]  [running now]  grad sent back: [1, 1]"
+        == "ExpBackward0  [2]  [this step]  grad sent back: [1, 1]"
     )
     assert (
         line_with(text, "MulBackward0  ")
@@ -106,7 +106,7 @@ def test_backward_progress_and_the_gradients_sent_back():
     )
     assert "grad sent back" not in line_with(text, "into x.grad")
     hidden = viz.text(loss, steps=steps, show_grads=False)
-    assert "grad sent back" not in hidden and "[running now]" in hidden
+    assert "grad sent back" not in hidden and "[this step]" in hidden
     list(running)
 
 

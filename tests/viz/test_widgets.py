@@ -146,7 +146,10 @@ def test_each_step_shows_the_node_that_ran_and_its_gradients():
         step = stepper.steps[-1]
         assert stepper.current_node is step.node
         panel = text_of(stepper.panel.value)
-        assert f'<div class="tg-current-node"><b>{step.node.name()}</b> ran' in panel
+        assert (
+            f'<span class="tg-swatch current"></span><b>{step.node.name()}</b> ran in this step'
+            in panel
+        )
         for g in step.grad_outputs:
             assert preview(g) in panel
         for g in step.grad_inputs:

@@ -1,0 +1,104 @@
+"""The chain rule on the screen (viz._rules and the stepper's panel): every step shows,
+for each input, the local rule, the rule with the numbers in it, and the gradient sent;
+and a stepper's snapshots, updated step by step, are the snapshots of the whole graph."""
+
+import numpy as np
+import pytest
+
+import teachgrad as tg
+from teachgrad.autograd.graph import advance, snapshot
+from viz._rules import rules_of, values
+from viz.stepper import BackwardStepper
+
+
+def programs():
+    """Small graphs with every kind of node: products, unary ops, reductions, matmul."""
+    rng = np.random.default_rng(0)
+
+    def leaf(*shape):
+        return tg.tensor(rng.standard_normal(shape), requires_grad=True)
+
+    a, b = leaf(3), leaf(3)
+    yield "mul-exp-sum", (a * b).exp().sum()
+    w, x = leaf(2, 3), tg.tensor(rng.standard_normal((4, 3)))  # x needs no grad
+    yield "linear-tanh-mean", (x @ w.t()).tanh().mean()
+    c = leaf(2, 2)
+    yield "shared-node", (c.sin() * c.cos() + c / (c * c + 1)).sum()
+    big = leaf(5, 4)
+    yield "big", (big * big).sum()
+
+
+@pytest.mark.parametrize(
+    "name,loss", list(programs()), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_stepped_snapshots_are_the_whole_graph_s_snapshots(name, loss):
+    steps = list(tg.autograd.backward_steps(loss, retain_graph=True))
+    snap = snapshot(loss)
+    for k, step in enumerate(steps, 1):
+        snap = advance(snap, step)
+        assert snap == snapshot(loss, steps=steps[:k]), f"after step {k}"
+
+
+@pytest.mark.parametrize(
+    "name,loss", list(programs()), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_the_panel_shows_each_rule_and_the_gradient_backward_sent(name, loss):
+    stepper = BackwardStepper(loss)
+    with_rules = 0
+    while not stepper.at_end:
+        stepper.step()
+        frame, step = stepper.history[stepper.index], stepper.steps[-1]
+        if len(frame.rules) == len(step.grad_inputs):
+            for rule, sent in zip(frame.rules, step.grad_inputs):
+                assert rule.rule.startswith(f"∂L/∂{rule.input} = ")
+                assert rule.result == (None if sent is None else values(sent))
+                if rule.result is not None:
+                    assert f"= {rule.result}" in stepper.panel.value
+            with_rules += bool(frame.rules)
+    assert with_rules >= 2  # built-in nodes carry their rule
+
+
+def test_a_product_shows_its_numbers_and_a_big_one_its_shapes():
+    a = tg.tensor([2.0], requires_grad=True)
+    b = tg.tensor([3.0], requires_grad=True)
+    loss = a * b
+    saved = {s.name: s for s in snapshot(loss).node_named("MulBackward0").saved}
+    step = next(tg.autograd.backward_steps(loss))
+    (first, second) = rules_of(step, saved)
+    assert (first.rule, first.numbers, first.result) == (
+        "∂L/∂self = ∂L/∂out · other",
+        "[1] · [3]",
+        "[3]",
+    )
+    assert (second.rule, second.numbers, second.result) == (
+        "∂L/∂other = ∂L/∂out · self",
+        "[1] · [2]",
+        "[2]",
+    )
+    big = tg.ones(5, 4, requires_grad=True)
+    loss = big * big
+    saved = {s.name: s for s in snapshot(loss).node_named("MulBackward0").saved}
+    step = next(tg.autograd.backward_steps(loss, tg.ones(5, 4)))
+    assert rules_of(step, saved)[0].numbers == "[5, 4] · [5, 4]"
+
+
+def test_a_custom_function_shows_its_backward_source():
+    class Cube(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 3 * x**2
+
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    stepper = BackwardStepper(Cube.apply(x).sum())
+    stepper.step()  # SumBackward0: a built-in, with its rule
+    assert stepper.history[-1].rules and stepper.history[-1].source is None
+    stepper.step()  # the custom node
+    frame = stepper.history[-1]
+    assert frame.rules == [] and "return grad * 3 * x**2" in frame.source
+    assert "Its backward (your Function)" in stepper.panel.value

@@ -1,0 +1,132 @@
+"""The chain rule of one backward step, written the way a lecture writes it.
+
+When a node runs, it receives ∂L/∂out and sends each input ∂L/∂input: ∂L/∂out put
+through a *local* rule. Built-in Functions carry that rule as data, next to their
+backward (``formula = {"self": "grad · other", "other": "grad · self"}``, ``grad``
+standing for ∂L/∂out), so the stepper can show, for each input of the node that ran::
+
+    ∂L/∂self = ∂L/∂out · other       the rule
+             = [-0.4768] · [0.42]     the rule with the numbers, for small tensors
+             = [-0.2002]              what backward computed and sends on
+
+For big tensors the middle line shows shapes instead (``[5, 4] · [5, 4]``). The
+numbers come from the snapshot taken *before* the step (what the node saved is
+released once it has run). A custom Function carries no such data: the stepper shows
+its ``backward`` source instead.
+
+    >>> import teachgrad as tg
+    >>> a, b = tg.tensor([2.0], requires_grad=True), tg.tensor([3.0], requires_grad=True)
+    >>> loss = a * b
+    >>> before = tg.autograd.graph.snapshot(loss)
+    >>> step = next(tg.autograd.backward_steps(loss))
+    >>> saved = {s.name: s for s in before.node_named("MulBackward0").saved}
+    >>> for rule in rules_of(step, saved):
+    ...     print(rule.rule, "|", rule.numbers, "|", rule.result)
+    ∂L/∂self = ∂L/∂out · other | [1] · [3] | [3]
+    ∂L/∂other = ∂L/∂out · self | [1] · [2] | [2]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+import re
+import textwrap
+
+SMALL = 6  # tensors with at most this many elements show their numbers in the rule
+# ASCII: "result²" is the name "result" squared, not one word
+_NAME = re.compile(r"\b([A-Za-z_]\w*)", re.ASCII)
+_GRAD = re.compile(r"\bgrad(\d*)(?!\w)", re.ASCII)
+
+
+@dataclasses.dataclass
+class Rule:
+    """One input's line of the chain rule (``numbers``: None when they cannot be shown)."""
+
+    input: str
+    rule: str  # "∂L/∂self = ∂L/∂out · other"
+    numbers: str | None  # "[1] · [3]", or shapes for big tensors
+    result: str | None  # the gradient backward sent to this input
+
+
+def formula_of(node) -> dict | None:
+    """The built-in rule table of a node: its own, or that of the Function that made it."""
+    found = getattr(node, "formula", None)
+    if found is None:
+        found = getattr(getattr(type(node), "_forward_cls", None), "formula", None)
+    return found
+
+
+def values(t) -> str:
+    """A tensor's first values, as a rule shows them: ``[0.5, -1.25]`` or ``3`` (0-d).
+
+    >>> import teachgrad as tg
+    >>> values(tg.tensor([0.5, -1.25])), values(tg.tensor(3.0))
+    ('[0.5, -1.25]', '3')
+    """
+    flat = t.detach().reshape(-1)[:SMALL].tolist()
+    text = ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in flat)
+    more = ", ..." if t.numel() > SMALL else ""
+    return f"[{text}{more}]" if t.dim() else text
+
+
+def shape_of(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]" if len(shape) else "scalar"
+
+
+def rules_of(step, saved: dict) -> list:
+    """The chain rule of ``step`` (a ``BackwardStep``), one ``Rule`` per input in the
+    node's formula; ``saved``: name -> ``SavedInfo`` of the node, from before it ran."""
+    formula = formula_of(step.node)
+    if not formula:
+        return []
+    grads = {f"grad{i}": g for i, g in enumerate(step.grad_outputs)}
+    grads["grad"] = step.grad_outputs[0] if step.grad_outputs else None
+    sent = list(step.grad_inputs) if len(step.grad_inputs) == len(formula) else None
+    found = []
+    for i, (name, rhs) in enumerate(formula.items()):
+        shown = _GRAD.sub(lambda m: f"∂L/∂out{m.group(1)}", rhs)
+        result = sent[i] if sent is not None else None
+        found.append(
+            Rule(
+                name,
+                f"∂L/∂{name} = {shown}",
+                _numbers(rhs, grads, saved),
+                None if result is None else values(result),
+            )
+        )
+    return found
+
+
+def _numbers(rhs: str, grads: dict, saved: dict) -> str | None:
+    """``rhs`` with each tensor in it replaced by its values (all small) or its shape."""
+    known = {}  # name -> (values text or None, shape, number of elements)
+    for name in set(_NAME.findall(rhs)):
+        if name in grads and grads[name] is not None:
+            g = grads[name]
+            known[name] = (values(g), list(g.shape), g.numel())
+        elif name in saved:
+            s = saved[name]
+            known[name] = (s.preview, s.shape, math.prod(s.shape))
+    if not known:
+        return None
+    small = all(text is not None and count <= SMALL for text, _, count in known.values())
+    if small:
+        return _NAME.sub(lambda m: known[m.group(1)][0] if m.group(1) in known else m.group(1), rhs)
+    return _NAME.sub(
+        lambda m: shape_of(known[m.group(1)][1]) if m.group(1) in known else m.group(1), rhs
+    )
+
+
+def backward_source(node, lines: int = 14) -> str | None:
+    """The ``backward`` of the custom Function that made ``node`` (at most ``lines``
+    lines), or None for built-ins and where the source cannot be found."""
+    function = getattr(type(node), "_forward_cls", None)
+    if function is None or formula_of(node) or function.__module__.startswith("teachgrad."):
+        return None
+    try:
+        source = textwrap.dedent(inspect.getsource(function.backward)).splitlines()
+    except (OSError, TypeError):
+        return None
+    return "\n".join(source[:lines] + (["..."] if len(source) > lines else []))
