@@ -104,8 +104,7 @@ def group(snap, module_types=None, fold=None) -> Grouping:
     >>> sorted(snap.node(i).name for i, key in grouping.home.items())
     ['0.bias', '0.weight', 'AccumulateGrad', 'AccumulateGrad', 'AddmmBackward0', 'TBackward0']
     """
-    scopes = module_scopes(snap)
-    repeats = repeat_blocks(snap, scopes)
+    scopes, repeats = _structure(snap)
     grouping = Grouping({}, {})
     for node in snap.nodes:
         path = []  # outermost first: layer, then repetition, then modules
@@ -123,6 +122,28 @@ def group(snap, module_types=None, fold=None) -> Grouping:
     if fold or (fold is None and len(snap.nodes) > FOLD_ABOVE):
         _fold(grouping, snap)
     return grouping
+
+
+_STRUCTURES: dict = {}  # the graph's shape -> (scopes, repeats); see _structure
+_STRUCTURES_KEPT = 8
+
+
+def _structure(snap) -> tuple:
+    """``(module_scopes(snap), repeat_blocks(snap, scopes))``, remembered for the last few
+    graphs.
+
+    Why: both depend only on the graph's nodes, names and edges, which stay the same
+    while a stepper runs backward through it, yet finding the repeats of a loop was
+    the largest cost of each step: on a 1,000-op chain one Step took 77 ms with them
+    recomputed and 45 ms remembered, redraw included (benchmarks/bench_viz.py, (1)).
+    """
+    key = (tuple((n.id, n.name) for n in snap.nodes), len(snap.edges))
+    if key not in _STRUCTURES:
+        if len(_STRUCTURES) >= _STRUCTURES_KEPT:
+            del _STRUCTURES[next(iter(_STRUCTURES))]  # the oldest
+        scopes = module_scopes(snap)
+        _STRUCTURES[key] = (scopes, repeat_blocks(snap, scopes))
+    return _STRUCTURES[key]
 
 
 def _layer_label(layer: int) -> str:

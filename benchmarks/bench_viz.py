@@ -1,0 +1,135 @@
+"""How the visual tools scale: the stepper, the DOT and text writers, folding, GraphView.
+
+    python benchmarks/bench_viz.py [--rounds 5]
+
+Four measurements, on chains of ``tanh(0.9 * y)`` (two recorded ops per link) and on a
+small MLP's training loop:
+
+1. one ``BackwardStepper.step()`` on a 1,000-op graph, including the redraw (the
+   picture is drawn with the Graphviz program found, folded as ``draw`` folds it);
+2. ``viz.render.to_dot`` and ``viz.text`` on 1,000 and 3,000 ops: linear means the
+   3k/1k ratio is near 3;
+3. a 2,000-node graph drawn with folding, DOT to SVG included;
+4. a training loop with a live ``GraphView`` watching it (default throttle) against
+   the same loop without one.
+
+Times are medians over ``--rounds`` rounds; targets from the pictures issue are
+printed beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import teachgrad as tg  # noqa: E402 - after the path is set
+import viz  # noqa: E402
+from viz import _clusters, render  # noqa: E402
+from viz.live import GraphView  # noqa: E402
+from viz.stepper import BackwardStepper  # noqa: E402
+
+
+def chain(ops: int):
+    """A loss at the end of ``ops`` recorded ops."""
+    x = tg.ones(4, requires_grad=True)
+    y = x
+    for _ in range(ops // 2):
+        y = (y * 0.9).tanh()
+    return y.sum()
+
+
+def median_time(fn, rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def stepper_step(rounds: int) -> float:
+    """Seconds per Step in the middle of backward through 1,000 ops, redraw included."""
+    stepper = BackwardStepper(chain(1000))
+    for _ in range(10):
+        stepper.step()
+    return median_time(stepper.step, rounds)
+
+
+def writers(rounds: int) -> dict:
+    found = {}
+    for ops in (1000, 3000):
+        snap = tg.autograd.graph.snapshot(chain(ops))
+        found[("to_dot", ops)] = median_time(first_drawing(render.to_dot, snap), rounds)
+        found[("text", ops)] = median_time(lambda s=snap: viz.text(s), rounds)
+    return found
+
+
+def folded_drawing(rounds: int) -> float:
+    snap = tg.autograd.graph.snapshot(chain(2000))
+    return median_time(first_drawing(render.to_svg, snap), rounds)
+
+
+def first_drawing(draw, snap):
+    """``draw(snap)`` as for a graph never drawn before: without the structure that a
+    stepper's later drawings reuse (viz._clusters._structure)."""
+
+    def run():
+        _clusters._STRUCTURES.clear()
+        draw(snap)
+
+    return run
+
+
+def training(view: bool, steps: int = 200) -> float:
+    model = tg.nn.Sequential(tg.nn.Linear(16, 32), tg.nn.Tanh(), tg.nn.Linear(32, 4))
+    optimizer = tg.optim.SGD(model.parameters(), lr=0.1)
+    x, labels = tg.randn(64, 16), tg.randint(0, 4, (64,))
+    watcher = GraphView() if view else None
+    start = time.perf_counter()
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = tg.nn.functional.cross_entropy(model(x), labels)
+        loss.backward()
+        optimizer.step()
+    if watcher is not None:
+        watcher.close()
+    return time.perf_counter() - start
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args(argv)
+    found = render.find_renderer()
+    print(f"renderer: {found.name if found else 'none (text)'}")
+
+    step = stepper_step(args.rounds)
+    print(f"(1) stepper step, 1,000 ops, redraw included: {step * 1e3:.1f} ms (target <= 50 ms)")
+    times = writers(args.rounds)
+    for name in ("to_dot", "text"):
+        small, big = times[(name, 1000)], times[(name, 3000)]
+        print(
+            f"(2) {name}: 1k ops {small * 1e3:.1f} ms, 3k ops {big * 1e3:.1f} ms, "
+            f"ratio {big / small:.2f} (target <= 3.3)"
+        )
+    if found is not None:
+        print(
+            f"(3) 2,000-node graph drawn, folded: {folded_drawing(args.rounds):.2f} s (target < 2 s)"
+        )
+    plain, watched = [], []
+    for _ in range(args.rounds):  # interleaved: the machine's noise hits both alike
+        plain.append(training(view=False))
+        watched.append(training(view=True))
+    ratio = statistics.median(watched) / statistics.median(plain)
+    print(
+        f"(4) training loop with a live GraphView: {ratio:.2f}x the loop without (target <= 1.10x)"
+    )
+
+
+if __name__ == "__main__":
+    main()
