@@ -83,7 +83,7 @@ def rules_of(step, saved: dict) -> list:
         return []
     grads = {f"grad{i}": g for i, g in enumerate(step.grad_outputs)}
     grads["grad"] = step.grad_outputs[0] if step.grad_outputs else None
-    sent = list(step.grad_inputs) if len(step.grad_inputs) == len(formula) else None
+    sent = _sent_per_rule(step, len(formula))
     found = []
     for i, (name, rhs) in enumerate(formula.items()):
         shown = _GRAD.sub(lambda m: f"∂L/∂out{m.group(1)}", rhs)
@@ -97,6 +97,15 @@ def rules_of(step, saved: dict) -> list:
             )
         )
     return found
+
+
+def _sent_per_rule(step, count: int) -> list | None:
+    """The gradient sent for each rule: the node's inputs match its rules one to one, or
+    its rules are those of the inputs that have an edge (a loss's target has none)."""
+    if len(step.grad_inputs) == count:
+        return list(step.grad_inputs)
+    edged = [g for (nxt, _), g in zip(step.node.next_functions, step.grad_inputs) if nxt]
+    return edged if len(edged) == count else None
 
 
 def _numbers(rhs: str, grads: dict, saved: dict) -> str | None:

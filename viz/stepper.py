@@ -311,7 +311,10 @@ class BackwardStepper(widgets.VBox):
 # The panel's look: the same colours as the picture (viz.render's STATES and its gradient
 # orange), readable at 100% zoom; repeated in every panel, which may be shown on its own.
 PANEL_STYLE = """<style>
-.tg-panel-body{font:13px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#212121;padding:0 .4em}
+.tg-panel-body{font:13px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#212121;padding:0 .4em;
+  white-space:normal;overflow-wrap:anywhere}
+.tg-panel-body *{white-space:normal;line-height:1.45}
+.tg-panel-body table,.tg-panel-body tr,.tg-panel-body td{height:auto}
 .tg-panel-body h4{margin:.8em 0 .25em;font-size:11px;font-weight:600;letter-spacing:.05em;
   text-transform:uppercase;color:#757575}
 .tg-step-title{font-weight:600;color:#616161}
@@ -320,9 +323,9 @@ PANEL_STYLE = """<style>
   vertical-align:-.1em;box-sizing:border-box}
 .tg-swatch.current{background:#ffe0b2;border:2px solid #e65100}
 .tg-swatch.ready{background:#eeeeee;border:1px dashed #e65100}
-.tg-panel-body table{border-collapse:collapse;width:100%}
+.tg-panel-body table{border-collapse:collapse;width:100%;table-layout:fixed}
 .tg-panel-body td{padding:.15em .45em;border-top:1px solid #eeeeee;vertical-align:top}
-.tg-panel-body td:first-child{white-space:nowrap;color:#424242;width:1%}
+.tg-panel-body td:first-child{color:#424242;width:45%}
 .tg-panel-body code{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
   white-space:pre-wrap;overflow-wrap:anywhere}
 .tg-rule{margin:.3em 0 .5em;padding:.3em .55em;border-left:3px solid #d84315;background:#fbf3ef}
@@ -354,14 +357,7 @@ def panel_html(frame: Frame) -> str:
         ]
         parts.append(_table("It received", "tg-grad-outputs", arrived))
         parts.append(_chain_rule(frame))
-        names = [rule.input for rule in frame.rules]
-        rows = [
-            (
-                f"{e(names[i] if len(names) == len(frame.grad_inputs) else f'input {i}')} &rarr; {e(where)}",
-                g,
-            )
-            for i, (where, g) in enumerate(frame.grad_inputs)
-        ]
+        rows = [(f"{e(label)} &rarr; {e(where)}", g) for label, (where, g) in _sent_rows(frame)]
         parts.append(_table("It sent", "tg-grad-inputs", rows, escaped=True))
         waiting = ", ".join(frame.ready) or "nothing: backward is done"
         parts.append(
@@ -370,6 +366,15 @@ def panel_html(frame: Frame) -> str:
     parts.append(_table("The leaves' .grad", "tg-leaf-grads", frame.leaf_grads))
     parts.append("</div>")
     return "\n".join(parts)
+
+
+def _sent_rows(frame: Frame) -> list:
+    """(input's name, (where it went, gradient)): the rules' names where they match the
+    inputs one to one, else "input k"."""
+    names = [rule.input for rule in frame.rules]
+    if len(names) != len(frame.grad_inputs):
+        names = [f"input {i}" for i in range(len(frame.grad_inputs))]
+    return list(zip(names, frame.grad_inputs))
 
 
 def _step_title(frame: Frame) -> str:

@@ -4,7 +4,12 @@ What it proves, as a student would see it: JupyterLab opens
 ``notebooks/02_step_through_backward.ipynb``, *Run All Cells* runs it, the
 ``BackwardStepper`` widget renders (buttons, an SVG picture of the graph, the
 current-node panel), and clicking **Step** makes the kernel run one node of backward
-and redraw: the SVG in the page changes and the panel names the node that ran.
+and redraw: the SVG in the page changes and the panel names the node that ran. The
+pictures fit: the model stepper's SVG lies inside its output area, the node that just
+ran is inside the visible window, the panel shows a chain-rule line with numbers, and
+no text in the picture runs out of its node's shape. Then ``01_computation_graphs``
+runs: every picture, the wide ``rankdir="LR"`` one included, lies inside its output
+area, and the zoom switch shows the wide one at its natural size in a scrolling box.
 
 How: JupyterLab runs headless (tests/jupyterlab.py) in a temporary copy of
 ``notebooks/``, so nothing leaks into the repository or the home folder. Playwright drives
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -50,8 +56,10 @@ VIEWPORT = {"width": 1600, "height": 1000}
 # The texts of the tracebacks in the page (a JavaScript expression): JupyterLab shows an
 # exception raised in a cell as stderr output.
 CELL_ERRORS = """[...document.querySelectorAll(
-    ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")]
+    ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")]
     .map(output => output.textContent).filter(text => text.includes('Traceback'))"""
+# The notebook in front (JupyterLab keeps the other open notebooks hidden in the page).
+ACTIVE = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 # A stepper whose Step button can still be pressed (earlier steppers in the notebook
 # have been run to the end by later cells).
 STEPPER = ".tg-stepper:has(button.tg-step-button:not([disabled]))"
@@ -117,6 +125,7 @@ def test_stepper_step_button_redraws_the_graph_in_jupyterlab(tmp_path):
                 page.on("pageerror", lambda e: console.append(f"[pageerror] {e}"))
                 try:
                     check_stepper(page, lab, artifacts)
+                    check_pictures_fit(page, lab, artifacts)
                 except (PlaywrightError, AssertionError) as exc:
                     with contextlib.suppress(PlaywrightError):
                         page.screenshot(path=str(artifacts / "failure.png"), full_page=True)
@@ -135,9 +144,15 @@ def test_stepper_step_button_redraws_the_graph_in_jupyterlab(tmp_path):
         shutil.copy(lab.log_path, artifacts / "jupyterlab.log")
 
 
-def check_stepper(page, lab: JupyterLab, artifacts: Path) -> None:
-    page.goto(f"{lab.base}/lab/tree/{NOTEBOOK}?token={lab.token}", timeout=PAGE_LOAD_MS)
-    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=PAGE_LOAD_MS)
+def open_and_run_all(page, lab: JupyterLab, notebook: str) -> None:
+    """Open ``notebook`` in the lab, wait for its kernel, Run All, wait for every cell."""
+    page.goto(f"{lab.base}/lab/tree/{notebook}?token={lab.token}", timeout=PAGE_LOAD_MS)
+    # the notebook's own tab in front (a lab may restore others behind it), focused
+    page.wait_for_selector(
+        f".lm-TabBar-tab.lm-mod-current[title*='{notebook}']", timeout=PAGE_LOAD_MS
+    )
+    page.wait_for_selector(f"{ACTIVE} .jp-Cell", timeout=PAGE_LOAD_MS)
+    page.locator(f"{ACTIVE} .jp-Cell").first.click()
     # The status bar says "No Kernel | Initializing" until the kernel is connected.
     page.wait_for_function(
         """() => [...document.querySelectorAll('.jp-StatusBar-TextItem')]
@@ -150,12 +165,16 @@ def check_stepper(page, lab: JupyterLab, artifacts: Path) -> None:
     # (Run All stops at an exception; JupyterLab shows its traceback as stderr).
     page.wait_for_function(
         f"""() => ({CELL_ERRORS}).length > 0
-                  || [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
+                  || [...document.querySelectorAll('{ACTIVE} .jp-CodeCell .jp-InputPrompt')]
                      .every(p => /\\[\\d+\\]/.test(p.textContent))""",
         timeout=RUN_ALL_MS,
     )
     errors = page.evaluate(f"() => {CELL_ERRORS}")
     assert not errors, f"a cell failed in JupyterLab:\n{errors[0]}"
+
+
+def check_stepper(page, lab: JupyterLab, artifacts: Path) -> None:
+    open_and_run_all(page, lab, NOTEBOOK)
 
     # The last cell draws a stepper that has not run yet; wait for its picture.
     stepper = page.locator(STEPPER).last
@@ -191,9 +210,84 @@ def check_stepper(page, lab: JupyterLab, artifacts: Path) -> None:
     assert svg_after != svg_before, "the graph SVG did not change after Step"
     assert "<svg" in svg_after, "after Step the stepper shows no SVG picture"
     assert "current" in svg_after, "no node is marked as running in the redrawn SVG"
-    assert node_after != node_before and node_after.strip().endswith("ran"), (
+    assert node_after != node_before and node_after.strip().endswith("ran in this step"), (
         f"the current-node panel did not name the node that ran: {node_after!r}"
     )
+    check_fit(page, box, "the model stepper")
+    running = box.evaluate(f"box => {BOX}(box.querySelector('.tg-graph svg g.node.current'))")
+    window = page.evaluate("() => [window.innerWidth, window.innerHeight]")
+    assert running is not None, "no node is marked as running"
+    assert running["left"] >= 0 and running["right"] <= window[0], (
+        f"the node that ran is out of view: {running} in a window of {window}"
+    )
+    rules = box.evaluate("box => [...box.querySelectorAll('.tg-rule')].map(rule => rule.innerText)")
+    assert any("∂L/∂" in r and re.search(r"^= .*\d", r, flags=re.M) for r in rules), (
+        f"the panel shows no chain-rule line with numbers: {rules}"
+    )
+    panel = box.evaluate(
+        "box => [box.querySelector('.tg-panel').scrollWidth, box.querySelector('.tg-panel').clientWidth]"
+    )
+    assert panel[0] <= panel[1] + 1, f"the panel's text is wider than the panel: {panel}"
+    overflowing = box.evaluate(TEXT_OUTSIDE_ITS_SHAPE)
+    assert not overflowing, f"text runs out of its node's shape: {overflowing[:5]}"
+
+
+# The page box of an element (a JavaScript function), or null.
+BOX = """(el => { if (!el) return null; const r = el.getBoundingClientRect();
+                   return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; })"""
+
+# The texts of the stepper's picture that stick out of their node's shape by more than
+# a pixel (the shape: the node's ellipse, polygon or path, the first one drawn).
+TEXT_OUTSIDE_ITS_SHAPE = """box => {
+    const out = [];
+    for (const node of box.querySelectorAll('.tg-graph svg g.node')) {
+        const shape = node.querySelector('ellipse, polygon, path');
+        if (!shape) continue;
+        const s = shape.getBoundingClientRect();
+        for (const text of node.querySelectorAll('text')) {
+            const t = text.getBoundingClientRect();
+            if (t.left < s.left - 1 || t.right > s.right + 1 || t.top < s.top - 1 || t.bottom > s.bottom + 1)
+                out.push(text.textContent);
+        }
+    }
+    return out;
+}"""
+
+
+def check_fit(page, element, what: str) -> None:
+    """Every SVG picture inside ``element`` lies inside its notebook output area."""
+    found = element.evaluate(
+        f"""el => [...el.querySelectorAll('svg')].filter(svg => svg.closest('.tg-fit'))
+              .map(svg => [{BOX}(svg), {BOX}(svg.closest('.jp-OutputArea-output'))])"""
+    )
+    assert found, f"{what}: no picture found"
+    for picture, area in found:
+        assert picture["left"] >= area["left"] - 1 and picture["right"] <= area["right"] + 1, (
+            f"{what}: a picture {picture} runs out of its output area {area}"
+        )
+
+
+def check_pictures_fit(page, lab: JupyterLab, artifacts: Path) -> None:
+    """01_computation_graphs, run in the lab: every picture fits; zoom shows the wide one."""
+    open_and_run_all(page, lab, "01_computation_graphs.ipynb")
+    notebook = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").last
+    check_fit(page, notebook.element_handle(), "01_computation_graphs")
+    widths = notebook.evaluate(
+        "nb => [...nb.querySelectorAll('.tg-fit > svg')].map(svg => parseFloat(svg.style.maxWidth))"
+    )
+    wide = notebook.locator(".tg-fit").nth(widths.index(max(widths)))
+    wide.scroll_into_view_if_needed()
+    wide.screenshot(path=str(artifacts / "wide_graph_fitted.png"))
+    fitted = wide.evaluate(f"el => {BOX}(el.querySelector('svg'))")
+    wide.locator("input.tg-zoom").check()
+    zoomed = wide.evaluate(
+        f"el => [{BOX}(el.querySelector('svg')), el.scrollWidth, el.clientWidth]"
+    )
+    assert zoomed[0]["right"] - zoomed[0]["left"] > 1.5 * (fitted["right"] - fitted["left"]), (
+        f"zoom did not enlarge the wide graph: {fitted} -> {zoomed[0]}"
+    )
+    assert zoomed[1] > zoomed[2], "the zoomed graph's box does not scroll"
+    wide.screenshot(path=str(artifacts / "wide_graph_zoomed.png"))
 
 
 def read_stepper(box) -> tuple[str, str]:
