@@ -5,7 +5,7 @@ Builds Gradescope's standard autograder bundle. Gradescope extracts the zip into
 ``run_autograder`` (copied to ``/autograder/``) for each submission. So the zip's root
 holds ``setup.sh`` (a virtual environment in ``/autograder/venv`` with this project
 installed from ``/autograder/source``, extra ``grader``), ``run_autograder`` (grades the
-one notebook or .py file in ``/autograder/submission`` and writes
+one notebook or .py file in ``/autograder/submission``, refusing a symbolic link, and writes
 ``/autograder/results/results.json``) and the project (``pyproject.toml``, ``README.md``,
 ``teachgrad/``, ``viz/``, ``course/``).
 
@@ -47,7 +47,8 @@ if [ -z "$submission" ]; then
   exit 0
 fi
 graded=$(mktemp -d)
-"$python" -m course.grade "$submission" --exercise {exercise} --out "$graded"
+"$python" -m course.grade "$submission" --exercise {exercise} --out "$graded" \\
+  --within "$root/submission"
 cp "$graded"/*/results.json "$results/results.json"
 """
 

@@ -4,8 +4,11 @@
 
 - :mod:`.core`    -- grade one submission (tests.py run here on proxies of the student's
   objects, plus a fresh-input probe against the reference solution)
-- :mod:`.sandbox` -- the ``python -I`` child process: limits, timeouts, nonce-checked pipes
+- :mod:`.sandbox` -- the ``python -I`` child process: limits, timeouts, nonce-checked pipes,
+  its own namespaces, its folder's quota
 - :mod:`.child`   -- what runs inside the sandbox (student cells, then the wire's peer)
+- :mod:`.confine` -- what the child forbids itself with the kernel's help: new processes,
+  a folder larger than its quota (beside :mod:`.landlock`'s file rules)
 - :mod:`.wire`    -- the protocol both sides speak: values, proxies, remote autograd
 - :mod:`.remote`  -- the grader's end of the wire
 - :mod:`.report`  -- Gradescope results.json, JUnit XML, the class summary CSV

@@ -4,13 +4,15 @@ The grader starts it as ``python -I child.py REQUEST_FD REPLY_FD`` in an empty
 temporary directory holding ``cells.json`` (the submission's code cells). It
 
 1. reads a hello line (the run's nonce and the names the grader wants),
-2. loads :mod:`wire` (next to this file, by path: ``-I`` puts no folder of ours on
-   ``sys.path``), numpy and teachgrad; puts stubs in place of ``course`` and ``viz``
-   (the student's notebook imports them, but grading must never load the real
-   ``course``, which holds the instructor's solutions); and installs an audit hook that
-   refuses to read outside the sandbox's allowed roots, to write outside the working
-   directory, to start processes, to use ctypes, to open sockets or to signal other
-   processes,
+2. mounts a tmpfs on its folder when the grader asks (the disk quota, in the mount
+   namespace the grader started it in); loads :mod:`wire` (next to this file, by path:
+   ``-I`` puts no folder of ours on ``sys.path``), numpy and teachgrad; restricts itself
+   with Landlock and forbids itself new processes (seccomp, see confine.py); puts stubs
+   in place of ``course`` and ``viz`` (the student's notebook imports them, but grading
+   must never load the real ``course``, which holds the instructor's solutions); and
+   installs an audit hook that refuses to read outside the sandbox's allowed roots, to
+   write outside the working directory, to start processes, to use ctypes, to open
+   sockets or to signal other processes,
 3. runs the student's cells one by one (an error in one cell does not stop the next),
 4. answers the grader's requests with a :class:`wire.Peer` on the student's namespace:
    calls, attribute reads and operators on the student's objects, vjps of their outputs.
@@ -189,7 +191,7 @@ def _seed(seed):
 
 
 def _load(name):
-    """A module next to this file, loaded by its path (wire.py, landlock.py)."""
+    """A module next to this file, loaded by its path (wire.py, landlock.py, confine.py)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(f"teachgrad_{name}", HERE / f"{name}.py")
@@ -228,11 +230,15 @@ def main(argv):
         cells = json.load(file)
     os.remove("cells.json")
     sys.dont_write_bytecode = True
+    confine = _load("confine")
+    if hello.get("tmpfs"):
+        confine.mount_quota(os.getcwd(), **hello["tmpfs"])
     wire = _load("wire")  # with numpy and teachgrad: loaded before any rule is in force
     workdir = os.getcwd()
     readable = _readable(workdir)
     landlock = _load("landlock")
     landlock.restrict(landlock.beneath(readable, hello["denied"]), [workdir, "/dev/null"])
+    confine.no_new_processes()
     _install_stubs()
     _install_guard(workdir, readable, hello["denied"])
 

@@ -9,6 +9,7 @@ so no submission's process is still running while results are written.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -18,7 +19,7 @@ from course.exercises import Result
 
 from . import landlock
 from .core import Graded, grade_submission
-from .report import write_all
+from .report import printable, write_all
 
 
 def parse_args(argv=None):
@@ -34,6 +35,11 @@ def parse_args(argv=None):
     )
     parser.add_argument("--memory-mb", type=int, default=2048, help="address space limit")
     parser.add_argument("--seed", type=int, default=None, help="fix the probe's inputs")
+    parser.add_argument(
+        "--within",
+        help="the folder the students' files are in: no symbolic link below it is followed "
+        "(default: the folder that holds all the submissions)",
+    )
     return parser.parse_args(argv)
 
 
@@ -46,6 +52,7 @@ def main(argv=None):
         startup_timeout=args.startup_timeout,
         memory_mb=args.memory_mb,
         seed=args.seed,
+        within=args.within or _common_folder(args.submissions),
     )
     if not landlock.available():
         print(
@@ -74,6 +81,11 @@ def main(argv=None):
     return 0
 
 
+def _common_folder(paths):
+    """The folder that holds all ``paths`` (as written: links are not resolved)."""
+    return os.path.commonpath([os.path.dirname(os.path.abspath(p)) for p in paths])
+
+
 def _crashed(path, exercise, exc):
     """A zero grade that says the grader itself failed on this submission."""
     why = f"the grader failed on this submission ({type(exc).__name__}: {exc}); ask staff"
@@ -93,7 +105,8 @@ class Progress:
 
     def step(self, graded):
         self.count += 1
-        name = graded.submission.rsplit("/", 1)[-1]
+        # a file name may hold escape codes that would rewrite this line
+        name = printable(graded.submission.rsplit("/", 1)[-1], keep="")
         score = f"{graded.score:g}/{graded.max_score:g}"
         if self.tty:
             filled = int(30 * self.count / self.total)

@@ -1,10 +1,11 @@
 """Grading one submission: its code in a sandbox, every verdict in the grader.
 
 :func:`grade_submission` reads the submission's *source* (a notebook's code cells,
-via nbformat, or a .py file), starts a :class:`~course.grader.sandbox.Sandbox`, and
-runs the exercise's graded tests (``tests.py``, loaded here, never in the sandbox)
-on proxies of the student's objects (:mod:`.remote`). The tests' comparisons,
-finite differences and diagnoses (``course.testing``) therefore run in this process.
+via nbformat, or a .py file; a regular file, never a link to one), starts a
+:class:`~course.grader.sandbox.Sandbox`, and runs the exercise's graded tests
+(``tests.py``, loaded here, never in the sandbox) on proxies of the student's objects
+(:mod:`.remote`). The tests' comparisons, finite differences and diagnoses
+(``course.testing``) therefore run in this process.
 
 A passing test then gets a *fresh-input probe*: the forward calls it made are
 repeated on inputs scaled by random factors (a new seed per run) and compared with the
@@ -17,9 +18,12 @@ loses that test's points; a test is never failed for what it does not check.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import json
+import os
 import secrets
+import stat
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -35,7 +39,13 @@ from .remote import Session
 from .sandbox import Sandbox, SandboxError, Timeout
 from .wire import Proxy, RemoteError, WireError
 
-__all__ = ["Graded", "grade_submission", "load_submission", "reference_namespace"]
+__all__ = [
+    "Graded",
+    "SubmissionError",
+    "grade_submission",
+    "load_submission",
+    "reference_namespace",
+]
 
 PROBES_PER_TEST = 3
 
@@ -59,11 +69,20 @@ class Graded(NamedTuple):
         return sum(r.max_score for r in self.results)
 
 
-def load_submission(path):
+class SubmissionError(ValueError):
+    """What was handed in is not a submission: a link, a FIFO, a device, a folder."""
+
+
+LINK = "the submission is a symbolic link (or in a linked folder); submit the file itself"
+
+
+def load_submission(path, within=None):
     """The code of a submission as ``{"kind": ..., "cells": [source, ...]}``.
 
     Notebooks give their code cells (IPython magics and shell lines commented out);
     a .py file gives one source, split into top-level statements in the sandbox.
+    The file must be a regular file reached from the folder ``within`` through no
+    symbolic link (see :func:`read_regular`).
 
     >>> import tempfile, pathlib
     >>> file = pathlib.Path(tempfile.mkdtemp(), "answer.py")
@@ -72,7 +91,7 @@ def load_submission(path):
     {'kind': 'statement', 'cells': ['x = 1\\n']}
     """
     path = Path(path)
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = read_regular(path, within).decode("utf-8", errors="replace")
     if path.suffix == ".ipynb":
         import nbformat
 
@@ -80,6 +99,56 @@ def load_submission(path):
         cells = [_strip_magics(c.source) for c in nb.cells if c.cell_type == "code"]
         return {"kind": "cell", "cells": cells}
     return {"kind": "statement", "cells": [text]}
+
+
+def read_regular(path, within=None):
+    """The bytes of ``path``, a regular file below the folder ``within`` (by default its
+    own folder) with no symbolic link on the way; :class:`SubmissionError` otherwise.
+
+    A student chooses what they upload: a link to the instructor notebook would be
+    read by the grader, with the grader's rights, and a FIFO would block it forever.
+    So each step down from ``within`` is looked at with ``lstat`` first (a FIFO or a
+    device is never opened), then opened relative to the last with ``O_NOFOLLOW``, and
+    ``fstat`` checks that what was opened is what was looked at: swapping in a link
+    meanwhile does not work either.
+    """
+    path = os.path.abspath(path)
+    within = os.path.abspath(within) if within else os.path.dirname(path)
+    steps = Path(os.path.relpath(path, within)).parts
+    if ".." in steps:
+        raise SubmissionError(f"the submission {path} is not in the folder {within}")
+    fd = os.open(within, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for i, step in enumerate(steps):
+            inner = _step_down(fd, step, last=i == len(steps) - 1)
+            os.close(fd)
+            fd = inner
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            return file.read()
+    finally:
+        os.close(fd)
+
+
+def _step_down(folder, name, last):
+    """Open ``name`` in the open ``folder``: the file when ``last``, else a folder. A link,
+    a special file, or a file swapped since it was looked at, is refused."""
+    seen = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    if stat.S_ISLNK(seen.st_mode):
+        raise SubmissionError(LINK)
+    if last and not stat.S_ISREG(seen.st_mode):
+        kinds = {stat.S_IFDIR: "a folder", stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket"}
+        kind = kinds.get(stat.S_IFMT(seen.st_mode), "a device")
+        raise SubmissionError(f"the submission is not a regular file: {name} is {kind}")
+    flags = os.O_RDONLY | os.O_NOFOLLOW | (os.O_NONBLOCK if last else os.O_DIRECTORY)
+    try:
+        fd = os.open(name, flags, dir_fd=folder)
+    except OSError as exc:
+        raise SubmissionError(LINK if exc.errno == errno.ELOOP else str(exc)) from None
+    opened = os.fstat(fd)
+    if (opened.st_dev, opened.st_ino) != (seen.st_dev, seen.st_ino):
+        os.close(fd)
+        raise SubmissionError("the submission changed while it was being read; submit it again")
+    return fd
 
 
 def _strip_magics(source):
@@ -110,12 +179,14 @@ def grade_submission(
     startup_timeout=30.0,
     memory_mb=2048,
     seed=None,
+    within=None,
 ):
     """Grade the submission at ``path`` on ``exercise``'s tests (hidden ones included).
 
     Running the submission's cells may take ``startup_timeout`` seconds; each test then
     ``test_timeout`` (or the ``seconds`` its ``@points`` asks for, when more); all of it
-    together at most ``timeout``."""
+    together at most ``timeout``. ``within`` is the folder the students' files are in:
+    no link below it is followed (see :func:`read_regular`)."""
     start = time.monotonic()
     seed = secrets.randbits(32) if seed is None else seed
     rng = np.random.default_rng(seed)
@@ -124,9 +195,13 @@ def grade_submission(
     names = sorted({n for t in tests for n in t.uses})
     reference = reference_namespace(exercise)
     try:
-        cells = load_submission(path)
-    except Exception as exc:  # unreadable file: nothing to run, every test fails
-        why = f"the submission could not be read: {type(exc).__name__}: {exc}"
+        cells = load_submission(path, within)
+    except Exception as exc:  # not a submission, or unreadable: every test fails
+        why = (
+            str(exc)
+            if isinstance(exc, SubmissionError)
+            else f"the submission could not be read: {type(exc).__name__}: {exc}"
+        )
         results = [Result(t.__name__, 0, t.points, why, "error") for t in tests]
         return Graded(str(path), exercise, results, time.monotonic() - start, [why], seed)
     results = []

@@ -3,6 +3,10 @@
 Hidden tests are shown to students only after grades are published
 (``"visibility": "after_published"``); visible ones right away.
 
+Every text that comes from a submission (its file name, what its code raised) passes
+through :func:`printable` before it is written: a control character could break the
+XML, rewrite the instructor's terminal, or forge a line of output.
+
 >>> from course.exercises import Result
 >>> from course.grader.core import Graded
 >>> g = Graded("alice.ipynb", "01_pointwise", [Result("test_square", 2, 2, "passed")], 1.5, [], 7)
@@ -14,14 +18,40 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-__all__ = ["gradescope_json", "junit_xml", "write_all"]
+__all__ = ["gradescope_json", "junit_xml", "printable", "write_all"]
+
+# C0 and C1 controls, DEL, lone surrogates, and the two code points XML 1.0 refuses
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def printable(text, keep="\n\t"):
+    r"""``text`` with each control character (except those in ``keep``) and each lone
+    surrogate written as a visible escape: safe in XML, JSON, CSV and on a terminal.
+
+    >>> printable("ok\n\x1b[2K\rgraded 10/10\ud800")
+    'ok\n\\x1b[2K\\rgraded 10/10\\ud800'
+    >>> printable("two\nlines", keep="")
+    'two\\nlines'
+    """
+    return _UNPRINTABLE.sub(lambda m: m[0] if m[0] in keep else ascii(m[0])[1:-1], str(text))
+
+
+def _printable(graded):
+    """``graded`` with its submission's texts made printable (the file name on one line)."""
+    return graded._replace(
+        submission=printable(graded.submission, keep=""),
+        results=[r._replace(output=printable(r.output)) for r in graded.results],
+        messages=[printable(m) for m in graded.messages],
+    )
 
 
 def gradescope_json(graded, hidden):
     """The results.json dict for one :class:`~course.grader.core.Graded`."""
+    graded = _printable(graded)
     tests = [
         {
             "name": r.name,
@@ -50,6 +80,7 @@ def gradescope_json(graded, hidden):
 
 def junit_xml(graded):
     """One JUnit ``<testsuite>`` for a submission, as bytes."""
+    graded = _printable(graded)
     failures = sum(r.score < r.max_score for r in graded.results)
     suite = ET.Element(
         "testsuite",
@@ -85,7 +116,7 @@ def write_all(graded_list, out, hidden):
         for graded, ident in zip(graded_list, ids):
             scores = {r.name: r.score for r in graded.results}
             writer.writerow(
-                [ident, graded.submission, graded.score, graded.max_score,
+                [ident, printable(graded.submission, keep=""), graded.score, graded.max_score,
                  f"{graded.execution_time:.2f}", *(scores.get(n, 0) for n in test_names)]
             )  # fmt: skip
     return ids

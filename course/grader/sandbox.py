@@ -7,6 +7,13 @@ over two pipes that are not stdin/stdout (the student's prints go to a log file)
 one JSON line per message (the :mod:`.wire` protocol). Every message from the child
 must carry this run's random nonce, or it is rejected.
 
+Where the machine allows (see :func:`namespaces`), the child starts in new user, PID
+and mount namespaces: it is the first process of its PID namespace, so when it dies
+the kernel kills everything it started, and its folder is a tmpfs of ``QUOTA_MB``.
+The child itself refuses to start processes (see confine.py). Everywhere, the grader
+measures the folder while it waits and stops a child that fills it past the quota:
+without the tmpfs that bound is the quota plus what a child writes in ``POLL`` seconds.
+
 Each read waits at most until :attr:`Sandbox.deadline` (the grader sets one per
 test). A child that overruns it, dies, or sends nonsense is killed; the next
 message starts a fresh one (the student's cells run again), at most
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import importlib.util
 import json
 import os
@@ -38,6 +46,52 @@ from .wire import WireError
 
 CHILD = Path(__file__).with_name("child.py")
 MAX_REPLY = 64 * 1024 * 1024
+QUOTA_MB = 64  # what a submission may write into its folder, in all
+BLOCK = 4096  # each file or folder counts at least one block: many empty files fill it too
+POLL = 0.05  # seconds between two looks at the folder while the grader waits
+
+
+@functools.cache
+def namespaces():
+    """The command that runs a program in new user, PID and mount namespaces (``unshare``
+    from util-linux), or ``[]`` where this machine allows none (a Docker container)."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return []
+    # --kill-child: should unshare itself die, its child (and so the namespace) dies too
+    command = [unshare, "--user", "--map-root-user", "--pid", "--mount", "--fork", "--kill-child"]
+    try:
+        tried = subprocess.run([*command, "true"], capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return command if tried.returncode == 0 else []
+
+
+def _disk_usage(folder, limit):
+    """The bytes the files and folders under ``folder`` take (at least a ``BLOCK``
+    each), counted until the total passes ``limit``: a million files cost no more."""
+    total, folders = 0, [folder]
+    while folders and total <= limit:
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+                    total += max(entry.stat(follow_symlinks=False).st_blocks * 512, BLOCK)
+                    if total > limit:
+                        break
+        except OSError:
+            pass  # removed meanwhile, or the child is gone
+    return total
+
+
+def _children(pid):
+    """The pids of the processes ``pid`` started (Linux's /proc; empty elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as file:
+            return [int(child) for child in file.read().split()]
+    except OSError:
+        return []
 
 
 def _hidden():
@@ -110,6 +164,8 @@ class Sandbox:
     def _start(self):
         self.workdir = tempfile.mkdtemp(prefix="teachgrad-sandbox-")
         Path(self.workdir, "cells.json").write_text(json.dumps(self.cells), encoding="utf-8")
+        prefix = namespaces()
+        self.namespaced = bool(prefix)
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         env = {
@@ -122,10 +178,10 @@ class Sandbox:
             "MKL_NUM_THREADS": "1",
             "MPLBACKEND": "Agg",
         }
-        self.log = open(Path(self.workdir, "output.log"), "wb")  # noqa: SIM115
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - outside the folder's quota
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", str(CHILD), str(request_r), str(reply_w)],
+                [*prefix, sys.executable, "-I", str(CHILD), str(request_r), str(reply_w)],
                 cwd=self.workdir,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -144,6 +200,11 @@ class Sandbox:
         self.nonce = secrets.token_hex(16)
         denied = [str(p) for p in _hidden()]
         hello = {"nonce": self.nonce, "names": self.names, "denied": denied, "seed": self.seed}
+        if self.namespaced:  # the folder the child sees is a tmpfs in its mount namespace
+            hello["tmpfs"] = {"size": QUOTA_MB << 20, "files": (QUOTA_MB << 20) // BLOCK}
+            self.folder = f"/proc/{self.proc.pid}/root{self.workdir}"
+        else:
+            self.folder = self.workdir
         self._write(json.dumps(hello).encode() + b"\n")
 
     def _limits(self):  # runs in the child between fork and exec
@@ -161,11 +222,13 @@ class Sandbox:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writing too much fails, not kills
 
     def kill(self):
-        """Stop the child (its whole process group) and forget it."""
+        """Stop the child, and every process it started, and forget it: its whole PID
+        namespace if it has one, else its whole process group."""
         if self.proc is None:
             return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        if not self._end_namespace():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
         for fd in (self.request_fd, self.reply_fd):
             with contextlib.suppress(OSError):
@@ -175,6 +238,21 @@ class Sandbox:
         self.proc = None
 
     close = kill
+
+    def _end_namespace(self):
+        """Kill the first process of the child's PID namespace, so that the kernel kills
+        the rest; ``unshare`` exits once they are all gone. Returns whether it did."""
+        children = _children(self.proc.pid) if self.namespaced else []
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
+        if not children:
+            return False
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
 
     # ------------------------------------------------------------------ talking
 
@@ -196,10 +274,20 @@ class Sandbox:
             raise
 
     def _remaining(self):
+        """How long to wait now: until the deadline, or until the next look at the folder."""
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise Timeout("timed out (an infinite loop, or far too slow?)")
-        return left
+        self._check_quota()
+        return min(left, POLL)
+
+    def _check_quota(self):
+        """Stop here when the child's folder holds more than its quota."""
+        used = _disk_usage(self.folder, QUOTA_MB << 20) / 2**20
+        if used > QUOTA_MB:
+            raise SandboxError(
+                f"the submission wrote {used:.1f} MB into its folder, over its {QUOTA_MB} MB quota"
+            )
 
     def _write(self, data):
         while data:
@@ -223,6 +311,7 @@ class Sandbox:
             self.buffer += chunk
             if len(self.buffer) > MAX_REPLY:
                 raise SandboxError("the submission sent a reply that is far too large")
+        self._check_quota()  # what the child wrote before it answered
         line, self.buffer = self.buffer.split(b"\n", 1)
         try:
             message = json.loads(line)
