@@ -132,22 +132,32 @@ def draw(
     steps=None,
     fold=None,
     legend=False,
+    formulas=False,
+    values=render.VALUES,
+    digits=4,
 ) -> Drawing:
     """A picture of the graph behind ``graph``: a tensor (a module's output, say), a
     list/tuple of tensors, or a ``GraphSnapshot``.
 
     ``show_saved`` / ``show_versions``: saved tensors and their version badges;
-    ``show_grads``: gradients on edges and leaves (None: when drawn during backward);
-    ``params``: a Module (its scopes become clusters) or a dict naming leaves;
+    ``show_grads``: gradients on edges (None: when drawn during backward) and on leaves
+    (None: once they have one); ``params``: a Module (its scopes become clusters) or a
+    dict naming tensors (tensors are otherwise named after your variables);
     ``rankdir``: "TB" or "LR"; ``steps``: the ``backward_steps`` run so far;
     ``fold``: fold clusters of big graphs into boxes (None: above 120 nodes);
-    ``legend``: add a key. Display it in Jupyter, or ``.save("graph.svg")``.
+    ``legend``: add a key; ``formulas``: each Function node shows its local derivative
+    rules (``∂self = ∂out · other``); ``values``, ``digits``: tensors with at most
+    ``values`` elements show them, with ``digits`` significant digits.
+    Display it in Jupyter, or ``.save("graph.svg")``.
 
     >>> import teachgrad as tg
     >>> model = tg.nn.Sequential(tg.nn.Linear(3, 2), tg.nn.Tanh())
     >>> d = draw(model(tg.ones(4, 3)).sum(), params=model)
     >>> "0.weight" in d.source, 'label="0 (Linear)"' in d.source
     (True, True)
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+    >>> "∂self = ∂out · result" in draw(x.exp(), formulas=True).source
+    True
     """
     options = dict(
         show_saved=show_saved,
@@ -156,8 +166,12 @@ def draw(
         rankdir=rankdir,
         fold=fold,
         legend=legend,
+        formulas=formulas,
+        values=values,
     )
-    snapshot = as_snapshot(graph, params=learner_names(params), steps=steps)
+    snapshot = as_snapshot(
+        graph, params=learner_names(params), steps=steps, values=values, digits=digits
+    )
     return Drawing(snapshot, params=params, **options)
 
 

@@ -18,11 +18,12 @@ from teachgrad import Tensor
 from teachgrad.autograd.graph import GraphSnapshot, snapshot
 
 
-def as_snapshot(obj, params=None, steps=None) -> GraphSnapshot:
+def as_snapshot(obj, params=None, steps=None, **preview) -> GraphSnapshot:
     """A ``GraphSnapshot`` of ``obj``: a Tensor, a list/tuple of tensors, or a snapshot.
 
     ``params`` (a Module, or a dict name -> tensor) names the leaves; ``steps`` (the
-    steps of ``backward_steps`` run so far) marks backward's progress.
+    steps of ``backward_steps`` run so far) marks backward's progress; ``preview``
+    (``values=``, ``digits=``) says how values are written.
 
     >>> import teachgrad as tg
     >>> x = tg.ones(2, requires_grad=True)
@@ -37,9 +38,9 @@ def as_snapshot(obj, params=None, steps=None) -> GraphSnapshot:
             raise TypeError("steps= needs tensors; use snapshot(loss, steps=...) instead")
         return obj
     if isinstance(obj, Tensor):
-        return snapshot(obj, steps=steps, params=params)
+        return snapshot(obj, steps=steps, params=params, **preview)
     if isinstance(obj, (list, tuple)) and obj and all(isinstance(t, Tensor) for t in obj):
-        return snapshot(*obj, steps=steps, params=params)
+        return snapshot(*obj, steps=steps, params=params, **preview)
     raise TypeError(
         f"viz draws a Tensor, a list/tuple of tensors or a GraphSnapshot, got {type(obj).__name__}"
     )

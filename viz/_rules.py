@@ -58,6 +58,18 @@ def formula_of(node) -> dict | None:
     return found
 
 
+def short_rules(formula: dict) -> list:
+    """A node's rules as short lines for the picture: ``∂self = ∂out · other``.
+
+    >>> short_rules({"self": "grad · other", "other": "grad · self"})
+    ['∂self = ∂out · other', '∂other = ∂out · self']
+    """
+    return [
+        f"∂{name} = {_GRAD.sub(lambda m: f'∂out{m.group(1)}', rhs)}"
+        for name, rhs in formula.items()
+    ]
+
+
 def values(t) -> str:
     """A tensor's first values, as a rule shows them: ``[0.5, -1.25]`` or ``3`` (0-d).
 

@@ -66,6 +66,7 @@ from ._graph import (
     version_badge,
     wants_grads,
 )
+from ._rules import short_rules
 
 # ------------------------------------------------------------------ the visual language
 
@@ -131,6 +132,7 @@ CLUSTERS = {  # frames around groups of nodes
 TEXT_COLORS = {
     "detail": "#555555",  # shapes, dtypes
     "grad": "#d84315",  # gradients, on edges and leaves
+    "rule": "#6a1b9a",  # derivative rules (draw(formulas=True))
     "stale": "#c62828",  # the version badge of a stale saved tensor
     "released": "#9e9e9e",
 }
@@ -189,6 +191,7 @@ class _Options:
     show_grads: bool  # gradients on the edges
     leaf_grads: bool  # each leaf's .grad, once it has one
     values: int  # tensors with at most this many elements show their values
+    formulas: bool = False  # each Function node shows its derivative rules
     shown: set = dataclasses.field(default_factory=set)  # names the output nodes show
 
     def small(self, shape) -> bool:
@@ -206,6 +209,7 @@ def to_dot(
     fold=None,
     legend=False,
     values=VALUES,
+    formulas=False,
 ) -> str:
     """The DOT source of a picture of ``graph`` (a snapshot, a tensor, or a list of tensors).
 
@@ -215,7 +219,8 @@ def to_dot(
     leaves (its module scopes become clusters); ``rankdir``: "TB" (leaves on top) or
     "LR"; ``fold``: draw clusters of big graphs as single boxes (None: above 120
     nodes); ``legend``: add a key to the picture; ``values``: tensors with at most
-    this many elements show their values (0: none).
+    this many elements show their values (0: none); ``formulas``: each Function node
+    shows the local derivative rule of each input (``∂self = ∂out · other``).
 
     >>> import teachgrad as tg
     >>> x = tg.tensor([1.0, 2.0], requires_grad=True); x.name = "x"
@@ -226,7 +231,7 @@ def to_dot(
     snap = as_snapshot(graph, params=params)
     edge_grads = wants_grads(snap, show_grads)
     options = _Options(show_saved, show_versions, edge_grads, show_grads is not False, values)
-    options.shown = shown_outputs(snap)
+    options.shown, options.formulas = shown_outputs(snap), formulas
     grouping = group(snap, _module_types(params), fold)
     body = defaultdict(list)  # cluster key (None: top level) -> DOT lines of its nodes
     leaf_of = _leaf_names(snap)
@@ -307,6 +312,8 @@ def _node_label(node, snap, leaf_of: dict, options: _Options) -> Html:
     if node.kind == "function":
         named = output_names(node, options.shown)
         lines += [(f"= {', '.join(named)}", None)] if named else []
+        if options.formulas and node.formula:
+            lines += [(rule, "rule") for rule in short_rules(node.formula)]
         lines += [(f"anomaly: {node.anomaly}", "stale")] if node.anomaly else []
     elif node.kind == "accumulate":
         lines.append((f"into {leaf_of.get(node.id, 'leaf')}.grad", None))

@@ -80,6 +80,8 @@ class NodeInfo:
     grad: str | None = None  # leaves and outputs: a preview of .grad, if it exists
     value: str | None = None  # leaves and outputs: a preview of the values
     anomaly: str | None = None  # anomaly detection: why this node's backward failed
+    # built-in Function nodes: the derivative rule of each input (the op's ``formula``)
+    formula: dict | None = None
     devices: list = dataclasses.field(default_factory=list)  # "cpu", "cuda:0" ... per output
 
 
@@ -357,6 +359,7 @@ class _Builder:
             saved=[self.saved_info(s) for s in fn._saved if isinstance(s, SavedTensor)],
             layer=sum(1 for first, last in backward_passes if first < fn._seq < (last or _NOW)),
             anomaly=fn.__dict__.get("_anomaly"),
+            formula=_formula(fn),
         )
         self.seen[key] = info
         self.nodes.append(info)
@@ -400,6 +403,14 @@ class _Builder:
         snap.current = current
         if current in self.seen:
             self.seen[current].current = True
+
+
+def _formula(fn) -> dict | None:
+    """The derivative rule table of a node: its own, or that of the Function that made it."""
+    table = getattr(fn, "formula", None) or getattr(
+        getattr(fn, "_forward_cls", None), "formula", None
+    )
+    return dict(table) if table else None
 
 
 def _saved_info(s: SavedTensor, preview) -> SavedInfo:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import teachgrad as tg
+import viz
 from teachgrad.autograd.graph import advance, snapshot
 from viz._rules import rules_of, values
 from viz.stepper import BackwardStepper
@@ -102,3 +103,26 @@ def test_a_custom_function_shows_its_backward_source():
     frame = stepper.history[-1]
     assert frame.rules == [] and "return grad * 3 * x**2" in frame.source
     assert "Its backward (your Function)" in stepper.panel.value
+
+
+def test_draw_can_put_the_rules_on_the_nodes():
+    a = tg.tensor([2.0], requires_grad=True)
+    b = tg.tensor([3.0], requires_grad=True)
+    loss = (a * b).exp().sum()
+    source = viz.draw(loss, formulas=True).source
+    assert "∂self = ∂out · other" in source and "∂other = ∂out · self" in source
+    assert "∂self = ∂out · result" in source  # exp's rule reads its saved result
+    assert "∂self" not in viz.draw(loss).source  # off unless asked for
+    snap = snapshot(loss)
+    assert snap.node_named("MulBackward0").formula == {
+        "self": "grad · other",
+        "other": "grad · self",
+    }
+
+
+def test_draw_shows_as_many_values_and_digits_as_asked():
+    w = tg.tensor([1.0 / 3, 2.0, 3.0], requires_grad=True)
+    loss = (w * 2).sum()
+    assert "[0.3333, 2, 3]" in viz.draw(loss).source
+    assert "[0.33, 2, 3]" in viz.draw(loss, digits=2).source
+    assert "[0.3333, 2, 3]" not in viz.draw(loss, values=2).source  # too big to show
