@@ -35,8 +35,10 @@ the graph data (``tg.autograd.graph.snapshot``); this module only decides
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import importlib
+import inspect
 import math
 import re
 import time
@@ -95,6 +97,49 @@ def picture_html(snapshot, **draw_options) -> str:
 def text_html(snapshot, **draw_options) -> str:
     """The text picture of ``snapshot`` in a ``<pre>`` block."""
     return f'<pre class="tg-text">{html.escape(text_of(snapshot, **draw_options))}</pre>'
+
+
+def failed_call(error: BaseException):
+    """``(name, Tensor inputs)`` of the teachgrad call that raised ``error``: the outermost
+    frame of its traceback inside teachgrad, which is the call the learner wrote (``x @ w``,
+    ``layer(x)``), read from the traceback; None when teachgrad was not involved.
+
+    >>> import teachgrad as tg
+    >>> try:
+    ...     tg.ones(2, 3) @ tg.ones(4, 5)
+    ... except RuntimeError as error:
+    ...     name, inputs = failed_call(error)
+    >>> name, [tuple(t.shape) for t in inputs]
+    ('matmul', [(2, 3), (4, 5)])
+    """
+    tb = error.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_globals.get("__name__", "").split(".")[0] == "teachgrad":
+            return _called(frame)
+        tb = tb.tb_next
+    return None
+
+
+def _called(frame) -> tuple:
+    """The name and the Tensor arguments of the call running in ``frame``."""
+    code, local = frame.f_code, frame.f_locals
+    count = code.co_argcount + code.co_kwonlyargcount
+    values = [local[n] for n in code.co_varnames[:count] if n in local]
+    if code.co_flags & inspect.CO_VARARGS:  # ``*args``: its items are arguments too
+        values += list(local.get(code.co_varnames[count], ()))
+    if values and isinstance(values[0], tg.nn.Module):  # a layer called on its input
+        return type(values[0]).__name__, [v for v in values[1:] if isinstance(v, tg.Tensor)]
+    return code.co_name.strip("_"), [v for v in values if isinstance(v, tg.Tensor)]
+
+
+def _ipython():
+    """The running IPython shell, or None (plain Python)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()
 
 
 def call_later(delay: float, fn):
@@ -163,6 +208,8 @@ class GraphView(widgets.VBox):
         self._last_change = ""
         self._last_render = -math.inf
         self._spent = 0.0  # how long the last redraw took
+        self.failure = None  # (op, message) of an op that raised, while it is drawn
+        self._shell = None  # IPython, while listening there
         self._timer = None  # the handle of a scheduled redraw, if any
         self._listening = None
         self.graph = widgets.HTML()
@@ -182,9 +229,13 @@ class GraphView(widgets.VBox):
         return self._listening is not None
 
     def start(self) -> GraphView:
-        """Listen to autograd events (does nothing if already listening)."""
+        """Listen to autograd events (does nothing if already listening); in IPython, also
+        to cells that raise (see ``show_error``)."""
         if self._listening is None:
             self._listening = tg.autograd.graph.add_listener(self._on_event)
+            self._shell = _ipython()
+            if self._shell is not None:
+                self._shell.events.register("post_run_cell", self._after_cell)
         return self
 
     def stop(self) -> None:
@@ -203,6 +254,11 @@ class GraphView(widgets.VBox):
         if listening is not None:
             listening.remove()
             self._listening = None
+        shell = getattr(self, "_shell", None)
+        if shell is not None:
+            with contextlib.suppress(ValueError):  # (not registered)
+                shell.events.unregister("post_run_cell", self._after_cell)
+            self._shell = None
         if getattr(self, "_timer", None) is not None:
             self._timer.cancel()
             self._timer = None
@@ -210,8 +266,31 @@ class GraphView(widgets.VBox):
     def __enter__(self) -> GraphView:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind, error, traceback) -> None:
+        self.namespaces = caller_namespaces()  # the block's variables, as they are now
         self.stop()
+        if error is not None:
+            self.show_error(error)
+
+    # ---------------------------------------------------------------- a failed op
+    def show_error(self, error: BaseException) -> None:
+        """Keep the picture of what was recorded and mark the op that raised ``error``
+        (a shape mismatch, say): a red box fed by that op's inputs, with the message.
+        Called when the ``with`` block raises, and in IPython after a cell that raised."""
+        call = failed_call(error)
+        if call is None:
+            return
+        name, inputs = call
+        self.failure = (name, str(error).splitlines()[0] if str(error) else type(error).__name__)
+        roots = [t for t in inputs if t.grad_fn is not None or t.requires_grad]
+        self.roots = roots or self.roots
+        self.render()
+        self.failure = None  # the next change draws the graph as it is again
+
+    def _after_cell(self, result) -> None:
+        """IPython's post_run_cell event: a cell that raised shows where the graph stopped."""
+        if result.error_in_exec is not None:
+            self.show_error(result.error_in_exec)
 
     def watch(self, *roots) -> None:
         """Draw the graph behind these tensors from now on (no roots: follow the latest op)."""
@@ -273,7 +352,7 @@ class GraphView(widgets.VBox):
             try:
                 names = learner_names(self.params, self.namespaces)
                 self.snapshot = tg.autograd.graph.snapshot(*self.roots, params=names)
-                self.svg = to_svg(self.snapshot, **self.draw_options)
+                self.svg = to_svg(self.snapshot, failure=self.failure, **self.draw_options)
                 if self.svg is None:
                     picture = text_html(self.snapshot, **self.draw_options)
                 else:

@@ -52,6 +52,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from collections import defaultdict
 from html import escape
 
@@ -210,6 +211,7 @@ def to_dot(
     legend=False,
     values=VALUES,
     formulas=False,
+    failure=None,
 ) -> str:
     """The DOT source of a picture of ``graph`` (a snapshot, a tensor, or a list of tensors).
 
@@ -220,7 +222,9 @@ def to_dot(
     "LR"; ``fold``: draw clusters of big graphs as single boxes (None: above 120
     nodes); ``legend``: add a key to the picture; ``values``: tensors with at most
     this many elements show their values (0: none); ``formulas``: each Function node
-    shows the local derivative rule of each input (``∂self = ∂out · other``).
+    shows the local derivative rule of each input (``∂self = ∂out · other``);
+    ``failure``: ``(op, message)`` of an op that raised, drawn as a red box that the
+    roots (its inputs) flow into.
 
     >>> import teachgrad as tg
     >>> x = tg.tensor([1.0, 2.0], requires_grad=True); x.name = "x"
@@ -248,9 +252,26 @@ def to_dot(
     lines = _header(snap, rankdir)
     lines += _cluster_lines(grouping, body, None, 1)
     lines += _edge_lines(snap, grouping, options)
+    if failure is not None:
+        lines += _failure_lines(snap, *failure)
     if legend:
         lines += _legend_lines(rankdir)
     return "\n".join(lines + ["}"]) + "\n"
+
+
+def _failure_lines(snap, op: str, message: str) -> list:
+    """The op that raised: a red box, fed by the tensors it was called on (the roots)."""
+    wrapped = textwrap.wrap(message, 48)[:4]
+    attrs = _attrs(
+        label=_label(f"✗ {op} raised", *[(line, "stale") for line in wrapped]),
+        id="node-failed",
+        **{"class": "failed"},
+        **_style("function", ["anomaly"]),
+    )
+    tie = _attrs(style="dashed", color=STATES["anomaly"]["color"])
+    return [f'  "failed" {attrs};'] + [
+        f'  {_quote(root)} -> "failed" {tie};' for root in snap.roots
+    ]
 
 
 def _module_types(params) -> dict:

@@ -573,3 +573,40 @@ def test_a_drawing_error_never_breaks_the_users_op(monkeypatch, view_of, clock):
     y = x * 2  # the op itself must succeed
     assert y.grad_fn is not None
     assert "renderer bug" in view.graph.value
+
+
+def test_a_failing_op_keeps_the_picture_and_marks_the_call():
+    """A shape mismatch inside a live view: what was recorded stays on screen, with a red
+    box for the call that raised, fed by its inputs, and torch's message."""
+    x = tg.ones(2, 3, requires_grad=True)
+    w = tg.ones(4, 5, requires_grad=True)
+    with (
+        pytest.raises(RuntimeError, match="shapes cannot be multiplied"),
+        viz.GraphView(listen=True) as view,
+    ):
+        h = x.exp()
+        h @ w
+    assert view.failure is None and view.renders >= 2  # drawn, then ready for what comes next
+    shown = html.unescape(view.graph.value)
+    if view.svg is not None:
+        assert 'id="node-failed"' in shown and "✗ matmul raised" in shown
+        assert "mat1 and mat2 shapes cannot be multiplied" in shown  # torch's message
+    assert {n.name for n in view.snapshot.nodes} >= {"h", "w", "ExpBackward0"}
+    assert view.snapshot.roots == [n.id for n in view.snapshot.nodes if n.name in ("h", "w")]
+
+
+def test_in_a_notebook_a_cell_that_raises_leaves_its_picture_in_the_live_view():
+    """In IPython the view hears of a cell that raised (post_run_cell) and marks the call."""
+    nbformat = pytest.importorskip("nbformat")
+    from nbclient import NotebookClient
+
+    cells = [
+        "import teachgrad as tg, viz\nview = viz.GraphView()\nx = tg.ones(2, 3, requires_grad=True)",
+        "h = x.exp()\nh @ tg.ones(4, 5)",
+        "import html\nshown = html.unescape(view.graph.value)\n"
+        "print(view.svg is None or 'matmul raised' in shown, [n.name for n in view.snapshot.nodes][:1])",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True).execute()
+    assert nb.cells[1].outputs[-1]["ename"] == "RuntimeError"
+    assert nb.cells[2].outputs[0]["text"].strip() == "True ['h']"
