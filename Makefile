@@ -76,29 +76,29 @@ distclean: clean  ## also remove the virtual environment
 
 # ---------------------------------------------------------------- setup steps
 
-# graphviz's `dot` turns graphs into pictures. Installing it needs root; without
-# root, or if apt-get fails, we only warn (viz falls back to a text rendering).
-system-deps:
-	@if ! command -v dot >/dev/null 2>&1; then \
+# $(call apt-install,COMMAND,PACKAGE,WHAT FOR): install a Debian package whose command is
+# missing. Installing needs root: without root or apt-get we only print a hint, and if
+# apt-get fails we only warn (each missing piece has its fallback: text pictures, a
+# skipped test that the run's closing line counts).
+define apt-install
+	@if ! command -v $(1) >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y graphviz; } || \
-	      echo "warning: could not install graphviz; continuing without 'dot'"; \
+	    { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(2); } || \
+	      echo "warning: could not install $(2); continuing without $(3)"; \
 	  else \
-	    echo "hint: graphviz's 'dot' is missing; install it (e.g. sudo apt-get install graphviz) for graph pictures"; \
+	    echo "hint: '$(1)' is missing; install it (e.g. sudo apt-get install $(2)) for $(3)"; \
 	  fi; \
 	fi
+endef
+
+# graphviz's `dot` turns graphs into pictures (viz falls back to text without it).
+system-deps:
+	$(call apt-install,dot,graphviz,graph pictures)
 
 # Chromium drives the browser test (tests/viz/test_browser.py) through playwright, which
-# never downloads a browser of its own. Same rules as graphviz: apt-get as root, else a hint.
+# never downloads a browser of its own.
 browser:
-	@if ! command -v chromium >/dev/null 2>&1; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; } || \
-	      echo "warning: could not install chromium; the browser test will be skipped"; \
-	  else \
-	    echo "hint: chromium is missing; install it (e.g. sudo apt-get install chromium) for the browser test"; \
-	  fi; \
-	fi
+	$(call apt-install,chromium,chromium,the browser test)
 
 venv: system-deps $(PY)
 
