@@ -25,6 +25,8 @@ import dataclasses
 import itertools
 
 listeners: list = []  # callables; the hot paths test this list's truthiness, nothing more
+_kinds: dict = {}  # listener -> the event types it wants (absent: all of them)
+_wanted: set | None = None  # the types some listener wants (None: every type)
 _order = itertools.count(1)
 
 
@@ -114,22 +116,39 @@ class HookFired(Event):
 
 
 def emit(event_type, **fields) -> None:
-    """Tell every listener (call only after checking ``if listeners:``)."""
+    """Tell every listener that wants this type of event (call only after checking
+    ``if listeners:``). An event no listener wants is not even made."""
+    if _wanted is not None and event_type not in _wanted:
+        return
     event = event_type(seq=next(_order), **fields)
     for listener in list(listeners):
-        listener(event)
+        kinds = _kinds.get(listener)
+        if kinds is None or event_type in kinds:
+            listener(event)
+
+
+def _update_wanted() -> None:
+    global _wanted
+    everything = any(fn not in _kinds for fn in listeners)
+    _wanted = None if everything else {kind for fn in listeners for kind in _kinds[fn]}
 
 
 class Listening:
     """What ``add_listener`` returns: ``remove()`` stops the calls (also a context manager)."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, kinds=None):
         self.fn = fn
         listeners.append(fn)
+        if kinds is not None:
+            _kinds[fn] = frozenset(kinds)
+        _update_wanted()
 
     def remove(self) -> None:
         if self.fn in listeners:
             listeners.remove(self.fn)
+            if self.fn not in listeners:
+                _kinds.pop(self.fn, None)
+            _update_wanted()
 
     def __enter__(self):
         return self
@@ -138,8 +157,9 @@ class Listening:
         self.remove()
 
 
-def add_listener(fn) -> Listening:
-    """Call ``fn(event)`` for every autograd event from now on, until ``.remove()``.
+def add_listener(fn, kinds=None) -> Listening:
+    """Call ``fn(event)`` for every autograd event from now on, until ``.remove()``;
+    ``kinds`` (event types) limits it to those, and events nobody wants are not made.
 
     >>> import teachgrad as tg
     >>> seen = []
@@ -147,8 +167,13 @@ def add_listener(fn) -> Listening:
     >>> _ = tg.ones(1, requires_grad=True) * 2
     >>> handle.remove(); seen
     ['OpRecorded']
+    >>> x, seen = tg.ones(1, requires_grad=True), []
+    >>> with tg.autograd.graph.add_listener(seen.append, kinds=[tg.autograd.graph.NodeStarted]):
+    ...     (x * 2).sum().backward()
+    >>> [e.node.name() for e in seen]
+    ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
     """
-    return Listening(fn)
+    return Listening(fn, kinds)
 
 
 class Recording(list):

@@ -99,6 +99,32 @@ def text_html(snapshot, **draw_options) -> str:
     return f'<pre class="tg-text">{html.escape(text_of(snapshot, **draw_options))}</pre>'
 
 
+def describe(event) -> str:
+    """One event, as the status line says it.
+
+    >>> import teachgrad as tg
+    >>> with tg.autograd.graph.record() as events:
+    ...     _ = tg.ones(2, requires_grad=True).exp()
+    >>> describe(events[0])
+    'recorded ExpBackward0'
+    """
+    if isinstance(event, tg_graph.OpRecorded):
+        return f"recorded {event.node.name()}"
+    if isinstance(event, tg_graph.VersionBumped):
+        return f"in-place {event.op} (version now {event.version})"
+    return type(event).__name__
+
+
+class _NoTimer:
+    """The timer of a view with no event loop to call it back: cancelling does nothing."""
+
+    def cancel(self) -> None:
+        pass
+
+
+NO_TIMER = _NoTimer()
+
+
 def failed_call(error: BaseException):
     """``(name, Tensor inputs)`` of the teachgrad call that raised ``error``: the outermost
     frame of its traceback inside teachgrad, which is the call the learner wrote (``x @ w``,
@@ -205,7 +231,7 @@ class GraphView(widgets.VBox):
         self.ops = 0
         self.bumps = 0
         self.pending = False
-        self._last_change = ""
+        self._last_event = None
         self._last_render = -math.inf
         self._spent = 0.0  # how long the last redraw took
         self.failure = None  # (op, message) of an op that raised, while it is drawn
@@ -232,7 +258,7 @@ class GraphView(widgets.VBox):
         """Listen to autograd events (does nothing if already listening); in IPython, also
         to cells that raise (see ``show_error``)."""
         if self._listening is None:
-            self._listening = tg.autograd.graph.add_listener(self._on_event)
+            self._listening = tg.autograd.graph.add_listener(self._on_event, kinds=WATCHED)
             self._shell = _ipython()
             if self._shell is not None:
                 self._shell.events.register("post_run_cell", self._after_cell)
@@ -300,24 +326,24 @@ class GraphView(widgets.VBox):
 
     # ---------------------------------------------------------------- events
     def _on_event(self, event) -> None:
-        """Called by teachgrad, in the middle of an op: note it, redraw if allowed."""
-        if not isinstance(event, WATCHED):
-            return
+        """Called by teachgrad, in the middle of an op (for the WATCHED kinds only): note
+        it, redraw if allowed."""
         if isinstance(event, tg_graph.OpRecorded):
             self.ops += 1
-            self._last_change = f"recorded {event.node.name()}"
-            outputs = [t for t in event.outputs if getattr(t, "grad_fn", None) is not None]
-            if self.follow and outputs:
-                self.roots = outputs
+            if self.follow:
+                outputs = [t for t in event.outputs if getattr(t, "grad_fn", None) is not None]
+                self.roots = outputs or self.roots
         elif isinstance(event, tg_graph.VersionBumped):
             self.bumps += 1
-            self._last_change = f"in-place {event.op} (version now {event.version})"
+        self._last_event = event  # described when drawn: most events are never shown
         self.pending = True
         wait = self._last_render + self.gap() - self.clock()
         if wait <= 0:
             self.render()
         elif self._timer is None:
-            self._timer = self.schedule(wait, self._on_timer)
+            # without an event loop (plain Python) nothing calls back: stop asking at each
+            # event; the next redraw, flush() or stop() draws what is pending
+            self._timer = self.schedule(wait, self._on_timer) or NO_TIMER
 
     def gap(self) -> float:
         """Seconds to leave between two redraws: ``1 / max_fps``, or more when a redraw
@@ -363,5 +389,5 @@ class GraphView(widgets.VBox):
         self._spent = self.clock() - start
         self.status.value = html.escape(
             f"{self.ops} ops recorded, {self.bumps} in-place changes"
-            + (f" | last: {self._last_change}" if self._last_change else "")
+            + (f" | last: {describe(self._last_event)}" if self._last_event else "")
         )
