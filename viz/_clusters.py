@@ -298,6 +298,8 @@ def _period(signature: list):
     """
     best = None  # (levels covered, period, start)
     for period in range(1, min(REPEAT_MAX_PERIOD, len(signature) // REPEAT_MIN_TIMES) + 1):
+        if best and best[0] == len(signature):  # all levels covered: no longer period wins
+            break
         run = 0
         for d in range(len(signature) - period):
             same = signature[d] and signature[d] == signature[d + period]
