@@ -6,7 +6,8 @@
   objects, plus a fresh-input probe against the reference solution)
 - :mod:`.sandbox` -- the ``python -I`` child process: limits, timeouts, nonce-checked pipes,
   its own namespaces, its folder's quota
-- :mod:`.child`   -- what runs inside the sandbox (student cells, then the wire's peer)
+- :mod:`.child`   -- what runs inside the sandbox (student cells, each under a time limit,
+  then the wire's peer, which also says when a backward asked teachgrad's autograd)
 - :mod:`.confine` -- what the child forbids itself with the kernel's help: new processes,
   a folder larger than its quota (beside :mod:`.landlock`'s file rules)
 - :mod:`.wire`    -- the protocol both sides speak: values, proxies, remote autograd
@@ -17,8 +18,10 @@
 The trust model: nothing the submission's process says is a verdict. It only returns
 raw numbers for inputs the grader chose; the grader compares them with its own
 finite differences and its own copy of the reference solution, which the sandbox
-can neither import nor read. The sandbox can call back only the functions a test
-handed to the student's code, with bounded inputs.
+can neither import nor read. What it says of itself (a cell it stopped, a backward
+that called the engine) can only cost the submission points, never earn any. The
+sandbox can call back only the functions a test handed to the student's code, with
+bounded inputs.
 """
 
 from .core import Graded, grade_submission, load_submission, reference_namespace

@@ -13,7 +13,9 @@ temporary directory holding ``cells.json`` (the submission's code cells). It
    installs an audit hook that refuses to read outside the sandbox's allowed roots, to
    write outside the working directory, to start processes, to use ctypes, to open
    sockets or to signal other processes,
-3. runs the student's cells one by one (an error in one cell does not stop the next),
+3. runs the student's cells one by one, each under ``cell_s`` seconds of its own (an
+   alarm): an error in one cell, or a cell stopped for running too long, does not stop
+   the next one; a cell stopped before is skipped when the grader starts this child again,
 4. answers the grader's requests with a :class:`wire.Peer` on the student's namespace:
    calls, attribute reads and operators on the student's objects, vjps of their outputs.
 
@@ -21,12 +23,21 @@ It only ever sends raw values back; every verdict is computed by the grader. A s
 can rewrite anything in this process, including this file's functions: that only changes
 which numbers come back, which the grader checks against its own reference solution and
 its own finite differences. Every line it sends carries the run's nonce.
+
+One report is not a number: :class:`EngineWatch` notes when the backward of a student's
+Function calls teachgrad's own autograd (``tg.autograd.grad``, ``.backward()``,
+``tg.autograd.functional`` ...), and each message says so; the grader decides what
+that costs. A submission that unwraps the watch on purpose can hide such a
+call, as it can rewrite anything here: the watch catches delegating, not tampering.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -100,6 +111,22 @@ def _readable(workdir):
     return {_real(p) for p in roots if p}
 
 
+def _refuse_process_start():
+    """Put a stand-in for ``_posixsubprocess`` in place, whose ``fork_exec`` refuses.
+
+    The real one starts a process without an audit event, so the hook refuses to import
+    it; with the stand-in, ``import subprocess`` works (``numpy.testing`` imports it)
+    and starting a process still fails (the hook refuses ``subprocess.Popen`` too)."""
+    import types
+
+    def fork_exec(*args, **kwargs):
+        raise PermissionError("not allowed while grading: starting a process")
+
+    stand_in = types.ModuleType("_posixsubprocess")
+    stand_in.fork_exec = fork_exec
+    sys.modules["_posixsubprocess"] = stand_in
+
+
 def _install_guard(workdir, readable, denied):
     """The audit hook: the sandbox's file, process, ctypes, socket and signal policy.
 
@@ -146,34 +173,146 @@ def _install_guard(workdir, readable, denied):
     sys.addaudithook(hook)
 
 
-def _split_statements(source, filename):
-    """A .py file's top-level statements as separate chunks, so one error loses one."""
+class CellTimeout(BaseException):
+    """A cell ran past its time limit. Not an Exception: ``except Exception`` in the
+    student's code does not swallow it."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds):
+    """Raise :class:`CellTimeout` in the code run inside, ``seconds`` from now."""
+
+    def stop(signum, frame):
+        raise CellTimeout
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _pieces(cells):
+    """(label, file name, source or AST) of each piece of code to run in turn: a notebook
+    cell, or a top-level statement of a .py file, so that one error loses one statement."""
     import ast
 
-    tree = ast.parse(source, filename)
-    return [ast.Module(body=[node], type_ignores=[]) for node in tree.body]
-
-
-def _run_cells(cells, ns):
-    """Run each cell (a notebook cell, or a .py file split into statements); collect errors."""
-    errors = []
-    for i, cell in enumerate(cells["cells"]):
-        filename = f"<{cells['kind']} {i + 1}>"
+    for label, cell in zip(cells["labels"], cells["cells"]):
         try:
-            if cells["kind"] == "statement":
-                chunks = _split_statements(cell, filename)
-            else:
-                chunks = [compile(cell, filename, "exec")]
-        except SyntaxError as exc:
-            errors.append(f"{filename}: SyntaxError: {exc}")
+            body = ast.parse(cell, label).body if cells["kind"] == "statement" else None
+        except SyntaxError:
+            body = None  # compiled whole: its SyntaxError says where
+        if body is None:
+            yield label, label, cell
             continue
-        for chunk in chunks:
-            try:
-                code = chunk if not hasattr(chunk, "body") else compile(chunk, filename, "exec")
+        for node in body:
+            yield f"{label}, line {node.lineno}", label, ast.Module(body=[node], type_ignores=[])
+
+
+def _run_cells(cells, ns, seconds, skip):
+    """Run each piece of code, ``seconds`` at most, but those numbered in ``skip`` (they
+    ran too long in an earlier start). Returns (errors, numbers of the pieces stopped)."""
+    errors, stopped = [], []
+    for number, (label, filename, piece) in enumerate(_pieces(cells)):
+        if number in skip:
+            errors.append(f"{label}: skipped: it ran past its {seconds:g} s limit before")
+            continue
+        try:
+            code = compile(piece, filename, "exec")
+            with _time_limit(seconds):
                 exec(code, ns)
-            except BaseException as exc:  # noqa: BLE001 - SystemExit included: keep going
-                errors.append(f"{filename}: {type(exc).__name__}: {str(exc)[:300]}")
-    return errors
+        except CellTimeout:
+            stopped.append(number)
+            errors.append(
+                f"{label}: stopped after {seconds:g} s (an infinite loop, or far too slow?); "
+                "the code after it still ran"
+            )
+        except BaseException as exc:  # noqa: BLE001 - SystemExit included: keep going
+            errors.append(f"{label}: {type(exc).__name__}: {str(exc)[:300]}")
+    return errors, stopped
+
+
+class EngineWatch:
+    """Notes each call of teachgrad's own autograd made while the ``backward`` of a
+    student's Function runs: a set of (Function name, entry point) pairs.
+
+    :meth:`watch_engine` wraps the entry points before the student's cells run (so that
+    ``from teachgrad.autograd import grad`` gets the wrapper too); :meth:`watch_backwards`
+    wraps the backward of each Function the cells defined. ``enable_grad`` counts too:
+    inside a backward it only serves to record the forward again for the engine (where the
+    reference solution does that itself, as 12's checkpoint does, the grader allows it)."""
+
+    ENTRIES = {
+        "tg": ("enable_grad",),  # the same object as tg.autograd.enable_grad
+        "tg.autograd": ("grad", "backward", "backward_steps"),
+        "tg.autograd.functional": ("hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"),
+        "tg.autograd.forward_ad": ("make_dual",),
+        "Tensor": ("backward",),
+    }
+
+    def __init__(self):
+        self.running = []  # whose backward runs now, innermost last; None: the grader's vjp
+        self.calls = set()
+
+    def watch_engine(self):
+        import teachgrad as tg
+
+        owners = {"tg": tg, "tg.autograd": tg.autograd, "Tensor": tg.Tensor}
+        owners["tg.autograd.functional"] = tg.autograd.functional
+        owners["tg.autograd.forward_ad"] = tg.autograd.forward_ad
+        for where, names in self.ENTRIES.items():
+            for name in names:
+                entry = getattr(owners[where], name)
+                setattr(owners[where], name, self._noting(entry, f"{where}.{name}"))
+        tg.autograd.enable_grad = tg.enable_grad  # one wrapper under both names
+
+    def watch_backwards(self, ns):
+        import teachgrad as tg
+
+        for name, value in list(ns.items()):
+            if (
+                isinstance(value, type)
+                and issubclass(value, tg.autograd.Function)
+                and value.__module__ == "__main__"  # the student's, not teachgrad's
+                and "backward" in vars(value)
+            ):
+                value.backward = staticmethod(self._running(value.backward, name))
+
+    @contextlib.contextmanager
+    def aside(self):
+        """The engine at work for the grader (a vjp it asked for), not for the student."""
+        self.running.append(None)
+        try:
+            yield
+        finally:
+            self.running.pop()
+
+    def take(self):
+        """The calls noted since the last take, as sorted [Function, entry point] lists."""
+        calls, self.calls = sorted(map(list, self.calls)), set()
+        return calls
+
+    def _noting(self, entry, label):
+        @functools.wraps(entry)
+        def noting(*args, **kwargs):
+            if self.running and self.running[-1] is not None:
+                self.calls.add((self.running[-1], label))
+            return entry(*args, **kwargs)
+
+        return noting
+
+    def _running(self, backward, name):
+        @functools.wraps(backward)
+        def running(*args, **kwargs):
+            self.running.append(name)
+            try:
+                return backward(*args, **kwargs)
+            finally:
+                self.running.pop()
+
+        return running
 
 
 def _seed(seed):
@@ -200,8 +339,9 @@ def _load(name):
     return module
 
 
-def _peer(wire, ns, requests, replies, nonce):
-    """The sandbox's end of the wire: serves the student's names and the builtins."""
+def _peer(wire, ns, requests, replies, nonce, watch):
+    """The sandbox's end of the wire: serves the student's names and the builtins, and
+    tells the grader, with each message, what ``watch`` noted since the last one."""
 
     class StudentPeer(wire.Peer):
         namespace = ns
@@ -210,7 +350,11 @@ def _peer(wire, ns, requests, replies, nonce):
         fatal = ()  # and so is a malformed request: the grader decides what it means
 
         def send(self, message):
-            replies.write(json.dumps(dict(message, nonce=nonce)).encode() + b"\n")
+            message = dict(message, nonce=nonce)
+            engine = watch.take()
+            if engine:
+                message["engine"] = engine
+            replies.write(json.dumps(message).encode() + b"\n")
             replies.flush()
 
         def receive(self):
@@ -218,6 +362,10 @@ def _peer(wire, ns, requests, replies, nonce):
             if not line:
                 raise SystemExit(0)  # the grader hung up
             return json.loads(line)
+
+        def serve_vjp(self, message):
+            with watch.aside():
+                return super().serve_vjp(message)
 
     return StudentPeer()
 
@@ -240,14 +388,18 @@ def main(argv):
     landlock.restrict(landlock.beneath(readable, hello["denied"]), [workdir, "/dev/null"])
     confine.no_new_processes()
     _install_stubs()
+    _refuse_process_start()
     _install_guard(workdir, readable, hello["denied"])
 
     _seed(int(hello.get("seed", 0)))
+    watch = EngineWatch()
+    watch.watch_engine()
     ns = {"__name__": "__main__"}
-    errors = _run_cells(cells, ns)
-    peer = _peer(wire, ns, requests, replies, hello["nonce"])
+    errors, stopped = _run_cells(cells, ns, hello["cell_s"], set(hello["skip"]))
+    watch.watch_backwards(ns)
+    peer = _peer(wire, ns, requests, replies, hello["nonce"], watch)
     defined = [name for name in hello["names"] if name in ns]
-    peer.post({"ready": True, "defined": defined, "errors": errors[:50]})
+    peer.post({"ready": True, "defined": defined, "errors": errors[:50], "stopped": stopped})
     peer.serve_forever()
 
 

@@ -29,7 +29,9 @@ def parse_args(argv=None):
     parser.add_argument("--out", required=True, help="folder for the results")
     parser.add_argument("--jobs", type=int, default=1, help="submissions graded at once")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per submission")
-    parser.add_argument("--test-timeout", type=float, default=10.0, help="seconds per test")
+    parser.add_argument(
+        "--test-timeout", type=float, default=10.0, help="seconds per test, and per cell"
+    )
     parser.add_argument(
         "--startup-timeout", type=float, default=30.0, help="seconds to run the cells"
     )

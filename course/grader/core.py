@@ -7,12 +7,20 @@ via nbformat, or a .py file; a regular file, never a link to one), starts a
 (:mod:`.remote`). The tests' comparisons, finite differences and diagnoses
 (``course.testing``) therefore run in this process.
 
-A passing test then gets a *fresh-input probe*: the forward calls it made are
-repeated on inputs scaled by random factors (a new seed per run) and compared with the
-reference solution (extracted here from the instructor notebook) -- and so is the
-student's backward, when the test called it. A submission that hard-codes the answers
-for the tests' fixed inputs, or returns degenerate outputs a test does not look at,
-loses that test's points; a test is never failed for what it does not check.
+A passing test then gets a *fresh-input probe*: each distinct forward call it made (by
+its inputs' shapes and dtypes) is repeated on inputs scaled by random factors (a new
+seed per run) and compared with the reference solution (extracted here from the
+instructor notebook) -- and so is the student's backward, when the test called it: the
+output must then have a ``grad_fn`` wherever the reference's has one, and in float64
+the gradients must agree to ``STRICT`` (relative), which an exact derivative does and
+a finite-difference estimate cannot. A submission that hard-codes the answers for the
+tests' fixed inputs, returns degenerate outputs a test does not look at, or estimates
+its derivatives, loses that test's points; a test is never failed for what it does not
+check.
+
+A test whose Function's backward called teachgrad's own autograd (the sandbox says so,
+see :class:`~course.grader.child.EngineWatch`) scores nothing either, unless the
+reference solution's backward does the same (12's checkpointing recomputes its block).
 """
 
 from __future__ import annotations
@@ -22,9 +30,11 @@ import errno
 import functools
 import json
 import os
+import re
 import secrets
 import stat
 import time
+import types
 from pathlib import Path
 from typing import NamedTuple
 
@@ -36,7 +46,7 @@ from course.exercises import Result
 from course.testing import CAUSES, Failure
 
 from .remote import Session
-from .sandbox import Sandbox, SandboxError, Timeout
+from .sandbox import Sandbox, SandboxError, Timeout, namespaces
 from .wire import Proxy, RemoteError, WireError
 
 __all__ = [
@@ -47,7 +57,10 @@ __all__ = [
     "reference_namespace",
 ]
 
-PROBES_PER_TEST = 3
+STRICT = 1e-13  # float64 gradients: exact ones agree to ~1e-15, finite differences to ~1e-11
+# what in a backward's code calls teachgrad's own autograd (the reference's is trusted)
+ENGINE_NAMES = frozenset({"grad", "backward", "backward_steps", "make_dual"})
+ENGINE_NAMES |= {"hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"}
 
 
 class Graded(NamedTuple):
@@ -77,18 +90,21 @@ LINK = "the submission is a symbolic link (or in a linked folder); submit the fi
 
 
 def load_submission(path, within=None):
-    """The code of a submission as ``{"kind": ..., "cells": [source, ...]}``.
+    """The code of a submission as ``{"kind": ..., "cells": [source, ...], "labels":
+    [label, ...]}``; a label names its cell in what the student is told.
 
-    Notebooks give their code cells (IPython magics and shell lines commented out);
-    a .py file gives one source, split into top-level statements in the sandbox.
-    The file must be a regular file reached from the folder ``within`` through no
-    symbolic link (see :func:`read_regular`).
+    Notebooks give their code cells (IPython magics and shell lines commented out),
+    labelled ``cell N``: the N-th cell of the notebook from the top, counting every
+    cell, text cells too (Jupyter shows no cell numbers of its own: ``In [n]`` counts
+    executions). A .py file gives one source, labelled with its name, split into
+    top-level statements in the sandbox. The file must be a regular file reached from
+    the folder ``within`` through no symbolic link (see :func:`read_regular`).
 
     >>> import tempfile, pathlib
     >>> file = pathlib.Path(tempfile.mkdtemp(), "answer.py")
     >>> _ = file.write_text("x = 1\\n")
     >>> load_submission(file)
-    {'kind': 'statement', 'cells': ['x = 1\\n']}
+    {'kind': 'statement', 'cells': ['x = 1\\n'], 'labels': ['answer.py']}
     """
     path = Path(path)
     text = read_regular(path, within).decode("utf-8", errors="replace")
@@ -96,9 +112,10 @@ def load_submission(path, within=None):
         import nbformat
 
         nb = nbformat.reads(text, as_version=4)
-        cells = [_strip_magics(c.source) for c in nb.cells if c.cell_type == "code"]
-        return {"kind": "cell", "cells": cells}
-    return {"kind": "statement", "cells": [text]}
+        code = [(i, c) for i, c in enumerate(nb.cells, 1) if c.cell_type == "code"]
+        cells = [_strip_magics(c.source) for _, c in code]
+        return {"kind": "cell", "cells": cells, "labels": [f"cell {i}" for i, _ in code]}
+    return {"kind": "statement", "cells": [text], "labels": [path.name]}
 
 
 def read_regular(path, within=None):
@@ -183,17 +200,20 @@ def grade_submission(
 ):
     """Grade the submission at ``path`` on ``exercise``'s tests (hidden ones included).
 
-    Running the submission's cells may take ``startup_timeout`` seconds; each test then
-    ``test_timeout`` (or the ``seconds`` its ``@points`` asks for, when more); all of it
-    together at most ``timeout``. ``within`` is the folder the students' files are in:
-    no link below it is followed (see :func:`read_regular`)."""
-    start = time.monotonic()
-    seed = secrets.randbits(32) if seed is None else seed
-    rng = np.random.default_rng(seed)
+    Running the submission's cells may take ``startup_timeout`` seconds, each cell at
+    most ``test_timeout`` (a cell that runs longer is stopped, the next one runs); each
+    test then ``test_timeout`` (or the ``seconds`` its ``@points`` asks for, when more);
+    all of it together at most ``timeout``, counted from when this submission's own work
+    starts (what a worker loads once is loaded before). ``within`` is the folder the
+    students' files are in: no link below it is followed (see :func:`read_regular`)."""
     exercise = exercises.path(exercise).name
     tests = exercises.load_tests(exercise)
     names = sorted({n for t in tests for n in t.uses})
     reference = reference_namespace(exercise)
+    _warm_up()
+    start = time.monotonic()
+    seed = secrets.randbits(32) if seed is None else seed
+    rng = np.random.default_rng(seed)
     try:
         cells = load_submission(path, within)
     except Exception as exc:  # not a submission, or unreadable: every test fails
@@ -205,7 +225,8 @@ def grade_submission(
         results = [Result(t.__name__, 0, t.points, why, "error") for t in tests]
         return Graded(str(path), exercise, results, time.monotonic() - start, [why], seed)
     results = []
-    with Sandbox(cells, names, memory_mb=memory_mb, cpu_s=int(timeout) + 5, seed=seed) as box:
+    limits = dict(memory_mb=memory_mb, cpu_s=int(timeout) + 5, cell_s=test_timeout)
+    with Sandbox(cells, names, seed=seed, **limits) as box:
         session = Session(box)
         box.deadline = min(time.monotonic() + startup_timeout, start + timeout)
         with contextlib.suppress(SandboxError):  # a broken start fails every test, below
@@ -213,23 +234,34 @@ def grade_submission(
         for test in tests:
             seconds = max(test_timeout, test.seconds or 0)
             box.deadline = min(time.monotonic() + seconds, start + timeout)
+            result = _run_test(test, session, reference, rng, cells)
             # Failure objects stay here: Graded crosses process boundaries (pickle)
-            results.append(_run_test(test, session, reference, rng)._replace(failure=None))
+            results.append(result._replace(failure=None))
         messages = list(box.errors)
         if box.broken:
             messages.insert(0, box.broken)
     return Graded(str(path), exercise, results, time.monotonic() - start, messages, seed)
 
 
-def _run_test(test, session, reference, rng):
+def _warm_up():
+    """What a grading process loads once, before the first submission's clock starts:
+    nbformat (a second or more to import) and whether this machine has namespaces."""
+    import nbformat  # noqa: F401 - for load_submission
+
+    namespaces()
+
+
+def _run_test(test, session, reference, rng, cells):
     name, points = test.__name__, test.points
-    session.calls = []
     try:
         ns = session.namespace()
         with np.errstate(all="ignore"):
             test(ns)
+            _refuse_engine(session, reference, test.uses)
             _probe(session, reference, rng, test.uses)
     except Failure as failure:
+        if failure.cause == "missing":  # say why, when the cell meant to define it failed
+            failure = _why_missing(test.uses, session.sandbox, cells) or failure
         return Result(name, 0, points, _describe(failure), failure.cause, failure)
     except NotImplementedError:
         return Result(name, 0, points, CAUSES["not_written"], "not_written")
@@ -243,6 +275,48 @@ def _run_test(test, session, reference, rng):
     except Exception as exc:  # the tests tripped over a strange value the student returned
         return Result(name, 0, points, f"{type(exc).__name__}: {exc}", "error")
     return Result(name, points, points, "passed", None)
+
+
+def _why_missing(uses, box, cells):
+    """A Failure naming the error of the cell that defines one of ``uses`` the sandbox
+    lacks (a SyntaxError, an exception), or None when no such cell failed."""
+    for name in (n for n in uses if n not in box.defined):
+        word = re.escape(name)
+        defines = re.compile(rf"^(?:class|def)\s+{word}\b|^{word}\s*=", re.MULTILINE)
+        for label, source in zip(cells["labels"], cells["cells"]):
+            error = next((e for e in box.errors if e.startswith(f"{label}: ")), None)
+            if error and defines.search(source):
+                return Failure(
+                    "error",
+                    f"`{name}` is not defined: {label}, which defines it, failed: "
+                    f"{error.removeprefix(f'{label}: ')}",
+                )
+    return None
+
+
+def _refuse_engine(session, reference, uses):
+    """Fail when the backward of one of ``uses`` called teachgrad's own autograd (the
+    sandbox noted it) and the reference solution's backward does not."""
+    for name, entry in sorted(session.engine):
+        if name in uses and not _calls_engine(getattr(reference.get(name), "backward", None)):
+            raise Failure(
+                "engine",
+                f"your backward called {entry}: write the derivative yourself "
+                f"({name}.backward must compute the gradient from the saved tensors, not ask "
+                "teachgrad's autograd for it).",
+            )
+
+
+def _calls_engine(function):
+    """Whether ``function``'s code (its nested functions' too) names an ENGINE_NAMES entry."""
+    codes = [getattr(function, "__code__", None)]
+    while codes:
+        code = codes.pop()
+        if code is not None:
+            if ENGINE_NAMES & set(code.co_names):
+                return True
+            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return False
 
 
 def _describe(failure):
@@ -260,19 +334,16 @@ def _describe(failure):
 
 
 def _probe(session, reference, rng, uses):
-    """Repeat some of the test's calls on fresh inputs; compare with the reference."""
-    seen, probed = set(), 0
+    """Repeat each distinct call the test made on fresh inputs; compare with the reference."""
+    seen = set()
     checked = {path for path, _, _ in session.calls}  # what the test itself called
     for path, args, kwargs in list(session.calls):
-        if path[0] not in uses or path[0] not in reference or probed >= PROBES_PER_TEST:
-            continue
-        if path[-1] == "backward":
-            continue  # probed with its forward, below
-        key = (path, tuple(tuple(a.shape) if isinstance(a, tg.Tensor) else repr(a) for a in args))
+        if path[0] not in uses or path[0] not in reference or path[-1] == "backward":
+            continue  # a backward is probed with its forward, below
+        key = (path, tuple(_signature(a) for a in args))
         if key in seen or not any(_is_float(a) for a in args):
             continue
         seen.add(key)
-        probed += 1
         fresh = [_perturb(a, rng) for a in args]
         owner = reference[path[0]]
         for attr in path[1:-1]:
@@ -283,12 +354,19 @@ def _probe(session, reference, rng, uses):
         what = f"{'.'.join(path)} on fresh random inputs (shapes {[_shape(a) for a in fresh]})"
         _compare(got, expected, what, "forward")
         backward = (*path[:-1], "backward")
-        if backward in checked and _has_grad_fn(expected) and _has_grad_fn(got):
+        if backward in checked and _has_grad_fn(expected):
+            if not _has_grad_fn(got):  # no graph, no backward to check: no way out of the probe
+                raise Failure(
+                    "forward", f"{what} gave an output without a grad_fn; the reference's has one."
+                )
             g = tg.tensor(rng.standard_normal(tuple(expected.shape)))
             with tg.no_grad():
                 want = owner.backward(expected.grad_fn, g)
                 have = session.lookup(backward)(got.grad_fn, g)
-            _compare(_as_list(have), _as_list(want), f"the backward of {what}", "wrong_values")
+            exact = all(a.dtype == tg.float64 for a in args if _is_float(a))
+            size = float(np.abs(g.numpy()).max(initial=0.0)) if exact else None
+            what = f"the backward of {what}"
+            _compare(_as_list(have), _as_list(want), what, "wrong_values", grad_size=size)
 
 
 def _is_float(a):
@@ -300,7 +378,7 @@ def _perturb(a, rng):
         return a
     values = a.detach().numpy()
     factors = rng.uniform(0.8, 1.25, values.shape) * rng.choice([1.0, 1.0, 1.0, -1.0])
-    return tg.tensor(values * factors, requires_grad=True)
+    return tg.tensor((values * factors).astype(values.dtype), requires_grad=True)
 
 
 def _copies(args):
@@ -310,6 +388,12 @@ def _copies(args):
         else a
         for a in args
     ]
+
+
+def _signature(a):
+    """What makes two calls' arguments different to the probe: a tensor's shape and
+    dtype, any other value's repr."""
+    return (tuple(a.shape), a.dtype.name) if isinstance(a, tg.Tensor) else repr(a)
 
 
 def _shape(a):
@@ -324,14 +408,15 @@ def _as_list(value):
     return list(value) if isinstance(value, tuple | list) else [value]
 
 
-def _compare(got, expected, what, cause):
-    """Fail with ``cause`` unless ``got`` (from the sandbox) matches the reference."""
+def _compare(got, expected, what, cause, grad_size=None):
+    """Fail with ``cause`` unless ``got`` (from the sandbox) matches the reference; with
+    a ``grad_size``, float64 gradients must also agree exactly (:func:`_check_exact`)."""
     if isinstance(expected, tuple | list):
         got = _as_list(got)
         if len(got) != len(expected):
             raise Failure(cause, f"{what}: {len(got)} results, expected {len(expected)}.")
         for g, e in zip(got, expected):
-            _compare(g, e, what, cause)
+            _compare(g, e, what, cause, grad_size)
         return
     if expected is None or isinstance(got, Proxy):
         if got is None or expected is None and _is_zero(got):
@@ -342,11 +427,31 @@ def _compare(got, expected, what, cause):
         return
     g = got.detach().numpy() if isinstance(got, tg.Tensor) else np.asarray(got, dtype=object)
     try:
-        ok = g.shape == e.shape and np.allclose(g.astype(float), e, rtol=1e-4, atol=1e-6)
+        g = g.astype(float)
+        close = g.shape == e.shape and np.allclose(g, e, rtol=1e-4, atol=1e-6)
     except (TypeError, ValueError):
-        ok = False
-    if not ok:
+        close = False
+    if not close:
         raise Failure(cause, f"{what} differ from the reference solution's.")
+    if grad_size is not None and e.dtype == np.float64 and e.size:
+        _check_exact(g, e, grad_size, what, cause)
+
+
+def _check_exact(got, expected, grad_size, what, cause):
+    """Fail unless the float64 gradient ``got`` agrees with ``expected`` to ``STRICT``,
+    relative to each entry's size or, where all are small, to the largest of them and
+    ``grad_size`` (the largest entry of the gradient the backward was handed): rounding
+    in a different but exact formula stays below that, even where a nearly saturated
+    softmax's gradient is all rounding; a finite difference does not."""
+    scale = np.abs(expected) + max(np.abs(expected).max(), grad_size)
+    error = float((np.abs(got - expected) / np.where(scale > 0, scale, 1.0)).max())
+    if not error <= STRICT:  # (nan too)
+        raise Failure(
+            cause,
+            f"{what} differ from the reference solution's by {error:.1e} (relative): an "
+            f"exact derivative agrees to {STRICT:g} in float64. Compute the derivative "
+            "itself, not an estimate (a finite difference is one).",
+        )
 
 
 def _is_zero(value):

@@ -18,7 +18,10 @@ sandbox, so that
   the sandbox calls it back, and backpropagates through it, over the same wire.
 
 Everything the tests then compute (comparisons, finite differences, diagnoses) runs in
-the grader process, with the grader's own teachgrad. The sandbox can only call back the
+the grader process, with the grader's own teachgrad. A message from the sandbox may
+also carry ``"engine": [[Function, entry point], ...]``: the student's backward called
+teachgrad's own autograd (see ``child.EngineWatch``); the session collects them for
+the grader to judge. The sandbox can only call back the
 functions the tests handed it, and ask for the gradients of what they returned.
 """
 
@@ -39,12 +42,14 @@ __all__ = ["Session"]
 
 class Session(Peer):
     """The grader's :class:`~course.grader.wire.Peer` for one sandbox; records the calls
-    of the student's named objects, which the probe repeats on fresh inputs."""
+    of the student's named objects, which the probe repeats on fresh inputs, and what the
+    sandbox says the student's backward called of teachgrad's own autograd."""
 
     def __init__(self, sandbox):
         super().__init__()
         self.sandbox = sandbox
         self.calls = []  # (path, args, kwargs) of each call of a student's name
+        self.engine = set()  # (Function, entry point): its backward called the engine
 
     @property
     def generation(self):  # no process, or a restarted one: every older object is stale
@@ -55,6 +60,11 @@ class Session(Peer):
 
     def receive(self):
         return self.sandbox.receive()
+
+    def take(self):
+        message = super().take()
+        self.engine |= _engine_calls(message.get("engine"))
+        return message
 
     def exportable(self, value):
         """Only the tests' own functions cross to the sandbox, to be called back."""
@@ -71,7 +81,9 @@ class Session(Peer):
         """The student's names that exist in the sandbox, as proxies, for a new test.
 
         What the grader kept for the previous test (its functions, the graphs of their
-        outputs) is released: each test starts with the full allowance."""
+        outputs, the calls it recorded) is released: each test starts with the full
+        allowance."""
+        self.calls, self.engine = [], set()
         self.sandbox.ensure_started()
         self.proxies.clear()  # the objects of an earlier process are gone
         for table in (self.objects, self.handles, self.outputs):
@@ -90,6 +102,14 @@ class Session(Peer):
         if path:
             self.calls.append((path, args, kwargs))
         return super().call(fn, args, kwargs)
+
+
+def _engine_calls(value):
+    """The (Function, entry point) pairs of a message's ``"engine"`` field (untrusted)."""
+    if not isinstance(value, list):
+        return set()
+    pairs = [p for p in value[:100] if isinstance(p, list) and len(p) == 2]
+    return {(p[0][:100], p[1][:100]) for p in pairs if all(isinstance(x, str) for x in p)}
 
 
 def _numbers(value):

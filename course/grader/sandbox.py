@@ -17,9 +17,12 @@ without the tmpfs that bound is the quota plus what a child writes in ``POLL`` s
 Each read waits at most until :attr:`Sandbox.deadline` (the grader sets one per
 test). A child that overruns it, dies, or sends nonsense is killed; the next
 message starts a fresh one (the student's cells run again), at most
-``max_restarts`` times. A child that cannot even get through the student's cells
-(an infinite loop at top level, a crash) is not restarted: every later request
-fails with the same reason.
+``max_restarts`` times. Each cell runs under ``cell_s`` seconds of its own: the child
+stops a cell that runs longer (an infinite loop in a test cell of the notebook) and
+goes on with the next, and a fresh child skips the cells an earlier one had to stop.
+A child that cannot even get through the student's cells before the deadline (a cell
+that will not be stopped, a crash) is not restarted: every later request fails with
+the same reason.
 """
 
 from __future__ import annotations
@@ -116,17 +119,23 @@ class Timeout(SandboxError):
 
 
 class Sandbox:
-    """Runs ``cells`` (``{"kind": "cell" | "statement", "cells": [source, ...]}``) in a
-    child process; :meth:`send` and :meth:`receive` carry messages. Use as a context manager."""
+    """Runs ``cells`` (``{"kind": "cell" | "statement", "cells": [source, ...], "labels":
+    [label, ...]}``, see :func:`~course.grader.core.load_submission`) in a child process,
+    each cell ``cell_s`` seconds at most; :meth:`send` and :meth:`receive` carry messages.
+    Use as a context manager."""
 
-    def __init__(self, cells, names, *, memory_mb=2048, cpu_s=120, max_restarts=2, seed=0):
+    def __init__(
+        self, cells, names, *, memory_mb=2048, cpu_s=120, cell_s=10.0, max_restarts=2, seed=0
+    ):
         self.cells, self.names, self.seed = cells, list(names), seed
-        self.memory_mb, self.cpu_s, self.max_restarts = memory_mb, cpu_s, max_restarts
+        self.memory_mb, self.cpu_s, self.cell_s = memory_mb, cpu_s, cell_s
+        self.max_restarts = max_restarts
         self.deadline = time.monotonic() + 60
         self.proc = None
         self.starts = 0
         self.broken = None  # why the student's cells cannot run at all, once known
         self.defined, self.errors = [], []
+        self.stopped = set()  # the pieces of code a child stopped: the next child skips them
         self.generation = 0  # bumped on each start: outputs of an older child are stale
 
     # ------------------------------------------------------------------ lifecycle
@@ -160,6 +169,9 @@ class Sandbox:
             raise SandboxError(self.broken)
         self.defined = [n for n in ready["defined"] if n in self.names]
         self.errors = [str(e)[:400] for e in ready.get("errors", [])][:50]
+        stopped = ready.get("stopped")
+        if isinstance(stopped, list):  # numbers of pieces of code, from an untrusted child
+            self.stopped |= {n for n in stopped[:1000] if type(n) is int}
 
     def _start(self):
         self.workdir = tempfile.mkdtemp(prefix="teachgrad-sandbox-")
@@ -200,6 +212,7 @@ class Sandbox:
         self.nonce = secrets.token_hex(16)
         denied = [str(p) for p in _hidden()]
         hello = {"nonce": self.nonce, "names": self.names, "denied": denied, "seed": self.seed}
+        hello.update(cell_s=self.cell_s, skip=sorted(self.stopped))
         if self.namespaced:  # the folder the child sees is a tmpfs in its mount namespace
             hello["tmpfs"] = {"size": QUOTA_MB << 20, "files": (QUOTA_MB << 20) // BLOCK}
             self.folder = f"/proc/{self.proc.pid}/root{self.workdir}"

@@ -8,6 +8,7 @@ import pytest
 
 from course.grade import main
 from course.grader import grade_submission, landlock
+from course.grader.remote import Session
 from course.release import release_source
 from tests.run import run
 
@@ -81,6 +82,22 @@ def test_planted_bug_gets_partial_marks_with_diagnosis(tmp_path):
     assert results["test_other_shapes"].score == 0
 
 
+# The sandbox's peer exists only once the cells have run: the patch waits for the first
+# request it reads (json.loads), then makes every answer the forged value.
+FORGED_ANSWERS = """
+    import gc, json
+
+    loads = json.loads
+
+    def forge(line):
+        json.loads = loads
+        for peer in [o for o in gc.get_objects() if type(o).__name__ == "StudentPeer"]:
+            peer.answer = lambda message: {"re": message.get("ask"), "value": {"S": "forged"}}
+        return loads(line)
+
+    json.loads = forge
+"""
+
 TEMPLATE_PLUS = {
     "monkeypatch": """
         import numpy as np
@@ -108,11 +125,7 @@ TEMPLATE_PLUS = {
         import numpy as np
         hog = np.ones(5 * 10**8)  # 4 GB, over the 2 GB limit
     """,
-    "forged_answers": """
-        import gc
-        for peer in [o for o in gc.get_objects() if type(o).__name__ == "StudentPeer"]:
-            peer.answer = lambda message: {"re": message.get("ask"), "value": 1.0}
-    """,
+    "forged_answers": FORGED_ANSWERS,
     "signals_and_processes": """
         import os, subprocess
         for attempt in (lambda: os.kill(os.getppid(), 9), lambda: subprocess.run(["true"])):
@@ -129,6 +142,24 @@ TEMPLATE_PLUS = {
 def test_tactics_on_the_template_score_zero(tmp_path, tactic, name):
     code = source(name, student=True) + textwrap.dedent(TEMPLATE_PLUS[tactic])
     assert grade(tmp_path, code, name)[0] == 0
+
+
+def test_forged_answers_reach_the_grader_and_score_zero(tmp_path, monkeypatch):
+    """The forging tactic does patch the sandbox's peer (the grader reads forged answers),
+    and earns nothing: a forged answer is only a wrong one."""
+    answers = []
+    take = Session.take
+
+    def reading(session):
+        message = take(session)
+        answers.append(message.get("value"))
+        return message
+
+    monkeypatch.setattr(Session, "take", reading)
+    code = source("01_pointwise", student=True) + textwrap.dedent(FORGED_ANSWERS)
+    assert grade(tmp_path, code)[0] == 0
+    # the patch is made while the first request is read, so its answer is still genuine
+    assert len(answers) > 1 and all(value == {"S": "forged"} for value in answers[1:]), answers
 
 
 HVP_PROBES = """
