@@ -2,10 +2,11 @@
 
 ``check("01_pointwise")`` runs that exercise's visible tests on the names defined in
 your notebook; ``check(Square)`` runs only the tests of ``Square``. The report says
-which parts pass (with points) and, for each failure, what a TA would say: the likely
-cause, the input/output pair, the numerical and analytical Jacobians side by side and
-a heatmap of their difference. In Jupyter it is HTML; in a terminal, plain text.
-Exceptions from your code are caught and explained, never shown as a bare traceback.
+which parts pass (with points) and what a TA would say: for the first failure the
+likely cause and the details, with its input/output pair and the numerical and
+analytical Jacobians side by side (heatmaps in Jupyter); for each later one, a line. In
+Jupyter it is HTML; in a terminal, plain text. Exceptions from your code are caught and
+explained, never shown as a bare traceback; an error in the checker itself says so.
 
 What does not live here: the tests themselves (``exercises/NN_topic/tests.py``), the
 gradient checks and diagnoses (``course.testing``), running and scoring (``course.exercises``).
@@ -28,7 +29,9 @@ def check(exercise_or_object, namespace=None, *, hidden=False, quiet=False):
     """Run the visible tests of an exercise (or of one object) and show a report.
 
     ``namespace`` defaults to the caller's globals (your notebook). Returns the
-    :class:`Report`; ``quiet=True`` returns it without showing it.
+    :class:`Report`. It is shown once: when ``check(...)`` is a cell's last expression,
+    the notebook does not show the returned report a second time (a later cell that
+    evaluates it does). ``quiet=True`` returns it without showing it.
     """
     ns = dict(inspect.currentframe().f_back.f_globals if namespace is None else namespace)
     uses = None
@@ -45,34 +48,58 @@ def check(exercise_or_object, namespace=None, *, hidden=False, quiet=False):
             raise ValueError(f"no exercise tests an object called {uses!r}")
     report = Report(name, exercises.grade(name, ns, hidden=hidden, uses=uses))
     if not quiet:
-        _show(report)
+        report.show()
     return report
 
 
 class Report:
-    """The results of one ``check``: ``.results``, ``.score``, ``.max_score``, text and HTML."""
+    """The results of one ``check``: ``.results``, ``.score``, ``.max_score``, text and HTML.
+
+    The first failure gets the details (likely cause, message, Jacobians), each later one
+    a line: a short report, and the first problem is the one to fix first.
+    """
 
     def __init__(self, exercise, results):
         self.exercise, self.results = exercise, results
         self.score = sum(r.score for r in results)
         self.max_score = sum(r.max_score for r in results)
+        self.first_failure = next((r for r in results if r.score < r.max_score), None)
+        self._shown_in = None  # the notebook cell (execution count) that showed it
 
     def __repr__(self):
         return f"<check {self.exercise}: {self.score:g}/{self.max_score:g} points>"
+
+    def show(self):
+        """Show the report: HTML in a Jupyter kernel, plain text everywhere else."""
+        shell = _ipython()
+        if shell is not None and getattr(shell, "kernel", None) is not None:
+            from IPython.display import display
+
+            display(_HTML(self._repr_html_()))
+        else:
+            print(self.text())
+        self._shown_in = _cell(shell)
+
+    def _ipython_display_(self):
+        """How IPython shows a value: skip the report that check() showed in this cell."""
+        if self._shown_in != _cell(_ipython()):
+            self.show()
 
     def text(self):
         lines = [f"{self.exercise}: {self.score:g} / {self.max_score:g} points"]
         for r in self.results:
             mark = "PASS" if r.score == r.max_score else "FAIL"
             lines.append(f"  {mark} {r.name} ({r.score:g}/{r.max_score:g})")
-            if r.cause:
+            if r is self.first_failure:
                 lines.append(f"    likely cause: {CAUSES[r.cause]}")
                 if r.output != CAUSES[r.cause]:
                     lines += ["    " + line for line in r.output.splitlines()]
-            failure = r.failure
-            if failure is not None and failure.numerical is not None:
-                lines.append(f"    pair: {failure.pair}")
-                lines += _side_by_side(failure.numerical, failure.analytical)
+                failure = r.failure
+                if failure is not None and failure.numerical is not None:
+                    lines.append(f"    pair: {failure.pair}")
+                    lines += _side_by_side(failure.numerical, failure.analytical)
+            elif r.cause:
+                lines[-1] += f": {_headline(r)}"
         return "\n".join(lines)
 
     def _repr_html_(self):
@@ -86,21 +113,22 @@ class Report:
                 f"<div style='margin:4px 0'><b style='color:{colour}'>{'✔' if ok else '✘'} "
                 f"{html.escape(r.name)}</b> ({r.score:g}/{r.max_score:g})"
             )
-            if r.cause:
-                parts.append(
-                    f"<div><b>Likely cause:</b> {html.escape(CAUSES[r.cause])}</div>"
-                    f"<pre>{html.escape(r.output)}</pre>"
-                )
-            failure = r.failure
-            if failure is not None and failure.numerical is not None:
-                n, a = failure.numerical, failure.analytical
-                parts.append(
-                    f"<div>{html.escape(failure.pair)}</div><div style='display:flex;gap:16px'>"
-                    + heatmap(n, "numerical").html
-                    + heatmap(a, "analytical (yours)").html
-                    + heatmap(a - n, "analytical − numerical", diverging=True).html
-                    + "</div>"
-                )
+            if r is self.first_failure:
+                parts.append(f"<div><b>Likely cause:</b> {html.escape(CAUSES[r.cause])}</div>")
+                if r.output != CAUSES[r.cause]:
+                    parts.append(f"<pre>{html.escape(r.output)}</pre>")
+                failure = r.failure
+                if failure is not None and failure.numerical is not None:
+                    n, a = failure.numerical, failure.analytical
+                    parts.append(
+                        f"<div>{html.escape(failure.pair)}</div><div style='display:flex;gap:16px'>"
+                        + heatmap(n, "numerical").html
+                        + heatmap(a, "analytical (yours)").html
+                        + heatmap(a - n, "analytical − numerical", diverging=True).html
+                        + "</div>"
+                    )
+            elif r.cause:
+                parts.append(f": {html.escape(_headline(r))}")
             parts.append("</div>")
         return "\n".join(parts)
 
@@ -152,15 +180,20 @@ def _side_by_side(n, a, limit=6):
     return ["    " + l.ljust(width) + r for l, r in zip(left, right)]
 
 
-def _show(report):
-    """HTML in a Jupyter kernel, plain text everywhere else."""
+def _headline(result):
+    """A failure in one line: the first line of its message."""
+    return (result.output or CAUSES[result.cause]).splitlines()[0]
+
+
+def _ipython():
+    """The running IPython shell, or None (plain Python, or IPython not installed)."""
     try:
         from IPython import get_ipython
-        from IPython.display import display
     except ImportError:
-        get_ipython = None
-    shell = get_ipython() if get_ipython else None
-    if shell is not None and getattr(shell, "kernel", None) is not None:
-        display(_HTML(report._repr_html_()))
-    else:
-        print(report.text())
+        return None
+    return get_ipython()
+
+
+def _cell(shell):
+    """The execution count of the notebook cell that runs now (None outside IPython)."""
+    return getattr(shell, "execution_count", None)

@@ -12,7 +12,17 @@ want to see what the student's code really returned. It then builds both Jacobia
 - numerically: column c is ``(f(x + eps e_c) - f(x - eps e_c)) / (2 eps)``;
 - analytically: row r is what backward returns for ``grad_output = e_r``,
 
-and, when they differ, names the likely cause (:data:`CAUSES`).
+and, when they differ, names the likely cause (:data:`CAUSES`): a sign, a factor, a
+transpose, a forgotten ``grad``, or a slip in what backward reads from ``ctx`` (found by
+undoing the slip and checking again, see :func:`_slips`).
+
+Two precisions. Finite differences are good to about 1e-6, so ``check_function`` allows
+``atol=1e-5, rtol=1e-3``. A value compared with an exact float64 reference (a forward
+against NumPy, a second derivative against its formula) may differ by rounding only:
+:func:`agree` allows ``rtol=1e-10`` (:data:`EXACT`).
+
+A test whose own code raises (a bug in ``tests.py`` or here, not in the student's code)
+fails with cause "checker", so that the student is not blamed for it (:func:`points`).
 
 What does not live here: running tests and collecting scores (``course.exercises``) and
 showing the result to a student (``course.check``).
@@ -20,17 +30,29 @@ showing the result to a student (``course.check``).
 
 from __future__ import annotations
 
+import functools
+import sysconfig
+import traceback
+from pathlib import Path
+
 import numpy as np
 
 import teachgrad as tg
 
-__all__ = ["CAUSES", "Failure", "check_close", "check_function", "get", "points"]
+__all__ = ["CAUSES", "EXACT", "Failure", "agree", "check_close", "check_function", "get", "points"]
+
+EXACT = {"rtol": 1e-10, "atol": 1e-12}  # float64 rounding, and nothing more
 
 # Each diagnosis a failure can carry, with the advice a TA would give for it.
 CAUSES = {
     "not_written": "This part is not written yet (it still raises NotImplementedError).",
     "missing": "The name is not defined: run the cell that defines it first.",
+    "no_return": "The function returned None: is a `return` missing?",
     "error": "Your code raised an exception; the message below says where and why.",
+    "engine": "backward must compute its gradient itself, not ask teachgrad's autograd for it.",
+    "checker": "The checker itself failed, in its own code (the line below is the checker's): "
+    "a bug in this exercise's tests, unless a value of yours surprised it (a None from a "
+    "missing return?). Please tell your instructor.",
     "forward": "forward computes the wrong values.",
     "factor_of_2": "The gradient is off by a factor of 2.",
     "sign": "The gradient has the wrong sign.",
@@ -38,6 +60,12 @@ CAUSES = {
     "unbroadcast": "Forgot to un-broadcast: sum the gradient over the broadcast dims.",
     "shape": "The gradient does not have the input's shape.",
     "zeros": "The gradient is all zeros (or None).",
+    "forgot_grad": "backward ignores grad: it returns the local derivative only. The chain "
+    "rule multiplies it by grad, the gradient of the loss with respect to the output.",
+    "saved_tensor": "backward's formula is right, but for the other tensor: it needs "
+    "forward's output and gets the input (or the reverse). Save what the formula uses.",
+    "transpose_missing": "backward multiplies by a saved matrix where its transpose is "
+    "needed (grad @ B instead of grad @ B.T): the shapes say which one fits.",
     "swapped": "The gradients of two inputs are swapped.",
     "wrong_count": "backward must return one gradient per input of forward.",
     "wrong_values": "The gradient has the wrong values.",
@@ -53,8 +81,11 @@ CAUSES = {
     "of place (y = y * 2, not y *= 2), or change a .clone().",
     "prediction": "Some predictions disagree with what teachgrad does: an in-place op fails "
     "only when a node saved the tensor it changes.",
-    "detached": "backward is not differentiable: it goes through .detach(), .numpy() or "
-    "no_grad, so the second derivative comes out as zero. Use teachgrad ops on the saved tensors.",
+    "detached": "backward leaves teachgrad (.numpy(), .detach(), a new tg.tensor or no_grad), "
+    "so the engine has no graph of it to differentiate: the second derivative is zero, or "
+    "cannot be taken at all. Write backward with teachgrad ops on the saved tensors.",
+    "scalar_loss": "The loss must be one number: reduce it with .sum(), as the original "
+    "program does, before calling backward.",
     "accuracy": "The model does not learn enough: check the loop (opt.zero_grad() every step, "
     "F.cross_entropy on the logits and class indices), then the learning rate and the epochs.",
     "slow": "Training takes too long: use minibatches, fewer epochs or a smaller model.",
@@ -87,6 +118,9 @@ def points(n, *, uses=(), hidden=False, seconds=None):
     ``uses``; hidden tests run only when grading, not in ``course.check``. ``seconds``
     is the time the test needs when the autograder runs it, if more than its default.
 
+    An exception raised by the test's own code (its file, or this one) is a bug in the
+    checker, not in the student's code: it becomes a Failure with cause "checker".
+
     >>> @points(2, uses=("Square",))
     ... def test_nothing(ns):
     ...     pass
@@ -95,10 +129,46 @@ def points(n, *, uses=(), hidden=False, seconds=None):
     """
 
     def mark(test):
-        test.points, test.uses, test.hidden, test.seconds = n, tuple(uses), hidden, seconds
-        return test
+        @functools.wraps(test)
+        def graded(ns):
+            try:
+                return test(ns)
+            except (Failure, NotImplementedError):
+                raise
+            except Exception as exc:
+                frame = _raised_in(exc, {test.__code__.co_filename, __file__})
+                if frame is None:
+                    raise
+                where = f"{Path(frame.filename).parent.name}/{Path(frame.filename).name}"
+                raise Failure(
+                    "checker",
+                    f"The checker raised {type(exc).__name__}: {exc}\n"
+                    f"  in {where}, line {frame.lineno}: {frame.line}",
+                ) from exc
+
+        graded.points, graded.uses, graded.hidden, graded.seconds = n, tuple(uses), hidden, seconds
+        return graded
 
     return mark
+
+
+LIBRARIES = [Path(sysconfig.get_path(k)) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
+TEACHGRAD = Path(tg.__file__).parent
+
+
+def _raised_in(exc, files):
+    """The frame of ``files`` that raised ``exc``, or None if it came from elsewhere.
+
+    The innermost frame that is not a library's (Python's, NumPy's) decides; teachgrad's
+    frames count as the student's code, whose calls they run.
+    """
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename in files:
+            return frame
+        path = Path(frame.filename)
+        if path.is_relative_to(TEACHGRAD) or not any(path.is_relative_to(lib) for lib in LIBRARIES):
+            return None
+    return None
 
 
 def get(ns, name):
@@ -108,12 +178,17 @@ def get(ns, name):
     return ns[name]
 
 
-def check_close(actual, expected, what, *, atol=1e-6):
+def agree(got, expected):
+    """Whether two float64 arrays have the same shape and values, up to rounding (EXACT)."""
+    return np.shape(got) == np.shape(expected) and np.allclose(got, expected, **EXACT)
+
+
+def check_close(actual, expected, what):
     """Fail with cause "forward" unless the tensor ``actual`` equals ``expected`` (NumPy)."""
     if not isinstance(actual, tg.Tensor):
         raise Failure("forward", f"{what} should be a Tensor, got {type(actual).__name__}.")
     got = actual.detach().numpy()
-    if got.shape != expected.shape or not np.allclose(got, expected, atol=atol):
+    if not agree(got, expected):
         raise Failure(
             "forward",
             f"{what} is wrong.\n  expected (shape {expected.shape}):\n{_indent(expected)}\n"
@@ -125,7 +200,8 @@ def check_function(fn, inputs, *, name=None, extra=(), eps=1e-6, atol=1e-5, rtol
     """Check ``fn.backward`` against finite differences of ``fn.forward``.
 
     ``inputs`` are NumPy arrays (made float64 tensors that require grad); ``extra``
-    are further arguments for forward that are not tensors (e.g. ``dim``).
+    are further arguments for forward that are not tensors (e.g. ``dim``). ``atol`` and
+    ``rtol`` are loose: the finite differences are the reference here.
     Raises :class:`Failure` with a diagnosis; returns None when everything agrees.
     """
     name = name or getattr(fn, "__name__", "the Function")
@@ -136,37 +212,48 @@ def check_function(fn, inputs, *, name=None, extra=(), eps=1e-6, atol=1e-5, rtol
     out_shape = tuple(y.shape)
     shapes = [tuple(x.shape) for x in xs]
 
-    def backward(grad_output):  # the student's backward, called like the engine would
+    def backward(grad_output, ctx=y.grad_fn):  # the student's backward, as the engine calls it
         with tg.no_grad():
-            grads = fn.backward(y.grad_fn, tg.tensor(grad_output))
-        return list(grads) if isinstance(grads, tuple | list) else [grads]
+            grads = fn.backward(ctx, tg.tensor(grad_output))
+        grads = list(grads) if isinstance(grads, tuple | list) else [grads]
+        return grads[: len(xs)] if len(grads) == len(xs) + len(extra) else grads
 
-    # 1. one gradient per input, each with that input's shape
-    rng = np.random.default_rng(0)
-    grads = backward(rng.standard_normal(out_shape))
-    grads = grads[: len(xs)] if len(grads) == len(xs) + len(extra) else grads
-    if len(grads) != len(xs):
-        raise Failure(
-            "wrong_count",
-            f"{name}.backward returned {len(grads)} gradient(s) for {len(xs)} tensor input(s).",
-        )
-    for j, (g, shape) in enumerate(zip(grads, shapes)):
-        got = tuple(g.shape) if isinstance(g, tg.Tensor) else None
-        if g is not None and got != shape:
-            raise _shape_failure(name, j, got, shape, out_shape)
+    def analytical(ctx=y.grad_fn):  # row r of J_j: what backward returns for grad_output = e_r
+        jacobians = [np.zeros((y.numel(), x.numel())) for x in xs]
+        for r, e_r in enumerate(np.eye(y.numel())):
+            for J, g in zip(jacobians, backward(e_r.reshape(out_shape), ctx)):
+                J[r] = 0.0 if g is None else g.detach().numpy().reshape(-1)
+        return jacobians
 
-    # 2. the Jacobians, one per input, compared entry by entry
+    def slip():  # (cause, why) of a slip in what backward reads from ctx, undone, or None
+        return _slip(analytical, y.grad_fn, xs, y, numerical, atol, rtol)
+
     numerical = _numerical_jacobians(fn, xs, extra, eps)
-    analytical = [np.zeros_like(n) for n in numerical]
-    for r in range(int(np.prod(out_shape, dtype=int))):
-        e_r = np.zeros(int(np.prod(out_shape, dtype=int)))
-        e_r[r] = 1.0
-        for j, g in enumerate(backward(e_r.reshape(out_shape))):
-            if g is not None:
-                analytical[j][r] = g.detach().numpy().reshape(-1)
-    for j, (n, a) in enumerate(zip(numerical, analytical)):
+    try:
+        # 1. one gradient per input, each with that input's shape
+        grads = backward(np.random.default_rng(0).standard_normal(out_shape))
+        if len(grads) != len(xs):
+            raise Failure(
+                "wrong_count",
+                f"{name}.backward returned {len(grads)} gradient(s) for {len(xs)} tensor input(s).",
+            )
+        for j, (g, shape) in enumerate(zip(grads, shapes)):
+            got = tuple(g.shape) if isinstance(g, tg.Tensor) else None
+            if g is not None and got != shape:
+                raise _shape_failure(name, j, got, shape, out_shape)
+        # 2. the Jacobians, one per input, compared entry by entry
+        jacobians = analytical()
+    except (Failure, NotImplementedError):
+        raise
+    except Exception:  # it may run once the slip is undone: grad @ B where B.T fits
+        if (found := slip()) is None:
+            raise
+        raise Failure(*found) from None
+    for j, (n, a) in enumerate(zip(numerical, jacobians)):
         if not _close(a, n, atol, rtol):
             cause, why = _diagnose(j, n, a, numerical, shapes, atol, rtol)
+            if cause == "wrong_values":
+                cause, why = slip() or (cause, why)
             pair = (
                 f"output of {name} (shape {out_shape}) w.r.t. input {j} (shape {shapes[j]}); "
                 f"J[r, c] = d output[r] / d input[c]"
@@ -188,8 +275,9 @@ def _shape_failure(name, j, got, shape, out_shape):
         dims = ", ".join(str(d) for d, (p, g) in enumerate(zip(padded, got)) if p != g)
         return Failure(
             "unbroadcast",
-            f"{where}, the broadcast shape {out_shape}. Forgot to un-broadcast over dim {dims}: "
-            "sum the gradient over the dims that broadcasting added or stretched from size 1.",
+            f"{where}, the broadcast shape {out_shape}: sum it over dim {dims}. The engine, like "
+            "PyTorch's, would sum it for you (so gradcheck passes), but this exercise asks "
+            "backward to do it: a gradient has its input's shape.",
         )
     return Failure("shape", f"{where}. A gradient always has its input's shape.")
 
@@ -198,6 +286,9 @@ def _diagnose(j, n, a, numerical, shapes, atol, rtol):
     """(cause, explanation) for input j's numerical vs analytical Jacobian."""
     if not a.any():
         return "zeros", "backward returned zeros (or None) for this input: is it used at all?"
+    if len(a) > 1 and _close(a, np.broadcast_to(n.sum(axis=0), a.shape), atol, rtol):
+        # every row r (grad = e_r) is what the right backward gives for grad = ones
+        return "forgot_grad", "backward returns the same gradient whatever grad is."
     if _close(a, -n, atol, rtol):
         return "sign", "analytical = -numerical: a minus sign is missing or one too many."
     if _close(a, 2 * n, atol, rtol):
@@ -217,8 +308,72 @@ def _diagnose(j, n, a, numerical, shapes, atol, rtol):
             return "swapped", f"the gradient for input {j} is the right one for input {k}."
     return (
         "wrong_values",
-        "the analytical Jacobian differs from finite differences; compare them below.",
+        "your backward's Jacobian (analytical) differs from finite differences (numerical).",
     )
+
+
+def _slip(analytical, ctx, xs, y, numerical, atol, rtol):
+    """(cause, explanation) of the first slip of :func:`_slips` that, undone, makes every
+    Jacobian right; None when there is none."""
+    for cause, why, saved in _slips(ctx, xs, y):
+        try:
+            fixed = analytical(_Resaved(ctx, saved))
+        except Exception:  # this variant does not run either
+            continue
+        if all(_close(a, n, atol, rtol) for a, n in zip(fixed, numerical)):
+            return cause, why
+    return None
+
+
+def _slips(ctx, xs, y):
+    """Slips in what backward reads from ctx, each as (cause, explanation, the saved
+    tensors with the slip undone), one saved tensor at a time (:func:`_meant`)."""
+    saved = tuple(ctx.saved_tensors)
+    for i, s in enumerate(saved):
+        if isinstance(s, tg.Tensor):
+            for cause, why, meant in _meant(i, s, xs, y):
+                yield cause, why, (*saved[:i], meant, *saved[i + 1 :])
+
+
+SAVED_INPUT = (
+    "forward saves the input x, but backward's formula is written with the output y: "
+    "given y, it is right. Save the output: ctx.save_for_backward(y)."
+)
+SAVED_OUTPUT = (
+    "forward saves the output y, but backward's formula is written with the input x: "
+    "given x, it is right. Save the input: ctx.save_for_backward(x)."
+)
+NOT_TRANSPOSED = (
+    "backward uses saved tensor {i} (shape {shape}) where it needs its transpose: given "
+    "the transpose, it is right. Check each product's shapes: grad has the output's "
+    "shape, each gradient its input's."
+)
+
+
+def _meant(i, s, xs, y):
+    """What saved tensor ``i``, ``s``, may have been meant to be: the output where the
+    input was saved, the input where the output was saved, the transpose of a matrix."""
+    if s.shape == y.shape and any(_same(s, x) for x in xs):
+        yield "saved_tensor", SAVED_INPUT, y
+    for x in xs if _same(s, y) else ():
+        if x.shape == y.shape:
+            yield "saved_tensor", SAVED_OUTPUT, x
+    if s.dim() == 2:
+        yield "transpose_missing", NOT_TRANSPOSED.format(i=i, shape=tuple(s.shape)), s.T
+
+
+class _Resaved:
+    """``ctx`` as backward sees it, with other saved tensors."""
+
+    def __init__(self, ctx, saved):
+        self._ctx, self.saved_tensors = ctx, saved
+
+    def __getattr__(self, name):  # anything else forward left on ctx
+        return getattr(self._ctx, name)
+
+
+def _same(a, b):
+    return a.shape == b.shape and np.array_equal(a.detach().numpy(), b.detach().numpy())
 
 
 def _numerical_jacobians(fn, xs, extra, eps):

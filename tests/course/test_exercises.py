@@ -25,6 +25,18 @@ BUGS = [
         "sign",
     ),
     (
+        "01_pointwise",  # the chain rule forgotten: backward returns the local derivative 2x
+        ("return 2 * x * grad", "return 2 * x"),
+        {"test_square", "test_other_shapes"},
+        "forgot_grad",
+    ),
+    (
+        "01_pointwise",  # forward saves the input x, but s (1 - s) is written with the output s
+        ("ctx.save_for_backward(s)", "ctx.save_for_backward(x)"),
+        {"test_sigmoid", "test_other_shapes"},
+        "saved_tensor",
+    ),
+    (
         "02_broadcasting",
         ("return unbroadcast(grad, a_shape), unbroadcast(grad, b_shape)", "return grad, grad"),
         {"test_add_broadcast", "test_both_broadcast"},
@@ -46,6 +58,12 @@ BUGS = [
         "transposed",
     ),
     ("03_linear", ("grad.sum(dim=0)", "grad"), {"test_linear", "test_one_sample"}, "unbroadcast"),
+    (
+        "03_linear",  # dA = grad @ B, not grad @ B^T: it runs only where B is square
+        ("grad @ B.T, A.T @ grad", "grad @ B, A.T @ grad"),
+        {"test_matmul", "test_matmul_square", "test_one_sample"},
+        "transpose_missing",
+    ),
     (
         "04_softmax",  # no max subtraction: exp(1000) overflows
         ("z = x - x.max(dim=-1, keepdim=True).values", "z = x"),
@@ -84,6 +102,12 @@ BUGS = [
         "unbroadcast",
     ),
     (
+        "06_layernorm",  # db not summed over the batch either
+        ("grad.sum(dim=0)", "grad"),
+        {"test_backward", "test_one_sample_many_features"},
+        "unbroadcast",
+    ),
+    (
         "07_inplace_versions",  # b mispredicted: x + 1 saves nothing, so y.mul_(2) is harmless
         ('"b": False', '"b": True'),
         {"test_predictions"},
@@ -94,6 +118,12 @@ BUGS = [
         ("y = y / y.sum()", "y /= y.sum()"),
         {"test_normalize_fixed", "test_fixes_other_input"},
         "inplace",
+    ),
+    (
+        "07_inplace_versions",  # the final .sum() forgotten: the loss is a vector
+        ("y = y / y.sum()\n    return (y * y).sum()", "y = y / y.sum()\n    return y * y"),
+        {"test_normalize_fixed", "test_fixes_other_input"},
+        "scalar_loss",
     ),
     (
         "08_mini_engine",  # no topological order: each node passes its gradient on at once
@@ -114,6 +144,18 @@ BUGS = [
         "topological_order",
     ),
     (
+        "08_mini_engine",  # topological_order builds the list but never returns it
+        ("    visit(root)\n    return order\n", "    visit(root)\n"),
+        {
+            "test_topological_order",
+            "test_backward_tree",
+            "test_shared_inputs",
+            "test_random_graphs",
+            "test_deep_diamonds",
+        },
+        "no_return",
+    ),
+    (
         "08_mini_engine",  # = instead of +=: a Value used twice keeps its last contribution
         ("parent.grad += local * v.grad", "parent.grad = local * v.grad"),
         {"test_shared_inputs", "test_random_graphs", "test_deep_diamonds"},
@@ -123,6 +165,12 @@ BUGS = [
         "09_double_backward",  # backward leaves teachgrad: the second derivative is zero
         ("return 3 * x * x * grad", "return tg.tensor(3 * x.detach().numpy() ** 2) * grad"),
         {"test_cube_second", "test_gradgradcheck"},
+        "detached",
+    ),
+    (
+        "09_double_backward",  # backward in NumPy: .numpy() of a tensor that requires grad
+        ("return 3 * x * x * grad", "return tg.tensor(3 * x.numpy() ** 2) * grad"),
+        {"test_cube", "test_cube_second", "test_gradgradcheck"},
         "detached",
     ),
     (

@@ -3,7 +3,7 @@
 import numpy as np
 
 import teachgrad as tg
-from course.testing import Failure, _indent, get, points
+from course.testing import Failure, _indent, agree, get, points
 
 A = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 3.0], [-1.0, 0.0, 1.0]])
 A_WIDE = np.array([[1.0, -2.0, 0.5], [3.0, 0.0, 1.0]])
@@ -30,11 +30,11 @@ def compare(got, expected, what, *, gradient=None):
     if not isinstance(got, tg.Tensor):
         raise Failure("forward", f"{what} should return a Tensor, got {type(got).__name__}.")
     got = got.detach().numpy()
-    if got.shape == expected.shape and np.allclose(got, expected, atol=1e-6):
+    if agree(got, expected):
         return
-    if gradient is not None and got.shape == gradient.shape and np.allclose(got, gradient):
+    if gradient is not None and agree(got, gradient):
         raise Failure("first_order", f"{what} returned the gradient of f, not H v.")
-    if expected.ndim == 2 and got.shape == expected.T.shape and np.allclose(got, expected.T):
+    if expected.ndim == 2 and agree(got, expected.T):
         raise Failure(
             "transposed",
             f"{what} is the transpose of the answer: rows must be indexed by x, columns by y.",

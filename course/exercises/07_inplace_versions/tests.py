@@ -9,7 +9,7 @@ version), and must not raise.
 import numpy as np
 
 import teachgrad as tg
-from course.testing import Failure, _indent, get, points
+from course.testing import Failure, _indent, agree, get, points
 
 X = np.array([0.5, -1.0, 2.0])
 X_OTHER = np.array([-0.3, 1.2, 0.7, -2.0])
@@ -83,16 +83,21 @@ def scale_np(x):
 def check_fix(fn, reference, x, name):
     """fn(x) (teachgrad) has reference(x)'s value, and its gradient by finite differences."""
     xt = tg.tensor(x, requires_grad=True)
+    out = fn(xt)
+    if not isinstance(out, tg.Tensor):
+        raise Failure("forward", f"{name}(x) should return a Tensor, got {out!r}.")
+    if out.numel() != 1:
+        raise Failure(
+            "scalar_loss",
+            f"{name}(x) returned a tensor of shape {tuple(out.shape)}, not one number.",
+        )
     try:
-        out = fn(xt)
         out.backward()
     except RuntimeError as err:
         if MESSAGE in str(err):
             raise Failure("inplace", f"{name}: backward still raises.\n{err}") from None
         raise
-    if not isinstance(out, tg.Tensor) or out.numel() != 1:
-        raise Failure("forward", f"{name}(x) should return a one-element Tensor, got {out!r}.")
-    if not np.isclose(out.item(), reference(x), rtol=1e-9):
+    if not agree(out.item(), reference(x)):
         raise Failure("forward", f"{name}(x) = {out.item()}, the program gives {reference(x)}.")
     eps = 1e-6
     expected = np.array(

@@ -3,7 +3,7 @@
 import numpy as np
 
 import teachgrad as tg
-from course.testing import Failure, _indent, check_close, check_function, get, points
+from course.testing import Failure, _indent, agree, check_close, check_function, get, points
 
 rng = np.random.default_rng(11)
 X, W = rng.standard_normal((2, 3, 5, 6)), rng.standard_normal((4, 3, 3, 2))
@@ -32,7 +32,7 @@ def compare(got, expected, what):
         raise Failure("forward", f"{what} should return a NumPy array, got {type(got).__name__}.")
     if got.shape != expected.shape:
         raise Failure("forward", f"{what} has shape {got.shape}, expected {expected.shape}.")
-    if not np.allclose(got, expected):
+    if not agree(got, expected):
         worst = np.unravel_index(np.argmax(np.abs(got - expected)), got.shape)
         raise Failure(
             "forward",
@@ -59,8 +59,8 @@ def test_col2im(ns):
     got = col2im(c, x.shape, 2, 3)
     if isinstance(got, np.ndarray) and got.shape == x.shape:
         left, right = (reference_im2col(x, 2, 3) * c).sum(), (x * got).sum()
-        if not np.isclose(left, right):
-            overwrites = np.allclose(got, col2im_overwriting(c, x.shape, 2, 3))
+        if not agree(left, right):
+            overwrites = agree(got, col2im_overwriting(c, x.shape, 2, 3))
             raise Failure(
                 "overlap" if overwrites else "forward",
                 f"col2im is not the adjoint of im2col: <im2col(x), c> = {left:.6g} but "
@@ -79,7 +79,7 @@ def test_conv_forward(ns):
     """Conv2d.apply(x, w) against tg.nn.functional.conv2d."""
     out = get(ns, "Conv2d").apply(tg.tensor(X), tg.tensor(W))
     expected = tg.nn.functional.conv2d(tg.tensor(X), tg.tensor(W)).numpy()
-    check_close(out, expected, "Conv2d.apply(x, w)", atol=1e-9)
+    check_close(out, expected, "Conv2d.apply(x, w)")
 
 
 def weights_from_first_image_only(conv):
@@ -90,7 +90,7 @@ def weights_from_first_image_only(conv):
     dw = conv.backward(y.grad_fn, tg.tensor(g))[1]
     w0 = tg.tensor(W, requires_grad=True)
     (tg.nn.functional.conv2d(tg.tensor(X[:1]), w0) * tg.tensor(g[:1])).sum().backward()
-    return isinstance(dw, tg.Tensor) and np.allclose(dw.detach().numpy(), w0.grad.numpy())
+    return isinstance(dw, tg.Tensor) and agree(dw.detach().numpy(), w0.grad.numpy())
 
 
 @points(3, uses=("Conv2d",))

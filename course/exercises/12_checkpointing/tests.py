@@ -14,7 +14,7 @@ import weakref
 import numpy as np
 
 import teachgrad as tg
-from course.testing import Failure, _indent, get, points
+from course.testing import Failure, _indent, agree, get, points
 
 rng = np.random.default_rng(12)
 MESSAGE = "does not require grad"
@@ -113,7 +113,7 @@ def check_gradients(ns, depth=5, width=16, batch=8):
     blocks, x, g, *_ = run(ns, depth, width, batch)
     _, expected = plain(blocks, x, g)
     got = np.zeros(expected.shape) if x.grad is None else x.grad.numpy()
-    if not np.allclose(got, expected, rtol=1e-9, atol=1e-12):
+    if not agree(got, expected):
         details = f"x.grad after backward:\n  expected:\n{_indent(expected[:2])}\n  got:\n{_indent(got[:2])}"
         raise Failure("zeros" if not got.any() else "wrong_values", f"(first 2 rows) {details}")
 
@@ -140,7 +140,7 @@ def test_forward(ns):
     """Five checkpointed blocks give the plain chain's output."""
     blocks, x, g, out, _ = run(ns, backward=False)
     expected, _ = plain(blocks, x, g)
-    if out.shape != expected.shape or not np.allclose(out.detach().numpy(), expected):
+    if not agree(out.detach().numpy(), expected):
         raise Failure("forward", "the checkpointed chain's output differs from the plain chain's.")
 
 
