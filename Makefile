@@ -56,6 +56,7 @@ lint: $(VENV)/.installed-test  ## style check (no files are changed; also part o
 
 bench: $(VENV)/.installed-test  ## teachgrad vs hand-written NumPy (and PyTorch if installed)
 	$(PY) benchmarks/bench.py
+	$(PY) benchmarks/bench_viz.py
 	$(PY) benchmarks/bench_nn.py
 	$(PY) benchmarks/bench_gpu.py  # (says what it needs and skips without CuPy and a GPU)
 
