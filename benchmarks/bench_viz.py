@@ -6,7 +6,8 @@ Four measurements, on chains of ``tanh(0.9 * y)`` (two recorded ops per link) an
 small MLP's training loop:
 
 1. one ``BackwardStepper.step()`` on a 1,000-op graph, including the redraw (the
-   picture is drawn with the Graphviz program found, folded as ``draw`` folds it);
+   picture is drawn with the Graphviz program found, folded as ``draw`` folds it), and
+   ``run()`` to the end on 10 to 1,000 ops (linear: the snapshot is updated per step);
 2. ``viz.render.to_dot`` and ``viz.text`` on 1,000 and 3,000 ops: linear means the
    3k/1k ratio is near 3;
 3. a 2,000-node graph drawn with folding, DOT to SVG included;
@@ -50,6 +51,14 @@ def median_time(fn, rounds: int) -> float:
         fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def stepper_run(ops: int) -> float:
+    """Seconds for ``BackwardStepper(loss).run()`` through ``ops`` ops (one redraw, at the end)."""
+    stepper = BackwardStepper(chain(ops))
+    start = time.perf_counter()
+    stepper.run()
+    return time.perf_counter() - start
 
 
 def stepper_step(rounds: int) -> float:
@@ -110,6 +119,8 @@ def main(argv=None) -> None:
 
     step = stepper_step(args.rounds)
     print(f"(1) stepper step, 1,000 ops, redraw included: {step * 1e3:.1f} ms (target <= 50 ms)")
+    runs = ", ".join(f"{ops} ops {stepper_run(ops):.2f} s" for ops in (10, 100, 300, 1000))
+    print(f"(1) stepper run() to the end: {runs}")
     times = writers(args.rounds)
     for name in ("to_dot", "text"):
         small, big = times[(name, 1000)], times[(name, 3000)]
