@@ -135,5 +135,7 @@ $(VENV)/.installed-lab: pyproject.toml | $(PY)
 
 # The student notebooks are generated from the instructor notebooks (solutions and hidden
 # tests removed); commit the result. tests/course checks that they are up to date.
-release: | $(PY)  ## regenerate course/exercises/*/student.ipynb
+# It also builds what an instructor hands out: release/student/ and release/student.zip
+# (student notebooks, visible tests, the code check() runs, a README, `make lab`).
+release: | $(PY)  ## regenerate the student notebooks; build release/student(.zip)
 	$(PY) -m course.release

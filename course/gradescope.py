@@ -12,7 +12,10 @@ one notebook or .py file in ``/autograder/submission``, refusing a symbolic link
 Both scripts take the root from ``$AUTOGRADER`` (default ``/autograder``) and
 run_autograder the interpreter from ``$PYTHON``, so the bundle can be tried locally.
 Grading runs from ``/autograder``, not from the source folder: the installed ``course``
-is the one the sandbox hides from submissions.
+is the one the sandbox hides from submissions. The installed package holds no instructor
+notebook (the wheel leaves them out), so the bundle carries the graded exercise's in
+``source/course/exercises/NN_topic/`` (and no other exercise's), and run_autograder
+points the grader there (``COURSE_SOLUTIONS``); the sandbox hides that folder too.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ if [ -z "$submission" ]; then
   exit 0
 fi
 graded=$(mktemp -d)
+export COURSE_SOLUTIONS="$root/source/course/exercises"  # the installed course has none
 "$python" -m course.grade "$submission" --exercise {exercise} --out "$graded" \\
   --within "$root/submission"
 cp "$graded"/*/results.json "$results/results.json"
@@ -68,8 +72,11 @@ def build(exercise, out):
             bundle.write(ROOT / name, name)
         for package in PACKAGES:
             for file in sorted((ROOT / package).rglob("*")):
-                if file.is_file() and "__pycache__" not in file.parts:
-                    bundle.write(file, str(file.relative_to(ROOT)))
+                if not file.is_file() or "__pycache__" in file.parts:
+                    continue
+                if file.name == "instructor.ipynb" and file.parent.name != exercise:
+                    continue  # only the graded exercise's reference solution
+                bundle.write(file, str(file.relative_to(ROOT)))
         return bundle.namelist()
 
 

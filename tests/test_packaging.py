@@ -1,6 +1,7 @@
 """The project builds the way a user's pip builds it: in pip's own isolated build
 environment (build tools fetched fresh, nothing borrowed from this venv), into a wheel
-that holds every package and the course's files."""
+that holds every package and the course's files, but no reference solution: the wheel is
+what `pip install teachgrad` gives a student, so no instructor notebook is in it."""
 
 import shutil
 import sys
@@ -26,3 +27,5 @@ def test_the_wheel_builds_with_build_isolation_and_holds_the_packages(tmp_path):
     for folder in sorted((REPO / "course" / "exercises").glob("[0-9]*")):
         assert f"course/exercises/{folder.name}/student.ipynb" in names
         assert f"course/exercises/{folder.name}/tests.py" in names
+    instructor = sorted(n for n in names if Path(n).name.startswith("instructor"))
+    assert not instructor, f"{wheel.name} holds reference solutions: {instructor}"

@@ -46,13 +46,14 @@ from course.exercises import Result
 from course.testing import CAUSES, Failure
 
 from .remote import Session
-from .sandbox import Sandbox, SandboxError, Timeout, namespaces
+from .sandbox import SOLUTIONS, Sandbox, SandboxError, Timeout, namespaces
 from .wire import Proxy, RemoteError, WireError
 
 __all__ = [
     "Graded",
     "SubmissionError",
     "grade_submission",
+    "instructor_notebook",
     "load_submission",
     "reference_namespace",
 ]
@@ -173,12 +174,29 @@ def _strip_magics(source):
     return "\n".join("# " + ln if ln.lstrip().startswith(("%", "!")) else ln for ln in lines)
 
 
+def instructor_notebook(exercise):
+    """The instructor notebook (the reference solution) of ``exercise``: beside its tests in
+    the source tree, else in ``$COURSE_SOLUTIONS/NN_topic/`` (an installed ``course`` has
+    none: the wheel leaves them out; the Gradescope bundle points there at its source)."""
+    name = exercises.path(exercise).name
+    places = [exercises.path(name)]
+    if os.environ.get(SOLUTIONS):
+        places.append(Path(os.environ[SOLUTIONS], name))
+    for folder in places:
+        if (folder / "instructor.ipynb").is_file():
+            return folder / "instructor.ipynb"
+    raise FileNotFoundError(
+        f"no reference solution for {name}: grade from the source tree (the repository), "
+        f"or set {SOLUTIONS} to a folder holding {name}/instructor.ipynb"
+    )
+
+
 @functools.lru_cache(maxsize=8)
 def reference_namespace(exercise):
     """The instructor notebook's definitions (imports, classes, functions), run here.
 
     Cached per process: a grading worker pays for it once per exercise."""
-    nb = json.loads((exercises.path(exercise) / "instructor.ipynb").read_text(encoding="utf-8"))
+    nb = json.loads(instructor_notebook(exercise).read_text(encoding="utf-8"))
     ns = {}
     for cell in nb["cells"]:
         source = "".join(cell["source"])

@@ -97,11 +97,18 @@ def _children(pid):
         return []
 
 
+# where the grader finds the instructor notebooks when its ``course`` is an installed one
+SOLUTIONS = "COURSE_SOLUTIONS"
+
+
 def _hidden():
     """What a submission may not read: every copy of ``course`` on the path (the
-    instructor notebooks hold the solutions), and scikit-learn's bundled datasets (the
-    labels of the held-out images the grader evaluates on). Nothing is imported."""
+    instructor notebooks hold the solutions), the folder of instructor notebooks the
+    grader was pointed at (``$COURSE_SOLUTIONS``), and scikit-learn's bundled datasets
+    (the labels of the held-out images the grader evaluates on). Nothing is imported."""
     yield Path(course.__file__).resolve().parent
+    if os.environ.get(SOLUTIONS):
+        yield Path(os.environ[SOLUTIONS]).resolve()
     for entry in sys.path:
         if Path(entry or ".", "course", "exercises").is_dir():
             yield Path(entry or ".", "course").resolve()

@@ -357,6 +357,12 @@ def test_gradescope_bundle_installs_and_grades_end_to_end(tmp_path):
     pip += ["--quiet", "--target", tmp_path / "site", root / "source"]
     run(pip)
     assert (tmp_path / "site" / "course" / "exercises" / "01_pointwise" / "tests.py").is_file()
+    # the installed course holds no reference solution: the bundle's source/ carries the
+    # graded exercise's (and no other), and run_autograder points the grader there
+    assert not list((tmp_path / "site" / "course").rglob("instructor.ipynb"))
+    assert [n for n in names if n.endswith("instructor.ipynb")] == [
+        "course/exercises/01_pointwise/instructor.ipynb"
+    ]
 
     (root / "submission").mkdir()
     (root / "submission" / "answer.py").write_text(source("01_pointwise"), encoding="utf-8")
@@ -382,3 +388,28 @@ def predictions():
     runs = [grade(tmp_path, guesses, "07_inplace_versions", seed=5) for _ in range(3)]
     results = {(r[2]["test_predictions"].score, r[2]["test_predictions"].output) for r in runs}
     assert len(results) == 1
+
+
+def test_the_reference_solution_is_found_beside_the_tests_or_in_course_solutions(
+    tmp_path, monkeypatch
+):
+    """An installed course has no instructor notebook (the wheel leaves them out): the
+    grader then reads $COURSE_SOLUTIONS/NN_topic/instructor.ipynb, which the sandbox hides."""
+    from course import exercises
+    from course.grader import core, sandbox
+
+    assert core.instructor_notebook("01") == EXERCISES / "01_pointwise" / "instructor.ipynb"
+    installed = tmp_path / "installed"
+    (installed / "01_pointwise").mkdir(parents=True)
+    monkeypatch.setattr(exercises, "path", lambda name: installed / "01_pointwise")
+    monkeypatch.delenv(sandbox.SOLUTIONS, raising=False)
+    with pytest.raises(FileNotFoundError, match="COURSE_SOLUTIONS"):
+        core.instructor_notebook("01_pointwise")
+    solutions = tmp_path / "solutions"
+    (solutions / "01_pointwise").mkdir(parents=True)
+    (solutions / "01_pointwise" / "instructor.ipynb").write_text("{}")
+    monkeypatch.setenv(sandbox.SOLUTIONS, str(solutions))
+    assert (
+        core.instructor_notebook("01_pointwise") == solutions / "01_pointwise" / "instructor.ipynb"
+    )
+    assert solutions.resolve() in set(sandbox._hidden())
