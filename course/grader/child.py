@@ -246,6 +246,10 @@ class EngineWatch:
 
     ENTRIES = {
         "tg": ("enable_grad",),  # the same object as tg.autograd.enable_grad
+        # the engine's own loop, which every way of running backward goes through (a
+        # submission that unwraps a public name still meets this one), and a node run by hand
+        "engine": ("_execute",),
+        "Node": ("__call__",),
         "tg.autograd": ("grad", "backward", "backward_steps"),
         "tg.autograd.functional": ("hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"),
         "tg.autograd.forward_ad": ("make_dual",),
@@ -258,8 +262,10 @@ class EngineWatch:
 
     def watch_engine(self):
         import teachgrad as tg
+        from teachgrad.autograd import engine
 
         owners = {"tg": tg, "tg.autograd": tg.autograd, "Tensor": tg.Tensor}
+        owners["engine"], owners["Node"] = engine, tg.autograd.graph.Node
         owners["tg.autograd.functional"] = tg.autograd.functional
         owners["tg.autograd.forward_ad"] = tg.autograd.forward_ad
         for where, names in self.ENTRIES.items():
@@ -295,12 +301,14 @@ class EngineWatch:
         return calls
 
     def _noting(self, entry, label):
-        @functools.wraps(entry)
         def noting(*args, **kwargs):
             if self.running and self.running[-1] is not None:
                 self.calls.add((self.running[-1], label))
             return entry(*args, **kwargs)
 
+        # its name and doc, but not functools.wraps's __wrapped__: no one-step way back
+        noting.__name__, noting.__qualname__ = entry.__name__, entry.__qualname__
+        noting.__doc__ = entry.__doc__
         return noting
 
     def _running(self, backward, name):

@@ -111,6 +111,23 @@ def test_a_backward_that_runs_the_engine_s_node_scores_nothing(tmp_path):
     assert "your backward called tg.enable_grad" in results["test_sin"].output
 
 
+AROUND = """from teachgrad.autograd.engine import grad as raw_grad  # not the public names
+        from teachgrad.autograd.grad_mode import enable_grad as raw_enable_grad
+
+        with raw_enable_grad():
+            x = x.detach().requires_grad_()
+            (dx,) = raw_grad({forward}, x, grad)
+        return dx"""
+
+
+def test_going_around_the_public_names_does_not_hide_the_engine(tmp_path):
+    """The engine's own loop is noted too, whatever name reached it."""
+    sin = ("return x.cos() * grad", AROUND.format(forward="x.sin()"))
+    score, _, results = grade(tmp_path, source("01_pointwise", replace=[sin]))
+    assert results["test_sin"].score == 0 and score < 10
+    assert "your backward called engine._execute" in results["test_sin"].output
+
+
 # ------------------------------------------------------------ 3. finite differences
 
 POINTWISE = """
