@@ -17,10 +17,9 @@ its ``backward`` source instead.
     >>> import teachgrad as tg
     >>> a, b = tg.tensor([2.0], requires_grad=True), tg.tensor([3.0], requires_grad=True)
     >>> loss = a * b
-    >>> before = tg.autograd.graph.snapshot(loss)
+    >>> before = tg.autograd.graph.snapshot(loss).node_named("MulBackward0")
     >>> step = next(tg.autograd.backward_steps(loss))
-    >>> saved = {s.name: s for s in before.node_named("MulBackward0").saved}
-    >>> for rule in rules_of(step, saved):
+    >>> for rule in rules_of(step, before):
     ...     print(rule.rule, "|", rule.numbers, "|", rule.result)
     ∂L/∂self = ∂L/∂out · other | [1] · [3] | [3]
     ∂L/∂other = ∂L/∂out · self | [1] · [2] | [2]
@@ -33,6 +32,8 @@ import inspect
 import math
 import re
 import textwrap
+
+from ._graph import shape_text
 
 SMALL = 6  # tensors with at most this many elements show their numbers in the rule
 # ASCII: "result²" is the name "result" squared, not one word
@@ -48,14 +49,6 @@ class Rule:
     rule: str  # "∂L/∂self = ∂L/∂out · other"
     numbers: str | None  # "[1] · [3]", or shapes for big tensors
     result: str | None  # the gradient backward sent to this input
-
-
-def formula_of(node) -> dict | None:
-    """The built-in rule table of a node: its own, or that of the Function that made it."""
-    found = getattr(node, "formula", None)
-    if found is None:
-        found = getattr(getattr(type(node), "_forward_cls", None), "formula", None)
-    return found
 
 
 def short_rules(formula: dict) -> list:
@@ -83,14 +76,11 @@ def values(t) -> str:
     return f"[{text}{more}]" if t.dim() else text
 
 
-def shape_of(shape) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]" if len(shape) else "scalar"
-
-
-def rules_of(step, saved: dict) -> list:
-    """The chain rule of ``step`` (a ``BackwardStep``), one ``Rule`` per input in the
-    node's formula; ``saved``: name -> ``SavedInfo`` of the node, from before it ran."""
-    formula = formula_of(step.node)
+def rules_of(step, before) -> list:
+    """The chain rule of ``step`` (a ``BackwardStep``), one ``Rule`` per input in its
+    node's formula; ``before``: the node's ``NodeInfo`` in a snapshot taken before it
+    ran (its rule table, and what it saved while that was still there)."""
+    formula, saved = before.formula, {s.name: s for s in before.saved}
     if not formula:
         return []
     grads = {f"grad{i}": g for i, g in enumerate(step.grad_outputs)}
@@ -136,7 +126,7 @@ def _numbers(rhs: str, grads: dict, saved: dict) -> str | None:
     if small:
         return _NAME.sub(lambda m: known[m.group(1)][0] if m.group(1) in known else m.group(1), rhs)
     return _NAME.sub(
-        lambda m: shape_of(known[m.group(1)][1]) if m.group(1) in known else m.group(1), rhs
+        lambda m: shape_text(known[m.group(1)][1]) if m.group(1) in known else m.group(1), rhs
     )
 
 
@@ -144,7 +134,7 @@ def backward_source(node, lines: int = 14) -> str | None:
     """The ``backward`` of the custom Function that made ``node`` (at most ``lines``
     lines), or None for built-ins and where the source cannot be found."""
     function = getattr(type(node), "_forward_cls", None)
-    if function is None or formula_of(node) or function.__module__.startswith("teachgrad."):
+    if function is None or function.__module__.startswith("teachgrad."):
         return None
     try:
         source = textwrap.dedent(inspect.getsource(function.backward)).splitlines()

@@ -34,10 +34,8 @@ import ipywidgets as widgets
 import teachgrad as tg
 
 from ._names import caller_namespaces, learner_names
-from ._rules import backward_source, rules_of
+from ._rules import backward_source, rules_of, values
 from .live import picture_html
-
-PREVIEW_VALUES = 6  # how many numbers of a gradient the panel shows
 
 
 @dataclasses.dataclass
@@ -219,8 +217,7 @@ class BackwardStepper(widgets.VBox):
             ]
             frame.ready = [n.name() for n in step.ready]
             before = self.history[-1].snapshot  # what the node saved, before it released it
-            saved = {s.name: s for s in before.node(snap.current).saved}
-            frame.rules = rules_of(step, saved)
+            frame.rules = rules_of(step, before.node(snap.current))
             frame.source = backward_source(step.node)
         return frame
 
@@ -416,14 +413,7 @@ def preview(t) -> str | None:
     >>> preview(tg.tensor([[1.0, 2.5]])), preview(tg.tensor(3.0)), preview(None)
     ('[1, 2.5] shape (1, 2)', '3 shape ()', None)
     """
-    if t is None:
-        return None
-    flat = t.detach().reshape(-1)
-    values = ", ".join(f"{v:.4g}" for v in flat[:PREVIEW_VALUES].tolist())
-    if t.dim() == 0:
-        return f"{values} shape ()"
-    more = ", ..." if flat.shape[0] > PREVIEW_VALUES else ""
-    return f"[{values}{more}] shape {tuple(t.shape)}"
+    return None if t is None else f"{values(t)} shape {tuple(t.shape)}"
 
 
 def _copy(t):
