@@ -228,9 +228,8 @@ def advance(snap: GraphSnapshot, step, values=PREVIEW_VALUES, digits=4) -> Graph
             i = at[node_id]
             new.nodes[i] = dataclasses.replace(new.nodes[i], **fields)
 
-    for node in snap.nodes:  # at most one is current: the node of the step before
-        if node.current:
-            change(node.id, current=False)
+    if snap.current is not None:  # the node of the step before is no longer current
+        change(snap.current, current=False)
     key = _id(step.node, "n")
     saved = [s for s in step.node._saved if isinstance(s, SavedTensor)]
     change(key, ran=True, current=True, saved=[_saved_info(s, preview) for s in saved])
