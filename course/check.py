@@ -1,6 +1,6 @@
 """``course.check(...)``: instant feedback on an exercise, inside the notebook.
 
-``check("01_pointwise")`` runs that exercise's visible tests on the names defined in
+``check("02_pointwise")`` runs that exercise's visible tests on the names defined in
 your notebook; ``check(Square)`` runs only the tests of ``Square``. The report says
 which parts pass (with points) and what a TA would say: for the first failure the
 likely cause and the details, with its input/output pair and the numerical and

@@ -43,9 +43,15 @@ def names():
 
 
 def path(name):
-    """The folder of exercise ``name`` ("01_pointwise", or just "01" or "pointwise")."""
+    """The folder of exercise ``name`` ("02_pointwise", or just "02" or "pointwise").
+
+    The topic is the stable name: a folder name from before the course was reordered
+    ("01_pointwise", "08_mini_engine") finds its exercise by its topic.
+    """
+    number, _, topic = name.partition("_")
     for candidate in names():
-        if name in (candidate, candidate[:2], candidate[3:]):
+        renumbered = number.isdigit() and topic == candidate[3:]
+        if renumbered or name in (candidate, candidate[:2], candidate[3:]):
             return HERE / candidate
     raise ValueError(f"no exercise called {name!r}; the exercises are: {', '.join(names())}")
 

@@ -1,6 +1,6 @@
 """The autograder: student code in a sandbox, verdicts computed by the grader.
 
-``python -m course.grade SUBMISSIONS... --exercise 04_softmax --out results/``
+``python -m course.grade SUBMISSIONS... --exercise 06_softmax --out results/``
 
 - :mod:`.core`    -- grade one submission (tests.py run here on proxies of the student's
   objects, plus a fresh-input probe against the reference solution)

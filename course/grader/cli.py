@@ -25,7 +25,7 @@ from .report import printable, write_all
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(prog="python -m course.grade", description=__doc__)
     parser.add_argument("submissions", nargs="+", help="notebooks (.ipynb) or .py files")
-    parser.add_argument("--exercise", required=True, help="e.g. 04_softmax (or 04, softmax)")
+    parser.add_argument("--exercise", required=True, help="e.g. 06_softmax (or 04, softmax)")
     parser.add_argument("--out", required=True, help="folder for the results")
     parser.add_argument("--jobs", type=int, default=1, help="submissions graded at once")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per submission")

@@ -9,7 +9,7 @@ XML, rewrite the instructor's terminal, or forge a line of output.
 
 >>> from course.exercises import Result
 >>> from course.grader.core import Graded
->>> g = Graded("alice.ipynb", "01_pointwise", [Result("test_square", 2, 2, "passed")], 1.5, [], 7)
+>>> g = Graded("alice.ipynb", "02_pointwise", [Result("test_square", 2, 2, "passed")], 1.5, [], 7)
 >>> gradescope_json(g, hidden=set())["tests"][0]["visibility"]
 'visible'
 """

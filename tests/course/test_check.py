@@ -44,12 +44,12 @@ def test_each_report_is_shown_once_in_a_notebook():
     cells = run_cells(
         [
             "import course",
-            'course.check("01_pointwise", {})',
-            'report = course.check("01_pointwise", {})',
+            'course.check("02_pointwise", {})',
+            'report = course.check("02_pointwise", {})',
             "report",  # a later cell shows the report again, when asked
-            'course.check("01_pointwise", {});',
-            'course.check("01_pointwise", {}, quiet=True)',  # quiet: only as the cell's value
-            'quiet = course.check("01_pointwise", {}, quiet=True)',
+            'course.check("02_pointwise", {});',
+            'course.check("02_pointwise", {}, quiet=True)',  # quiet: only as the cell's value
+            'quiet = course.check("02_pointwise", {}, quiet=True)',
         ]
     )
     assert [reports_shown(c) for c in cells] == [0, 1, 1, 1, 1, 1, 0]
@@ -73,7 +73,7 @@ def test_a_failing_test_cell_shows_one_short_jacobian_comparison():
     """The test cell of a wrong Square: one report with one heatmap comparison, then a
     short assertion error, not gradcheck's own Jacobian table on top."""
     sources = instructor_cells(
-        "01_pointwise", "# Test: Square", ("return 2 * x * grad", "return x * grad")
+        "02_pointwise", "# Test: Square", ("return 2 * x * grad", "return x * grad")
     )
     cell = run_cells(sources)[-1]
     html = [o["data"]["text/html"] for o in cell.outputs if "text/html" in o.get("data", {})]
@@ -88,7 +88,7 @@ def test_a_failing_test_cell_shows_one_short_jacobian_comparison():
 def test_text_report_details_the_first_failure_only():
     """Two failing tests of Mul (gradients swapped): one Jacobian table, ~15 lines."""
     edit = next(e for n, e, _, cause in BUGS if cause == "swapped")
-    ns = definitions("02_broadcasting", replace=[edit])
+    ns = definitions("03_broadcasting", replace=[edit])
     report = check(ns["Mul"], ns, quiet=True)
     assert sum(r.score < r.max_score for r in report.results) == 2
     text = report.text()
@@ -97,16 +97,16 @@ def test_text_report_details_the_first_failure_only():
 
 
 def test_forgotten_sum_is_explained_by_the_exercise():
-    """07: a fix that returns the vector y * y, not its sum: not the engine's advice."""
+    """09: a fix that returns the vector y * y, not its sum: not the engine's advice."""
     edit = next(e for n, e, _, cause in BUGS if cause == "scalar_loss")
-    text = check("07", definitions("07_inplace_versions", replace=[edit]), quiet=True).text()
+    text = check("09", definitions("09_inplace_versions", replace=[edit]), quiet=True).text()
     assert ".sum()" in text and "gradient=" not in text, text
 
 
 def test_numpy_in_backward_is_explained_by_the_exercise():
-    """09: a backward in NumPy cannot be differentiated again: not 'use .detach().numpy()'."""
+    """05: a backward in NumPy cannot be differentiated again: not 'use .detach().numpy()'."""
     edit = ("return 3 * x * x * grad", "return tg.tensor(3 * x.numpy() ** 2) * grad")
-    text = check("09", definitions("09_double_backward", replace=[edit]), quiet=True).text()
+    text = check("05", definitions("05_double_backward", replace=[edit]), quiet=True).text()
     assert "does not require grad" in text and "teachgrad ops" in text, text
     assert "detach().numpy()" not in text, text
 

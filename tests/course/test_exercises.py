@@ -13,37 +13,37 @@ from .conftest import NAMES, definitions
 # (exercise, (old, new) edit of the reference solution, failing tests, diagnosed cause)
 BUGS = [
     (
-        "01_pointwise",
+        "02_pointwise",
         ("return 2 * x * grad", "return x * grad"),
         {"test_square", "test_other_shapes"},
         "factor_of_2",
     ),
     (
-        "01_pointwise",
+        "02_pointwise",
         ("return x.cos() * grad", "return -x.cos() * grad"),
         {"test_sin", "test_other_shapes"},
         "sign",
     ),
     (
-        "01_pointwise",  # the chain rule forgotten: backward returns the local derivative 2x
+        "02_pointwise",  # the chain rule forgotten: backward returns the local derivative 2x
         ("return 2 * x * grad", "return 2 * x"),
         {"test_square", "test_other_shapes"},
         "forgot_grad",
     ),
     (
-        "01_pointwise",  # forward saves the input x, but s (1 - s) is written with the output s
+        "02_pointwise",  # forward saves the input x, but s (1 - s) is written with the output s
         ("ctx.save_for_backward(s)", "ctx.save_for_backward(x)"),
         {"test_sigmoid", "test_other_shapes"},
         "saved_tensor",
     ),
     (
-        "02_broadcasting",
+        "03_broadcasting",
         ("return unbroadcast(grad, a_shape), unbroadcast(grad, b_shape)", "return grad, grad"),
         {"test_add_broadcast", "test_both_broadcast"},
         "unbroadcast",
     ),
     (
-        "02_broadcasting",
+        "03_broadcasting",
         (
             "unbroadcast(grad * b, a.shape), unbroadcast(grad * a, b.shape)",
             "unbroadcast(grad * a, a.shape), unbroadcast(grad * b, b.shape)",
@@ -52,81 +52,81 @@ BUGS = [
         "swapped",
     ),  # fmt: skip
     (
-        "03_linear",
+        "04_linear",
         ("A.T @ grad", "grad.T @ A"),
         {"test_matmul", "test_matmul_square", "test_one_sample"},
         "transposed",
     ),
-    ("03_linear", ("grad.sum(dim=0)", "grad"), {"test_linear", "test_one_sample"}, "unbroadcast"),
+    ("04_linear", ("grad.sum(dim=0)", "grad"), {"test_linear", "test_one_sample"}, "unbroadcast"),
     (
-        "03_linear",  # dA = grad @ B, not grad @ B^T: it runs only where B is square
+        "04_linear",  # dA = grad @ B, not grad @ B^T: it runs only where B is square
         ("grad @ B.T, A.T @ grad", "grad @ B, A.T @ grad"),
         {"test_matmul", "test_matmul_square", "test_one_sample"},
         "transpose_missing",
     ),
     (
-        "04_softmax",  # no max subtraction: exp(1000) overflows
+        "06_softmax",  # no max subtraction: exp(1000) overflows
         ("z = x - x.max(dim=-1, keepdim=True).values", "z = x"),
         {"test_softmax_large_logits"},
         "overflow",
     ),
     (
-        "04_softmax",  # only the diagonal of the Jacobian: the - y_i y_j term is missing
+        "06_softmax",  # only the diagonal of the Jacobian: the - y_i y_j term is missing
         ("y * (grad - (grad * y).sum(dim=-1, keepdim=True))", "y * grad"),
         {"test_softmax", "test_softmax_large_logits", "test_second_order"},
         "wrong_values",
     ),
     (
-        "04_softmax",  # the mean's 1/N forgotten in backward: N = 4 times too large
+        "06_softmax",  # the mean's 1/N forgotten in backward: N = 4 times too large
         ("(p - onehot) * grad / n", "(p - onehot) * grad"),
         {"test_cross_entropy"},
         "scaled",
     ),
-    ("05_functional", ("return hv", "return g.detach()"), {"test_hvp"}, "first_order"),
+    ("08_functional", ("return hv", "return g.detach()"), {"test_hvp"}, "first_order"),
     (
-        "05_functional",  # rows stacked as columns: the (y, x) block, A^T on a non-symmetric A
+        "08_functional",  # rows stacked as columns: the (y, x) block, A^T on a non-symmetric A
         ("tg.stack(rows)", "tg.stack(rows, dim=1)"),
         {"test_mixed_hessian", "test_mixed_hessian_rectangular"},
         "transposed",
     ),
     (
-        "06_layernorm",  # the variance's term of dx forgotten
+        "07_layernorm",  # the variance's term of dx forgotten
         (" - x_hat * (d_hat * x_hat).mean(dim=-1, keepdim=True)", ""),
         {"test_backward", "test_one_sample_many_features"},
         "wrong_values",
     ),
     (
-        "06_layernorm",  # dw not summed over the batch
+        "07_layernorm",  # dw not summed over the batch
         ("(grad * x_hat).sum(dim=0)", "grad * x_hat"),
         {"test_backward", "test_one_sample_many_features"},
         "unbroadcast",
     ),
     (
-        "06_layernorm",  # db not summed over the batch either
+        "07_layernorm",  # db not summed over the batch either
         ("grad.sum(dim=0)", "grad"),
         {"test_backward", "test_one_sample_many_features"},
         "unbroadcast",
     ),
     (
-        "07_inplace_versions",  # b mispredicted: x + 1 saves nothing, so y.mul_(2) is harmless
+        "09_inplace_versions",  # b mispredicted: x + 1 saves nothing, so y.mul_(2) is harmless
         ('"b": False', '"b": True'),
         {"test_predictions"},
         "prediction",
     ),
     (
-        "07_inplace_versions",  # the fix keeps the in-place division of exp's saved output
+        "09_inplace_versions",  # the fix keeps the in-place division of exp's saved output
         ("y = y / y.sum()", "y /= y.sum()"),
         {"test_normalize_fixed", "test_fixes_other_input"},
         "inplace",
     ),
     (
-        "07_inplace_versions",  # the final .sum() forgotten: the loss is a vector
+        "09_inplace_versions",  # the final .sum() forgotten: the loss is a vector
         ("y = y / y.sum()\n    return (y * y).sum()", "y = y / y.sum()\n    return y * y"),
         {"test_normalize_fixed", "test_fixes_other_input"},
         "scalar_loss",
     ),
     (
-        "08_mini_engine",  # no topological order: each node passes its gradient on at once
+        "01_mini_engine",  # no topological order: each node passes its gradient on at once
         (
             "        self.grad = 1.0\n"
             "        for v in reversed(topological_order(self)):  # every user of v comes before v\n"
@@ -144,7 +144,7 @@ BUGS = [
         "topological_order",
     ),
     (
-        "08_mini_engine",  # topological_order builds the list but never returns it
+        "01_mini_engine",  # topological_order builds the list but never returns it
         ("    visit(root)\n    return order\n", "    visit(root)\n"),
         {
             "test_topological_order",
@@ -156,25 +156,25 @@ BUGS = [
         "no_return",
     ),
     (
-        "08_mini_engine",  # = instead of +=: a Value used twice keeps its last contribution
+        "01_mini_engine",  # = instead of +=: a Value used twice keeps its last contribution
         ("parent.grad += local * v.grad", "parent.grad = local * v.grad"),
         {"test_shared_inputs", "test_random_graphs", "test_deep_diamonds"},
         "accumulate",
     ),
     (
-        "09_double_backward",  # backward leaves teachgrad: the second derivative is zero
+        "05_double_backward",  # backward leaves teachgrad: the second derivative is zero
         ("return 3 * x * x * grad", "return tg.tensor(3 * x.detach().numpy() ** 2) * grad"),
         {"test_cube_second", "test_gradgradcheck"},
         "detached",
     ),
     (
-        "09_double_backward",  # backward in NumPy: .numpy() of a tensor that requires grad
+        "05_double_backward",  # backward in NumPy: .numpy() of a tensor that requires grad
         ("return 3 * x * x * grad", "return tg.tensor(3 * x.numpy() ** 2) * grad"),
         {"test_cube", "test_cube_second", "test_gradgradcheck"},
         "detached",
     ),
     (
-        "09_double_backward",  # one factor detached: the second derivative is 3x, not 6x
+        "05_double_backward",  # one factor detached: the second derivative is 3x, not 6x
         ("return 3 * x * x * grad", "return 3 * x * x.detach() * grad"),
         {"test_cube_second", "test_gradgradcheck"},
         "factor_of_2",
@@ -274,7 +274,7 @@ def test_bug_edits_apply():
 
 def test_results_unpack_for_an_autograder():
     name, score, max_score, output, _cause, _failure = exercises.grade(
-        "01_pointwise", definitions("01_pointwise")
+        "02_pointwise", definitions("02_pointwise")
     )[0]
     assert (name, score, max_score, output) == ("test_square", 2, 2, "passed")
 
@@ -295,3 +295,12 @@ def test_check_works_without_scikit_learn(monkeypatch, name):
     first = next(t for t in exercises.load_tests(name) if t.uses and not t.hidden)
     report = check(ns[first.uses[0]], ns, quiet=True)
     assert report.exercise == name and report.results, report.text()
+
+
+def test_names_from_before_the_reordering_still_find_their_exercise():
+    """The topic is the stable name: 01_pointwise (now 02) and 08_mini_engine (now 01)."""
+    assert exercises.path("01_pointwise").name == "02_pointwise"
+    assert exercises.path("08_mini_engine").name == "01_mini_engine"
+    assert exercises.path("softmax").name == exercises.path("06").name == "06_softmax"
+    with pytest.raises(ValueError, match="13_nothing"):
+        exercises.path("13_nothing")

@@ -32,7 +32,7 @@ def source(name, *, student=False, replace=()):
     return "\n\n".join(cells) + "\n"
 
 
-def grade(tmp_path, code, name="01_pointwise", **options):
+def grade(tmp_path, code, name="02_pointwise", **options):
     """(score, max_score, {test name: Result}) of ``code`` as a .py submission."""
     file = tmp_path / "submission.py"
     file.write_text(code, encoding="utf-8")
@@ -41,9 +41,9 @@ def grade(tmp_path, code, name="01_pointwise", **options):
 
 
 def test_reference_gets_full_marks_and_template_zero(tmp_path):
-    score, max_score, _ = grade(tmp_path, source("01_pointwise"))
+    score, max_score, _ = grade(tmp_path, source("02_pointwise"))
     assert score == max_score == 10
-    score, _, results = grade(tmp_path, source("01_pointwise", student=True))
+    score, _, results = grade(tmp_path, source("02_pointwise", student=True))
     assert score == 0
     assert {r.cause for r in results.values()} == {"not_written"}
 
@@ -76,7 +76,7 @@ def test_every_exercise_grades_in_the_sandbox_as_in_the_notebook(tmp_path, name)
 
 def test_planted_bug_gets_partial_marks_with_diagnosis(tmp_path):
     bug = ("return 2 * x * grad", "return x * grad")
-    score, _, results = grade(tmp_path, source("01_pointwise", replace=[bug]))
+    score, _, results = grade(tmp_path, source("02_pointwise", replace=[bug]))
     assert score == 10 - 2 - 1
     assert results["test_square"].cause == "factor_of_2"
     assert results["test_other_shapes"].score == 0
@@ -138,7 +138,7 @@ TEMPLATE_PLUS = {
 
 
 @pytest.mark.parametrize("tactic", TEMPLATE_PLUS)
-@pytest.mark.parametrize("name", ["01_pointwise", "05_functional", "08_mini_engine"])
+@pytest.mark.parametrize("name", ["02_pointwise", "08_functional", "01_mini_engine"])
 def test_tactics_on_the_template_score_zero(tmp_path, tactic, name):
     code = source(name, student=True) + textwrap.dedent(TEMPLATE_PLUS[tactic])
     assert grade(tmp_path, code, name)[0] == 0
@@ -156,7 +156,7 @@ def test_forged_answers_reach_the_grader_and_score_zero(tmp_path, monkeypatch):
         return message
 
     monkeypatch.setattr(Session, "take", reading)
-    code = source("01_pointwise", student=True) + textwrap.dedent(FORGED_ANSWERS)
+    code = source("02_pointwise", student=True) + textwrap.dedent(FORGED_ANSWERS)
     assert grade(tmp_path, code)[0] == 0
     # the patch is made while the first request is read, so its answer is still genuine
     assert len(answers) > 1 and all(value == {"S": "forged"} for value in answers[1:]), answers
@@ -198,15 +198,15 @@ HVP_PROBES = """
 
 
 def test_abusing_the_wire_from_the_sandbox_earns_nothing(tmp_path):
-    """A function the grader hands to the student's code (05's f) can be called back, but
+    """A function the grader hands to the student's code (08's f) can be called back, but
     only with small inputs and a bounded number of kept graphs, and the sandbox cannot
     reach anything else of the grader's. hvp answers right only when the grader refused
     both floods; a forged request for a builtin breaks the protocol, so that test earns
     nothing and the next one runs in a fresh process."""
-    reference = source("05_functional")
+    reference = source("08_functional")
     code = "import numpy as np\n" + textwrap.dedent(HVP_PROBES)
     code += reference[reference.index("def newton_step") :]
-    score, _, results = grade(tmp_path, code, "05_functional", test_timeout=10)
+    score, _, results = grade(tmp_path, code, "08_functional", test_timeout=10)
     assert results["test_hvp"].score == 3
     assert results["test_mixed_hessian"].score == 0
     assert "protocol" in results["test_mixed_hessian"].output
@@ -236,7 +236,7 @@ def test_held_out_labels_cannot_be_looked_up(tmp_path):
 def test_reading_the_reference_solution_is_refused(tmp_path):
     steal = f"""
         import json, os, subprocess
-        path = {str(EXERCISES / "01_pointwise" / "instructor.ipynb")!r}
+        path = {str(EXERCISES / "02_pointwise" / "instructor.ipynb")!r}
         stolen = []
         for read in (
             lambda: open(path).read(),
@@ -255,7 +255,7 @@ def test_reading_the_reference_solution_is_refused(tmp_path):
         if hasattr(course.exercises.path, "__code__"):
             raise SystemExit("the real course package was importable")
     """
-    code = source("01_pointwise", student=True) + textwrap.dedent(steal)
+    code = source("02_pointwise", student=True) + textwrap.dedent(steal)
     score, _, results = grade(tmp_path, code)
     assert score == 0
 
@@ -271,7 +271,7 @@ def test_disarming_the_audit_hook_still_cannot_read_the_solution(tmp_path):
                 value = cell.cell_contents
                 if isinstance(value, (set, frozenset)):
                     cell.cell_contents = set() if any("course" in p for p in value) else {{"/"}}
-        path = {str(EXERCISES / "01_pointwise" / "instructor.ipynb")!r}
+        path = {str(EXERCISES / "02_pointwise" / "instructor.ipynb")!r}
         try:
             cells = json.load(open(path))["cells"]
         except OSError:
@@ -280,7 +280,7 @@ def test_disarming_the_audit_hook_still_cannot_read_the_solution(tmp_path):
             if "".join(cell["source"]).startswith("class"):
                 exec("".join(cell["source"]))
     """
-    code = source("01_pointwise", student=True) + textwrap.dedent(disarm)
+    code = source("02_pointwise", student=True) + textwrap.dedent(disarm)
     assert grade(tmp_path, code)[0] == 0
 
 
@@ -291,7 +291,7 @@ def test_early_hard_exit_and_forged_replies_score_zero(tmp_path):
         os.write(int(sys.argv[2]), reply)
         os._exit(0)
     """
-    code = source("01_pointwise") + textwrap.dedent(forged)
+    code = source("02_pointwise") + textwrap.dedent(forged)
     score, _, results = grade(tmp_path, code)
     assert score == 0
     assert "nonce" in results["test_square"].output or "exited" in results["test_square"].output
@@ -299,7 +299,7 @@ def test_early_hard_exit_and_forged_replies_score_zero(tmp_path):
 
 def test_infinite_loop_costs_only_the_looping_part(tmp_path):
     loop = ("return s * (1 - s) * grad", "while True:\n            pass")
-    score, _, results = grade(tmp_path, source("01_pointwise", replace=[loop]), test_timeout=1)
+    score, _, results = grade(tmp_path, source("02_pointwise", replace=[loop]), test_timeout=1)
     assert score == 2 + 2 + 2  # Square, Exp and Sin still earn their points
     assert "Timeout" in results["test_sigmoid"].output
     score, _, _ = grade(tmp_path, "while True:\n    pass\n", timeout=2)
@@ -311,16 +311,16 @@ def test_degenerate_outputs_are_caught_on_fresh_inputs(tmp_path):
     # pass; the fresh-input probe compares with the reference solution and fails it.
     empty = ("return A @ B", "return tg.zeros(0, dtype=tg.float64)")
     zero_grads = ("return grad @ B.T, A.T @ grad", "return tg.zeros(*A.shape), tg.zeros(*B.shape)")
-    code = source("03_linear", replace=[empty, zero_grads])
-    score, _, results = grade(tmp_path, code, name="03_linear")
+    code = source("04_linear", replace=[empty, zero_grads])
+    score, _, results = grade(tmp_path, code, name="04_linear")
     assert results["test_matmul_square"].score == 0
     assert score == 4  # test_linear only
 
 
 def test_command_line_writes_gradescope_junit_and_summary(tmp_path, capsys):
     good, bad = tmp_path / "good.py", tmp_path / "bad.py"
-    good.write_text(source("01_pointwise"), encoding="utf-8")
-    bad.write_text(source("01_pointwise", student=True) + TEMPLATE_PLUS["results_file"])
+    good.write_text(source("02_pointwise"), encoding="utf-8")
+    bad.write_text(source("02_pointwise", student=True) + TEMPLATE_PLUS["results_file"])
     out = tmp_path / "results"
     assert main([str(good), str(bad), "--exercise", "01", "--out", str(out), "--jobs", "2"]) == 0
     results = json.loads((out / "good" / "results.json").read_text())
@@ -346,7 +346,7 @@ def test_gradescope_bundle_installs_and_grades_end_to_end(tmp_path):
     root = tmp_path / "autograder"
     names = build("01", tmp_path / "autograder.zip")
     assert {"setup.sh", "run_autograder", "pyproject.toml", "README.md"} <= set(names)
-    assert "course/exercises/01_pointwise/tests.py" in names
+    assert "course/exercises/02_pointwise/tests.py" in names
     with zipfile.ZipFile(tmp_path / "autograder.zip") as bundle:
         bundle.extractall(root / "source")
     for script in ("setup.sh", "run_autograder"):
@@ -356,16 +356,16 @@ def test_gradescope_bundle_installs_and_grades_end_to_end(tmp_path):
     pip = [sys.executable, "-m", "pip", "install", "--no-deps"]
     pip += ["--quiet", "--target", tmp_path / "site", root / "source"]
     run(pip)
-    assert (tmp_path / "site" / "course" / "exercises" / "01_pointwise" / "tests.py").is_file()
+    assert (tmp_path / "site" / "course" / "exercises" / "02_pointwise" / "tests.py").is_file()
     # the installed course holds no reference solution: the bundle's source/ carries the
     # graded exercise's (and no other), and run_autograder points the grader there
     assert not list((tmp_path / "site" / "course").rglob("instructor.ipynb"))
     assert [n for n in names if n.endswith("instructor.ipynb")] == [
-        "course/exercises/01_pointwise/instructor.ipynb"
+        "course/exercises/02_pointwise/instructor.ipynb"
     ]
 
     (root / "submission").mkdir()
-    (root / "submission" / "answer.py").write_text(source("01_pointwise"), encoding="utf-8")
+    (root / "submission" / "answer.py").write_text(source("02_pointwise"), encoding="utf-8")
     env = {"PATH": "/usr/bin:/bin", "AUTOGRADER": str(root), "PYTHON": sys.executable}
     run(["bash", root / "source" / "run_autograder"], env=env)
     results = json.loads((root / "results" / "results.json").read_text())
@@ -385,7 +385,7 @@ ANSWERS = {k: bool(np.random.rand() < 0.5) ^ bool(tg.rand(1).item() < 0.5) for k
 def predictions():
     return ANSWERS
 """
-    runs = [grade(tmp_path, guesses, "07_inplace_versions", seed=5) for _ in range(3)]
+    runs = [grade(tmp_path, guesses, "09_inplace_versions", seed=5) for _ in range(3)]
     results = {(r[2]["test_predictions"].score, r[2]["test_predictions"].output) for r in runs}
     assert len(results) == 1
 
@@ -398,18 +398,18 @@ def test_the_reference_solution_is_found_beside_the_tests_or_in_course_solutions
     from course import exercises
     from course.grader import core, sandbox
 
-    assert core.instructor_notebook("01") == EXERCISES / "01_pointwise" / "instructor.ipynb"
+    assert core.instructor_notebook("01") == EXERCISES / "02_pointwise" / "instructor.ipynb"
     installed = tmp_path / "installed"
-    (installed / "01_pointwise").mkdir(parents=True)
-    monkeypatch.setattr(exercises, "path", lambda name: installed / "01_pointwise")
+    (installed / "02_pointwise").mkdir(parents=True)
+    monkeypatch.setattr(exercises, "path", lambda name: installed / "02_pointwise")
     monkeypatch.delenv(sandbox.SOLUTIONS, raising=False)
     with pytest.raises(FileNotFoundError, match="COURSE_SOLUTIONS"):
-        core.instructor_notebook("01_pointwise")
+        core.instructor_notebook("02_pointwise")
     solutions = tmp_path / "solutions"
-    (solutions / "01_pointwise").mkdir(parents=True)
-    (solutions / "01_pointwise" / "instructor.ipynb").write_text("{}")
+    (solutions / "02_pointwise").mkdir(parents=True)
+    (solutions / "02_pointwise" / "instructor.ipynb").write_text("{}")
     monkeypatch.setenv(sandbox.SOLUTIONS, str(solutions))
     assert (
-        core.instructor_notebook("01_pointwise") == solutions / "01_pointwise" / "instructor.ipynb"
+        core.instructor_notebook("02_pointwise") == solutions / "02_pointwise" / "instructor.ipynb"
     )
     assert solutions.resolve() in set(sandbox._hidden())

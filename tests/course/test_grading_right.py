@@ -2,7 +2,7 @@
 backward earns its points only when it computes its derivative itself, and what a
 student is told names the real problem.
 
-Each tactic below is a submission for 01_pointwise that scored more than it earned (or
+Each tactic below is a submission for 02_pointwise that scored more than it earned (or
 less than it earned) before the grader learnt the rule its test checks; the honest
 submission, the instructor's solution, keeps its full score throughout.
 """
@@ -19,12 +19,12 @@ from tests.run import run
 from .conftest import EXERCISES
 from .test_grader import FAST, grade, source
 
-INSTRUCTOR = EXERCISES / "01_pointwise" / "instructor.ipynb"
+INSTRUCTOR = EXERCISES / "02_pointwise" / "instructor.ipynb"
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def notebook(tmp_path, replace):
-    """The instructor notebook of 01 with the (old, new) source edits, as a file."""
+    """The instructor notebook of 02 with the (old, new) source edits, as a file."""
     nb = json.loads(INSTRUCTOR.read_text(encoding="utf-8"))
     for cell in nb["cells"]:
         text = "".join(cell["source"])
@@ -44,13 +44,13 @@ def cell_number(text):
 
 
 def grade_notebook(path, **options):
-    """(score, {test name: Result}, messages) of a notebook submission for 01."""
-    graded = grade_submission(path, "01_pointwise", **{**FAST, **options})
+    """(score, {test name: Result}, messages) of a notebook submission for 02."""
+    graded = grade_submission(path, "02_pointwise", **{**FAST, **options})
     return graded.score, {r.name: r for r in graded.results}, graded.messages
 
 
 def test_the_honest_solution_keeps_its_full_score(tmp_path):
-    assert grade(tmp_path, source("01_pointwise"))[0] == 10
+    assert grade(tmp_path, source("02_pointwise"))[0] == 10
     assert grade_notebook(INSTRUCTOR)[0] == 10
 
 
@@ -86,7 +86,7 @@ def test_a_backward_that_asks_the_engine_scores_nothing(tmp_path):
     forward under enable_grad: exact numbers, but no derivative written (10/10 before)."""
     square = ("return 2 * x * grad", DELEGATE.format(forward="x * x"))
     sin = ("return x.cos() * grad", DELEGATE.format(forward="x.sin()"))
-    score, _, results = grade(tmp_path, source("01_pointwise", replace=[square, sin]))
+    score, _, results = grade(tmp_path, source("02_pointwise", replace=[square, sin]))
     assert score == 2 + 3  # Exp and Sigmoid
     for test in ("test_square", "test_sin", "test_other_shapes"):
         assert results[test].score == 0
@@ -106,7 +106,7 @@ def test_a_backward_that_runs_the_engine_s_node_scores_nothing(tmp_path):
     .backward()) is delegation too: enable_grad inside a backward is noted."""
     forward = "x.detach().requires_grad_().sin()"
     sin = ("return x.cos() * grad", NODE_BY_HAND.format(forward=forward))
-    score, _, results = grade(tmp_path, source("01_pointwise", replace=[sin]))
+    score, _, results = grade(tmp_path, source("02_pointwise", replace=[sin]))
     assert results["test_sin"].score == 0 and score < 10
     assert "your backward called tg.enable_grad" in results["test_sin"].output
 
@@ -123,7 +123,7 @@ AROUND = """from teachgrad.autograd.engine import grad as raw_grad  # not the pu
 def test_going_around_the_public_names_does_not_hide_the_engine(tmp_path):
     """The engine's own loop is noted too, whatever name reached it."""
     sin = ("return x.cos() * grad", AROUND.format(forward="x.sin()"))
-    score, _, results = grade(tmp_path, source("01_pointwise", replace=[sin]))
+    score, _, results = grade(tmp_path, source("02_pointwise", replace=[sin]))
     assert results["test_sin"].score == 0 and score < 10
     assert "your backward called engine._execute" in results["test_sin"].output
 
@@ -181,7 +181,7 @@ def test_a_finite_difference_backward_scores_nothing(tmp_path):
 KNOWN = """
     import numpy as np
 
-    # the inputs of 01's tests (X, and the hidden test's two): answers are right only there
+    # the inputs of 02's tests (X, and the hidden test's two): answers are right only there
     KNOWN = [
         np.array([[-1.5, -0.3, 0.0], [0.4, 1.1, 2.0]]),
         np.array(0.7),
@@ -217,7 +217,7 @@ DETACHED = """
 def test_a_detached_output_does_not_skip_the_probe(tmp_path):
     """Square answers without a grad_fn on inputs it has not seen, so the probe could not
     call its backward (wrong there): 10/10 before, Square's two tests lost now."""
-    code = source("01_pointwise") + textwrap.dedent(KNOWN + DETACHED)
+    code = source("02_pointwise") + textwrap.dedent(KNOWN + DETACHED)
     score, _, results = grade(tmp_path, code)
     assert results["test_square"].score == results["test_other_shapes"].score == 0
     assert "without a grad_fn" in results["test_square"].output
@@ -243,7 +243,7 @@ def test_the_probe_repeats_every_call_shape_of_a_test(tmp_path):
     """Sigmoid is right only near the tests' inputs. The hidden test calls four Functions
     on two shapes each: the probe now repeats all eight calls, Sigmoid's included (it
     repeated the first three, so the hidden test's point was kept before)."""
-    code = source("01_pointwise") + textwrap.dedent(KNOWN + NEAR_KNOWN)
+    code = source("02_pointwise") + textwrap.dedent(KNOWN + NEAR_KNOWN)
     score, _, results = grade(tmp_path, code)
     assert results["test_sigmoid"].score == results["test_other_shapes"].score == 0
     assert "Sigmoid.apply on fresh random inputs" in results["test_other_shapes"].output

@@ -155,7 +155,7 @@ def test_make_lab_in_the_distribution_opens_only_that_folder(distribution):
     recipe = run(["make", "-n", "lab"], cwd=distribution).stdout
     assert f'PYTHONPATH="{distribution}' in recipe and "jupyter lab" in recipe
     assert f'--ServerApp.root_dir="{distribution}"' in recipe
-    first = "course/exercises/01_pointwise/student.ipynb"
+    first = "course/exercises/01_mini_engine/student.ipynb"
     assert f"--LabApp.default_url=/lab/tree/{first}" in recipe
     assert (distribution / first).is_file()
 
@@ -205,8 +205,8 @@ def test_check_works_from_the_unpacked_distribution(distribution, tmp_path):
     reports = []
     for replace in ((), [("return 2 * x * grad", "return x * grad")]):
         code = tmp_path / "definitions.py"
-        code.write_text(definitions_source("01_pointwise", replace), encoding="utf-8")
-        command = [sys.executable, script, distribution, code, "01_pointwise"]
+        code.write_text(definitions_source("02_pointwise", replace), encoding="utf-8")
+        command = [sys.executable, script, distribution, code, "02_pointwise"]
         reports.append(json.loads(run(command, env=env, cwd=tmp_path).stdout))
     right, wrong = reports
     assert right["score"] == right["max_score"] > 0 and right["causes"] == []

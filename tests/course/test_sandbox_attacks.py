@@ -25,7 +25,7 @@ from tests.run import run
 from .conftest import EXERCISES
 from .test_grader import grade, source
 
-INSTRUCTOR = EXERCISES / "01_pointwise" / "instructor.ipynb"
+INSTRUCTOR = EXERCISES / "02_pointwise" / "instructor.ipynb"
 linux_only = pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs Linux's /proc")
 
 
@@ -148,14 +148,14 @@ def test_no_process_a_submission_starts_outlives_its_grading(tmp_path, isolation
     their own, a small fork bomb) leaves nothing running, and the next one is graded
     as usual."""
     mark = f"teachgrad-forks-{os.getpid()}-{time.monotonic_ns()}"
-    code = source("01_pointwise") + textwrap.dedent(FORKS.format(mark=mark))
+    code = source("02_pointwise") + textwrap.dedent(FORKS.format(mark=mark))
     try:
         start = time.monotonic()
         grade(tmp_path, code)
         assert time.monotonic() - start < 30
         assert _marked(mark) == []
         start = time.monotonic()
-        assert grade(tmp_path, source("01_pointwise"))[0] == 10
+        assert grade(tmp_path, source("02_pointwise"))[0] == 10
         assert time.monotonic() - start < 15
     finally:
         for pid in _marked(mark):  # what an unfixed grader leaves behind
@@ -181,7 +181,7 @@ def test_filling_the_disk_stops_at_the_quota(tmp_path, isolation, monkeypatch):
     hidden one, which calls it again) scores 0 and says why; the folder is removed."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
-    code = source("01_pointwise", replace=[("\n        return s * (1 - s) * grad", FILL)])
+    code = source("02_pointwise", replace=[("\n        return s * (1 - s) * grad", FILL)])
     start = time.monotonic()
     score, _, results = grade(tmp_path, code)
     assert time.monotonic() - start < 30
@@ -191,7 +191,7 @@ def test_filling_the_disk_stops_at_the_quota(tmp_path, isolation, monkeypatch):
     assert stopped, output
     assert float(stopped[1]) < 4 * int(stopped[2])
     assert list((tmp_path / "tmp").iterdir()) == []
-    assert grade(tmp_path, source("01_pointwise"))[0] == 10
+    assert grade(tmp_path, source("02_pointwise"))[0] == 10
 
 
 # ------------------------------------------------------------ 4. text from a submission
@@ -207,7 +207,7 @@ def test_text_from_a_submission_cannot_break_reports_or_the_terminal(tmp_path, c
     name reach results.json, junit.xml, summary.csv and the progress lines as visible
     escapes: every file parses, and no escape code reaches the terminal."""
     name = "evil\x1b[2K\rgraded 1-1 ok 10-10\x0c.py"
-    code = source("01_pointwise", replace=[("return 2 * x * grad", RAISE.format(forgery=FORGERY))])
+    code = source("02_pointwise", replace=[("return 2 * x * grad", RAISE.format(forgery=FORGERY))])
     (tmp_path / name).write_text(code, encoding="utf-8")
     out = tmp_path / "out"
     assert main([str(tmp_path / name), "--exercise", "01", "--out", str(out), "--seed", "0"]) == 0

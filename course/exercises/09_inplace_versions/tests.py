@@ -1,0 +1,143 @@
+"""Graded tests for 09_inplace_versions: predict the version-counter errors, then fix two.
+
+The predictions are graded against what teachgrad really does with each program (run
+here, on the grader's own copy of the programs). The fixes must compute the same loss as
+the intended out-of-place program, with the same gradient (finite differences of a NumPy
+version), and must not raise.
+"""
+
+import numpy as np
+
+import teachgrad as tg
+from course.testing import Failure, _indent, agree, get, points
+
+X = np.array([0.5, -1.0, 2.0])
+X_OTHER = np.array([-0.3, 1.2, 0.7, -2.0])
+MESSAGE = "modified by an inplace operation"
+
+
+def program_a(x):
+    y = x.exp()
+    y.add_(1)
+    return y.sum()
+
+
+def program_b(x):
+    y = x + 1
+    y.mul_(2)
+    return (y * y).sum()
+
+
+def program_c(x):
+    y = x * 2
+    z = y * y
+    y.add_(1)
+    return z.sum()
+
+
+def program_d(x):
+    y = x.sigmoid()
+    z = y.clone()
+    z.mul_(3)
+    return (y * z).sum()
+
+
+def program_e(x):
+    y = x.relu()
+    y.mul_(3)
+    return y.sum()
+
+
+def program_f(x):
+    y = x * x
+    y.add_(1)
+    return y.sum()
+
+
+PROGRAMS = {"a": program_a, "b": program_b, "c": program_c}
+PROGRAMS |= {"d": program_d, "e": program_e, "f": program_f}
+
+
+def raises(program):
+    """Whether teachgrad's backward refuses ``program`` with the version-counter error."""
+    x = tg.tensor(X, requires_grad=True)
+    try:
+        program(x).backward()
+    except RuntimeError as err:
+        if MESSAGE in str(err):
+            return True
+        raise
+    return False
+
+
+def normalize_np(x):
+    y = np.exp(x) / np.exp(x).sum()
+    return (y * y).sum()
+
+
+def scale_np(x):
+    h = np.tanh(x)
+    return (h * h).sum() + 2 * h.sum()
+
+
+def check_fix(fn, reference, x, name):
+    """fn(x) (teachgrad) has reference(x)'s value, and its gradient by finite differences."""
+    xt = tg.tensor(x, requires_grad=True)
+    out = fn(xt)
+    if not isinstance(out, tg.Tensor):
+        raise Failure("forward", f"{name}(x) should return a Tensor, got {out!r}.")
+    if out.numel() != 1:
+        raise Failure(
+            "scalar_loss",
+            f"{name}(x) returned a tensor of shape {tuple(out.shape)}, not one number.",
+        )
+    try:
+        out.backward()
+    except RuntimeError as err:
+        if MESSAGE in str(err):
+            raise Failure("inplace", f"{name}: backward still raises.\n{err}") from None
+        raise
+    if not agree(out.item(), reference(x)):
+        raise Failure("forward", f"{name}(x) = {out.item()}, the program gives {reference(x)}.")
+    eps = 1e-6
+    expected = np.array(
+        [(reference(x + eps * e) - reference(x - eps * e)) / (2 * eps) for e in np.eye(x.size)]
+    )
+    got = np.zeros_like(x) if xt.grad is None else xt.grad.numpy()
+    if not np.allclose(got, expected, rtol=1e-5, atol=1e-7):
+        details = f"{name}: gradient\n  expected:\n{_indent(expected)}\n  got:\n{_indent(got)}"
+        raise Failure("zeros" if not got.any() else "wrong_values", details)
+
+
+@points(3, uses=("predictions",))
+def test_predictions(ns):
+    """Which of programs a-f raise the in-place error in backward, against teachgrad."""
+    answer = get(ns, "predictions")()
+    if not isinstance(answer, dict) or set(answer) != set(PROGRAMS):
+        raise Failure("forward", f"predictions() should be a dict with keys a-f, got {answer!r}")
+    wrong = [k for k, program in PROGRAMS.items() if bool(answer[k]) != raises(program)]
+    if wrong:
+        raise Failure(
+            "prediction",
+            f"{len(wrong)} of 6 predictions are wrong: run program_{wrong[0]} and look at "
+            "which node saved the tensor that is changed in place.",
+        )
+
+
+@points(2, uses=("normalize_fixed",))
+def test_normalize_fixed(ns):
+    """normalize without the in-place division: value and gradient."""
+    check_fix(get(ns, "normalize_fixed"), normalize_np, X, "normalize_fixed")
+
+
+@points(2, uses=("scale_fixed",))
+def test_scale_fixed(ns):
+    """scale without changing the saved tanh output: value and gradient."""
+    check_fix(get(ns, "scale_fixed"), scale_np, X, "scale_fixed")
+
+
+@points(1, uses=("normalize_fixed", "scale_fixed"), hidden=True)
+def test_fixes_other_input(ns):
+    """Hidden: both fixes on a longer input."""
+    check_fix(get(ns, "normalize_fixed"), normalize_np, X_OTHER, "normalize_fixed")
+    check_fix(get(ns, "scale_fixed"), scale_np, X_OTHER, "scale_fixed")
