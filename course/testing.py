@@ -95,6 +95,8 @@ CAUSES = {
     "without recording (forward of a Function already does) and recompute it in backward.",
     "recompute": "Each block must run exactly twice: once in forward (not recorded) and once "
     "when its backward recomputes it (recorded).",
+    "parameters": "The block's weights got no gradient: they are inputs of Checkpoint like x, "
+    "so recompute from fresh leaves of all of them and return the gradient of each.",
     "no_graph": "Backward runs with grad mode off, so recomputing the block recorded no "
     "graph: recompute inside `with tg.enable_grad():` from `x.detach().requires_grad_()`.",
 }
@@ -215,8 +217,7 @@ def check_function(fn, inputs, *, name=None, extra=(), eps=1e-6, atol=1e-5, rtol
     def backward(grad_output, ctx=y.grad_fn):  # the student's backward, as the engine calls it
         with tg.no_grad():
             grads = fn.backward(ctx, tg.tensor(grad_output))
-        grads = list(grads) if isinstance(grads, tuple | list) else [grads]
-        return grads[: len(xs)] if len(grads) == len(xs) + len(extra) else grads
+        return list(grads) if isinstance(grads, tuple | list) else [grads]
 
     def analytical(ctx=y.grad_fn):  # row r of J_j: what backward returns for grad_output = e_r
         jacobians = [np.zeros((y.numel(), x.numel())) for x in xs]
@@ -232,11 +233,14 @@ def check_function(fn, inputs, *, name=None, extra=(), eps=1e-6, atol=1e-5, rtol
     try:
         # 1. one gradient per input, each with that input's shape
         grads = backward(np.random.default_rng(0).standard_normal(out_shape))
-        if len(grads) != len(xs):
+        if len(grads) != len(xs) + len(extra):  # the engine needs one per argument of forward
+            others = " (None for each argument that is not a tensor)" if extra else ""
             raise Failure(
                 "wrong_count",
-                f"{name}.backward returned {len(grads)} gradient(s) for {len(xs)} tensor input(s).",
+                f"{name}.backward returned {len(grads)} gradient(s) for "
+                f"{len(xs) + len(extra)} argument(s) of forward{others}.",
             )
+        grads = grads[: len(xs)]
         for j, (g, shape) in enumerate(zip(grads, shapes)):
             got = tuple(g.shape) if isinstance(g, tg.Tensor) else None
             if g is not None and got != shape:

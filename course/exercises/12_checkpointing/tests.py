@@ -1,10 +1,11 @@
-"""Graded tests for 12_checkpointing: a Checkpoint Function, graded on its gradients and on
-the memory the blocks hold.
+"""Graded tests for 12_checkpointing: a Checkpoint Function, graded on its gradients (the
+input's and the blocks' weights') and on the activations the blocks hold.
 
 The blocks are the tests' own functions (the autograder serves them from the grader, so
 every measurement below happens here). A ``saved_tensors_hooks`` pair tracks each tensor a
-block saves for backward while a graph still references it: after a checkpointed forward,
-the blocks must hold nothing, and each block must run exactly twice.
+block saves for backward while a graph still references it, each piece of memory once and
+the weights left out (they stay in memory anyway): after a checkpointed forward, the blocks
+must hold nothing, and each block must run exactly twice.
 """
 
 import contextlib
@@ -28,21 +29,27 @@ class Saved:
 
 
 class Blocks:
-    """``depth`` blocks x -> tanh(x @ W_k) + x that count their runs and what they hold."""
+    """``depth`` blocks (x, a, b) -> tanh(x @ a) @ b + x, with weights a_k, b_k that
+    require grad, that count their runs and what they hold."""
 
-    def __init__(self, depth, width):
-        self.weights = [tg.tensor(rng.standard_normal((width, width)) / 4) for _ in range(depth)]
+    def __init__(self, depth, width, hidden=None):
+        hidden = hidden or 2 * width
+        self.weights = [
+            tg.tensor(rng.standard_normal(shape) / 4, requires_grad=True)
+            for _ in range(depth)
+            for shape in ((width, hidden), (hidden, width))
+        ]
         self.runs = [0] * depth
         self.held = weakref.WeakSet()  # what the blocks saved, while a graph still has it
         self.inside = False
         self.functions = [self.block(k) for k in range(depth)]
 
     def block(self, k):
-        def block(x):
+        def block(x, a, b):
             self.runs[k] += 1
             self.inside = True
             try:
-                return (x @ self.weights[k]).tanh() + x
+                return (x @ a).tanh() @ b + x
             finally:
                 self.inside = False
 
@@ -60,8 +67,11 @@ class Blocks:
         return box.tensor
 
     def numbers_held(self):
+        """Activations the blocks hold: each piece of memory once, the weights left out."""
         gc.collect()
-        return sum(box.tensor.numel() for box in self.held)
+        weights = {w.data_ptr() for w in self.weights}
+        held = {box.tensor.data_ptr(): box.tensor.numel() for box in self.held}
+        return sum(n for ptr, n in held.items() if ptr not in weights)
 
     @contextlib.contextmanager
     def watched(self):
@@ -73,10 +83,10 @@ def chain(ns, blocks, x, *, checkpointed=True):
     """The blocks applied to x, each through the student's Checkpoint (or directly)."""
     checkpoint = get(ns, "Checkpoint") if checkpointed else None
     out = x
-    for f in blocks.functions:
-        out = checkpoint.apply(f, out) if checkpointed else f(out)
+    for f, a, b in zip(blocks.functions, blocks.weights[::2], blocks.weights[1::2]):
+        out = checkpoint.apply(f, out, a, b) if checkpointed else f(out, a, b)
     if not isinstance(out, tg.Tensor):
-        raise Failure("forward", f"Checkpoint.apply(fn, x) should return a Tensor, got {out!r}.")
+        raise Failure("forward", f"Checkpoint.apply(fn, x, ...) should return a Tensor: {out!r}.")
     return out
 
 
@@ -100,22 +110,29 @@ def run(ns, depth=5, width=16, batch=8, *, backward=True):
 
 
 def plain(blocks, x, g):
-    """(output, gradient of <output, g>) of the same blocks, not checkpointed, on a copy of x."""
+    """(output, gradients of <output, g> for x and each weight) of the same blocks, not
+    checkpointed, on copies of x and of the weights."""
     x = x.detach().requires_grad_()
+    weights = [w.detach().requires_grad_() for w in blocks.weights]
     out = x
-    for w in blocks.weights:
-        out = (out @ w).tanh() + out
+    for a, b in zip(weights[::2], weights[1::2]):
+        out = (out @ a).tanh() @ b + out
     (out * g).sum().backward()
-    return out.detach().numpy(), x.grad.numpy()
+    return out.detach().numpy(), [x.grad.numpy()] + [w.grad.numpy() for w in weights]
 
 
 def check_gradients(ns, depth=5, width=16, batch=8):
     blocks, x, g, *_ = run(ns, depth, width, batch)
     _, expected = plain(blocks, x, g)
-    got = np.zeros(expected.shape) if x.grad is None else x.grad.numpy()
-    if not agree(got, expected):
-        details = f"x.grad after backward:\n  expected:\n{_indent(expected[:2])}\n  got:\n{_indent(got[:2])}"
-        raise Failure("zeros" if not got.any() else "wrong_values", f"(first 2 rows) {details}")
+    if all(w.grad is None for w in blocks.weights):
+        raise Failure("parameters", f"none of the {len(blocks.weights)} weights got a .grad.")
+    leaves = {"x": x} | {f"weight {k}": w for k, w in enumerate(blocks.weights)}
+    for (what, leaf), want in zip(leaves.items(), expected):
+        got = np.zeros(want.shape) if leaf.grad is None else leaf.grad.numpy()
+        if not agree(got, want):
+            shown = f"expected:\n{_indent(want[:2])}\n  got:\n{_indent(got[:2])}"
+            cause = "zeros" if not got.any() else "wrong_values"
+            raise Failure(cause, f"{what}.grad after backward (first 2 rows):\n  {shown}")
 
 
 def check_memory(ns, depth=5, width=16, batch=8):
@@ -129,8 +146,9 @@ def check_memory(ns, depth=5, width=16, batch=8):
         del out
         raise Failure(
             "memory",
-            f"after the checkpointed forward, the blocks still hold {held} numbers saved for "
-            f"backward (a plain chain holds {plain_held}); a checkpointed chain holds none "
+            f"after the checkpointed forward, the blocks still hold {held} numbers of "
+            f"activations for backward (a plain chain holds {plain_held}); a checkpointed chain "
+            "holds none "
             "until backward recomputes each block.",
         )
 
@@ -146,13 +164,13 @@ def test_forward(ns):
 
 @points(3, uses=("Checkpoint",))
 def test_gradients(ns):
-    """x.grad through five checkpointed blocks equals the plain chain's gradient."""
+    """x and every weight get the plain chain's gradients through five checkpointed blocks."""
     check_gradients(ns)
 
 
 @points(3, uses=("Checkpoint",))
 def test_memory(ns):
-    """After forward, the blocks hold nothing for backward: only the inputs are kept."""
+    """After forward, the blocks hold no activation for backward: only their inputs are kept."""
     check_memory(ns)
 
 
