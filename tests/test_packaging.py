@@ -24,6 +24,9 @@ def test_the_wheel_builds_with_build_isolation_and_holds_the_packages(tmp_path):
     for package in ("teachgrad", "teachgrad/autograd", "teachgrad/ops", "viz", "course/grader"):
         assert f"{package}/__init__.py" in names, f"{package} is missing from {wheel.name}"
     assert "viz/_fit.py" in names and "course/grader/confine.py" in names
+    # the picture box's script and its vendored library, with the library's license
+    for asset in ("graph_view.js", "panzoom-4.6.2.min.js", "panzoom-LICENSE.txt"):
+        assert f"viz/_static/{asset}" in names, f"viz/_static/{asset} is missing from {wheel.name}"
     for folder in sorted((REPO / "course" / "exercises").glob("[0-9]*")):
         assert f"course/exercises/{folder.name}/student.ipynb" in names
         assert f"course/exercises/{folder.name}/tests.py" in names

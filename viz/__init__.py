@@ -131,6 +131,7 @@ def draw(
     *,
     steps=None,
     fold=None,
+    folded=None,
     legend=False,
     formulas=False,
     values=render.VALUES,
@@ -145,6 +146,8 @@ def draw(
     dict naming tensors (tensors are otherwise named after your variables);
     ``rankdir``: "TB" or "LR"; ``steps``: the ``backward_steps`` run so far;
     ``fold``: fold clusters of big graphs into boxes (None: above 120 nodes);
+    ``folded``: frames to fold (True) or keep open (False), by ident
+    (``{"module-layers.0": True}``; in the widgets a click on a frame does this);
     ``legend``: add a key; ``formulas``: each Function node shows its local derivative
     rules (``∂self = ∂out · other``); ``values``, ``digits``: tensors with at most
     ``values`` elements show them, with ``digits`` significant digits.
@@ -165,6 +168,7 @@ def draw(
         show_grads=show_grads,
         rankdir=rankdir,
         fold=fold,
+        folded=folded,
         legend=legend,
         formulas=formulas,
         values=values,

@@ -11,9 +11,11 @@ A graph of hundreds of nodes is unreadable as one flat drawing. Three kinds of
   every few levels of the graph; each repetition is framed as "repeat k of N".
 
 *Folding* then draws a whole cluster as one box (a module, or a run of repeats in the
-middle of a loop) so that the picture stays small. The cluster holding the node that
-backward runs now is never folded. This module only decides the grouping; ``render.py``
-draws it.
+middle of a loop) so that the picture stays small. The learner folds a frame, or opens
+a folded box, with a click (``folded``: cluster ident -> True or False, kept by the
+widgets' picture box); big graphs fold by themselves, except what the learner opened.
+The cluster holding the node that backward runs now is never folded. This module only
+decides the grouping; ``render.py`` draws it.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class Fold:
     title: str
     parent: str | None  # the cluster the box is drawn in
     members: list
+    opens: list  # the idents of the clusters it hides (a click on the box opens them)
 
 
 @dataclasses.dataclass
@@ -89,11 +92,13 @@ class Grouping:
         del self._children[cluster.parent][key]
 
 
-def group(snap, module_types=None, fold=None) -> Grouping:
+def group(snap, module_types=None, fold=None, folded=None) -> Grouping:
     """Decide the clusters of ``snap`` (see the module docstring) and, if ``fold``, fold them.
 
     ``module_types`` maps a module's name to its class name (``{"0": "Linear"}``), for labels.
-    ``fold``: True, False, or None for "when the graph has more than FOLD_ABOVE nodes".
+    ``fold``: True, False, or None for "when the graph has more than FOLD_ABOVE nodes";
+    ``folded``: the learner's choices, ``{cluster ident: True (fold it) or False (keep it
+    open)}``, which win over ``fold``.
 
     >>> import teachgrad as tg
     >>> model = tg.nn.Sequential(tg.nn.Linear(3, 2), tg.nn.Tanh())
@@ -119,8 +124,9 @@ def group(snap, module_types=None, fold=None) -> Grouping:
             )
             path.append(("module", f"module-{prefix}", label, 0))
         _place(grouping, node.id, path)
-    if fold or (fold is None and len(snap.nodes) > FOLD_ABOVE):
-        _fold(grouping, snap)
+    auto = fold or (fold is None and len(snap.nodes) > FOLD_ABOVE)
+    if auto or any((folded or {}).values()):
+        _fold(grouping, snap, folded or {}, auto)
     return grouping
 
 
@@ -146,6 +152,11 @@ def _structure(snap) -> tuple:
     return _STRUCTURES[key]
 
 
+def _safe(ident: str) -> str:
+    """``ident`` as a name the SVG can carry in an id and a class (a module may be named anything)."""
+    return "".join(c if c.isalnum() or c in "._-+" else "_" for c in ident)
+
+
 def _layer_label(layer: int) -> str:
     return f"graph of the gradient (create_graph=True), layer {layer}"
 
@@ -165,7 +176,7 @@ def _place(grouping: Grouping, node_id: str, path: list) -> None:
         key = name if parent is None else f"{parent}/{name}"
         if key not in grouping.clusters:
             layer = key.split("/")[0] if key.startswith("layer") else name  # the outermost
-            ident = name if layer == name else f"{layer}-{name}"
+            ident = _safe(name if layer == name else f"{layer}-{name}")
             while ident in grouping.idents:  # a module cut in two by repetitions: keep ids unique
                 ident += "+"
             grouping.add(Cluster(key, ident, kind, label, parent, number))
@@ -330,38 +341,54 @@ def _pull_in_parameters(snap, blocks: dict) -> None:
 # ------------------------------------------------------------------ folding
 
 
-def _fold(grouping: Grouping, snap) -> None:
-    """Fold the middle repeats of each loop, then the innermost modules, into boxes."""
+def _fold(grouping: Grouping, snap, folded: dict, auto: bool) -> None:
+    """Fold what the learner folded (outermost first); then, if ``auto``, the middle
+    repeats of each loop and the innermost modules, except what the learner opened."""
     current = {n.id for n in snap.nodes if n.current}
     members = defaultdict(list)  # cluster key -> node ids inside it, at any depth
     for node_id, key in grouping.home.items():
         while key is not None:
             members[key].append(node_id)
             key = grouping.clusters[key].parent
+
     repeats = defaultdict(list)  # parent key -> the repeats inside it
     for cluster in grouping.clusters.values():
         if cluster.kind == "repeat":
             repeats[cluster.parent].append(cluster)
+
+    def foldable(cluster, by_default: bool) -> bool:
+        """Still framed, not holding the running node, and folded by choice or default."""
+        return (
+            cluster.key in grouping.clusters  # not inside a fold made before
+            and not current & set(members[cluster.key])
+            and folded.get(cluster.ident, by_default)
+        )
+
+    for cluster in list(grouping.clusters.values()):  # parents come before children
+        if foldable(cluster, False):
+            title = cluster.label if cluster.kind != "repeat" else f"{cluster.label} (folded)"
+            _add_fold(grouping, cluster.kind, title, cluster.parent, [cluster], members)
+    if not auto:
+        return
     for parent, siblings in repeats.items():
         siblings.sort(key=lambda c: c.number)
-        for run in _middle_runs(siblings[1:-1], current, members):
+        for run in _middle_runs(siblings[1:-1], lambda c: foldable(c, True)):
             _add_fold(grouping, "repeat", _repeat_title(run, len(siblings)), parent, run, members)
     for cluster in list(grouping.clusters.values()):
-        if cluster.key not in grouping.clusters:  # inside a fold made just before
-            continue
-        innermost = not grouping.children(cluster.key)
-        if cluster.kind == "module" and innermost and not current & set(members[cluster.key]):
+        innermost = cluster.key in grouping.clusters and not grouping.children(cluster.key)
+        if cluster.kind == "module" and innermost and foldable(cluster, True):
             _add_fold(grouping, "module", cluster.label, cluster.parent, [cluster], members)
 
 
-def _middle_runs(repeats: list, current: set, members: dict) -> list:
-    """Consecutive repeats, split around the one holding the current node (kept open)."""
+def _middle_runs(repeats: list, foldable) -> list:
+    """Consecutive foldable repeats, split around any that stay open (the one holding
+    the running node, one the learner opened)."""
     runs, run = [], []
     for cluster in repeats:
-        if current & set(members[cluster.key]):
-            runs, run = runs + [run], []
-        else:
+        if foldable(cluster):
             run.append(cluster)
+        else:
+            runs, run = runs + [run], []
     return [r for r in runs + [run] if r]
 
 
@@ -375,7 +402,8 @@ def _repeat_title(run: list, total: int) -> str:
 def _add_fold(grouping, kind, title, parent, clusters, members) -> None:
     key = f"fold{len(grouping.folds) + 1}"
     hidden = [node_id for c in clusters for node_id in members[c.key]]
-    grouping.folds[key] = Fold(key, kind, title, parent, hidden)
+    opens = [c.ident for c in clusters]
+    grouping.folds[key] = Fold(key, kind, title, parent, hidden, opens)
     for node_id in hidden:
         grouping.hidden[node_id] = key
     for cluster in clusters:  # a folded cluster, and all inside it, is not framed

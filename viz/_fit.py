@@ -47,17 +47,18 @@ def natural_width(svg: str) -> float | None:
     return None if match is None else float(match.group(2)) * 4 / 3
 
 
-def fit(svg: str) -> str:
-    """``svg`` (Graphviz's, without the XML prolog) as HTML that fits its container."""
+def fit(svg: str, switch: bool = True) -> str:
+    """``svg`` (Graphviz's, without the XML prolog) as HTML that fits its container;
+    ``switch=False`` leaves out the zoom switch (the widgets' picture box zooms itself)."""
     width = natural_width(svg)
     if width is None:  # not a Graphviz drawing: leave it as it is
         return svg
     px = f"{width:.0f}px"
     svg = _SIZE.sub(rf'<svg\1 width="100%" style="--tg-natural:{px};max-width:{px}"', svg, count=1)
-    switch = ""
-    if width > ZOOM_ABOVE_PX:
-        switch = (
+    label = ""
+    if switch and width > ZOOM_ABOVE_PX:
+        label = (
             '<label class="tg-zoom-label" title="show the graph at its natural size; '
             'scroll to move around"><input type="checkbox" class="tg-zoom"> zoom</label>'
         )
-    return f'<div class="tg-fit">{STYLE}{switch}{svg}</div>'
+    return f'<div class="tg-fit">{STYLE}{label}{svg}</div>'

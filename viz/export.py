@@ -4,8 +4,10 @@
 of the stepper's history as an inline SVG (or as text when no Graphviz renderer
 is installed) next to its panel (the node that ran, its gradients, the leaves'
 ``.grad``), a slider and Prev / Next buttons driven by a few lines of plain
-JavaScript. No kernel, no network: no script, style sheet or font is loaded from
-anywhere, so the file works from a course page, an e-mail or a USB stick.
+JavaScript, and the widgets' picture box (``viz._box``: zoom buttons, Ctrl+wheel,
+dragging, the running node kept in view). No kernel, no network: every script and
+style is inline and nothing is loaded from anywhere, so the file works from a course
+page, an e-mail or a USB stick.
 
 What does not live here: the frames (``viz.stepper``) and the drawing
 (``viz.render`` / ``viz.text``, through ``viz.live.picture_html``).
@@ -27,6 +29,8 @@ from __future__ import annotations
 import html
 import re
 
+from ._box import STYLE as BOX_STYLE
+from ._box import script
 from .live import picture_html
 from .stepper import Frame, panel_html
 
@@ -50,10 +54,18 @@ body { font-family: system-ui, sans-serif; margin: 1.5em; }
 .tg-current-node { font-size: 1.2em; margin: .4em 0; }
 """
 
-# Plain JavaScript: show one frame, move with the slider, the buttons or the arrow keys.
+# Plain JavaScript, after the picture box's script (viz._box.script()): every frame's
+# drawing goes into a box; show one frame, move with the slider, the buttons or the arrow keys.
 SCRIPT = """
 (function () {
   var frames = document.querySelectorAll(".tg-frame");
+  var boxes = [...frames].map(function (frame) {
+    var graph = frame.querySelector(".tg-graph");
+    var picture = graph.innerHTML;  // the inline drawing (shown as it is without scripts)
+    var box = graphBox(graph);  // no send: folding needs Python
+    box.show(picture);
+    return box;
+  });
   var slider = document.getElementById("tg-slider");
   var prev = document.getElementById("tg-prev");
   var next = document.getElementById("tg-next");
@@ -61,6 +73,7 @@ SCRIPT = """
   function show(i) {
     i = Math.max(0, Math.min(frames.length - 1, i));
     for (var k = 0; k < frames.length; k++) { frames[k].hidden = k !== i; }
+    requestAnimationFrame(boxes[i].follow);  // a hidden frame had no layout to follow in
     slider.value = String(i);
     label.textContent = frames[i].getAttribute("data-title");
     prev.disabled = i === 0;
@@ -149,7 +162,7 @@ def _page(title: str, count: int, sections: str) -> str:
 <head>
 <meta charset="utf-8">
 <title>{e}</title>
-<style>{STYLE}</style>
+<style>{STYLE}{BOX_STYLE}</style>
 </head>
 <body>
 <div class="tg-export">
@@ -162,6 +175,7 @@ def _page(title: str, count: int, sections: str) -> str:
 </div>
 {sections}
 </div>
+<script>{script()}</script>
 <script>{SCRIPT}</script>
 </body>
 </html>

@@ -8,7 +8,8 @@ What lives here:
   second;
 * ``picture_html(snapshot)`` -- one snapshot as an inline ``<svg>`` that fits the
   width it is given (``viz._fit``), or as ``<pre>`` text when no Graphviz renderer
-  exists; the stepper and the HTML export draw with it too.
+  exists; the stepper and the HTML export draw with it too. The widgets show it in a
+  ``viz._box.PictureBox``, which zooms, pans and folds module frames with a click.
 
 How the throttle works: every interesting event marks the view *pending*. If
 the last redraw is older than ``1 / max_fps`` seconds, it redraws at once;
@@ -48,6 +49,7 @@ import ipywidgets as widgets
 import teachgrad as tg
 from teachgrad.autograd import graph as tg_graph
 
+from ._box import PictureBox
 from ._fit import fit
 from ._names import caller_namespaces, learner_names
 
@@ -83,7 +85,8 @@ def text_of(snapshot, **draw_options) -> str:
 
 
 def picture_html(snapshot, **draw_options) -> str:
-    """``snapshot`` as an HTML fragment: an inline ``<svg>``, else ``<pre>`` text.
+    """``snapshot`` as an HTML fragment for a picture box (which has its own zoom): an
+    inline ``<svg>``, else ``<pre>`` text.
 
     >>> import teachgrad as tg
     >>> snap = tg.autograd.graph.snapshot(tg.ones(2, requires_grad=True).exp())
@@ -91,7 +94,7 @@ def picture_html(snapshot, **draw_options) -> str:
     True
     """
     svg = to_svg(snapshot, **draw_options)
-    return text_html(snapshot, **draw_options) if svg is None else fit(svg)
+    return text_html(snapshot, **draw_options) if svg is None else fit(svg, switch=False)
 
 
 def text_html(snapshot, **draw_options) -> str:
@@ -238,7 +241,7 @@ class GraphView(widgets.VBox):
         self._shell = None  # IPython, while listening there
         self._timer = None  # the handle of a scheduled redraw, if any
         self._listening = None
-        self.graph = widgets.HTML()
+        self.graph = PictureBox(on_fold=self.render)  # a click on a frame folds it
         self.graph.add_class("tg-graph")
         self.status = widgets.HTML()
         self.status.add_class("tg-status")
@@ -378,11 +381,16 @@ class GraphView(widgets.VBox):
             try:
                 names = learner_names(self.params, self.namespaces)
                 self.snapshot = tg.autograd.graph.snapshot(*self.roots, params=names)
-                self.svg = to_svg(self.snapshot, failure=self.failure, **self.draw_options)
+                options = {
+                    "failure": self.failure,
+                    "folded": self.graph.folded,
+                    **self.draw_options,
+                }
+                self.svg = to_svg(self.snapshot, **options)
                 if self.svg is None:
                     picture = text_html(self.snapshot, **self.draw_options)
                 else:
-                    picture = fit(self.svg)
+                    picture = fit(self.svg, switch=False)
             except Exception as exc:  # a drawing bug must never break the user's op
                 picture = f'<pre class="tg-error">cannot draw: {html.escape(repr(exc))}</pre>'
             self.graph.value = picture

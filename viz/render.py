@@ -212,6 +212,7 @@ def to_dot(
     values=VALUES,
     formulas=False,
     failure=None,
+    folded=None,
 ) -> str:
     """The DOT source of a picture of ``graph`` (a snapshot, a tensor, or a list of tensors).
 
@@ -220,7 +221,8 @@ def to_dot(
     (None: once they have one; False: never); ``params``: a Module or dict naming
     leaves (its module scopes become clusters); ``rankdir``: "TB" (leaves on top) or
     "LR"; ``fold``: draw clusters of big graphs as single boxes (None: above 120
-    nodes); ``legend``: add a key to the picture; ``values``: tensors with at most
+    nodes); ``folded``: frames folded (True) or kept open (False) by choice, by ident
+    (``{"module-layers.0": True}``; a click in a widget sets them); ``legend``: add a key to the picture; ``values``: tensors with at most
     this many elements show their values (0: none); ``formulas``: each Function node
     shows the local derivative rule of each input (``∂self = ∂out · other``);
     ``failure``: ``(op, message)`` of an op that raised, drawn as a red box that the
@@ -236,7 +238,7 @@ def to_dot(
     edge_grads = wants_grads(snap, show_grads)
     options = _Options(show_saved, show_versions, edge_grads, show_grads is not False, values)
     options.shown, options.formulas = shown_outputs(snap), formulas
-    grouping = group(snap, _module_types(params), fold)
+    grouping = group(snap, _module_types(params), fold, folded)
     body = defaultdict(list)  # cluster key (None: top level) -> DOT lines of its nodes
     leaf_of = _leaf_names(snap)
     for node in snap.nodes:
@@ -470,6 +472,7 @@ def _fold_line(fold_box, snap, order: dict) -> str:
     if stale:
         lines.append((f"{stale} stale saved tensor{'s' * (stale > 1)}", "stale"))
     classes = ["fold", fold_box.kind, *states] + (["has-stale"] if stale else [])
+    classes += [f"opens-{ident}" for ident in fold_box.opens]  # what a click opens (viz._box)
     attrs = _attrs(
         label=_label(fold_box.title, *lines),
         id=f"node-{fold_box.key}",
@@ -484,11 +487,10 @@ def _cluster_lines(grouping, body: dict, key, depth: int) -> list:
     pad = "  " * depth
     lines = [pad + line for line in body.get(key, [])]
     for child in grouping.children(key):
-        safe = "".join(c if c.isalnum() or c in "._-+" else "_" for c in child.ident)
-        lines.append(f"{pad}subgraph {_quote('cluster_' + safe)} {{")
+        lines.append(f"{pad}subgraph {_quote('cluster_' + child.ident)} {{")
         attrs = dict(CLUSTERS[child.kind], label=child.label, fontsize="10", labelloc="t")
         lines.append(
-            f"{pad}  graph {_attrs(id=f'cluster-{safe}', **{'class': child.kind}, **attrs)};"
+            f"{pad}  graph {_attrs(id=f'cluster-{child.ident}', **{'class': child.kind}, **attrs)};"
         )
         lines += _cluster_lines(grouping, body, child.key, depth + 1)
         lines.append(pad + "}")

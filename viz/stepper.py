@@ -33,6 +33,7 @@ import ipywidgets as widgets
 
 import teachgrad as tg
 
+from ._box import PictureBox
 from ._names import caller_namespaces, learner_names
 from ._rules import backward_source, rules_of, values
 from .live import picture_html
@@ -264,7 +265,7 @@ class BackwardStepper(widgets.VBox):
             button.add_class(f"tg-{key}-button")
             button.on_click(lambda _, key=key: self._press(key))
             self.buttons[key] = button
-        self.graph = widgets.HTML()
+        self.graph = PictureBox(on_fold=self._refold)  # zooms, pans; a click folds a frame
         self.graph.add_class("tg-graph")
         # The picture fits the graph's box (viz._fit); the panel sits beside it when the
         # row has room for both (28em + 22em), else it wraps below. min_width 0 lets the
@@ -291,9 +292,15 @@ class BackwardStepper(widgets.VBox):
     def picture(self, index: int) -> str:
         """The drawing of ``history[index]`` (SVG, or text without Graphviz), cached."""
         if index not in self._pictures:
-            frame = self.history[index]
-            self._pictures[index] = picture_html(frame.snapshot, **self.draw_options)
+            snapshot = self.history[index].snapshot
+            options = {"folded": self.graph.folded, **self.draw_options}
+            self._pictures[index] = picture_html(snapshot, **options)
         return self._pictures[index]
+
+    def _refold(self) -> None:
+        """A frame was folded or opened with a click: every picture is drawn anew."""
+        self._pictures.clear()
+        self._show()
 
     def _show(self) -> None:
         """Draw the frame at ``index`` and enable the buttons that can do something."""

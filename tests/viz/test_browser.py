@@ -231,6 +231,72 @@ def check_stepper(page, lab: JupyterLab, artifacts: Path) -> None:
     assert panel[0] <= panel[1] + 1, f"the panel's text is wider than the panel: {panel}"
     overflowing = box.evaluate(TEXT_OUTSIDE_ITS_SHAPE)
     assert not overflowing, f"text runs out of its node's shape: {overflowing[:5]}"
+    check_zoom_follows_and_folds(page, box, artifacts)
+
+
+def step_and_wait(page, box) -> None:
+    """Click Step and wait until the picture shows another running node."""
+    before = box.evaluate("box => box.querySelector('.tg-graph').innerHTML")
+    box.query_selector("button.tg-step-button").click()
+    page.wait_for_function(
+        "([box, svg]) => box.querySelector('.tg-graph').innerHTML !== svg",
+        arg=[box, before],
+        timeout=STEP_MS,
+    )
+
+
+def check_zoom_follows_and_folds(page, box, artifacts: Path) -> None:
+    """The picture box: + zooms in, the running node stays in view while stepping,
+    and a click on a module frame folds it into one box, a click on that box opens it."""
+    svg_width = f"box => {BOX}(box.querySelector('.tg-graph svg'))"
+    fitted = box.evaluate(svg_width)
+    for _ in range(4):
+        box.query_selector(".tg-box-button[title^='zoom in']").click()
+    page.wait_for_timeout(600)  # Panzoom animates each zoom
+    zoomed = box.evaluate(svg_width)
+    assert zoomed["right"] - zoomed["left"] > 2 * (fitted["right"] - fitted["left"]), (
+        f"+ did not zoom the picture in: {fitted} -> {zoomed}"
+    )
+    for k in range(3):
+        step_and_wait(page, box)
+        page.wait_for_timeout(300)  # the box follows on the next animation frame
+        running, view = box.evaluate(
+            f"""box => [{BOX}(box.querySelector('.tg-graph svg g.node.current')),
+                       {BOX}(box.querySelector('.tg-box-view'))]"""
+        )
+        assert running is not None, "no node is marked as running"
+        inside = (
+            running["left"] >= view["left"] - 1
+            and running["right"] <= view["right"] + 1
+            and running["top"] >= view["top"] - 1
+            and running["bottom"] <= view["bottom"] + 1
+        )
+        assert inside, f"zoomed in, step {k + 2}: the running node {running} is outside {view}"
+    box.screenshot(path=str(artifacts / "stepper_zoomed_following.png"))
+    box.query_selector(".tg-box-button[title^='fit']").click()
+
+    frames = "box => box.querySelectorAll('.tg-graph svg g.cluster.module').length"
+    folds = "box => box.querySelectorAll('.tg-graph svg g.node.fold').length"
+    before = box.evaluate(frames), box.evaluate(folds)
+    assert before[0] > 0, "the model stepper shows no module frame to fold"
+    # a frame around nodes other than the running one (that one is never folded)
+    pick = box.evaluate(
+        """box => {
+            const inside = (a, b) => a.left >= b.left && a.right <= b.right
+                                     && a.top >= b.top && a.bottom <= b.bottom;
+            const running = box.querySelector('.tg-graph svg g.node.current').getBoundingClientRect();
+            return [...box.querySelectorAll('.tg-graph svg g.cluster.module')]
+                .findIndex(f => !inside(running, f.getBoundingClientRect()));
+        }"""
+    )
+    assert pick >= 0, "every module frame holds the running node"
+    box.query_selector_all(".tg-graph svg g.cluster.module > text")[pick].click()
+    page.wait_for_function(f"box => ({folds})(box) > {before[1]}", arg=box, timeout=STEP_MS)
+    box.screenshot(path=str(artifacts / "stepper_module_folded.png"))
+    assert box.evaluate(frames) < before[0], "the clicked frame is still drawn"
+    box.query_selector(".tg-graph svg g.node.fold").click()
+    page.wait_for_function(f"box => ({folds})(box) == {before[1]}", arg=box, timeout=STEP_MS)
+    assert box.evaluate(frames) == before[0], "opening the folded box did not bring the frame back"
 
 
 # The page box of an element (a JavaScript function), or null.

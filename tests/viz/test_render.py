@@ -8,6 +8,7 @@ the snapshot id, and geometry (bounding boxes) says what is drawn inside which f
 """
 
 import ast
+import itertools
 import os
 import re
 import sys
@@ -536,6 +537,57 @@ def test_deep_model_folds_modules_and_keeps_the_current_node_open(renderer):
     ran_folds = [g for g in folds if "ran" in classes(g)]
     assert ran_folds  # the folded layers near the output have run already
     assert len(drawn) < 80
+
+
+def test_a_clicked_frame_folds_and_a_clicked_fold_opens_again(renderer):
+    """``folded`` holds the learner's clicks: True folds a frame into one box (which names
+    the frames it opens), False keeps a frame open where a big graph would fold it."""
+    model = tg.nn.Sequential(tg.nn.Linear(3, 4), tg.nn.Tanh(), tg.nn.Linear(4, 2))
+    loss = model(tg.ones(2, 3)).sum()
+    root = parse(render.to_svg(snapshot(loss, params=model), params=model))
+    assert {"cluster-module-0", "cluster-module-2"} <= set(by_id(root))
+    folded = parse(
+        render.to_svg(snapshot(loss, params=model), params=model, folded={"module-0": True})
+    )
+    assert "cluster-module-0" not in by_id(folded) and "cluster-module-2" in by_id(folded)
+    (box,) = [g for g in nodes_by_title(folded).values() if "fold" in classes(g)]
+    assert {"module", "opens-module-0"} <= set(classes(box))
+    assert "0 (Linear)" in texts(box) and "AddmmBackward0" in " ".join(texts(box))
+    # opened by a click: a graph that folds by itself keeps this one frame open
+    auto = parse(render.to_svg(snapshot(loss, params=model), params=model, fold=True))
+    kept = render.to_svg(
+        snapshot(loss, params=model), params=model, fold=True, folded={"module-2": False}
+    )
+    assert "cluster-module-2" not in by_id(auto) and "cluster-module-2" in by_id(parse(kept))
+    assert "cluster-module-0" not in by_id(parse(kept))
+
+
+def test_a_clicked_repeat_folds_and_opened_repeats_split_the_folded_run(renderer):
+    loss = loop_graph(10)
+    one = parse(render.to_svg(snapshot(loss), fold=False, folded={"repeat-3": True}))
+    (box,) = [g for g in nodes_by_title(one).values() if "fold" in classes(g)]
+    assert "opens-repeat-3" in classes(box) and "repeat 3 of 10 (folded)" in texts(box)
+    split = parse(render.to_svg(snapshot(loss), fold=True, folded={"repeat-5": False}))
+    titles = sorted(
+        t
+        for g in nodes_by_title(split).values()
+        if "fold" in classes(g)
+        for t in texts(g)
+        if "repeat" in t
+    )
+    assert titles == ["repeats 2-4 of 10 (3 folded)", "repeats 6-9 of 10 (4 folded)"]
+    assert "cluster-repeat-5" in by_id(split)
+
+
+def test_the_frame_of_the_running_node_is_never_folded(renderer):
+    model = tg.nn.Sequential(tg.nn.Linear(3, 4), tg.nn.Tanh(), tg.nn.Linear(4, 2))
+    loss = model(tg.ones(2, 3)).sum()
+    steps = list(itertools.islice(tg.autograd.backward_steps(loss), 2))  # Sum, then 2's Addmm
+    assert steps[-1].node.name() == "AddmmBackward0"
+    d = viz.draw(loss, params=model, steps=steps, folded={"module-2": True, "module-0": True})
+    assert "cluster-module-2" in by_id(parse(d.svg)) and "cluster-module-0" not in by_id(
+        parse(d.svg)
+    )
 
 
 # ------------------------------------------------------------------ the renderer chain

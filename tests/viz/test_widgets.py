@@ -610,3 +610,40 @@ def test_in_a_notebook_a_cell_that_raises_leaves_its_picture_in_the_live_view():
     NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True).execute()
     assert nb.cells[1].outputs[-1]["ename"] == "RuntimeError"
     assert nb.cells[2].outputs[0]["text"].strip() == "True ['h']"
+
+
+# ------------------------------------------------------------------ the picture box
+
+
+def shown(stepper):
+    """The stepper's picture as the browser reads it (Graphviz writes '-' as &#45;)."""
+    return html.unescape(stepper.graph.value)
+
+
+def test_a_click_on_a_frame_folds_it_in_the_stepper_and_survives_stepping():
+    model = tg.nn.Sequential(tg.nn.Linear(3, 4), tg.nn.Tanh(), tg.nn.Linear(4, 2))
+    stepper = BackwardStepper(model(tg.ones(2, 3)).sum(), params=model)
+    stepper.step()
+    assert 'id="cluster-module-0"' in shown(stepper)
+    stepper.graph.choose({"fold": ["module-0"]})  # what the browser sends on a click
+    assert stepper.graph.folded == {"module-0": True}
+    assert 'id="cluster-module-0"' not in shown(stepper)
+    assert "opens-module-0" in shown(stepper)
+    stepper.step()  # the next pictures are folded too
+    assert "opens-module-0" in shown(stepper)
+    stepper.graph.choose({"open": ["module-0"]})
+    assert 'id="cluster-module-0"' in shown(stepper)
+    assert "opens-module-0" not in shown(stepper)
+
+
+def test_a_click_on_a_frame_folds_it_in_a_graph_view(view_of):
+    model = tg.nn.Sequential(tg.nn.Linear(3, 4), tg.nn.Tanh(), tg.nn.Linear(4, 2))
+    view = view_of(model(tg.ones(2, 3)).sum(), params=model, listen=False)
+    renders = view.renders
+    view.graph.choose({"fold": ["module-2"]})
+    assert view.renders == renders + 1
+    svg = html.unescape(view.svg)
+    assert 'id="cluster-module-2"' not in svg and "opens-module-2" in svg
+    # messages from the browser arrive through the widget's comm
+    view.graph._message(view.graph, {"open": ["module-2"]}, [])
+    assert 'id="cluster-module-2"' in html.unescape(view.svg)
