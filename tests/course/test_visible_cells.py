@@ -94,3 +94,19 @@ def test_a_bug_fails_the_cells_whose_graded_tests_it_fails(name, edit, failing, 
         f"{name}: test cells failed {sorted(failed & tests)}, graded tests failed for the "
         f"objects of cells {sorted(graded)}"
     )
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_headers_count_the_points_check_gives(name):
+    """A test cell's header, "# Test: ... (N points)", counts the points of the visible
+    graded tests of the objects it checks: what check() shows for them."""
+    nb = json.loads((EXERCISES / name / "instructor.ipynb").read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and source.startswith("# Test:"):
+            header = source.splitlines()[0]
+            objects = CHECKED.findall(source)
+            tests = [t for t in exercises.load_tests(name) if not t.hidden]
+            points = sum(t.points for t in tests if set(t.uses) & set(objects))
+            unit = "point" if points == 1 else "points"
+            assert header.endswith(f"({points:g} {unit})"), (name, header, points)
