@@ -127,6 +127,7 @@ def test_stepper_step_button_redraws_the_graph_in_jupyterlab(tmp_path):
                 try:
                     check_stepper(page, lab, artifacts)
                     check_pictures_fit(page, lab, artifacts)
+                    check_exported_page(browser, tmp_path, artifacts, console)
                 except (PlaywrightError, AssertionError) as exc:
                     with contextlib.suppress(PlaywrightError):
                         page.screenshot(path=str(artifacts / "failure.png"), full_page=True)
@@ -361,6 +362,40 @@ def check_pictures_fit(page, lab: JupyterLab, artifacts: Path) -> None:
     )
     assert zoomed[1] > zoomed[2], "the zoomed graph's box does not scroll"
     wide.screenshot(path=str(artifacts / "wide_graph_zoomed.png"))
+
+
+def check_exported_page(browser, tmp_path: Path, artifacts: Path, console: list) -> None:
+    """``viz.export_html`` opened from disk, offline: its picture box zooms, Next steps."""
+    import teachgrad as tg
+    import viz
+
+    tg.manual_seed(0)
+    model = tg.nn.Sequential(tg.nn.Linear(3, 4), tg.nn.Tanh(), tg.nn.Linear(4, 2))
+    stepper = viz.BackwardStepper(model(tg.ones(2, 3)).sum(), params=model)
+    stepper.run()
+    path = viz.export_html(stepper, str(tmp_path / "backward.html"))
+    context = browser.new_context(viewport=VIEWPORT, offline=True)
+    page = context.new_page()
+    page.on("pageerror", lambda e: console.append(f"[export pageerror] {e}"))
+    try:
+        page.goto(Path(path).as_uri())
+        frame = page.locator(".tg-frame:not([hidden])")
+        frame.locator(".tg-box-bar button").first.wait_for(timeout=PAGE_LOAD_MS)
+        fitted = frame.evaluate(f"f => {BOX}(f.querySelector('.tg-graph svg'))")
+        frame.locator(".tg-box-button[title^='zoom in']").click()
+        frame.locator(".tg-box-button[title^='zoom in']").click()
+        page.wait_for_timeout(600)  # Panzoom animates each zoom
+        zoomed = frame.evaluate(f"f => {BOX}(f.querySelector('.tg-graph svg'))")
+        assert zoomed["right"] - zoomed["left"] > 1.3 * (fitted["right"] - fitted["left"]), (
+            f"the exported page's + did not zoom: {fitted} -> {zoomed}"
+        )
+        page.screenshot(path=str(artifacts / "exported_page_zoomed.png"))
+        page.click("#tg-next")
+        assert page.text_content("#tg-label").startswith("step 1 of")
+        errors = [line for line in console if line.startswith("[export pageerror]")]
+        assert not errors, f"the exported page raised: {errors}"
+    finally:
+        context.close()
 
 
 def read_stepper(box) -> tuple[str, str]:
