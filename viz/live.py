@@ -42,6 +42,7 @@ import importlib
 import inspect
 import math
 import re
+import threading
 import time
 
 import ipywidgets as widgets
@@ -171,6 +172,56 @@ def _ipython():
     return get_ipython()
 
 
+class Drawer:
+    """Graphviz on a background thread, for the redraws that events cause in a notebook.
+
+    Why: of a redraw of a small model, the snapshot and the DOT text take about 2 ms and
+    the ``dot`` program about 50 ms; run in the user's thread, that made a watched
+    training loop 1.3x-1.6x slower. On this thread the loop pays only the 2 ms while
+    ``dot`` lays the picture out on the side (benchmarks/bench_viz.py, (4)). Only the
+    newest source waits its turn: one that a newer source replaced before it started
+    is never drawn.
+
+    >>> shown = []
+    >>> drawer = Drawer(lambda svg, error: shown.append((svg is None, error)))
+    >>> drawer.submit("digraph { a -> b }"); drawer.wait(); shown
+    [(False, None)]
+    """
+
+    def __init__(self, show):
+        self.show = show  # show(svg or None, error or None), called on the drawing thread
+        self._lock = threading.Lock()
+        self._next = None  # the newest DOT source not started yet
+        self._thread = None
+
+    def submit(self, source: str) -> None:
+        with self._lock:
+            self._next = source
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, daemon=True)
+                self._thread.start()
+
+    def wait(self) -> None:
+        """Return once everything submitted is drawn."""
+        thread = self._thread
+        if thread is not None:
+            thread.join()
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                source, self._next = self._next, None
+                if source is None:
+                    self._thread = None
+                    return
+            try:
+                render = importlib.import_module(".render", __package__)
+                picture = render.render(source, "svg")
+                self.show(None if picture is None else picture.decode(), None)
+            except Exception as exc:  # a drawing bug must never break the user's code
+                self.show(None, exc)
+
+
 def call_later(delay: float, fn):
     """Run ``fn`` after ``delay`` seconds on the running event loop (a notebook kernel
     has one); returns a handle with ``cancel()``, or None when there is no loop."""
@@ -197,8 +248,10 @@ class GraphView(widgets.VBox):
 
     ``max_fps`` bounds the redraws per second; ``clock`` (seconds, like
     ``time.monotonic``) and ``schedule(delay, fn) -> handle | None`` can be replaced,
-    e.g. by a fake clock in a test. Other keyword arguments go to the renderer
-    (``show_saved``, ``show_versions``, ``show_grads``).
+    e.g. by a fake clock in a test. ``background`` (default: in IPython) lays out the
+    redraws that events cause on a ``Drawer`` thread, so the watched code runs on
+    meanwhile; ``render()`` and ``flush()`` always draw before they return. Other
+    keyword arguments go to the renderer (``show_saved``, ``show_versions``, ``show_grads``).
 
     >>> import teachgrad as tg
     >>> w = tg.ones(2, requires_grad=True)
@@ -215,9 +268,12 @@ class GraphView(widgets.VBox):
         clock=time.monotonic,
         schedule=call_later,
         listen: bool = True,
+        background: bool | None = None,
         **draw_options,
     ):
         super().__init__()
+        self.background = _ipython() is not None if background is None else background
+        self._drawer = Drawer(self._show_svg)
         self.roots = list(roots)
         self.follow = not roots  # no roots given: follow the latest op's result
         self.params = params
@@ -275,6 +331,8 @@ class GraphView(widgets.VBox):
     def close(self) -> None:
         """Stop listening and close the widget (it disappears from the notebook)."""
         self._unlisten()
+        if getattr(self, "_drawer", None) is not None:
+            self._drawer.wait()
         super().close()
 
     def _unlisten(self) -> None:
@@ -342,7 +400,7 @@ class GraphView(widgets.VBox):
         self.pending = True
         wait = self._last_render + self.gap() - self.clock()
         if wait <= 0:
-            self.render()
+            self.render(wait=not self.background)
         elif self._timer is None:
             # without an event loop (plain Python) nothing calls back: stop asking at each
             # event; the next redraw, flush() or stop() draws what is pending
@@ -361,7 +419,8 @@ class GraphView(widgets.VBox):
 
     def _on_timer(self) -> None:
         self._timer = None
-        self.flush()
+        if self.pending:
+            self.render(wait=not self.background)
 
     def flush(self) -> None:
         """Draw now if a change is waiting to be drawn."""
@@ -369,33 +428,49 @@ class GraphView(widgets.VBox):
             self.render()
 
     # ---------------------------------------------------------------- drawing
-    def render(self) -> None:
-        """Take a snapshot of the watched tensors and draw it (ignores the throttle)."""
+    def render(self, wait: bool = True) -> None:
+        """Take a snapshot of the watched tensors and draw it (ignores the throttle);
+        ``wait=False`` hands the layout to the background ``Drawer``."""
         self.pending = False
         self._last_render = start = self.clock()
         self.renders += 1
-        self.snapshot = self.svg = None
+        self.snapshot = None
+        if wait:
+            self._drawer.wait()  # an older picture never lands after this one
         if not self.roots:
-            self.graph.value = f'<pre class="tg-text">{NOTHING_YET}</pre>'
+            self._show_picture(f'<pre class="tg-text">{NOTHING_YET}</pre>', svg=None)
         else:
             try:
                 names = learner_names(self.params, self.namespaces)
                 self.snapshot = tg.autograd.graph.snapshot(*self.roots, params=names)
-                options = {
-                    "failure": self.failure,
-                    "folded": self.graph.folded,
-                    **self.draw_options,
-                }
-                self.svg = to_svg(self.snapshot, **options)
-                if self.svg is None:
-                    picture = text_html(self.snapshot, **self.draw_options)
+                render = importlib.import_module(".render", __package__)
+                if render.find_renderer() is None:
+                    self._show_picture(text_html(self.snapshot, **self.draw_options), svg=None)
                 else:
-                    picture = fit(self.svg, switch=False)
+                    options = {"failure": self.failure, "folded": self.graph.folded}
+                    source = render.to_dot(self.snapshot, **options, **self.draw_options)
+                    self._drawer.submit(source)
+                    if wait:
+                        self._drawer.wait()
             except Exception as exc:  # a drawing bug must never break the user's op
-                picture = f'<pre class="tg-error">cannot draw: {html.escape(repr(exc))}</pre>'
-            self.graph.value = picture
+                self._show_svg(None, exc)
         self._spent = self.clock() - start
         self.status.value = html.escape(
             f"{self.ops} ops recorded, {self.bumps} in-place changes"
             + (f" | last: {describe(self._last_event)}" if self._last_event else "")
         )
+
+    def _show_svg(self, svg, error) -> None:
+        """The drawer's result (on its thread when drawing in the background)."""
+        if error is not None:
+            message = html.escape(repr(error))
+            self._show_picture(f'<pre class="tg-error">cannot draw: {message}</pre>', svg=None)
+        elif svg is None:  # the renderer went away since render() looked for it
+            self._show_picture(text_html(self.snapshot, **self.draw_options), svg=None)
+        else:
+            svg = _PROLOG.sub("", svg, count=1)
+            self._show_picture(fit(svg, switch=False), svg=svg)
+
+    def _show_picture(self, picture: str, svg) -> None:
+        self.svg = svg
+        self.graph.value = picture

@@ -553,7 +553,7 @@ def test_graph_view_as_a_context_manager(clock):
 
 
 def test_graph_view_falls_back_to_text_without_a_renderer(monkeypatch, view_of, clock):
-    monkeypatch.setattr(viz.render, "to_svg", lambda snapshot, **options: None)
+    monkeypatch.setattr(viz.render, "render", lambda source, format="svg": None)
     x = tg.tensor([1.0], requires_grad=True)
     view = view_of()
     _ = x.exp()
@@ -564,10 +564,10 @@ def test_graph_view_falls_back_to_text_without_a_renderer(monkeypatch, view_of, 
 
 
 def test_a_drawing_error_never_breaks_the_users_op(monkeypatch, view_of, clock):
-    def broken(snapshot, **options):
+    def broken(source, format="svg"):
         raise ValueError("renderer bug")
 
-    monkeypatch.setattr(viz.render, "to_svg", broken)
+    monkeypatch.setattr(viz.render, "render", broken)
     x = tg.tensor([1.0], requires_grad=True)
     view = view_of()
     y = x * 2  # the op itself must succeed
@@ -647,3 +647,44 @@ def test_a_click_on_a_frame_folds_it_in_a_graph_view(view_of):
     # messages from the browser arrive through the widget's comm
     view.graph._message(view.graph, {"open": ["module-2"]}, [])
     assert 'id="cluster-module-2"' in html.unescape(view.svg)
+
+
+def test_in_the_background_graphviz_runs_beside_the_users_code(monkeypatch, view_of, clock):
+    """background=True (the default in a notebook): an event's redraw takes the snapshot
+    and hands the DOT text to the drawer thread; the op returns before the layout."""
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+    real = viz.render.render
+
+    def slow(source, format="svg"):
+        started.set()
+        release.wait(5)
+        return real(source, format)
+
+    monkeypatch.setattr(viz.render, "render", slow)
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    view = view_of(background=True)
+    first = view.svg
+    y = x.exp()  # an event: redrawn at once, laid out on the drawer's thread
+    assert started.wait(5) and view.renders == 2 and view.svg == first  # not laid out yet
+    release.set()
+    view._drawer.wait()
+    assert "ExpBackward0" in html.unescape(view.svg) and y.grad_fn is not None
+    view.render()  # render() itself always waits for its picture
+    assert view.graph.value == fit(view.svg, switch=False)
+
+
+def test_the_drawer_skips_sources_replaced_before_they_started(monkeypatch):
+    from viz.live import Drawer
+
+    drawn = []
+    monkeypatch.setattr(viz.render, "render", lambda source, format="svg": source.encode())
+    drawer = Drawer(lambda svg, error: drawn.append(svg))
+    with drawer._lock:  # the thread cannot start a source while we hold this
+        for k in range(5):
+            drawer._next = f"digraph {{ n{k} }}"
+        drawer._thread = None
+    drawer.submit("digraph { last }")
+    drawer.wait()
+    assert drawn == ["digraph { last }"]
