@@ -322,7 +322,7 @@ def test_command_line_writes_gradescope_junit_and_summary(tmp_path, capsys):
     good.write_text(source("02_pointwise"), encoding="utf-8")
     bad.write_text(source("02_pointwise", student=True) + TEMPLATE_PLUS["results_file"])
     out = tmp_path / "results"
-    assert main([str(good), str(bad), "--exercise", "01", "--out", str(out), "--jobs", "2"]) == 0
+    assert main([str(good), str(bad), "--exercise", "02", "--out", str(out), "--jobs", "2"]) == 0
     results = json.loads((out / "good" / "results.json").read_text())
     assert (results["score"], results["max_score"]) == (10, 10)
     assert {t["visibility"] for t in results["tests"]} == {"visible", "after_published"}
@@ -344,7 +344,7 @@ def test_gradescope_bundle_installs_and_grades_end_to_end(tmp_path):
     from course.gradescope import build
 
     root = tmp_path / "autograder"
-    names = build("01", tmp_path / "autograder.zip")
+    names = build("02", tmp_path / "autograder.zip")
     assert {"setup.sh", "run_autograder", "pyproject.toml", "README.md"} <= set(names)
     assert "course/exercises/02_pointwise/tests.py" in names
     with zipfile.ZipFile(tmp_path / "autograder.zip") as bundle:
@@ -398,7 +398,7 @@ def test_the_reference_solution_is_found_beside_the_tests_or_in_course_solutions
     from course import exercises
     from course.grader import core, sandbox
 
-    assert core.instructor_notebook("01") == EXERCISES / "02_pointwise" / "instructor.ipynb"
+    assert core.instructor_notebook("02") == EXERCISES / "02_pointwise" / "instructor.ipynb"
     installed = tmp_path / "installed"
     (installed / "02_pointwise").mkdir(parents=True)
     monkeypatch.setattr(exercises, "path", lambda name: installed / "02_pointwise")

@@ -294,7 +294,7 @@ WARM_UP = """
 import sys
 from course.grader import grade_submission
 
-first, second = (grade_submission(sys.argv[1], "01", seed=0) for _ in range(2))
+first, second = (grade_submission(sys.argv[1], "02", seed=0) for _ in range(2))
 assert first.score == second.score == 10
 print(first.execution_time - second.execution_time)
 """

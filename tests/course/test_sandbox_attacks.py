@@ -53,7 +53,7 @@ def test_a_link_to_the_solution_or_a_fifo_is_not_a_submission(tmp_path):
     os.mkfifo(tmp_path / "fifo.ipynb")
     files = ["honest.ipynb", "link.ipynb", "linked/instructor.ipynb", "fifo.ipynb"]
     out = tmp_path / "out"
-    args = [*(str(tmp_path / f) for f in files), "--exercise", "01", "--out", str(out)]
+    args = [*(str(tmp_path / f) for f in files), "--exercise", "02", "--out", str(out)]
     assert _finishes(lambda: main(args), tmp_path / "fifo.ipynb") == 0
 
     def graded(ident):
@@ -85,7 +85,7 @@ def test_the_gradescope_bundle_refuses_a_link_to_the_solution(tmp_path):
     from course.gradescope import build
 
     root = tmp_path / "autograder"
-    build("01", tmp_path / "autograder.zip")
+    build("02", tmp_path / "autograder.zip")
     with zipfile.ZipFile(tmp_path / "autograder.zip") as bundle:
         bundle.extract("run_autograder", root / "source")
     (root / "submission").mkdir()
@@ -210,7 +210,7 @@ def test_text_from_a_submission_cannot_break_reports_or_the_terminal(tmp_path, c
     code = source("02_pointwise", replace=[("return 2 * x * grad", RAISE.format(forgery=FORGERY))])
     (tmp_path / name).write_text(code, encoding="utf-8")
     out = tmp_path / "out"
-    assert main([str(tmp_path / name), "--exercise", "01", "--out", str(out), "--seed", "0"]) == 0
+    assert main([str(tmp_path / name), "--exercise", "02", "--out", str(out), "--seed", "0"]) == 0
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\r" not in err
     (folder,) = [f for f in out.iterdir() if f.is_dir()]
