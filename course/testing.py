@@ -75,6 +75,11 @@ CAUSES = {
     "(create_graph=True on the first grad).",
     "accumulate": "A node used more than once kept only its last gradient contribution: "
     "accumulate with +=, never overwrite with =.",
+    "zero_grad": "The parameters' gradients were not reset between steps, so each step "
+    "followed the sum of all past gradients: set every p.grad = 0 before backward.",
+    "constant": "The first derivative is right, the second is not: backward uses an "
+    "intermediate that forward computed (neither an input nor the output), a constant for the "
+    "second derivative. Save inputs and outputs, or recompute from them in backward.",
     "topological_order": "A node passed its gradient on before all its contributions had "
     "arrived: process the nodes in reverse topological order (every user before what it uses).",
     "inplace": "A tensor that a node saved for backward was changed in place: compute out "

@@ -10,7 +10,8 @@ from course.check import check
 
 from .conftest import NAMES, definitions
 
-# (exercise, (old, new) edit of the reference solution, failing tests, diagnosed cause)
+# (exercise, (old, new) edit of the reference solution or a list of such edits, failing
+# tests, diagnosed cause)
 BUGS = [
     (
         "02_pointwise",
@@ -146,7 +147,7 @@ BUGS = [
             "        self.grad = 1.0\n"
             "        push(self)\n",
         ),
-        {"test_random_graphs", "test_deep_diamonds"},
+        {"test_random_graphs", "test_deep_diamonds", "test_train_deeper"},  # shared layer outputs
         "topological_order",
     ),
     (
@@ -158,14 +159,48 @@ BUGS = [
             "test_shared_inputs",
             "test_random_graphs",
             "test_deep_diamonds",
+            "test_sub_pow_backward",
+            "test_train",
+            "test_train_deeper",
         },
         "no_return",
     ),
     (
         "01_mini_engine",  # = instead of +=: a Value used twice keeps its last contribution
         ("parent.grad += local * v.grad", "parent.grad = local * v.grad"),
-        {"test_shared_inputs", "test_random_graphs", "test_deep_diamonds"},
+        {
+            "test_shared_inputs",
+            "test_random_graphs",
+            "test_deep_diamonds",
+            "test_sub_pow_backward",
+            "test_train",
+            "test_train_deeper",
+        },
         "accumulate",
+    ),
+    (
+        "01_mini_engine",  # the power rule without its factor k
+        ("(k * self.data ** (k - 1),)", "(self.data ** (k - 1),)"),
+        {"test_sub_pow", "test_sub_pow_backward", "test_train", "test_train_deeper"},
+        "wrong_values",
+    ),
+    (
+        "01_mini_engine",  # b - a instead of a - b (the squared loss does not mind)
+        ("return self + (-other)", "return other + (-self)"),
+        {"test_sub_pow", "test_sub_pow_backward"},
+        "forward",
+    ),
+    (
+        "01_mini_engine",  # the neuron forgets its tanh
+        ("self.b).tanh()", "self.b)"),
+        {"test_neuron", "test_train", "test_train_deeper"},
+        "forward",
+    ),
+    (
+        "01_mini_engine",  # no p.grad = 0: each step follows the sum of all past gradients
+        ("        for p in model.parameters():\n            p.grad = 0.0\n", ""),
+        {"test_train", "test_train_deeper"},
+        "zero_grad",
     ),
     (
         "05_double_backward",  # backward leaves teachgrad: the second derivative is zero
@@ -184,6 +219,18 @@ BUGS = [
         ("return 3 * x * x * grad", "return 3 * x * x.detach() * grad"),
         {"test_cube_second", "test_gradgradcheck"},
         "factor_of_2",
+    ),
+    (
+        "05_double_backward",  # 1 / r saved to multiply in backward: an intermediate, a constant
+        [
+            ("ctx.save_for_backward(a, b, r)", "ctx.save_for_backward(a, b, 1 / r)"),
+            (
+                "a, b, r = ctx.saved_tensors\n        return grad * a / r, grad * b / r",
+                "a, b, inv_r = ctx.saved_tensors\n        return grad * a * inv_r, grad * b * inv_r",
+            ),
+        ],
+        {"test_hypot_second", "test_hypot_gradgradcheck"},
+        "constant",
     ),
     (
         "10_train_digits",  # no zero_grad: each step follows the sum of all past gradients
@@ -247,6 +294,11 @@ BUGS = [
 ]
 
 
+def edits(edit):
+    """A planted bug's edits, as a list of (old, new) pairs."""
+    return edit if isinstance(edit, list) else [edit]
+
+
 def total(results):
     return sum(r.score for r in results), sum(r.max_score for r in results)
 
@@ -267,7 +319,7 @@ def test_student_template_gets_zero(name):
 
 @pytest.mark.parametrize(("name", "edit", "failing", "cause"), BUGS, ids=[b[3] for b in BUGS])
 def test_bug_gets_partial_marks_and_diagnosis(name, edit, failing, cause):
-    ns = definitions(name, replace=[edit])
+    ns = definitions(name, replace=edits(edit))
     results = exercises.grade(name, ns, hidden=True)
     assert {r.name for r in results if r.score < r.max_score} == failing
     score, max_score = total(results)
@@ -280,9 +332,10 @@ def test_bug_gets_partial_marks_and_diagnosis(name, edit, failing, cause):
 
 def test_bug_edits_apply():
     """Each planted bug really changes the solution (a stale edit would test nothing)."""
-    for name, (old, _new), _failing, _cause in BUGS:
+    for name, edit, _failing, _cause in BUGS:
         text = json.loads((exercises.path(name) / "instructor.ipynb").read_text())
-        assert any(old in "".join(c["source"]) for c in text["cells"]), (name, old)
+        for old, _new in edits(edit):
+            assert any(old in "".join(c["source"]) for c in text["cells"]), (name, old)
 
 
 def test_results_unpack_for_an_autograder():

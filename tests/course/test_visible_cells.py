@@ -19,7 +19,7 @@ from course import exercises
 from course.release import MARKERS
 
 from .conftest import EXERCISES, NAMES
-from .test_exercises import BUGS
+from .test_exercises import BUGS, edits
 
 CHECKED = re.compile(r"^check\((\w+)\)$", re.M)
 
@@ -87,7 +87,7 @@ def test_reference_solution_passes_every_cell(name):
 
 @pytest.mark.parametrize(("name", "edit", "failing", "cause"), BUGS, ids=[b[3] for b in BUGS])
 def test_a_bug_fails_the_cells_whose_graded_tests_it_fails(name, edit, failing, cause):
-    checks, failed, ns = run_cells(name, replace=[edit])
+    checks, failed, ns = run_cells(name, replace=edits(edit))
     graded = graded_failures(name, checks, ns)
     tests = set(checks)
     assert failed & tests == graded, (

@@ -2,9 +2,13 @@
 
 An expression is a *program*: a list of steps ``(op, i, j)`` applied to a list of nodes
 that starts with the inputs. The same program runs on the student's Values and on
-teachgrad tensors (both understand ``+``, ``*``, ``.tanh()`` and ``.exp()``), and the
-inputs' gradients are compared. When they differ, the program is also replayed on a plain
-list of numbers with the two classic engine bugs, to name the cause.
+teachgrad tensors (both understand ``+``, ``-``, ``*``, ``**``, ``.tanh()`` and
+``.exp()``), and the inputs' gradients are compared. When they differ, the program is also
+replayed on a plain list of numbers with the two classic engine bugs, to name the cause.
+
+The operations and the neuron are checked from the graph they build (``parents`` and
+``local_grads``, see :func:`derivative`), so that they get their points before backward
+is written. Training is compared step by step with the same network in teachgrad.
 """
 
 import math
@@ -14,7 +18,9 @@ import numpy as np
 import teachgrad as tg
 from course.testing import Failure, agree, get, points
 
-STEPS = ("add", "mul", "add_const", "mul_const", "tanh", "exp")
+STEPS = ("add", "mul", "add_const", "mul_const", "tanh", "exp")  # of random programs
+XOR_X = [(-1.0, -1.0), (-1.0, 1.0), (1.0, -1.0), (1.0, 1.0)]
+XOR_Y = [-1.0, 1.0, 1.0, -1.0]
 
 
 def run(program, inputs):
@@ -30,6 +36,12 @@ def run(program, inputs):
             nodes.append(j + a)  # a number on the left: __radd__
         elif op == "mul_const":
             nodes.append(j * a)  # __rmul__
+        elif op == "sub":
+            nodes.append(a - nodes[j])
+        elif op == "rsub_const":
+            nodes.append(j - a)  # __rsub__
+        elif op == "pow":
+            nodes.append(a**j)  # j is a number
         else:
             nodes.append(getattr(a, op)())
     return nodes[-1]
@@ -54,6 +66,12 @@ def float_step(op, data, i, j):
         return a + j, ((i, 1.0),)
     if op == "mul_const":
         return a * j, ((i, float(j)),)
+    if op == "sub":
+        return a - data[j], ((i, 1.0), (j, -1.0))
+    if op == "rsub_const":
+        return j - a, ((i, -1.0),)
+    if op == "pow":
+        return a**j, ((i, j * a ** (j - 1)),)
     if op == "tanh":
         return math.tanh(a), ((i, 1.0 - math.tanh(a) ** 2),)
     return math.exp(a), ((i, math.exp(a)),)
@@ -131,6 +149,72 @@ def check_op(value, out, data, parents, local_grads, what):
         )
 
 
+def derivative(out, leaf):
+    """d out / d leaf, summed over every path of the student's graph: from ``parents`` and
+    ``local_grads`` alone, without the student's backward (fine for the small graphs here)."""
+    if out is leaf:
+        return 1.0
+    return sum(local * derivative(p, leaf) for p, local in zip(out.parents, out.local_grads))
+
+
+def check_derivatives(out, leaves, expected, what):
+    got = np.array([derivative(out, leaf) for leaf in leaves])
+    if agree(got, np.array(expected)):
+        return
+    details = f"{what}: d/d inputs should be {np.round(expected, 6)}, the graph gives {got}"
+    raise Failure("sign" if agree(got, -np.array(expected)) else "wrong_values", details)
+
+
+def reference_training(n_inputs, sizes, start, steps, lr, *, zero_grad=True):
+    """The losses and final parameters of ``train`` on XOR, with teachgrad tensors.
+
+    ``start`` lists the parameters in ``MLP.parameters()`` order (neuron by neuron: its
+    weights, then its bias); ``zero_grad=False`` lets the gradients add up over the steps.
+    """
+    flat = tg.tensor(start, dtype=tg.float64, requires_grad=True)
+    x, y = tg.tensor(XOR_X, dtype=tg.float64), tg.tensor(XOR_Y, dtype=tg.float64)
+    summed, losses = 0, []
+    for _ in range(steps):
+        h, k = x, 0
+        for n_in, n_out in zip([n_inputs, *sizes], sizes):
+            block = flat[k : k + n_out * (n_in + 1)].reshape(n_out, n_in + 1)
+            h = (h @ block[:, :-1].T + block[:, -1]).tanh()
+            k += n_out * (n_in + 1)
+        loss = ((h[:, 0] - y) ** 2).mean()
+        (g,) = tg.autograd.grad(loss, flat)
+        summed = g if zero_grad else summed + g
+        flat = (flat - lr * summed).detach().requires_grad_()
+        losses.append(loss.item())
+    return np.array(losses), flat.detach().numpy()
+
+
+def check_training(ns, n_inputs, sizes, steps):
+    """Train the student's MLP(n_inputs, sizes) on XOR; compare with teachgrad's run."""
+    model = get(ns, "MLP")(n_inputs, sizes)
+    start = [p.data for p in model.parameters()]
+    lr = 0.1
+    losses = get(ns, "train")(model, XOR_X, XOR_Y, steps, lr)
+    if losses is None:
+        raise Failure("no_return", "train(...) returned None, not the list of losses.")
+    got = np.array([float(loss) for loss in losses])
+    params = np.array([p.data for p in model.parameters()])
+    expected, expected_params = reference_training(n_inputs, sizes, start, steps, lr)
+    if got.shape == expected.shape and agree(got, expected) and agree(params, expected_params):
+        return
+    details = (
+        f"MLP({n_inputs}, {sizes}) trained for {steps} steps with lr={lr}:\n"
+        f"  expected losses {np.round(expected, 6)}\n  got {np.round(got, 6)}"
+    )
+    if got.shape != expected.shape:
+        raise Failure("wrong_count", f"{details}\n  (one loss per step)")
+    if not math.isclose(got[0], expected[0], rel_tol=1e-9):
+        raise Failure("forward", f"{details}\n  (the first loss: the mean of (output - y)**2)")
+    kept, kept_params = reference_training(n_inputs, sizes, start, steps, lr, zero_grad=False)
+    if agree(got, kept) and agree(params, kept_params):
+        raise Failure("zero_grad", details)
+    raise Failure("wrong_values", details)
+
+
 def random_program(rng, n_inputs=3, n_steps=9):
     """A random program whose values stay moderate and which shares inner nodes."""
     while True:
@@ -165,6 +249,23 @@ def test_ops(ns):
     t = math.tanh(0.5)
     check_op(value, a.tanh(), t, (a,), (1 - t * t,), "a.tanh()")
     check_op(value, b.exp(), math.exp(-1.5), (b,), (math.exp(-1.5),), "b.exp()")
+
+
+@points(2, uses=("Value",))
+def test_sub_pow(ns):
+    """a ** k for a number k (data, parents, local_grads); a - b, 1 - a and a - 2."""
+    value = get(ns, "Value")
+    a, b = value(1.5), value(-0.5)
+    check_op(value, a**3, 3.375, (a,), (3 * 1.5**2,), "a ** 3")
+    check_op(value, a**-1, 1 / 1.5, (a,), (-1 / 1.5**2,), "a ** -1")
+    for out, data, leaves, grads, what in (
+        (a - b, 2.0, (a, b), (1.0, -1.0), "a - b"),
+        (1 - a, -0.5, (a,), (-1.0,), "1 - a"),
+        (a - 2, -0.5, (a,), (1.0,), "a - 2"),
+    ):
+        if not isinstance(out, value) or not math.isclose(out.data, data):
+            raise Failure("forward", f"{what} should be a Value with data {data}, got {out!r}.")
+        check_derivatives(out, leaves, grads, what)
 
 
 @points(1, uses=("topological_order",))
@@ -225,3 +326,49 @@ def test_deep_diamonds(ns):
         h = 3 * k
         program += [("tanh", h, 0), ("mul", h + 1, h + 1), ("add", h + 2, h + 1)]
     check_program(ns, program, [0.8], "eight diamonds")
+
+
+@points(1, uses=("topological_order",), hidden=True)
+def test_sub_pow_backward(ns):
+    """Hidden: backward through -, ** and shared nodes: (a - b) ** 3 + a ** -1 * (1 - a)."""
+    program = [
+        ("sub", 0, 1),
+        ("pow", 2, 3.0),
+        ("pow", 0, -1.0),
+        ("rsub_const", 0, 1.0),
+        ("mul", 4, 5),
+        ("add", 3, 6),
+    ]
+    check_program(ns, program, [0.5, -1.5], "(a - b) ** 3 + a ** -1 * (1 - a)")
+
+
+@points(2, uses=("Neuron",))
+def test_neuron(ns):
+    """Neuron(3) on numbers and on Values: tanh(w . x + b), and its graph's derivatives."""
+    value, neuron = get(ns, "Value"), get(ns, "Neuron")(3)
+    params = list(neuron.parameters())
+    *w, b = [p.data for p in params]
+    xs = [0.5, -1.0, 2.0]
+    z = sum(wi * xi for wi, xi in zip(w, xs)) + b
+    t = math.tanh(z)
+    out = neuron(xs)
+    if not isinstance(out, value) or not math.isclose(out.data, t, rel_tol=1e-9):
+        got = getattr(out, "data", out)
+        hint = "  (tanh is missing)" if math.isclose(float(got), z, rel_tol=1e-9) else ""
+        raise Failure("forward", f"Neuron on x = {xs}: got {got!r}, expected {t}.{hint}")
+    slope = 1 - t * t
+    check_derivatives(out, params, [slope * x for x in xs] + [slope], "d neuron / d (w, b)")
+    inputs = [value(x) for x in xs]
+    check_derivatives(neuron(inputs), inputs, [slope * wi for wi in w], "d neuron / d x")
+
+
+@points(3, uses=("train",))
+def test_train(ns):
+    """Three steps of train on XOR with MLP(2, [4, 1]): losses and parameters, exactly."""
+    check_training(ns, 2, [4, 1], steps=3)
+
+
+@points(1, uses=("train",), hidden=True)
+def test_train_deeper(ns):
+    """Hidden: two hidden layers, MLP(2, [3, 3, 1]), five steps."""
+    check_training(ns, 2, [3, 3, 1], steps=5)

@@ -1,4 +1,4 @@
-"""Graded tests for 05_double_backward: Cube and Softplus, differentiable twice.
+"""Graded tests for 05_double_backward: Cube, Softplus and Hypot, differentiable twice.
 
 First derivatives are checked with ``check_function``. Second derivatives are computed
 the way a student would: ``tg.autograd.grad`` with ``create_graph=True``, then once more,
@@ -17,6 +17,8 @@ from course.testing import Failure, _indent, agree, check_close, check_function,
 rng = np.random.default_rng(9)
 X = rng.standard_normal(5)
 X_WIDE = 2 * rng.standard_normal((2, 3))  # some entries far from 0
+A, B = rng.standard_normal(4), rng.standard_normal(4)
+A_WIDE, B_WIDE = 3 * rng.standard_normal((2, 3)), 3 * rng.standard_normal((2, 3))
 
 
 def sigmoid(x):
@@ -113,3 +115,60 @@ def test_gradgradcheck(ns):
             tg.autograd.gradgradcheck(fn.apply, (tg.tensor(x, requires_grad=True),))
         except tg.autograd.GradcheckError as err:
             raise Failure("wrong_values", f"gradgradcheck of {name}: {err}") from None
+
+
+def check_hypot_second(fn, a, b):
+    """Hypot's three second derivatives, elementwise, through create_graph=True."""
+    at, bt = tg.tensor(a, requires_grad=True), tg.tensor(b, requires_grad=True)
+    with in_teachgrad("Hypot"):
+        grads = tg.autograd.grad(fn.apply(at, bt).sum(), (at, bt), create_graph=True)
+    if any(g.grad_fn is None for g in grads):
+        raise Failure("detached", "The gradients of Hypot have no graph (create_graph=True).")
+    r = np.hypot(a, b)
+    expected = {"a a": b * b / r**3, "a b": -a * b / r**3, "b b": a * a / r**3}
+    got = {}
+    for first, g in zip("ab", grads):
+        row = tg.autograd.grad(g.sum(), (at, bt), retain_graph=True, allow_unused=True)
+        for second, h in zip("ab", row):
+            got.setdefault(
+                " ".join(sorted(first + second)), np.zeros_like(a) if h is None else h.numpy()
+            )
+    wrong = [k for k in expected if not agree(got[k], expected[k])]
+    if not wrong:
+        return
+    details = "\n".join(
+        f"  d2r / d{k.replace(' ', ' d')}: expected\n{_indent(expected[k])}\n  got\n{_indent(got[k])}"
+        for k in wrong
+    )
+    # r kept as a constant: d/da (a / r) = 1 / r, and no mixed term
+    constant = {"a a": 1 / r, "a b": np.zeros_like(a), "b b": 1 / r}
+    if all(agree(got[k], constant[k]) for k in expected):
+        raise Failure("constant", details)
+    raise Failure("wrong_values", details)
+
+
+@points(2, uses=("Hypot",))
+def test_hypot(ns):
+    """Hypot's values, and its first derivatives by finite differences."""
+    fn = get(ns, "Hypot")
+    with in_teachgrad("Hypot"):
+        check_close(fn.apply(tg.tensor(A), tg.tensor(B)), np.hypot(A, B), "Hypot.apply(a, b)")
+        check_function(fn, [A, B])
+
+
+@points(3, uses=("Hypot",))
+def test_hypot_second(ns):
+    """Hypot's second derivatives: b^2 / r^3, -a b / r^3 and a^2 / r^3."""
+    check_hypot_second(get(ns, "Hypot"), A, B)
+
+
+@points(1, uses=("Hypot",), hidden=True)
+def test_hypot_gradgradcheck(ns):
+    """Hidden: (2, 3) inputs, second derivatives and gradgradcheck."""
+    fn = get(ns, "Hypot")
+    check_hypot_second(fn, A_WIDE, B_WIDE)
+    inputs = (tg.tensor(A_WIDE, requires_grad=True), tg.tensor(B_WIDE, requires_grad=True))
+    try:
+        tg.autograd.gradgradcheck(fn.apply, inputs)
+    except tg.autograd.GradcheckError as err:
+        raise Failure("wrong_values", f"gradgradcheck of Hypot: {err}") from None
