@@ -110,3 +110,18 @@ def test_headers_count_the_points_check_gives(name):
             points = sum(t.points for t in tests if set(t.uses) & set(objects))
             unit = "point" if points == 1 else "points"
             assert header.endswith(f"({points:g} {unit})"), (name, header, points)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_headers_add_up_to_the_visible_points(name):
+    """Every visible graded test is counted by exactly one test cell: the headers add up to
+    what check("NN_topic") shows at the end, and no points go unannounced or twice."""
+    nb = json.loads((EXERCISES / name / "instructor.ipynb").read_text(encoding="utf-8"))
+    cells = [
+        set(CHECKED.findall(source))
+        for source in ("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+        if source.startswith("# Test:")
+    ]
+    for test in (t for t in exercises.load_tests(name) if not t.hidden):
+        counted = sum(bool(set(test.uses) & objects) for objects in cells)
+        assert counted == 1, f"{name}: {test.__name__} is counted by {counted} test cells"
