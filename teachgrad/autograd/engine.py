@@ -41,7 +41,6 @@ from .._tensor import Tensor, wrap_array
 from . import anomaly_mode
 from .grad_mode import state as _grad_state
 from .graph import AccumulateGrad, Node, accumulate_grad, check_hook_result
-from .snapshot import close_layer, open_layer
 
 
 class BackwardStep(NamedTuple):
@@ -261,122 +260,169 @@ def _execute(
     batch=None,
     observed=True,
 ):
-    """The engine loop (a generator). ``targets``: edges whose arriving grads go into
-    ``captured``; with targets, only nodes leading to them run (and AccumulateGrad
-    nodes only when ``accumulate`` and they are targets). ``steal``: mark gradients that
-    only this loop holds, so a leaf may keep them as ``.grad`` without copying.
-    ``batch``: every gradient has an extra first dim of this size (``is_grads_batched``).
-    ``observed``: yield a ``BackwardStep`` after each node (``backward_steps``); without it
-    the loop just runs."""
-    deps = _dependencies(roots)
-    capture_at = runs = None  # runs is None: every node runs
-    if targets is not None:
-        capture_at = {}
-        for node, nr in targets:
-            if node is not None:
-                capture_at.setdefault(node, []).append(nr)
-        runs = _nodes_to_run(roots, capture_at, accumulate)
+    """The engine loop (a generator), in the three steps of the module docstring.
 
-    buffers = {}
+    ``targets``: edges whose arriving grads go into ``captured``; with targets, only nodes
+    leading to them run (and AccumulateGrad nodes only when ``accumulate`` and they are
+    targets). ``steal``: see ``_made_by``. ``batch``: every gradient has an extra first
+    dim of this size (``is_grads_batched``). ``observed``: yield a ``BackwardStep`` after
+    each node (``backward_steps``); without it the loop just runs.
+    """
+    # 1. dependencies: how many gradients each node waits for
+    run = _Pass(roots, keep_graph, create_graph, targets, captured, accumulate, steal, batch)
+    # 2. the roots' gradients; nodes waiting for nothing else are ready
     for (node, nr), g in zip(roots, root_grads, strict=True):
-        _add_to_buffer(buffers, node, nr, g)
-    heap = []
-    tiebreak = 0
-    for node in buffers:
-        if node not in deps:
-            heappush(heap, (-node._seq, tiebreak, node))
-            tiebreak += 1
-
-    # create_graph: the nodes made from here on are the graph of the gradient (a new layer)
-    layer = open_layer() if create_graph else None
+        run.add(node, nr, g)
+    for node in list(run.buffers):
+        if node not in run.deps:
+            run.ready(node)
+    # 3. run the latest-created ready node, send its gradients on, until none is ready
+    deeper = 1 if create_graph else 0  # nodes made now: the graph of the gradient (stamp)
+    _grad_state.layer += deeper
     try:
-        while heap:
-            node = heappop(heap)[2]
-            grads = buffers.pop(node)
-            previous_mode = _grad_state.enabled
-            _grad_state.enabled = create_graph
+        while run.heap:
+            node = heappop(run.heap)[2]
+            grads = run.buffers.pop(node)
+            previous_mode, _grad_state.enabled = _grad_state.enabled, create_graph
             try:
-                if node._tensor_hooks or node._retain_grad:
-                    grads = node._run_tensor_hooks(grads)
-                if capture_at is not None and node in capture_at:
-                    for nr in capture_at[node]:
-                        captured[(node, nr)] = grads[nr]
-                if runs is not None and node not in runs:
-                    continue
-                if node._pre_hooks:
-                    for hook in list(node._pre_hooks.values()):
-                        new = hook(tuple(grads))
-                        if _listeners:
-                            _events.emit(_events.HookFired, kind="pre", owner=node, hook=hook)
-                        if new is not None:
-                            grads = _checked_hook_values(hook, new, grads, node)
-                grad_outputs = tuple(grads)
-                if _listeners:
-                    _events.emit(_events.NodeStarted, node=node, grad_outputs=grad_outputs)
-                if _profiling.active:  # inside profile(): time this node
-                    grad_inputs = _profiling.recorder.backward(node, _run_node, grads, batch)
-                elif batch is None:  # (the common case inline: no extra call per node)
-                    grad_inputs = node._apply(grads)
-                else:
-                    grad_inputs = _apply_batched(node, grads, batch)
-                if node._post_hooks:
-                    for hook in list(node._post_hooks.values()):
-                        new = hook(grad_inputs, grad_outputs)
-                        if _listeners:
-                            _events.emit(_events.HookFired, kind="post", owner=node, hook=hook)
-                        if new is not None:
-                            grad_inputs = tuple(_checked_hook_values(hook, new, grad_inputs, node))
-                if _listeners:
-                    _events.emit(
-                        _events.NodeFinished,
-                        node=node,
-                        grad_outputs=grad_outputs,
-                        grad_inputs=tuple(grad_inputs),
-                    )
-                if not keep_graph and node._saved:
-                    node._release_saved()
-                for (nxt, nr), g in zip(node.next_functions, grad_inputs):
-                    if (
-                        nxt is None
-                        or runs is not None
-                        and nxt not in runs
-                        and nxt not in capture_at
-                    ):
-                        continue
-                    buf = buffers.get(nxt)
-                    if buf is None:
-                        buf = buffers[nxt] = [None] * len(nxt._output_meta)
-                    if g is not None:
-                        if buf[nr] is not None:
-                            g = buf[nr] + g
-                            g._engine_owned = steal  # a fresh sum: nobody else has it
-                        elif (
-                            steal
-                            and type(nxt) is AccumulateGrad
-                            and _made_by(node, g, grad_outputs, grad_inputs)
-                        ):
-                            g._engine_owned = True
-                        buf[nr] = g
-                    left = deps[nxt] - 1
-                    deps[nxt] = left
-                    if left == 0:
-                        heappush(heap, (-nxt._seq, tiebreak, nxt))
-                        tiebreak += 1
+                ran = run.node(node, grads)
+                if ran is not None:
+                    run.send(node, *ran)
             except Exception as error:
                 anomaly_mode.report(node, error)  # (anomaly detection: show the forward line)
                 raise
             finally:
                 _grad_state.enabled = previous_mode
-            if observed:
-                yield _new_step(BackwardStep, (node, grad_outputs, grad_inputs, heap[:]))
+            if ran is not None and observed:
+                yield _new_step(BackwardStep, (node, *ran, run.heap[:]))
     finally:
-        if layer is not None:
-            close_layer(layer)
+        _grad_state.layer -= deeper
 
 
-def _run_node(node, grads, batch) -> tuple:
-    """One backward node: its formula (batched for is_grads_batched) and the checks."""
+class _Pass:
+    """One backward pass: its options, and the state the loop reads and writes (each
+    node's dependency count and gradient buffer, the heap of ready nodes)."""
+
+    __slots__ = (
+        "keep_graph", "create_graph", "steal", "batch", "deps", "capture_at", "runs",
+        "captured", "buffers", "heap", "pushed",
+    )  # fmt: skip
+
+    def __init__(
+        self, roots, keep_graph, create_graph, targets, captured, accumulate, steal, batch
+    ):
+        self.keep_graph, self.create_graph, self.steal, self.batch = (
+            keep_graph,
+            create_graph,
+            steal,
+            batch,
+        )
+        self.deps = _dependencies(roots)
+        self.capture_at = self.runs = None  # runs None: every node runs
+        self.captured = captured
+        if targets is not None:
+            self.capture_at = {}
+            for node, nr in targets:
+                if node is not None:
+                    self.capture_at.setdefault(node, []).append(nr)
+            self.runs = _nodes_to_run(roots, self.capture_at, accumulate)
+        self.buffers = {}  # node -> one gradient (or None) per output of the node
+        self.heap = []  # ready nodes: (-sequence number, tiebreak, node); latest created first
+        self.pushed = 0
+
+    def add(self, node, nr, g) -> None:
+        """Add gradient ``g`` into input ``nr`` of ``node``'s buffer."""
+        _add_to_buffer(self.buffers, node, nr, g)
+
+    def ready(self, node) -> None:
+        heappush(self.heap, (-node._seq, self.pushed, node))
+        self.pushed += 1
+
+    def node(self, node, grads):
+        """Run one node: tensor hooks, ``grad()``'s capture, pre-hooks, its backward
+        formula, post-hooks, then free its saved tensors. Returns ``(grad_outputs,
+        grad_inputs)``, or None for a node ``grad()`` does not need."""
+        if node._tensor_hooks or node._retain_grad:
+            grads = node._run_tensor_hooks(grads)
+        if self.capture_at is not None and node in self.capture_at:
+            for nr in self.capture_at[node]:
+                self.captured[(node, nr)] = grads[nr]
+        if self.runs is not None and node not in self.runs:
+            return None
+        if node._pre_hooks:
+            grads = _run_pre_hooks(node, grads)
+        grad_outputs = tuple(grads)
+        if _listeners:
+            _events.emit(_events.NodeStarted, node=node, grad_outputs=grad_outputs)
+        if _profiling.active:  # inside profile(): time this node
+            grad_inputs = _profiling.recorder.backward(node, _formula, grads, self.batch)
+        elif self.batch is None:  # (the common case inline: no extra call per node)
+            grad_inputs = node._apply(grads)
+        else:
+            grad_inputs = _apply_batched(node, grads, self.batch)
+        if node._post_hooks:
+            grad_inputs = _run_post_hooks(node, grad_inputs, grad_outputs)
+        if _listeners:
+            _events.emit(
+                _events.NodeFinished,
+                node=node,
+                grad_outputs=grad_outputs,
+                grad_inputs=tuple(grad_inputs),
+            )
+        if not self.keep_graph and node._saved:
+            node._release_saved()
+        return grad_outputs, grad_inputs
+
+    def send(self, node, grad_outputs, grad_inputs) -> None:
+        """Send each gradient along its edge: add it into the next node's buffer, count
+        one dependency down, and push the next node once it waits for nothing else."""
+        buffers, deps, runs = self.buffers, self.deps, self.runs
+        for (nxt, nr), g in zip(node.next_functions, grad_inputs):
+            if nxt is None or runs is not None and nxt not in runs and nxt not in self.capture_at:
+                continue
+            buf = buffers.get(nxt)
+            if buf is None:
+                buf = buffers[nxt] = [None] * len(nxt._output_meta)
+            if g is not None:
+                if buf[nr] is not None:
+                    g = buf[nr] + g
+                    g._engine_owned = self.steal  # a fresh sum: nobody else has it
+                elif (
+                    self.steal
+                    and type(nxt) is AccumulateGrad
+                    and _made_by(node, g, grad_outputs, grad_inputs)
+                ):
+                    g._engine_owned = True
+                buf[nr] = g
+            left = deps[nxt] - 1
+            deps[nxt] = left
+            if left == 0:
+                self.ready(nxt)
+
+
+def _formula(node, grads, batch) -> tuple:
+    """One backward node's formula (batched for is_grads_batched) and the checks."""
     return node._apply(grads) if batch is None else _apply_batched(node, grads, batch)
+
+
+def _run_pre_hooks(node, grads) -> list:
+    for hook in list(node._pre_hooks.values()):
+        new = hook(tuple(grads))
+        if _listeners:
+            _events.emit(_events.HookFired, kind="pre", owner=node, hook=hook)
+        if new is not None:
+            grads = _checked_hook_values(hook, new, grads, node)
+    return grads
+
+
+def _run_post_hooks(node, grad_inputs, grad_outputs) -> tuple:
+    for hook in list(node._post_hooks.values()):
+        new = hook(grad_inputs, grad_outputs)
+        if _listeners:
+            _events.emit(_events.HookFired, kind="post", owner=node, hook=hook)
+        if new is not None:
+            grad_inputs = tuple(_checked_hook_values(hook, new, grad_inputs, node))
+    return grad_inputs
 
 
 def _apply_batched(node, grads, batch) -> tuple:

@@ -41,7 +41,7 @@ from .forward_ad import push_tangents
 from .forward_ad import state as _fw_state
 from .grad_mode import no_grad
 from .grad_mode import state as _grad_state
-from .graph import Node, SavedTensor, _saved_property, _sequence
+from .graph import Node, SavedTensor, _saved_property, stamp
 
 _ndarray = numpy_module().ndarray
 _NO_GRADS = [(False,) * n for n in range(256)]  # needs_input_grad when nothing is recorded
@@ -478,7 +478,7 @@ def _connect(ctx, cls, args, outputs) -> None:
             meta.append((i, (), None, None))
     ctx.next_functions = tuple(edges)
     ctx._input_meta = meta
-    ctx._seq = next(_sequence)
+    stamp(ctx)
 
     output_meta = []
     dirty, non_differentiable = ctx.dirty_tensors, ctx.non_differentiable

@@ -36,6 +36,17 @@ from .grad_mode import state as _grad_state
 # Nodes run latest-created first; AccumulateGrad nodes get the largest number so a
 # leaf's gradient is stored as soon as it is complete (torch does the same).
 _sequence = itertools.count()
+
+
+def stamp(node) -> None:
+    """Give a new node its place in creation order (``_seq``: among ready nodes backward
+    runs the latest first) and, while a backward with ``create_graph=True`` runs, its
+    layer (1: a node of the graph of the gradient; 2 inside a nested one ...)."""
+    node._seq = next(_sequence)
+    if _grad_state.layer:
+        node._layer = _grad_state.layer
+
+
 _ACCUMULATE_SEQ = sys.maxsize
 
 
@@ -364,6 +375,7 @@ class Node:
     next_functions: tuple = ()
     _saved: tuple = ()
     _seq = 0
+    _layer = 0  # see stamp()
     _output_meta: tuple = ()  # (shape, numpy dtype, array module) per output, for zero grads
     _tensor_hooks = None  # {output_nr: {id: fn}}: hooks registered on the output tensors
     _retain_grad = None  # {output_nr: weakref to the tensor that called retain_grad()}

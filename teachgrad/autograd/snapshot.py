@@ -16,7 +16,8 @@ result can be saved as JSON, compared in a test, or drawn by ``viz``:
   ``x`` of ``model(x)``, a loss's targets), with an edge into the node that saved them.
 
 Nodes made by a backward pass with ``create_graph=True`` (the graph of the gradient)
-get ``layer`` 1 (2 for the next such pass ...), so a picture can keep them apart.
+get ``layer`` 1 (2 when made by such a pass nested inside another), so a picture can
+keep them apart.
 
     >>> import teachgrad as tg
     >>> x = tg.tensor([1.0, 2.0], requires_grad=True); x.name = "x"
@@ -33,17 +34,14 @@ import dataclasses
 import functools
 import itertools
 import json
+import weakref
 
 from .._backend import device_of, device_type_of
 from .._tensor import Tensor
-from .graph import AccumulateGrad, SavedTensor, _sequence
+from .graph import AccumulateGrad, SavedTensor
 
 _ids = itertools.count(1)
-# [first, last] node sequence numbers of each backward pass run with create_graph=True
-# (last is None while it runs): nodes numbered in between belong to the graph of the gradient
-backward_passes: list = []
 PREVIEW_VALUES = 6  # how many values a preview shows
-_NOW = float("inf")  # the end of a backward pass that is still running
 
 
 @dataclasses.dataclass
@@ -162,17 +160,6 @@ class GraphSnapshot:
         return cls.from_dict(json.loads(text))
 
 
-def open_layer() -> list:
-    """The engine starts a backward pass with create_graph=True: its nodes form a layer."""
-    span = [next(_sequence), None]
-    backward_passes.append(span)
-    return span
-
-
-def close_layer(span: list) -> None:
-    span[1] = next(_sequence)
-
-
 def snapshot(*roots, steps=None, params=None, values=PREVIEW_VALUES, digits=4) -> GraphSnapshot:
     """The graph behind ``roots`` (tensors) as a ``GraphSnapshot`` of plain data.
 
@@ -271,11 +258,24 @@ def _param_names(params) -> tuple:
     return by_id, by_output
 
 
+# id(node or tensor) -> (a weak reference to it, its snapshot id). Kept beside the graph,
+# not written into it; an entry goes when its object dies (the weak reference's callback).
+_known: dict = {}
+
+
 def _id(obj, prefix: str) -> str:
     """A stable id for a node or tensor: the same object gets the same id in every snapshot."""
-    known = obj.__dict__.get("_snapshot_id")
-    if known is None:
-        known = obj.__dict__["_snapshot_id"] = f"{prefix}{next(_ids)}"
+    entry = _known.get(id(obj))
+    if entry is not None and entry[0]() is obj:
+        return entry[1]
+    key = id(obj)
+
+    def forget(ref, key=key):
+        if _known.get(key, (None,))[0] is ref:  # (the id may belong to a newer object now)
+            del _known[key]
+
+    known = f"{prefix}{next(_ids)}"
+    _known[key] = (weakref.ref(obj, forget), known)
     return known
 
 
@@ -356,7 +356,7 @@ class _Builder:
                 for nr in range(len(fn._output_meta))
             ],
             saved=[self.saved_info(s) for s in fn._saved if isinstance(s, SavedTensor)],
-            layer=sum(1 for first, last in backward_passes if first < fn._seq < (last or _NOW)),
+            layer=fn._layer,
             anomaly=fn.__dict__.get("_anomaly"),
             formula=_formula(fn),
         )

@@ -38,7 +38,7 @@ from ..autograd.forward_ad import state as _fw_state
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.grad_mode import state as _grad_state
-from ..autograd.graph import Node, SavedTensor, _sequence, _short
+from ..autograd.graph import Node, SavedTensor, _short, stamp
 from . import index, pointwise
 from .index import Index, _IndexPut
 from .pointwise import where
@@ -128,7 +128,7 @@ class CopySlices(Node):
         self.next_functions = tuple(edges)
         data = base._data
         self._output_meta = ((data.shape, data.dtype, type(data)),)
-        self._seq = next(_sequence)
+        stamp(self)
 
     def _apply(self, grads):
         g = grads[0]

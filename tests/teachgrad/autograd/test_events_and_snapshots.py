@@ -183,6 +183,23 @@ def test_snapshot_ids_are_stable():
     assert len({n.id for n in first.nodes}) == len(first.nodes)
 
 
+def test_snapshot_ids_live_beside_the_graph_not_in_it():
+    """Ids are not written into nodes or tensors, and are forgotten with their objects."""
+    import gc
+
+    from teachgrad.autograd import snapshot as snapshot_module
+
+    w, h, loss = two_layer()
+    snap = snapshot(loss)
+    assert all("_snapshot_id" not in vars(t) for t in (w, h, loss))
+    assert not any(k.startswith("_snapshot") for k in vars(loss.grad_fn))
+    kept = len(snapshot_module._known)
+    del w, h, loss
+    gc.collect()
+    assert len(snapshot_module._known) < kept
+    assert len({n.id for n in snap.nodes}) == len(snap.nodes)
+
+
 def test_saved_tensor_versions_stale_and_released():
     a = tg.tensor([1.0, 2.0], requires_grad=True)
     b = a * 1
@@ -238,6 +255,18 @@ def test_create_graph_builds_a_new_layer():
     assert set(layers.values()) == {1}  # everything behind g was built by backward
     y = (x * 2).sum()  # made after: an ordinary forward op again
     assert snapshot(y).node_named("SumBackward0").layer == 0
+    (again,) = tg.autograd.grad((x**3).sum(), x, create_graph=True)  # a second pass, after
+    assert {n.layer for n in snapshot(again).nodes if n.kind == "function"} == {1}
+
+
+def test_a_create_graph_pass_inside_another_builds_layer_two():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    outer = tg.autograd.backward_steps((x**3).sum(), create_graph=True)
+    next(outer)  # the outer pass is running (paused between two nodes)
+    (inner,) = tg.autograd.grad((x**2).sum(), x, create_graph=True)
+    assert {n.layer for n in snapshot(inner).nodes if n.kind == "function"} == {2}
+    list(outer)
+    assert snapshot((x * 2).sum()).node_named("SumBackward0").layer == 0
 
 
 def test_params_name_leaves():
