@@ -344,6 +344,12 @@ def device_type_of(array_type) -> str:
     return "cpu" if array_type.__module__.startswith("numpy") else "cuda"
 
 
+def is_writeable(array) -> bool:
+    """False for a read-only NumPy array (``broadcast_to``'s, say); CuPy has no read-only
+    arrays, and its ``flags`` has no ``writeable``."""
+    return getattr(array.flags, "writeable", True)
+
+
 def address(array) -> int:
     """Where an array's first element is in memory (NumPy or CuPy)."""
     if hasattr(array, "__array_interface__"):
