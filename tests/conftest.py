@@ -4,9 +4,10 @@ requirement (tests/needs.py).
 
 ``--device-standin`` runs the tests with ``"cuda"`` as teachgrad's default device, on the
 strict CuPy stand-in (tests/cupy_standin.py) instead of CuPy: the CUDA path, exercised on
-a machine without a GPU. Tests that are CPU-specific by nature (printed text compared with
-torch's CPU tensors, host-memory sharing) or need real CuPy carry
-``@pytest.mark.no_standin("why")`` and are skipped in that run, with the reason.
+a machine without a GPU. ``--device-cuda`` runs them the same way on real CuPy and a GPU.
+Tests that are CPU-specific by nature (printed text compared with torch's CPU tensors,
+host-memory sharing) or need real CuPy carry ``@pytest.mark.no_standin("why")`` and are
+skipped in those runs, with the reason.
 
 Nothing here knows about teachgrad's internals; package-specific fixtures live in
 the conftest.py of tests/teachgrad, tests/viz and tests/course.
@@ -26,19 +27,28 @@ def pytest_addoption(parser):
         action="store_true",
         help="run with 'cuda' as the default device, on the CuPy stand-in (tests/cupy_standin.py)",
     )
+    parser.addoption(
+        "--device-cuda",
+        action="store_true",
+        help="run with 'cuda' as the default device, on real CuPy and a GPU (make test-gpu)",
+    )
 
 
 def pytest_configure(config):
-    if config.getoption("--device-standin"):
+    if on_standin(config):
         import teachgrad
         from tests import cupy_standin
 
-        teachgrad._backend._cupy = cupy_standin.module  # the seam CuPy is loaded through
+        if config.getoption("--device-standin"):
+            teachgrad._backend._cupy = cupy_standin.module  # the seam CuPy is loaded through
         teachgrad.set_default_device("cuda")
 
 
 def on_standin(config) -> bool:
-    return config.getoption("--device-standin", default=False)
+    """True when "cuda" is the default device: on the stand-in, or on real CuPy."""
+    return config.getoption("--device-standin", default=False) or config.getoption(
+        "--device-cuda", default=False
+    )
 
 
 @functools.cache
@@ -62,7 +72,11 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             marker = item.get_closest_marker("no_standin")
             if marker is not None:
-                item.add_marker(pytest.mark.skip(reason=f"not on the stand-in: {marker.args[0]}"))
+                item.add_marker(
+                    pytest.mark.skip(
+                        reason=f"not with cuda as the default device: {marker.args[0]}"
+                    )
+                )
         return
     cuda_items = [item for item in items if item.get_closest_marker("cuda") is not None]
     if not cuda_items:

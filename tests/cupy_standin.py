@@ -338,12 +338,14 @@ def _check_keywords(name, kwargs, allowed):
 class ufunc:
     """A CuPy ufunc: keywords ``out``, ``dtype``, ``casting`` only, and ``at``."""
 
+    KEYWORDS = ("casting", "dtype", "out")
+
     def __init__(self, name):
         self.__name__ = name
         self._numpy = getattr(numpy, name)
 
     def __call__(self, *args, **kwargs):
-        _check_keywords(self.__name__, kwargs, ("out", "dtype", "casting"))
+        _check_keywords(self.__name__, kwargs, self.KEYWORDS)
         return _wrap(self._numpy(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
 
     def at(self, a, indices, b=None):
@@ -599,7 +601,7 @@ FUNCTIONS = {
     "ravel": ("a", "order"),
     "repeat": ("a", "axis", "repeats"),
     "reshape": ("a", "copy", "newshape", "order"),
-    "result_type": ("arrays_and_dtypes",),
+    "result_type": (),
     "roll": ("a", "axis", "shift"),
     "round": ("a", "decimals", "out"),
     "shape": ("a",),

@@ -33,7 +33,8 @@ def keywords(obj) -> frozenset | None:
         return _docstring_keywords(obj)
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return None
-    return frozenset(p.name for p in params if p.kind is not inspect.Parameter.POSITIONAL_ONLY)
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIONAL)
+    return frozenset(p.name for p in params if p.kind not in positional) - {"self"}
 
 
 def _docstring_keywords(obj) -> frozenset | None:
@@ -52,4 +53,4 @@ def _docstring_keywords(obj) -> frozenset | None:
             current += char
     if any(n and n[-1].startswith("**") for n in names):
         return None
-    return frozenset(n[-1] for n in names if n and not n[-1].startswith("*"))
+    return frozenset(n[-1] for n in names if n and not n[-1].startswith("*")) - {"self"}
