@@ -41,7 +41,7 @@ LAB_FIRST     := notebooks/00_tour.ipynb
 # such a skip fails the run (tests/needs.py).
 # Then the CUDA path, without a GPU: the op, engine, in-place, view, nn, optim, functional,
 # forward-AD, saved-tensor and snapshot tests again, with "cuda" as the default device on
-# a strict CuPy stand-in (tests/cupy_standin.py; about 6,400 tests, 2.5 minutes on 2 CPUs).
+# a strict CuPy stand-in (tests/cupy_standin.py; about 6,400 tests, 100 s on 2 CPUs).
 STANDIN_TESTS := tests/teachgrad/ops tests/teachgrad/inplace tests/teachgrad/nn \
   tests/teachgrad/optim tests/teachgrad/test_devices.py \
   $(addprefix tests/teachgrad/autograd/,test_engine.py test_gradcheck.py test_forward_ad.py \
