@@ -6,10 +6,11 @@
 # "Set everything up" means: install graphviz's `dot` (needs root, Debian/Ubuntu),
 # create a virtual environment in .venv, and `pip install -e` this project into it.
 # `make test` also installs what only the tests need: PyTorch (CPU build), the oracle
-# teachgrad's values and gradients are compared with, and Chromium for the browser test.
+# teachgrad's values and gradients are compared with, Chromium for the browser test, and
+# CuPy's CUDA 12 wheel, whose names and signatures are checked (it imports without a GPU).
 # Each step is skipped when it is already done. CI (.ci/run) runs exactly `make test`.
 #
-# Other targets: lint, bench, test-gpu, oracle, browser, clean, distclean.
+# Other targets: lint, bench, test-gpu, oracle, cupy, browser, clean, distclean.
 # Pass options through:  make test PYTEST_ARGS='-x -k grad'
 #                        make test PYTEST_WORKERS=0   (one process; default: one per CPU)
 #                        make lab LAB_ARGS='--no-browser --port 8888'
@@ -30,7 +31,7 @@ TORCH_INDEX   := https://download.pytorch.org/whl/cpu
 LAB_ROOT      := .
 LAB_FIRST     := notebooks/00_tour.ipynb
 
-.PHONY: test lab lint bench test-gpu release venv system-deps oracle browser clean distclean
+.PHONY: test lab lint bench test-gpu release venv system-deps oracle cupy browser clean distclean
 
 # ---------------------------------------------------------------- the two main jobs
 
@@ -38,8 +39,16 @@ LAB_FIRST     := notebooks/00_tour.ipynb
 # one of them (tests/test_style.py). If the oracle or Chromium could not be installed,
 # their tests skip and the run ends with a loud line that counts them; with CI set,
 # such a skip fails the run (tests/needs.py).
-test: system-deps browser $(VENV)/.installed-test oracle  ## run the tests
+# Then the CUDA path, without a GPU: the op, engine, in-place, view, nn, optim, functional,
+# forward-AD, saved-tensor and snapshot tests again, with "cuda" as the default device on
+# a strict CuPy stand-in (tests/cupy_standin.py; about 6,400 tests, 100 s on 2 CPUs).
+STANDIN_TESTS := tests/teachgrad/ops tests/teachgrad/inplace tests/teachgrad/nn \
+  tests/teachgrad/optim tests/teachgrad/test_devices.py \
+  $(addprefix tests/teachgrad/autograd/,test_engine.py test_gradcheck.py test_forward_ad.py \
+    test_functional.py test_saved_hooks_and_anomaly.py test_events_and_snapshots.py)
+test: system-deps browser $(VENV)/.installed-test oracle cupy  ## run the tests
 	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --device-standin $(STANDIN_TESTS) $(PYTEST_ARGS)
 
 # JupyterLab serves the learning path and opens the tour first: default_url is also the
 # address it prints, so the link works with --no-browser too.
@@ -62,10 +71,14 @@ bench: $(VENV)/.installed-test  ## teachgrad vs hand-written NumPy (and PyTorch 
 
 # GPU tests need CuPy (pip install -e '.[gpu]') and a CUDA GPU. Without them every
 # cuda test would be skipped and the run would look green, so we refuse instead.
+# On the GPU: the tests marked cuda, then the stand-in's set on real CuPy ("cuda" as the
+# default device), then the GPU benchmark.
 test-gpu: $(VENV)/.installed-test
 	@$(PY) -c 'import cupy; assert cupy.cuda.runtime.getDeviceCount() > 0' || { \
 	  echo "make test-gpu: needs CuPy and a CUDA GPU; try: $(PIP) install -e '.[gpu]'"; exit 1; }
 	$(PY) -m pytest -m cuda $(PYTEST_ARGS)
+	$(PY) -m pytest --device-cuda $(STANDIN_TESTS) $(PYTEST_ARGS)
+	$(PY) benchmarks/bench_gpu.py --require-gpu
 
 clean:  ## remove build and cache files (keeps .venv)
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
@@ -109,6 +122,12 @@ oracle: $(VENV)/.installed-test
 	@$(PY) -c 'import torch, sys; sys.exit(torch.__version__.split("+")[0] != "$(TORCH_VERSION)")' 2>/dev/null || \
 	  $(PIP) install "torch==$(TORCH_VERSION)" --extra-index-url $(TORCH_INDEX) || \
 	  echo "warning: could not install the PyTorch oracle; the tests that compare with it will be skipped"
+
+# CuPy's CUDA 12 wheel (about 140 MB), for the CuPy surface check; it imports without a
+# GPU. Like the oracle: if it cannot be installed, its tests report what was skipped.
+cupy: $(VENV)/.installed-test
+	@$(PY) -c 'import cupy' 2>/dev/null || $(PIP) install cupy-cuda12x || \
+	  echo "warning: could not install CuPy; the CuPy surface check will be skipped"
 
 # The virtual environment. Debian/Ubuntu ship `venv` without `ensurepip` in a
 # separate package (python3-venv); install it when we can.

@@ -26,6 +26,7 @@ from ._backend import (
     float16,
     float32,
     float64,
+    get_default_device,
     get_default_dtype,
     int8,
     int16,
@@ -33,6 +34,7 @@ from ._backend import (
     int64,
     manual_seed,
     promote_types,
+    set_default_device,
     set_default_dtype,
     uint8,
 )

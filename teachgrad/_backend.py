@@ -102,7 +102,7 @@ def as_dtype(d) -> dtype:
     return from_numpy_dtype(d)
 
 
-class _Defaults:  # process-wide, like torch's default dtype
+class _Defaults:  # process-wide, like torch's default dtype (and device, set below)
     float_dtype = float32
 
 
@@ -240,9 +240,35 @@ class device:
 CPU = device("cpu")
 
 
+_defaults.device = CPU
+
+
+def get_default_device() -> device:
+    """The device of new tensors made without ``device=`` (the CPU unless changed), like torch.
+
+    >>> import teachgrad as tg
+    >>> tg.get_default_device()
+    device(type='cpu')
+    """
+    return _defaults.device
+
+
+def set_default_device(d) -> None:
+    """Make ``d`` the device of new tensors made without ``device=`` (``tensor``, ``zeros``,
+    ``randn`` ...), like ``torch.set_default_device``; ``None`` means the CPU again.
+    ``from_numpy`` still shares the NumPy array's memory, on the CPU.
+
+    >>> import teachgrad as tg
+    >>> tg.set_default_device("cpu"); tg.zeros(1).device
+    device(type='cpu')
+    """
+    _defaults.device = CPU if d is None else as_device(d)
+
+
 def as_device(d) -> device:
+    """``d`` as a ``device``; ``None`` is the default device."""
     if d is None:
-        return CPU
+        return _defaults.device
     return d if isinstance(d, device) else device(d)
 
 
@@ -316,6 +342,12 @@ def device_of(array) -> device:
 def device_type_of(array_type) -> str:
     """ "cpu" for NumPy's array type, "cuda" for CuPy's (when only the type is kept)."""
     return "cpu" if array_type.__module__.startswith("numpy") else "cuda"
+
+
+def is_writeable(array) -> bool:
+    """False for a read-only NumPy array (``broadcast_to``'s, say); CuPy has no read-only
+    arrays, and its ``flags`` has no ``writeable``."""
+    return getattr(array.flags, "writeable", True)
 
 
 def address(array) -> int:

@@ -103,7 +103,7 @@ def tensor(
     dev = (
         as_device(device)
         if device is not None
-        else (data.device if isinstance(data, Tensor) else _backend.CPU)
+        else (data.device if isinstance(data, Tensor) else _backend.get_default_device())
     )
     if isinstance(data, Tensor):
         array = _backend.to_device(data._data, dev).astype(dt.numpy, copy=True)
@@ -125,7 +125,9 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         return data.to(dtype=dtype, device=device)
     if _backend.is_array(data):
         dt = as_dtype(dtype) if dtype is not None else _backend.from_numpy_dtype(data.dtype)
-        dev = as_device(device) if device is not None else _backend.device_of(data)
+        # (torch: NumPy data goes to the default device, a GPU array stays where it is)
+        on_host = isinstance(data, _backend.numpy_module().ndarray)
+        dev = as_device(device if device is not None or on_host else _backend.device_of(data))
         array = _backend.to_device(data, dev)
         return _finish(array if array.dtype == dt.numpy else array.astype(dt.numpy))
     return tensor(data, dtype=dtype, device=device)

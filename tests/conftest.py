@@ -1,5 +1,13 @@
-"""Suite-wide test settings: the ``cuda`` marker, hypothesis profiles, and the closing
-line that counts tests skipped for a missing requirement (tests/needs.py).
+"""Suite-wide test settings: the ``cuda`` and ``no_standin`` markers, the ``--device-standin``
+run, hypothesis profiles, and the closing line that counts tests skipped for a missing
+requirement (tests/needs.py).
+
+``--device-standin`` runs the tests with ``"cuda"`` as teachgrad's default device, on the
+strict CuPy stand-in (tests/cupy_standin.py) instead of CuPy: the CUDA path, exercised on
+a machine without a GPU. ``--device-cuda`` runs them the same way on real CuPy and a GPU.
+Tests that are CPU-specific by nature (printed text compared with torch's CPU tensors,
+host-memory sharing) or need real CuPy carry ``@pytest.mark.no_standin("why")`` and are
+skipped in those runs, with the reason.
 
 Nothing here knows about teachgrad's internals; package-specific fixtures live in
 the conftest.py of tests/teachgrad, tests/viz and tests/course.
@@ -11,6 +19,36 @@ import os
 import pytest
 
 from tests import needs
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--device-standin",
+        action="store_true",
+        help="run with 'cuda' as the default device, on the CuPy stand-in (tests/cupy_standin.py)",
+    )
+    parser.addoption(
+        "--device-cuda",
+        action="store_true",
+        help="run with 'cuda' as the default device, on real CuPy and a GPU (make test-gpu)",
+    )
+
+
+def pytest_configure(config):
+    if on_standin(config):
+        import teachgrad
+        from tests import cupy_standin
+
+        if config.getoption("--device-standin"):
+            teachgrad._backend._cupy = cupy_standin.module  # the seam CuPy is loaded through
+        teachgrad.set_default_device("cuda")
+
+
+def on_standin(config) -> bool:
+    """True when "cuda" is the default device: on the stand-in, or on real CuPy."""
+    return config.getoption("--device-standin", default=False) or config.getoption(
+        "--device-cuda", default=False
+    )
 
 
 @functools.cache
@@ -28,7 +66,18 @@ def cuda_unavailable_reason() -> str | None:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skip tests marked ``@pytest.mark.cuda`` when there is no usable GPU."""
+    """Skip tests marked ``@pytest.mark.cuda`` when there is no usable GPU (the stand-in is
+    one), and, on the stand-in, tests marked ``no_standin``."""
+    if on_standin(config):
+        for item in items:
+            marker = item.get_closest_marker("no_standin")
+            if marker is not None:
+                item.add_marker(
+                    pytest.mark.skip(
+                        reason=f"not with cuda as the default device: {marker.args[0]}"
+                    )
+                )
+        return
     cuda_items = [item for item in items if item.get_closest_marker("cuda") is not None]
     if not cuda_items:
         return

@@ -1,9 +1,10 @@
 """What the tests need beyond the project itself, and what happens when it is missing.
 
-``make test`` installs two things only the tests use: PyTorch, the *oracle* whose values,
-gradients and errors teachgrad is compared with, and Chromium, which the browser test
-drives. When one could not be installed, each test that needs it skips with a reason
-that starts with its tag (``[oracle]``, ``[browser]``), and ``tests/conftest.py`` ends the
+``make test`` installs three things only the tests use: PyTorch, the *oracle* whose values,
+gradients and errors teachgrad is compared with, Chromium, which the browser test
+drives, and CuPy's CUDA 12 wheel, whose names and signatures the CuPy surface check reads
+(it imports without a GPU). When one could not be installed, each test that needs it skips
+with a reason that starts with its tag (``[oracle]``, ``[browser]``, ``[cupy]``), and ``tests/conftest.py`` ends the
 run with one loud line per tag counting those skips and naming the command that
 installs it. With ``CI`` set such a skip is a failure: CI must run everything.
 
@@ -21,6 +22,7 @@ import pytest
 NEEDS = {
     "oracle": ("the PyTorch oracle", "make oracle"),
     "browser": ("Chromium for the browser test", "sudo make browser"),
+    "cupy": ("CuPy (for the CuPy surface check)", "make cupy"),
 }
 
 
@@ -50,6 +52,15 @@ def oracle():
     except ImportError as error:
         missing("oracle", f"PyTorch is not installed ({error})")
     return torch
+
+
+def cupy():
+    """``cupy``, imported (no GPU needed); skips the calling test (fails it in CI) without it."""
+    try:
+        import cupy
+    except ImportError as error:
+        missing("cupy", f"CuPy is not installed ({error})")
+    return cupy
 
 
 def summary_lines(skip_reasons: list[str]) -> list[str]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from .._backend import address, array_module
+from .._backend import address, array_module, is_writeable
 from .._tensor import Tensor
 from .grad_mode import _DecoratorContextManager
 
@@ -270,7 +270,7 @@ def inplace_tangent(x: Tensor, out: Tensor) -> None:
     xp = array_module(x._data)
     new = xp.zeros_like(x._data) if t is None else t._data
     if x._base is None:
-        if current is not None and current._data.flags.writeable and 0 not in current.stride():
+        if current is not None and is_writeable(current._data) and 0 not in current.stride():
             current._data[...] = new  # in place: views of x hold views of this tangent
         else:
             _set_tangent(x, Tensor._make(xp.array(new, dtype=x._data.dtype)))

@@ -28,7 +28,7 @@ import weakref
 from collections import namedtuple
 
 from .. import _events
-from .._backend import device_of
+from .._backend import device_of, is_writeable
 from .._events import listeners as _listeners
 from .._tensor import Tensor, _new
 from .grad_mode import state as _grad_state
@@ -588,7 +588,7 @@ def _store_grad(var, g) -> None:
                 UserWarning,
                 stacklevel=2,
             )
-        if old._data.flags.writeable:
+        if is_writeable(old._data):
             old._data += g._data
             old._counter.bump("gradient accumulation")
         else:

@@ -544,15 +544,14 @@ class NllLoss(Function):
         ctx.to_save, ctx.options = (target, weight), (ignore_index, reduction)
         ctx.in_shape, ctx.class_dim = x.shape, class_dim
         # The common case first: no class weights, every target a valid class and none ignored
-        # (three quick reductions tell). The loss is then just -input[n, t[n]], reduced, and
-        # each sample's gradient coefficient is the same number. Anything else (or an empty
-        # batch) takes the general path below, which also reports bad targets.
+        # (three quick reductions tell, read back together: on a GPU each read waits for it).
+        # The loss is then just -input[n, t[n]], reduced, and each sample's gradient
+        # coefficient is the same number. Anything else (or an empty batch) takes the general
+        # path below, which also reports bad targets.
         if (
             weight is None
             and t.size
-            and not bool((t == ignore_index).any())
-            and int(t.min()) >= 0
-            and int(t.max()) < n_classes
+            and bool((t.min() >= 0) & (t.max() < n_classes) & ~(t == ignore_index).any())
         ):
             ctx.targets = t
             ctx.coefficient = -1 / t.size if reduction == "mean" else -1

@@ -857,10 +857,14 @@ class Where(Function):
 def _masked(xp, mask, x, y):
     """``where(mask, x, 0)`` (or ``where(mask, 0, y)``) as ``x * mask``, or None for other cases.
 
-    This is the backward of relu, clamp, max ...: with a random mask ``where`` branches
-    on every element and runs ~10x slower than a multiplication. But ``inf * 0`` and
-    ``nan * 0`` are NaN where ``where`` gives 0, so non-finite values go to ``where``.
+    This is the backward of relu, clamp, max ...: with a random mask NumPy's ``where``
+    branches on every element and runs ~10x slower than a multiplication. But ``inf * 0``
+    and ``nan * 0`` are NaN where ``where`` gives 0, so non-finite values go to ``where``.
+    On a GPU ``where`` is as quick as a product, and checking for non-finite values would
+    make the CPU wait for the GPU: there it is always ``where`` (None).
     """
+    if xp is not numpy_module():
+        return None
     if type(y) in _NUMBERS and y == 0 and getattr(x, "dtype", None) is not None:
         kept, mask = x, mask
     elif type(x) in _NUMBERS and x == 0 and getattr(y, "dtype", None) is not None:

@@ -51,7 +51,7 @@ def assert_same(ours, theirs, check_requires_grad=True):
     assert isinstance(ours, tg.Tensor), f"expected a Tensor, got {type(ours).__name__}"
     assert tuple(ours.shape) == tuple(theirs.shape)
     np.testing.assert_allclose(
-        ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12
+        ours.detach().cpu().numpy(), theirs.detach().cpu().numpy(), rtol=1e-10, atol=1e-12
     )
     if check_requires_grad:
         assert ours.requires_grad == theirs.requires_grad
@@ -196,9 +196,9 @@ def test_jacobian_is_indexed_output_then_input():
     x, y = make(tg, arrays_like([(3,), (2,)]))
     J = F.jacobian(lambda x, y: (x * y.sum(), y.exp()), (x, y))
     assert [[tuple(b.shape) for b in row] for row in J] == [[(3, 3), (3, 2)], [(2, 3), (2, 2)]]
-    np.testing.assert_allclose(J[0][1].numpy(), np.outer(x.numpy(), np.ones(2)))
-    np.testing.assert_allclose(J[1][0].numpy(), np.zeros((2, 3)))
-    np.testing.assert_allclose(J[1][1].numpy(), np.diag(np.exp(y.numpy())))
+    np.testing.assert_allclose(J[0][1].cpu().numpy(), np.outer(x.cpu().numpy(), np.ones(2)))
+    np.testing.assert_allclose(J[1][0].cpu().numpy(), np.zeros((2, 3)))
+    np.testing.assert_allclose(J[1][1].cpu().numpy(), np.diag(np.exp(y.cpu().numpy())))
 
 
 HESSIAN_MODES = {
@@ -235,9 +235,9 @@ def test_hessian_of_a_tuple_input_is_a_tuple_of_tuples():
     x, y = make(tg, arrays_like([(2,), (3,)]))
     H = F.hessian(lambda x, y: (x**2).sum() * y.sum(), (x, y))
     assert [[tuple(b.shape) for b in row] for row in H] == [[(2, 2), (2, 3)], [(3, 2), (3, 3)]]
-    np.testing.assert_allclose(H[0][0].numpy(), 2 * y.numpy().sum() * np.eye(2))
-    np.testing.assert_allclose(H[0][1].numpy(), np.outer(2 * x.numpy(), np.ones(3)))
-    np.testing.assert_allclose(H[1][1].numpy(), np.zeros((3, 3)))
+    np.testing.assert_allclose(H[0][0].cpu().numpy(), 2 * y.cpu().numpy().sum() * np.eye(2))
+    np.testing.assert_allclose(H[0][1].cpu().numpy(), np.outer(2 * x.cpu().numpy(), np.ones(3)))
+    np.testing.assert_allclose(H[1][1].cpu().numpy(), np.zeros((3, 3)))
 
 
 @pytest.mark.parametrize("name", ["vhp", "hvp"])
@@ -259,9 +259,9 @@ def test_hvp_and_vhp_agree_with_the_hessian():
     """hvp gives H v and vhp gives v^T H; both agree with the Hessian itself."""
     x, v = make(tg, arrays_like([(3,), (3,)]))
     f = lambda x: (x[0] * x[1] * x[2]).exp() + (x**3).sum()
-    H = F.hessian(f, x).numpy()
-    np.testing.assert_allclose(F.hvp(f, x, v)[1].numpy(), H @ v.numpy())
-    np.testing.assert_allclose(F.vhp(f, x, v)[1].numpy(), v.numpy() @ H)
+    H = F.hessian(f, x).cpu().numpy()
+    np.testing.assert_allclose(F.hvp(f, x, v)[1].cpu().numpy(), H @ v.cpu().numpy())
+    np.testing.assert_allclose(F.vhp(f, x, v)[1].cpu().numpy(), v.cpu().numpy() @ H)
 
 
 @pytest.mark.parametrize("name", ["vjp", "jvp", "vhp", "hvp"])
@@ -288,7 +288,7 @@ def test_inputs_captured_from_outside_are_constants(torch):
         torch,
     )
     assert_same(ours, theirs)
-    np.testing.assert_allclose(ours.numpy(), np.diag(a))
+    np.testing.assert_allclose(ours.cpu().numpy(), np.diag(a))
 
 
 @pytest.mark.parametrize("name", ["vjp", "jacobian", "hessian"])
@@ -346,7 +346,7 @@ def test_forward_mode_jacobian_runs_no_backward(monkeypatch):
     monkeypatch.setattr(F, "_engine_grad", no_backward)
     x = tg.tensor(arrays_like([(3,)])[0])
     J = F.jacobian(lambda x: x.sin(), x, vectorize=True, strategy="forward-mode")
-    np.testing.assert_allclose(J.numpy(), np.diag(np.cos(x.numpy())))
+    np.testing.assert_allclose(J.cpu().numpy(), np.diag(np.cos(x.cpu().numpy())))
 
 
 def test_forward_over_reverse_hessian_pushes_tangents(monkeypatch):
@@ -355,7 +355,7 @@ def test_forward_over_reverse_hessian_pushes_tangents(monkeypatch):
     monkeypatch.setattr(F.fwAD, "make_dual", lambda *a, **k: made.append(1) or real(*a, **k))
     x = tg.tensor(arrays_like([(3,)])[0])
     H = F.hessian(lambda x: (x**3).sum(), x, vectorize=True, outer_jacobian_strategy="forward-mode")
-    np.testing.assert_allclose(H.numpy(), np.diag(6 * x.numpy()))
+    np.testing.assert_allclose(H.cpu().numpy(), np.diag(6 * x.cpu().numpy()))
     assert made  # the outer Jacobian went through dual tensors
 
 
@@ -582,9 +582,9 @@ def test_non_strict_gives_zeros_where_strict_raises(name, torch):
     ours, theirs = both(call, torch)
     assert_same(ours, theirs)
     if name == "vjp":  # d/dy of anything: zeros shaped like y
-        np.testing.assert_array_equal(ours[1][1].numpy(), np.zeros(2))
+        np.testing.assert_array_equal(ours[1][1].cpu().numpy(), np.zeros(2))
     if name == "jacobian":  # J[output 1][input 1] = d x.sum() / dy
-        np.testing.assert_array_equal(ours[1][1].numpy(), np.zeros(2))
+        np.testing.assert_array_equal(ours[1][1].cpu().numpy(), np.zeros(2))
 
 
 def _x(lib, shape=(2,)):

@@ -558,6 +558,7 @@ def test_numerical_jacobian_matches_torch():
     (J,) = _numerical_jacobians(S, 0, [0])
     expected = torch.autograd.functional.jacobian(f_torch, x64(torch, X))
     assert J.shape == (2, 3)  # rows: output elements, columns: input elements
+    J = tg.as_tensor(J).cpu().numpy()  # (an array on the tensors' device)
     assert torch.allclose(torch.from_numpy(J), expected, atol=1e-8)
 
 

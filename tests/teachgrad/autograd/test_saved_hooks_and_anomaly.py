@@ -55,7 +55,7 @@ def test_the_innermost_hooks_win_and_packed_values_can_be_anything():
     outer, inner = [], []
     hooks = tg.autograd.graph.saved_tensors_hooks
     outer_hooks = hooks(lambda t: outer.append(1) or t, lambda t: t)
-    inner_hooks = hooks(lambda t: inner.append(1) or t.detach().numpy().copy(), tg.tensor)
+    inner_hooks = hooks(lambda t: inner.append(1) or t.detach().cpu().numpy().copy(), tg.tensor)
     with outer_hooks, inner_hooks:
         x = tg.tensor([1.0, 2.0], requires_grad=True)
         y = (x * x).sum()
@@ -95,7 +95,7 @@ def test_double_backward_through_unpacked_copies_matches_torch(torch):
             x, w, loss = program(lib)
         (gx,) = lib.autograd.grad(loss, x, create_graph=True)
         (gxx,) = lib.autograd.grad(gx.sum(), [x])
-        results.append((gx.detach().numpy(), gxx.numpy()))
+        results.append((gx.detach().cpu().numpy(), gxx.cpu().numpy()))
     for a, b in zip(results[0], results[1]):
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
@@ -133,7 +133,7 @@ def test_save_on_cpu_is_harmless_on_the_cpu(torch):
         with graph_of(lib).save_on_cpu():
             x, w, loss = program(lib)
         loss.backward()
-        grads.append(x.grad.numpy())
+        grads.append(x.grad.cpu().numpy())
     np.testing.assert_allclose(grads[0], grads[1])
 
 
@@ -150,7 +150,7 @@ def test_disable_saved_tensors_hooks_like_torch(torch):
 
 def test_snapshot_shows_hooked_saved_tensors():
     with tg.autograd.graph.saved_tensors_hooks(
-        lambda t: t.detach().numpy().copy(), lambda a: tg.tensor(a)
+        lambda t: t.detach().cpu().numpy().copy(), lambda a: tg.tensor(a)
     ):
         x = tg.ones(2, requires_grad=True)
         y = x.exp()
@@ -286,7 +286,7 @@ def test_saved_tensors_on_disk_give_the_same_gradients_and_free_memory(tmp_path)
 
     def pack(t):
         path = tmp_path / f"saved{len(files)}.npy"
-        np.save(path, t.detach().numpy())
+        np.save(path, t.detach().cpu().numpy())
         files.append(path)
         return str(path)
 
@@ -303,7 +303,7 @@ def test_saved_tensors_on_disk_give_the_same_gradients_and_free_memory(tmp_path)
         gc.collect()
         held = watcher() is not None  # is the intermediate still alive, held by the graph?
         loss.backward()
-        return x.grad.numpy(), held
+        return x.grad.cpu().numpy(), held
 
     plain, held_plain = run(False)
     on_disk, held_hooked = run(True)

@@ -52,7 +52,7 @@ def make(lib, array, requires_grad=False, dtype="float64"):
 
 def numpy(t):
     """A tensor's values as a fresh NumPy array (works for both libraries, grad or not)."""
-    return np.array(t.detach().numpy(), copy=True)
+    return np.array(t.detach().cpu().numpy(), copy=True)
 
 
 def name(t, exact=False):

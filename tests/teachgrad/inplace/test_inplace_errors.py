@@ -834,5 +834,5 @@ def test_masked_writes_to_an_expanded_tensor_warn_like_torch(torch, op, phrase):
         expanded = base.expand(3, 4)
         with pytest.warns(UserWarning, match=phrase):
             op(lib, expanded)
-        results.append(base.numpy().tolist())
+        results.append(base.cpu().numpy().tolist())
     assert results[0] == results[1]

@@ -13,12 +13,12 @@ import teachgrad as tg
 
 def from_torch(t) -> tg.Tensor:
     """A teachgrad copy of a torch tensor (through NumPy)."""
-    return tg.tensor(t.detach().numpy())
+    return tg.tensor(t.detach().cpu().numpy())
 
 
 def to_numpy(t) -> np.ndarray:
     """The values of a teachgrad or torch tensor as a NumPy array."""
-    return np.array(t.detach().numpy() if hasattr(t, "detach") else t)
+    return np.array(t.detach().cpu().numpy() if hasattr(t, "detach") else t)
 
 
 def state_dict_from_torch(module) -> dict:

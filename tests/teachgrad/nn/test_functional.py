@@ -524,7 +524,7 @@ def test_max_pool2d_tiles_agree_with_general_windows_on_ties_and_nan():
     assert ops_nn._max_of_tiles(x, (2, 3), (3, 3)) is None
     values, indices = F(tg).max_pool2d(tg.tensor(x), (2, 3), return_indices=True)
     assert math.isnan(values[0, 0, 0, 0].item()) and indices[0, 0, 0, 0].item() == 2
-    np.testing.assert_array_equal(indices.numpy(), ops_nn._max_of_windows(x, *geometry)[1])
+    np.testing.assert_array_equal(indices.cpu().numpy(), ops_nn._max_of_windows(x, *geometry)[1])
 
 
 def test_linear_weight_gradient_has_the_weight_layout(torch):
@@ -558,10 +558,10 @@ def test_erf_is_accurate_on_both_branches():
     points = np.linspace(-7, 7, 1401)
     x = tg.tensor(points, dtype=tg.float64, requires_grad=True)
     y = ops_nn.Erf.apply(x)
-    np.testing.assert_allclose(y.detach().numpy(), [math.erf(v) for v in points], atol=1e-14)
+    np.testing.assert_allclose(y.detach().cpu().numpy(), [math.erf(v) for v in points], atol=1e-14)
     y.sum().backward()
     slope = 2 / math.sqrt(math.pi) * np.exp(-(points**2))
-    np.testing.assert_allclose(x.grad.numpy(), slope, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), slope, rtol=1e-12, atol=1e-300)
 
 
 def test_softmax_and_log_softmax_are_stable_for_huge_inputs():
@@ -640,7 +640,7 @@ def test_dropout_keeps_the_mean_and_drops_a_share_p():
     """E[dropout(x)] = x: kept values are scaled by 1/(1-p); about a share p is zeroed."""
     tg.manual_seed(0)
     p, n = 0.3, 200_000
-    y = F(tg).dropout(tg.ones(n, dtype=tg.float64), p).numpy()
+    y = F(tg).dropout(tg.ones(n, dtype=tg.float64), p).cpu().numpy()
     assert set(np.unique(y)) == {0.0, 1 / (1 - p)}
     sd_mean = math.sqrt(p / (1 - p) / n)  # standard deviation of the mean of n outputs
     assert abs(y.mean() - 1) < 5 * sd_mean
@@ -665,10 +665,10 @@ def test_dropout_gradient_is_the_mask_times_the_scale():
     assert y.grad_fn.name() == "MulBackward0"
     g = tg.randn(50, dtype=tg.float64)
     y.backward(g)
-    kept = (y.detach() != 0).numpy()
+    kept = (y.detach() != 0).cpu().numpy()
     assert 0 < kept.sum() < 50
-    np.testing.assert_allclose(x.grad.numpy(), g.numpy() * kept / (1 - p), rtol=1e-15)
-    np.testing.assert_allclose(y.detach().numpy(), x.detach().numpy() * kept / (1 - p))
+    np.testing.assert_allclose(x.grad.cpu().numpy(), g.cpu().numpy() * kept / (1 - p), rtol=1e-15)
+    np.testing.assert_allclose(y.detach().cpu().numpy(), x.detach().cpu().numpy() * kept / (1 - p))
 
 
 def test_dropout_p_one_zeroes_everything(torch):

@@ -102,7 +102,9 @@ def filled_by_both(torch, fill, seed):
     (teachgrad's, then torch's), each library seeded with ``seed``."""
     tg.manual_seed(seed)
     torch.manual_seed(seed)
-    return to_numpy(fill(init, tg.empty(*SHAPE))), fill(torch.nn.init, torch.empty(SHAPE)).numpy()
+    return to_numpy(fill(init, tg.empty(*SHAPE))), fill(
+        torch.nn.init, torch.empty(SHAPE)
+    ).cpu().numpy()
 
 
 @pytest.mark.parametrize("rule", sorted(UNIFORM_RULES))
@@ -182,7 +184,7 @@ def test_manual_seed_makes_random_inits_repeat(fill):
 def test_deterministic_fills_match_torch(torch, name, args, shape):
     ours = getattr(init, name)(tg.empty(*shape), *args)
     theirs = getattr(torch.nn.init, name)(torch.empty(shape), *args)
-    np.testing.assert_array_equal(to_numpy(ours), theirs.numpy())
+    np.testing.assert_array_equal(to_numpy(ours), theirs.cpu().numpy())
 
 
 def test_eye_needs_a_matrix(torch):

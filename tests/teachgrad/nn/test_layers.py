@@ -359,7 +359,7 @@ def _loss_inputs(kind, torch, rng):
         return rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
     if kind == "log-probabilities":
         scores = torch.tensor(rng.normal(size=(5, 4)))
-        return torch.log_softmax(scores, 1).numpy(), np.array([0, 3, 1, 1, 2])
+        return torch.log_softmax(scores, 1).cpu().numpy(), np.array([0, 3, 1, 1, 2])
     if kind == "logits":
         return rng.normal(size=(5, 4)), np.array([0, 3, 1, 1, 2])
     if kind == "logits-spatial":

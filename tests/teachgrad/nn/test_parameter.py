@@ -56,6 +56,7 @@ def test_data_must_be_a_tensor():
         tg.nn.Parameter([1.0, 2.0])
 
 
+@pytest.mark.no_standin("compares printed text with torch's CPU tensors, which print no device")
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("requires_grad", [True, False])
 def test_repr_matches_torch(torch, dtype, requires_grad):

@@ -34,7 +34,7 @@ def batches(n, size, rng):
 def accuracy(model, X, y):
     model.eval()
     with tg.no_grad():
-        predicted = model(tg.tensor(X)).argmax(1).numpy()
+        predicted = model(tg.tensor(X)).argmax(1).cpu().numpy()
     model.train()
     return float((predicted == y).mean())
 
@@ -107,7 +107,7 @@ def test_training_steps_equal_torchs(torch, digits, make_optimizer):
     model, reference = build(tg), build(torch)
     with torch.no_grad():  # start from teachgrad's initial weights
         for p, q in zip(model.parameters(), reference.parameters(), strict=True):
-            q.copy_(torch.tensor(p.detach().numpy()))
+            q.copy_(torch.tensor(p.detach().cpu().numpy()))
     opt, opt_ref = (
         make_optimizer(tg.optim, model.parameters()),
         make_optimizer(torch.optim, reference.parameters()),
@@ -121,5 +121,5 @@ def test_training_steps_equal_torchs(torch, digits, make_optimizer):
             o.step()
         for p, q in zip(model.parameters(), reference.parameters(), strict=True):
             np.testing.assert_allclose(
-                p.detach().numpy(), q.detach().numpy(), rtol=1e-9, atol=1e-12
+                p.detach().cpu().numpy(), q.detach().cpu().numpy(), rtol=1e-9, atol=1e-12
             )

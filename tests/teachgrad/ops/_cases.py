@@ -180,7 +180,7 @@ def to_numpy(t):
     if t is None:
         return None
     t = t.detach()
-    return t.cpu().numpy() if hasattr(t, "cpu") else t.numpy()
+    return t.cpu().numpy() if hasattr(t, "cpu") else t.cpu().numpy()
 
 
 def dtype_name(t) -> str:

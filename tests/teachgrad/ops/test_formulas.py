@@ -341,8 +341,10 @@ def test_rule_matches_backward_by_numbers(cls, domain, n, extra):
     names = dict(zip(_KEYS[n], arrays, strict=True))
     if cls is pointwise.Pow:
         names["exponent"] = names.pop("other")
-    values = {**names, "result": out.detach().numpy(), "grad": grad, "dim": -1}
+    values = {**names, "result": out.detach().cpu().numpy(), "grad": grad, "dim": -1}
     assert list(cls.formula) == list(names)
     for rule, x in zip(cls.formula.values(), inputs, strict=True):
         expected = np.broadcast_to(evaluate(rule, **values), x.shape)
-        np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12, atol=1e-12, err_msg=rule)
+        np.testing.assert_allclose(
+            x.grad.cpu().numpy(), expected, rtol=1e-12, atol=1e-12, err_msg=rule
+        )

@@ -129,8 +129,8 @@ def test_matmul_gradient_sums_over_broadcast_batch_dims():
     w = tg.randn(3, 2, dtype=tg.float64, requires_grad=True)
     x = tg.randn(4, 5, 3, dtype=tg.float64)
     (x @ w).sum().backward()
-    expected = sum((x[i].t() @ tg.ones(5, 2, dtype=tg.float64)).numpy() for i in range(4))
-    np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-12)
+    expected = sum((x[i].t() @ tg.ones(5, 2, dtype=tg.float64)).cpu().numpy() for i in range(4))
+    np.testing.assert_allclose(w.grad.cpu().numpy(), expected, rtol=1e-12)
 
 
 # --------------------------------------------------------------------------- errors

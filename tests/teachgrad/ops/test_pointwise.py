@@ -302,7 +302,9 @@ def test_type_promotion_matches_torch(torch, fn):
     """The result dtype and values of mixed-dtype arithmetic equal torch's."""
     got, want = fn(tg), fn(torch)
     assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
-    np.testing.assert_allclose(got.numpy().astype(float), want.numpy().astype(float), rtol=1e-3)
+    np.testing.assert_allclose(
+        got.cpu().numpy().astype(float), want.cpu().numpy().astype(float), rtol=1e-3
+    )
 
 
 def test_gradients_keep_each_inputs_dtype(torch):

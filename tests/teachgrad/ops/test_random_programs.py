@@ -127,8 +127,8 @@ def _broadcasts(a, b):
 
 def assert_matches(mine, theirs, what):
     """teachgrad's tensor equals torch's: shape and values (NaN only where torch has NaN)."""
-    want = theirs.detach().numpy()
-    got = mine.detach().numpy()
+    want = theirs.detach().cpu().numpy()
+    got = mine.detach().cpu().numpy()
     assert got.shape == want.shape, f"{what}: shape {got.shape} vs torch {want.shape}"
     atol = 1e-9 * (1 + np.abs(want[np.isfinite(want)]).max(initial=0))
     np.testing.assert_allclose(got, want, atol=atol, err_msg=what, **TOL)
@@ -185,7 +185,7 @@ def test_random_programs_match_torch(torch, data):
     for i, (g, gt) in enumerate(zip(grads, grads_t)):
         what = f"gradient of input {i} after " + " ; ".join(program)
         if gt is None:
-            assert g is None or not g.numpy().any(), what
+            assert g is None or not g.cpu().numpy().any(), what
         else:
             assert g is not None, what + ": teachgrad gave None"
             assert_matches(g, gt, what)

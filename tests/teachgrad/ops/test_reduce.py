@@ -232,7 +232,7 @@ def test_gradient_at_singular_points_matches_torch(torch, fn, x):
         t = lib.tensor(x, dtype=lib.float64, requires_grad=True)
         y = fn(lib, t)
         y.sum().backward()
-        got.append((y.detach().numpy(), t.grad.numpy()))
+        got.append((y.detach().cpu().numpy(), t.grad.cpu().numpy()))
     for mine, theirs in zip(got[0], got[1]):
         np.testing.assert_allclose(
             mine, theirs, rtol=1e-12, atol=0
@@ -275,7 +275,9 @@ def test_reduction_result_dtype_matches_torch(torch, fn):
     """Integer sums/products are int64, float reductions keep their dtype, as in torch."""
     got, want = fn(tg), fn(torch)
     assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
-    np.testing.assert_allclose(got.numpy().astype(float), want.numpy().astype(float), rtol=1e-3)
+    np.testing.assert_allclose(
+        got.cpu().numpy().astype(float), want.cpu().numpy().astype(float), rtol=1e-3
+    )
 
 
 # --------------------------------------------------------------------------- errors

@@ -50,7 +50,7 @@ def train_step(lib, opt, params, k, dtype=np.float64, set_to_none=True):
 
 
 def array(t):
-    return t.detach().numpy()
+    return t.detach().cpu().numpy()
 
 
 def assert_same_params(ours, theirs, dtype=np.float64):

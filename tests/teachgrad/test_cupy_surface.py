@@ -1,0 +1,77 @@
+"""Real CuPy's surface, checked without a GPU: every ``xp.<name>(...)`` teachgrad calls exists
+in CuPy and takes the keywords used, and the CuPy stand-in offers nothing CuPy lacks.
+
+CuPy's CUDA 12 wheel imports on a machine without a GPU (only making an array needs one),
+so its names and signatures can be read anywhere; ``make test`` installs it (``make cupy``).
+The calls are found by reading teachgrad's source (tests/backend_calls.py).
+"""
+
+import pathlib
+
+import pytest
+
+import teachgrad as tg
+from tests import cupy_standin, needs
+from tests.backend_calls import backend_calls
+from tests.cupy_surface import keywords, resolve
+
+PACKAGE = pathlib.Path(tg.__file__).parent
+
+
+@pytest.fixture(scope="module")
+def cupy():
+    return needs.cupy()
+
+
+def test_every_array_module_call_exists_in_cupy_with_its_keywords(cupy):
+    problems = []
+    for call in backend_calls(PACKAGE):
+        target = resolve(cupy, call.name)
+        if target is None:
+            problems.append(f"{call.where}: cupy has no {call.name}")
+            continue
+        accepted = keywords(target) if call.keywords else None
+        if accepted is not None and not set(call.keywords) <= accepted:
+            unknown = sorted(set(call.keywords) - accepted)
+            problems.append(f"{call.where}: cupy.{call.name} takes no keyword {unknown}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_standin_has_cupys_names_and_keywords(cupy):
+    """The stand-in's tables are CuPy's own: the same keywords, name by name."""
+    tables = [(name, allowed) for name, allowed in cupy_standin.FUNCTIONS.items()]
+    tables += [(f"ndarray.{name}", allowed) for name, allowed in cupy_standin.METHODS.items()]
+    tables += [(f"random.Generator.{n}", allowed) for n, allowed in cupy_standin.GENERATOR.items()]
+    tables += [(name, tuple(cupy_standin.ufunc.KEYWORDS)) for name in cupy_standin.UFUNCS]
+    differ = []
+    for name, allowed in tables:
+        target = resolve(cupy, name)
+        theirs = None if target is None else keywords(target)
+        ours = None if allowed is None else frozenset(allowed)
+        if target is None or theirs != ours:
+            differ.append(
+                f"{name}: stand-in {ours and sorted(ours)}, cupy {theirs and sorted(theirs)}"
+            )
+    assert not differ, "\n".join(differ)
+
+
+def test_the_scan_finds_each_kind_of_call(tmp_path):
+    """(So the checks above are not vacuous.)"""
+    (tmp_path / "sample.py").write_text(
+        "def f(x, dev):\n"
+        "    xp = array_module(x)\n"
+        "    y = xp.sum(x, axis=0) + xp.inf\n"
+        "    z = array_module(x).lib.stride_tricks.as_strided(x)\n"
+        "    w = getattr(xp, 'zeros')(3)\n"
+        "    return generators.for_device(dev).integers(0, 3, size=2)\n"
+        "g = lambda xp, x: xp.exp(x)\n"
+    )
+    found = {(c.name, c.keywords, c.where) for c in backend_calls(tmp_path)}
+    assert {
+        ("sum", ("axis",), "sample.py:3"),
+        ("inf", None, "sample.py:3"),
+        ("lib.stride_tricks.as_strided", (), "sample.py:4"),
+        ("zeros", (), "sample.py:5"),
+        ("random.Generator.integers", ("size",), "sample.py:6"),
+        ("exp", (), "sample.py:7"),
+    } <= found
