@@ -370,3 +370,12 @@ def test_names_from_before_the_reordering_still_find_their_exercise():
     assert exercises.path("softmax").name == exercises.path("06").name == "06_softmax"
     with pytest.raises(ValueError, match="13_nothing"):
         exercises.path("13_nothing")
+
+
+def test_an_object_name_belongs_to_one_exercise():
+    """check(obj) finds its exercise by the object's name: two exercises testing objects of
+    the same name (a `train` in 01 and in 10) would grade one with the other's tests."""
+    owners = {}
+    for name in exercises.names():
+        for used in {u for t in exercises.load_tests(name) for u in t.uses}:
+            assert owners.setdefault(used, name) == name, (used, owners[used], name)

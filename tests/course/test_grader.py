@@ -13,7 +13,7 @@ from course.release import release_source
 from tests.run import run
 
 from .conftest import EXERCISES, NAMES
-from .test_exercises import BUGS
+from .test_exercises import BUGS, edits
 
 FAST = dict(timeout=20, test_timeout=3, seed=0)
 
@@ -57,7 +57,7 @@ def test_every_exercise_grades_in_the_sandbox_as_in_the_notebook(tmp_path, name)
     files = [EXERCISES / name / "instructor.ipynb", EXERCISES / name / "student.ipynb"]
     for k, (edit, _failing) in enumerate(bugs):
         files.append(tmp_path / f"bug{k}.py")
-        files[-1].write_text(source(name, replace=[edit]), encoding="utf-8")
+        files[-1].write_text(source(name, replace=edits(edit)), encoding="utf-8")
     out = tmp_path / "results"
     args = [*map(str, files), "--exercise", name, "--out", str(out), "--jobs", "2", "--seed", "0"]
     assert main(args) == 0

@@ -166,7 +166,7 @@ def check_derivatives(out, leaves, expected, what):
 
 
 def reference_training(n_inputs, sizes, start, steps, lr, *, zero_grad=True):
-    """The losses and final parameters of ``train`` on XOR, with teachgrad tensors.
+    """The losses and final parameters of ``train_mlp`` on XOR, with teachgrad tensors.
 
     ``start`` lists the parameters in ``MLP.parameters()`` order (neuron by neuron: its
     weights, then its bias); ``zero_grad=False`` lets the gradients add up over the steps.
@@ -193,9 +193,9 @@ def check_training(ns, n_inputs, sizes, steps):
     model = get(ns, "MLP")(n_inputs, sizes)
     start = [p.data for p in model.parameters()]
     lr = 0.1
-    losses = get(ns, "train")(model, XOR_X, XOR_Y, steps, lr)
+    losses = get(ns, "train_mlp")(model, XOR_X, XOR_Y, steps, lr)
     if losses is None:
-        raise Failure("no_return", "train(...) returned None, not the list of losses.")
+        raise Failure("no_return", "train_mlp(...) returned None, not the list of losses.")
     got = np.array([float(loss) for loss in losses])
     params = np.array([p.data for p in model.parameters()])
     expected, expected_params = reference_training(n_inputs, sizes, start, steps, lr)
@@ -362,13 +362,13 @@ def test_neuron(ns):
     check_derivatives(neuron(inputs), inputs, [slope * wi for wi in w], "d neuron / d x")
 
 
-@points(3, uses=("train",))
+@points(3, uses=("train_mlp", "MLP"))
 def test_train(ns):
-    """Three steps of train on XOR with MLP(2, [4, 1]): losses and parameters, exactly."""
+    """Three steps of train_mlp on XOR with MLP(2, [4, 1]): losses and parameters, exactly."""
     check_training(ns, 2, [4, 1], steps=3)
 
 
-@points(1, uses=("train",), hidden=True)
+@points(1, uses=("train_mlp", "MLP"), hidden=True)
 def test_train_deeper(ns):
     """Hidden: two hidden layers, MLP(2, [3, 3, 1]), five steps."""
     check_training(ns, 2, [3, 3, 1], steps=5)
