@@ -132,6 +132,26 @@ def log_softmax(input, dim, dtype=None):
     return log_softmax(input, dim, dtype=dtype)
 
 
+def _fast(fn, cls):
+    """A method that calls ``cls.apply`` directly, documented as ``fn``: for operators
+    with nothing to dispatch (one call less per op on the hottest methods). It must be a
+    plain function: Python's operator slots do not bind other callables to ``self``."""
+    apply = cls.apply
+    method = lambda self, *args: apply(self, *args)  # noqa: E731
+    method.__name__, method.__doc__ = fn.__name__, fn.__doc__
+    return method
+
+
+def _rsub(self, other):
+    """``other - self``: the method behind ``number - tensor``.
+
+    >>> import teachgrad as tg
+    >>> 1 - tg.tensor([0.25])
+    tensor([0.7500])
+    """
+    return _P.Rsub.apply(self, other)
+
+
 # name -> function: each becomes a Tensor method taking the tensor as first argument
 _METHODS = {
     "add": add,
@@ -142,18 +162,18 @@ _METHODS = {
     "neg": neg,
     "abs": abs,
     "reciprocal": reciprocal,
-    "sqrt": sqrt,
+    "sqrt": _fast(sqrt, _P.Sqrt),
     "rsqrt": rsqrt,
-    "exp": exp,
-    "log": log,
+    "exp": _fast(exp, _P.Exp),
+    "log": _fast(log, _P.Log),
     "log1p": log1p,
     "expm1": expm1,
-    "sin": sin,
-    "cos": cos,
+    "sin": _fast(sin, _P.Sin),
+    "cos": _fast(cos, _P.Cos),
     "tan": tan,
-    "tanh": tanh,
-    "sigmoid": sigmoid,
-    "relu": relu,
+    "tanh": _fast(tanh, _P.Tanh),
+    "sigmoid": _fast(sigmoid, _P.Sigmoid),
+    "relu": _fast(relu, _P.Relu),
     "clamp": clamp,
     "clip": clip,
     "maximum": maximum,
@@ -234,20 +254,24 @@ _METHODS = {
     "scatter": scatter,
     "scatter_add": scatter_add,
     "index_select": index_select,
+    "masked_fill": masked_fill,
+    "index_put": index_put,
+    "masked_fill_": index.masked_fill_,
+    "index_put_": index.index_put_,
     "__getitem__": views.getitem,
-    "__add__": add,
-    "__radd__": add,
-    "__sub__": sub,
-    "__rsub__": lambda self, other: _P.Rsub.apply(self, other),
-    "__mul__": mul,
-    "__rmul__": mul,
-    "__truediv__": div,
+    "__add__": _fast(add, _P.Add),
+    "__radd__": _fast(add, _P.Add),
+    "__sub__": _fast(sub, _P.Sub),
+    "__rsub__": _fast(_rsub, _P.Rsub),
+    "__mul__": _fast(mul, _P.Mul),
+    "__rmul__": _fast(mul, _P.Mul),
+    "__truediv__": _fast(div, _P.Div),
     "__rtruediv__": lambda self, other: div(other, self),
     "__pow__": pow,
     "__rpow__": lambda self, other: pow(other, self),
     "__matmul__": matmul,
     "__rmatmul__": lambda self, other: matmul(other, self),
-    "__neg__": neg,
+    "__neg__": _fast(neg, _P.Neg),
     "__abs__": abs,
     "__eq__": eq,
     "__ne__": ne,
@@ -262,47 +286,7 @@ _METHODS = {
 }
 
 
-# Operators with nothing to dispatch call their Function directly (one call less per op).
-# They must be plain functions: Python's operator slots do not bind other callables to self.
-def _direct(name, apply):
-    method = lambda self, *args: apply(self, *args)  # noqa: E731
-    method.__name__ = name
-    method.__doc__ = getattr(_METHODS.get(name), "__doc__", None)  # the function's own docs
-    return method
-
-
-_METHODS.update(
-    {
-        name: _direct(name, cls.apply)
-        for name, cls in {
-            "__add__": _P.Add,
-            "__radd__": _P.Add,
-            "__sub__": _P.Sub,
-            "__rsub__": _P.Rsub,
-            "__mul__": _P.Mul,
-            "__rmul__": _P.Mul,
-            "__truediv__": _P.Div,
-            "__neg__": _P.Neg,
-            "exp": _P.Exp,
-            "log": _P.Log,
-            "tanh": _P.Tanh,
-            "sigmoid": _P.Sigmoid,
-            "relu": _P.Relu,
-            "sin": _P.Sin,
-            "cos": _P.Cos,
-            "sqrt": _P.Sqrt,
-        }.items()
-    }
-)
-_METHODS.update(inplace.METHODS)
-_METHODS.update(
-    {
-        "masked_fill": masked_fill,
-        "index_put": index_put,
-        "masked_fill_": index.masked_fill_,
-        "index_put_": index.index_put_,
-    }
-)
+_METHODS.update(inplace.METHODS)  # the in-place family's own table (add_, mul_, ...)
 
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
@@ -460,4 +444,110 @@ def _mT(self):
 
 Tensor.mT = property(_mT, doc="The last two dims swapped (matrices or batches of matrices).")
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+# The names ``import teachgrad`` gives: torch's top-level functions that teachgrad has.
+# Not the family modules, and not helpers torch has only as methods (expand, view) or not
+# at all (sum_to: reach it as teachgrad.ops.reduce.sum_to). tests/teachgrad/test_public_api.py
+# compares this list with torch.
+__all__ = [  # fmt: skip
+    "abs",
+    "add",
+    "all",
+    "allclose",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "bmm",
+    "cat",
+    "ceil",
+    "chunk",
+    "clamp",
+    "clip",
+    "clone",
+    "constant_pad_nd",
+    "cos",
+    "cumsum",
+    "diagonal",
+    "div",
+    "dot",
+    "einsum",
+    "eq",
+    "equal",
+    "exp",
+    "expm1",
+    "flatten",
+    "flip",
+    "floor",
+    "gather",
+    "ge",
+    "gt",
+    "index_put",
+    "index_select",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "le",
+    "log",
+    "log1p",
+    "log_softmax",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "logsumexp",
+    "lt",
+    "masked_fill",
+    "matmul",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "mm",
+    "movedim",
+    "mul",
+    "mv",
+    "narrow",
+    "ne",
+    "neg",
+    "norm",
+    "outer",
+    "permute",
+    "pow",
+    "prod",
+    "reciprocal",
+    "relu",
+    "reshape",
+    "return_types",
+    "roll",
+    "round",
+    "rsqrt",
+    "scatter",
+    "scatter_add",
+    "select",
+    "sigmoid",
+    "sign",
+    "sin",
+    "softmax",
+    "split",
+    "sqrt",
+    "square",
+    "squeeze",
+    "stack",
+    "std",
+    "sub",
+    "sum",
+    "t",
+    "tan",
+    "tanh",
+    "tile",
+    "transpose",
+    "tril",
+    "triu",
+    "unbind",
+    "unflatten",
+    "unsqueeze",
+    "var",
+    "where",
+]

@@ -69,7 +69,7 @@ def sum_to(x, shape):
     """Sum ``x`` down to ``shape``, undoing broadcasting (differentiable).
 
     >>> import teachgrad as tg
-    >>> tg.sum_to(tg.ones(2, 3), (1, 3))
+    >>> sum_to(tg.ones(2, 3), (1, 3))
     tensor([[2., 2., 2.]])
     """
     shape = tuple(shape)
