@@ -33,7 +33,7 @@ from collections import deque
 from heapq import heappop, heappush
 from typing import NamedTuple
 
-from .. import _events
+from .. import _events, _seam
 from .._backend import array_module
 from .._events import listeners as _listeners
 from .._profiling import state as _profiling
@@ -430,8 +430,6 @@ def _apply_batched(node, grads, batch) -> tuple:
     allows an extra leading dim (``batchable`` Functions), else row by row, stacked."""
     if getattr(node, "batchable", False):
         return node._apply(grads, batch)
-    from ..ops.views import stack  # noqa: PLC0415 - ops import the engine indirectly
-
     rows = [node._apply([None if g is None else g[b] for g in grads]) for b in range(batch)]
     result = []
     for column in zip(*rows, strict=True):
@@ -440,7 +438,7 @@ def _apply_batched(node, grads, batch) -> tuple:
             result.append(None)
             continue
         zero = present[0] * 0  # a row that got no gradient contributes zeros
-        result.append(stack([zero if g is None else g for g in column]))
+        result.append(_seam.stack([zero if g is None else g for g in column]))
     return tuple(result)
 
 

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import functools
 
-from .. import _events
-from .._backend import array_module, as_array, device_type_of, numpy_module
+from .. import _events, _seam
+from .._backend import array_module, as_array, device_type_of, from_numpy_dtype, numpy_module
 from .._events import listeners as _listeners
 from .._profiling import state as _profiling
 from .._tensor import Tensor, _new, wrap_array
@@ -233,9 +233,7 @@ def validate_grad(g, meta, node, index):
                 f"  The gradient for input {index} must have that input's shape {tuple(shape)} "
                 "(or a shape it broadcasts to, which is then summed back)."
             )
-        from ..ops.reduce import sum_to  # noqa: PLC0415 - ops import this module
-
-        g = sum_to(g, shape)
+        g = _seam.sum_to(g, shape)
     if g._data.dtype != np_dtype:
         g = g.to(_dtype_of(np_dtype))
     return g
@@ -248,8 +246,6 @@ def _expandable(shape, target) -> bool:
 
 
 def _dtype_of(np_dtype):
-    from .._backend import from_numpy_dtype  # noqa: PLC0415
-
     return from_numpy_dtype(np_dtype)
 
 
@@ -436,9 +432,7 @@ def _wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
 
 def _check_dirty(t, cls, record, n_outputs) -> None:
     """An input a custom Function marked dirty gets the checks of any in-place op."""
-    from ..ops.inplace import check_inplace  # noqa: PLC0415 - ops import this module
-
-    check_inplace(t, f"{cls.__name__} (mark_dirty)", bool(record))
+    _seam.check_inplace(t, f"{cls.__name__} (mark_dirty)", bool(record))
     if t._base is not None and record and n_outputs > 1:
         raise RuntimeError(
             "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot "

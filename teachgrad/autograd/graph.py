@@ -27,7 +27,7 @@ import warnings
 import weakref
 from collections import namedtuple
 
-from .. import _events
+from .. import _events, _seam
 from .._backend import device_of, is_writeable
 from .._events import listeners as _listeners
 from .._tensor import Tensor, _new
@@ -611,9 +611,8 @@ def _dense(a) -> bool:
 
 
 def _copy_with_layout(g, var):
-    from ..ops.pointwise import clone_like  # noqa: PLC0415 - ops import this module
 
-    return clone_like(g, var._data if _dense(var._data) else None)
+    return _seam.clone_like(g, var._data if _dense(var._data) else None)
 
 
 GradientEdge = namedtuple("GradientEdge", ["node", "output_nr"])

@@ -8,6 +8,7 @@ place that says which method is which op.
 
 from __future__ import annotations
 
+from .. import _seam
 from .._tensor import Tensor
 from . import index, inplace, linalg, pointwise, reduce, shape, views  # noqa: F401 - the families
 from .index import gather, index_put, index_select, masked_fill, scatter, scatter_add
@@ -105,6 +106,9 @@ from .views import (
 )
 
 _P = pointwise
+_seam.provide(  # the ops the engine needs (see teachgrad/_seam.py)
+    sum_to=sum_to, clone_like=pointwise.clone_like, stack=stack, check_inplace=inplace.check_inplace
+)
 
 
 def softmax(input, dim, dtype=None):
