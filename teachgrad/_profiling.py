@@ -31,5 +31,13 @@ class _State:
     def bypass(self, value: bool) -> None:
         self._thread.bypass = value
 
+    def takes(self) -> bool:
+        """Inside profile(): should the recorder time this Function.apply call? Not the
+        recorder's own call (marked with ``bypass``), which runs plainly."""
+        if self.bypass:
+            self.bypass = False
+            return False
+        return True
+
 
 state = _State()

@@ -225,7 +225,7 @@ def push_tangents(cls, ctx, args, kwargs, outputs) -> None:
         tangents.append(t)
     if not has_tangent or not any(_is_float(o) for o in outputs):
         return  # e.g. a comparison: a bool result has no tangent
-    if not cls.array_forward and ctx.materialize_grads:  # your jvp gets zeros, never None
+    if not cls._builtin and ctx.materialize_grads:  # your jvp gets zeros, never None
         for i, a in enumerate(args):
             if tangents[i] is None and isinstance(a, Tensor) and a._data.dtype.kind == "f":
                 tangents[i] = Tensor._make(array_module(a._data).zeros_like(a._data))
@@ -354,7 +354,7 @@ def linear_jvp(ctx, *tangents):
             args.append(t)
         elif isinstance(a, Tensor) and a._data.dtype.kind == "f":
             args.append(Tensor._make(array_module(a._data).zeros_like(a._data)))
-        elif i in cls.number_inputs and not isinstance(a, Tensor):
+        elif cls._builtin and i in cls.number_inputs and not isinstance(a, Tensor):
             args.append(0)  # ``x + 3`` is affine: the constant has no tangent
         else:
             args.append(a)  # indices, masks, dims and flags are kept

@@ -132,7 +132,7 @@ class BackwardFunction(FunctionCtx, Node):
     @property
     def batchable(self) -> bool:
         """Whether backward works on gradients with an extra leading (batch) dim."""
-        return self._forward_cls.batchable
+        return self._forward_cls._builtin and self._forward_cls.batchable
 
     def _apply(self, grad_outputs: list, batch=None) -> tuple:
         if self.materialize_grads and (len(grad_outputs) > 1 or grad_outputs[0] is None):
@@ -155,7 +155,7 @@ class BackwardFunction(FunctionCtx, Node):
                     "using None for arguments that are not Tensors or need no gradient."
                 )
         meta = self._input_meta
-        if len(meta) != n_args and not cls.array_forward:  # (built-ins are tested instead)
+        if len(meta) != n_args and not cls._builtin:  # (built-ins are tested instead)
             _check_non_tensor_grads(result, meta, self)
         grads = []
         for edge, (pos, shape, dtype, array_type) in enumerate(meta):
@@ -274,26 +274,19 @@ class Function:
     tensor([1., 1.])
     """
 
-    node_name: str | None = None  # torch's node name for built-ins, e.g. "MulBackward0"
-    saved_names: tuple = ()  # names of saved tensors, exposed as grad_fn._saved_<name>
-    array_forward = False  # built-ins: forward reads ._data and returns backend arrays
-    number_inputs = ()  # built-ins: positions of arguments that get an edge even when numbers
-    view_of_input = False  # built-in view ops: the outputs share storage with input 0
-    returns_many_views = False  # unbind/split: torch forbids changing such views in place
-    # built-ins: backward also works when every gradient has an extra leading (batch) dim,
-    # so is_grads_batched runs it once for the whole batch instead of once per row
-    batchable = False
+    _builtin = False  # teachgrad's own ops set it (autograd/builtin.py)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("node_name") or f"{cls.__name__}Backward"
-        saved = {f"_saved_{n}": _saved_property(i, n) for i, n in enumerate(cls.saved_names)}
+        names = getattr(cls, "saved_names", ())  # built-ins name what they save
+        saved = {f"_saved_{n}": _saved_property(i, n) for i, n in enumerate(names)}
         cls._backward_cls = type(
             name,
             (BackwardFunction,),
             {
                 "_forward_cls": cls,
-                "_saved_names": cls.saved_names,
+                "_saved_names": names,
                 "__module__": cls.__module__,
                 "__qualname__": name,
                 **saved,
@@ -336,67 +329,72 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        """Run forward and, if any input requires grad, record a node for backward."""
-        # This is the hot path of every op: written for speed, but each step is plain.
-        # (Plain loops, no comprehensions: on Python 3.11 each comprehension is a function call.)
-        if _profiling.active:  # inside profile(): the recorder times this call
-            if _profiling.bypass:
-                _profiling.bypass = False
-            else:
-                return _profiling.recorder.forward(cls, args, kwargs)
+        """Run forward and, if any input requires grad, record a node for backward.
+        (teachgrad's own ops take a faster path: ``Builtin.apply``.)"""
+        if _profiling.active and _profiling.takes():  # inside profile(): time this call
+            return _profiling.recorder.forward(cls, args, kwargs)
+        # 1. decide whether to record: does any input require grad (with grad mode on)?
         ctx = _new(cls._backward_cls)  # the node; made without calling __init__ (it has none)
-        needs = None
-        if _grad_state.enabled:
-            for a in args:
-                if isinstance(a, Tensor):
-                    if a._base is not None:
-                        a._refresh_view()  # a view's history may have changed via an alias
-                    if a._requires_grad:
-                        needs = True
-            if needs:
-                needs = []
-                for b in args:
-                    needs.append(isinstance(b, Tensor) and b._requires_grad)
-                needs = tuple(needs)
-        ctx.needs_input_grad = needs or (
-            _NO_GRADS[len(args)] if len(args) < 256 else (False,) * len(args)
-        )
-
-        if cls.array_forward:
-            # built-ins: forward always gets ctx; setup_context (if any) sees the wrapped outputs
-            out = cls.forward(ctx, *args, **kwargs)
-            if type(out) is _ndarray:  # one array: the common case, kept fast
-                outputs = (_make_view(out, args[0]) if cls.view_of_input else wrap_array(out),)
-                single = True
-            else:
-                single = type(out) is not tuple
-                outputs = _wrap_outputs((out,) if single else out, args, ctx, cls, needs)
-            if needs and cls._new_style:
-                cls.setup_context(ctx, args, outputs[0] if single else outputs)
-        else:
-            level, _fw_state.level = _fw_state.level, None  # jvp, not forward's ops, gives tangents
-            try:
-                with no_grad():  # a custom forward's own ops are never recorded
-                    if cls._new_style:
-                        out = cls.forward(*args, **kwargs)
-                        cls.setup_context(ctx, args, out)
-                    else:
-                        out = cls.forward(ctx, *args, **kwargs)
-            finally:
-                _fw_state.level = level
-            single = type(out) is not tuple
-            outputs = _wrap_outputs((out,) if single else out, args, ctx, cls, needs)
-        if needs:
-            _connect(ctx, cls, args, outputs)
-            if _listeners:
-                _announce(ctx, outputs)
-        elif _grad_state.inference:
-            for t in outputs:  # a view of a normal tensor stays normal (it is not new memory)
-                if isinstance(t, Tensor) and (t._base is None or t._base._inference):
-                    t._inference = True
-        if _fw_state.level is not None:  # forward-mode AD: push the inputs' tangents through
-            push_tangents(cls, ctx, args, kwargs, outputs)
+        needs = needs_grad(args)
+        ctx.needs_input_grad = needs or no_grads(len(args))
+        # 2. run forward; its own ops are not recorded (nor given tangents: jvp does that)
+        level, _fw_state.level = _fw_state.level, None
+        try:
+            with no_grad():
+                if cls._new_style:
+                    out = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, out)
+                else:
+                    out = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _fw_state.level = level
+        single = type(out) is not tuple
+        outputs = wrap_outputs((out,) if single else out, args, ctx, cls, needs)
+        # 3. connect the node to the graph: the outputs' grad_fn, edges to the inputs
+        record(cls, ctx, args, kwargs, outputs, needs)
+        # 4. return the outputs as forward did (one value, or a tuple)
         return outputs[0] if single else outputs
+
+
+def needs_grad(args) -> tuple | None:
+    """Which arguments need a gradient (a tuple of bools), or None: record nothing."""
+    # (Plain loops, no comprehensions: on Python 3.11 each comprehension is a function call,
+    # and this runs for every op.)
+    if not _grad_state.enabled:
+        return None
+    needs = None
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._base is not None:
+                a._refresh_view()  # a view's history may have changed via an alias
+            if a._requires_grad:
+                needs = True
+    if needs:
+        needs = []
+        for b in args:
+            needs.append(isinstance(b, Tensor) and b._requires_grad)
+        needs = tuple(needs)
+    return needs
+
+
+def no_grads(n: int) -> tuple:
+    """``needs_input_grad`` when nothing is recorded: n times False (made once per n)."""
+    return _NO_GRADS[n] if n < 256 else (False,) * n
+
+
+def record(cls, ctx, args, kwargs, outputs, needs) -> None:
+    """After forward: connect the node (``needs``), else mark outputs made in inference
+    mode; then push forward-mode tangents through, if a dual level is open."""
+    if needs:
+        _connect(ctx, cls, args, outputs)
+        if _listeners:
+            _announce(ctx, outputs)
+    elif _grad_state.inference:
+        for t in outputs:  # a view of a normal tensor stays normal (it is not new memory)
+            if isinstance(t, Tensor) and (t._base is None or t._base._inference):
+                t._inference = True
+    if _fw_state.level is not None:  # forward-mode AD: push the inputs' tangents through
+        push_tangents(cls, ctx, args, kwargs, outputs)
 
 
 def _overrides(cls) -> set:
@@ -408,7 +406,7 @@ def _overrides(cls) -> set:
     return names
 
 
-def _wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
+def wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
     """Turn forward's results into Tensors: arrays are wrapped, views share storage."""
     for t in ctx.dirty_tensors:  # torch counts marking a tensor dirty as one more change
         _check_dirty(t, cls, record, len(outs))
@@ -420,8 +418,8 @@ def _wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
                 o = o._alias()  # an input returned unchanged: the output is a new alias of it
         elif hasattr(o, "dtype"):
             o = as_array(o)  # a full reduction in NumPy returns a scalar, not a 0-d array
-            if cls.view_of_input:
-                o = _make_view(o, args[0])
+            if cls._builtin and cls.view_of_input:
+                o = make_view(o, args[0])
                 if cls.returns_many_views:
                     o._creation_meta = "multi_output"  # torch forbids in-place on these
             else:
@@ -440,7 +438,7 @@ def _check_dirty(t, cls, record, n_outputs) -> None:
         )
 
 
-def _make_view(array, source):
+def make_view(array, source):
     """A Tensor for ``array``, a view of ``source``'s memory: same storage and version counter."""
     base = source._base if source._base is not None else source
     t = Tensor._make(array, source._counter, base)
@@ -467,7 +465,7 @@ def _connect(ctx, cls, args, outputs) -> None:
             edges.append((fn, a._output_nr) if fn is not None and a._base is None else a._edge())
             data = a._data
             meta.append((i, data.shape, data.dtype, type(data)))
-        elif i in cls.number_inputs:  # torch wraps a number operand as a tensor: an empty edge
+        elif cls._builtin and i in cls.number_inputs:  # torch wraps a number operand: an empty edge
             edges.append((None, 0))
             meta.append((i, (), None, None))
     ctx.next_functions = tuple(edges)
@@ -494,7 +492,7 @@ def _connect(ctx, cls, args, outputs) -> None:
 
     to_save = ctx.to_save
     if to_save:
-        names = cls.saved_names
+        names = cls.saved_names if cls._builtin else ()
         saved = []
         for j, t in enumerate(to_save):
             if isinstance(t, Tensor):

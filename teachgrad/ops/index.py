@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from .._backend import array_module
 from .._tensor import Tensor, _wrap_dim, wrap_array
+from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
-from ..autograd.function import Function
 from .pointwise import broadcast_shape
 
 
@@ -32,9 +32,8 @@ def _array_key(key, xp):
     return tuple(out)
 
 
-class Index(Function):
+class Index(Builtin):
     node_name = "IndexBackward0"
-    array_forward = True
     formula = {"self": "zeros with grad added at indices"}
 
     @staticmethod
@@ -50,11 +49,10 @@ class Index(Function):
     jvp = staticmethod(linear_jvp)
 
 
-class _IndexPut(Function):
+class _IndexPut(Builtin):
     """Backward of ``Index``: add the gradient into zeros at the indexed places."""
 
     node_name = "IndexBackwardBackward0"
-    array_forward = True
     formula = {"grad_output": "grad[indices]"}
 
     @staticmethod
@@ -125,11 +123,10 @@ def check_key(shape, key) -> None:
             dim += 1
 
 
-class IndexPut(Function):
+class IndexPut(Builtin):
     """``x`` with ``x[key]`` set to (or, with ``accumulate``, increased by) ``values``."""
 
     node_name = "IndexPutBackward0"
-    array_forward = True
     formula = {"self": "grad, zeroed at indices unless accumulate", "values": "grad[indices]"}
     number_inputs = (2,)  # a number value still gets an (empty) edge, as in torch
 
@@ -160,9 +157,8 @@ class IndexPut(Function):
     jvp = staticmethod(linear_jvp)
 
 
-class MaskedFill(Function):
+class MaskedFill(Builtin):
     node_name = "MaskedFillBackward0"
-    array_forward = True
     formula = {"self": "where(mask, 0, grad)"}
 
     @staticmethod
@@ -293,12 +289,11 @@ def _scattered(a, dim, index, src, combine=None):
     return out
 
 
-class _ReadAlongDim(Function):
+class _ReadAlongDim(Builtin):
     """Gather and IndexSelect: read ``a`` at ``index`` along ``dim``. Both are linear, and both
     backwards add the gradient into zeros of the input's shape at the same places
     (``add_back``, each class's own: the transpose of the read)."""
 
-    array_forward = True
     saved_names = ("index",)
     jvp = staticmethod(linear_jvp)
 
@@ -327,9 +322,8 @@ class Gather(_ReadAlongDim):
         return ScatterAdd.apply(zeros, dim, index, grad)
 
 
-class Scatter(Function):
+class Scatter(Builtin):
     node_name = "ScatterBackward0"
-    array_forward = True
     saved_names = ("index",)
     formula = {"self": "scatter(grad, dim, index, 0)", "src": "gather(grad, dim, index)"}
     jvp = staticmethod(linear_jvp)  # linear in input and src together
@@ -358,9 +352,8 @@ class ScatterValue(Scatter):
         return ScatterValue.apply(t, dim, index, 0)  # the written value is a constant
 
 
-class ScatterAdd(Function):
+class ScatterAdd(Builtin):
     node_name = "ScatterAddBackward0"
-    array_forward = True
     saved_names = ("index",)
     formula = {"self": "grad", "src": "gather(grad, dim, index)"}
     jvp = staticmethod(linear_jvp)
@@ -377,11 +370,10 @@ class ScatterAdd(Function):
         return grad, None, None, grad_src
 
 
-class ScatterReduce(Function):
+class ScatterReduce(Builtin):
     """``scatter(..., reduce="add" | "multiply")``: torch has no derivative for it either."""
 
     node_name = "NotImplemented"
-    array_forward = True
     formula = {"self": "no derivative: backward raises", "src": "no derivative: backward raises"}
 
     @staticmethod
@@ -530,11 +522,10 @@ class IndexSelect(_ReadAlongDim):
         return _IndexAdd.apply(grad, in_shape, dim, index)
 
 
-class _IndexAdd(Function):
+class _IndexAdd(Builtin):
     """Backward of ``index_select``: add the gradient's slices into zeros at the indices."""
 
     node_name = "IndexAddBackward0"
-    array_forward = True
     formula = {"grad_output": "index_select(grad, dim, index)"}
     jvp = staticmethod(linear_jvp)
 

@@ -33,9 +33,9 @@ import warnings
 
 from .._backend import address, array_module, strided_view
 from .._tensor import Tensor, wrap_array
+from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import inplace_tangent, linear_jvp, zero_tangent
 from ..autograd.forward_ad import state as _fw_state
-from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import Node, SavedTensor, _short, stamp
@@ -83,11 +83,10 @@ def embed_region(v, positions, base_shape):
     return _IndexPut.apply(v, (size,), (positions,)).reshape(base_shape)
 
 
-class AsStrided(Function):
+class AsStrided(Builtin):
     """A view's grad_fn after its base's history was rewritten: it reads its region of the base."""
 
     node_name = "AsStridedBackward0"
-    array_forward = True
     view_of_input = True
     formula = {"self": "zeros with grad at the view's positions"}
 
@@ -425,9 +424,8 @@ def _type_word(np_dtype) -> str:
 # --------------------------------------------------------------------------- ops that only exist in place
 
 
-class Zero(Function):
+class Zero(Builtin):
     node_name = "ZeroBackward0"
-    array_forward = True
     formula = {"self": "0"}
 
     @staticmethod
@@ -441,11 +439,10 @@ class Zero(Function):
     jvp = staticmethod(zero_tangent)
 
 
-class Fill(Function):
+class Fill(Builtin):
     """``fill_(number)``: every element becomes the number; no gradient flows to the old values."""
 
     node_name = "FillBackward2"
-    array_forward = True
     formula = {"self": "0"}
 
     @staticmethod
@@ -459,11 +456,10 @@ class Fill(Function):
     jvp = staticmethod(zero_tangent)
 
 
-class FillTensor(Function):
+class FillTensor(Builtin):
     """``fill_(0-d tensor)``: the value's gradient is the sum of the gradient."""
 
     node_name = "FillBackward3"
-    array_forward = True
     formula = {"self": "0", "value": "sum(grad)"}
 
     @staticmethod
@@ -486,9 +482,8 @@ def fill(x, value):
     return FillTensor.apply(x, value) if isinstance(value, Tensor) else Fill.apply(x, value)
 
 
-class Copy(Function):
+class Copy(Builtin):
     node_name = "CopyBackwards"
-    array_forward = True
     formula = {"self": "0", "src": "grad, back to src's device and dtype"}
 
     @staticmethod

@@ -19,18 +19,17 @@ import string
 
 from .._backend import array_module, result_type
 from .._tensor import wrap_array
+from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import tangent_sum
-from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from .pointwise import broadcast_shape, operands, same_device
 from .views import diagonal, permute
 
 
-class Matmul(Function):
+class Matmul(Builtin):
     node_name = "UnsafeViewBackward0"  # torch's name for the general broadcast batched case
     batchable = True  # the formulas below broadcast over a leading batch dim of grad
     saved_names = ("self", "mat2")
-    array_forward = True
     formula = {"self": "grad @ mat2ᵀ", "mat2": "selfᵀ @ grad"}
 
     @staticmethod
@@ -488,11 +487,10 @@ def _label_sizes(terms, operands, ellipsis) -> dict:
     return sizes
 
 
-class Einsum(Function):
+class Einsum(Builtin):
     # einsum has no node of its own in torch: it reports the last op it was computed with,
     # a view of a batched product when letters were summed, else a product
     node_name = "ViewBackward0"
-    array_forward = True
     formula = {"operands": "einsum of grad with the rest of the operands"}
 
     @staticmethod

@@ -40,8 +40,8 @@ import math
 
 from .._backend import array_module, strided_view
 from .._tensor import wrap_array
+from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum
-from ..autograd.function import Function
 from .pointwise import SavesResult, _sigmoid, _unary, where
 from .reduce import sum_to
 from .shape import pad_array
@@ -252,12 +252,11 @@ _TANH_SCALE = math.sqrt(2 / math.pi)  # GELU's tanh approximation: tanh(√(2/π
 _TANH_CUBIC = 0.044715
 
 
-class Gelu(Function):
+class Gelu(Builtin):
     """``x · Φ(x)`` (Φ the standard normal CDF), or its tanh approximation."""
 
     node_name = "GeluBackward0"
     saved_names = ("self",)
-    array_forward = True
     # (φ the normal density; approximate="tanh" differentiates the tanh approximation instead)
     formula = {"self": "grad · (Φ(self) + self · φ(self))"}
 
@@ -322,7 +321,7 @@ class Softmax(SavesResult):
         return y * (t - (t * y).sum(ctx.dim, keepdim=True))
 
 
-class SoftmaxBackwardData(Function):
+class SoftmaxBackwardData(Builtin):
     """Softmax's backward, ``y · (g - sum(g · y))`` along ``dim``, as one op (not five).
 
     As a function of both ``g`` and ``y`` (which depends on the input) it has its own
@@ -333,7 +332,6 @@ class SoftmaxBackwardData(Function):
 
     node_name = "SoftmaxBackwardDataBackward0"
     saved_names = ("grad_output", "output")
-    array_forward = True
     formula = {
         "grad_output": "output · (grad − sum(grad · output, dim))",
         "output": "grad · (grad_output − s) − grad_output · sum(grad · output, dim); "
@@ -399,7 +397,7 @@ class LogSoftmax(SavesResult):
         return t - (ctx.result.exp() * t).sum(ctx.dim, keepdim=True)
 
 
-class LogSoftmaxBackwardData(Function):
+class LogSoftmaxBackwardData(Builtin):
     """LogSoftmax's backward, ``g - exp(y) · sum(g)`` along ``dim``, as one op (not four).
 
     As a function of both ``g`` and ``y`` (which depends on the input) it has its own
@@ -409,7 +407,6 @@ class LogSoftmaxBackwardData(Function):
 
     node_name = "LogSoftmaxBackwardDataBackward0"
     saved_names = ("grad_output", "output")
-    array_forward = True
     formula = {
         "grad_output": "grad − sum(grad · exp(output), dim)",
         "output": "−grad · exp(output) · sum(grad_output, dim)",
@@ -444,12 +441,11 @@ class LogSoftmaxBackwardData(Function):
 # --------------------------------------------------------------------------- linear
 
 
-class Addmm(Function):
+class Addmm(Builtin):
     """``bias + mat1 @ mat2`` (what ``linear`` computes for a batch of rows)."""
 
     node_name = "AddmmBackward0"
     saved_names = ("mat1", "mat2")
-    array_forward = True
     formula = {"self": "grad summed over the rows", "mat1": "grad @ mat2ᵀ", "mat2": "mat1ᵀ @ grad"}
 
     @staticmethod
@@ -488,12 +484,11 @@ class Addmm(Function):
 # --------------------------------------------------------------------------- losses
 
 
-class MseLoss(Function):
+class MseLoss(Builtin):
     """``(input - target)²``, reduced; both arguments get gradients."""
 
     node_name = "MseLossBackward0"
     saved_names = ("self", "target")
-    array_forward = True
     # N: the number of elements for reduction="mean", else 1
     formula = {
         "self": "2 · grad / N · (self − target)",
@@ -520,7 +515,7 @@ class MseLoss(Function):
         return _reduce_loss(2 * (a - target) * t_diff, ctx.reduction)
 
 
-class NllLoss(Function):
+class NllLoss(Builtin):
     """Negative log-likelihood of class indices: ``-weight[t] · input[n, t]`` per sample.
 
     ``input`` is (C,) or (N, C, ...), the class dim is 1 (0 for 1-d input). Targets
@@ -531,7 +526,6 @@ class NllLoss(Function):
 
     node_name = "NllLossBackward0"
     saved_names = ("target", "weight")
-    array_forward = True
     # W: the summed weight of the counted targets for reduction="mean", else 1
     formula = {"self": "zeros, −grad / W · weight[target] at target"}
 
@@ -604,7 +598,7 @@ def _pick_targets(x, t, class_dim):
     return xp.take_along_axis(x, xp.expand_dims(t, class_dim), class_dim).squeeze(class_dim)
 
 
-class NllLossGrad(Function):
+class NllLossGrad(Builtin):
     """``NllLoss``'s backward: zeros of the input's shape, with ``grad`` times each sample's
     coefficient (``-weight[t]``, over the total weight for ``'mean'``) at its target class.
 
@@ -614,7 +608,6 @@ class NllLossGrad(Function):
 
     node_name = "NllLossBackwardBackward0"
     saved_names = ("target", "weight")
-    array_forward = True
     formula = {"grad_output": "nll_loss(grad, target, weight)"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
@@ -656,7 +649,7 @@ def _clamped_log(xp, x):
     return xp.where(positive, xp.maximum(xp.log(xp.where(positive, x, 1)), -100), -100)
 
 
-class BinaryCrossEntropy(Function):
+class BinaryCrossEntropy(Builtin):
     """``-w · (t · log(x) + (1 - t) · log(1 - x))`` for probabilities x, logs clamped at -100.
 
     Gradients: ``w · (x - t) / (x · (1 - x))`` for x (denominator at least 1e-12)
@@ -665,7 +658,6 @@ class BinaryCrossEntropy(Function):
 
     node_name = "BinaryCrossEntropyBackward0"
     saved_names = ("self", "target", "weight")
-    array_forward = True
     # N: the number of elements for reduction="mean", else 1 (weight: 1 when not given)
     formula = {
         "self": "grad · weight / N · (self − target) / (self · (1 − self))",
@@ -727,7 +719,6 @@ class BinaryCrossEntropyWithLogits(BinaryCrossEntropy):
 
     node_name = "BinaryCrossEntropyWithLogitsBackward0"
     saved_names = ("self", "target", "weight", "pos_weight")
-    array_forward = True
     # without pos_weight (with it: see d_input and d_target)
     formula = {
         "self": "grad · weight / N · (σ(self) − target)",
@@ -770,12 +761,11 @@ class BinaryCrossEntropyWithLogits(BinaryCrossEntropy):
 # ``geometry`` is (stride, padding, dilation, groups) with padding ((top, bottom), (left, right)).
 
 
-class Convolution(Function):
+class Convolution(Builtin):
     """2-d convolution (cross-correlation) of (N, C, H, W) input with (O, C/groups, kh, kw) filters."""
 
     node_name = "ConvolutionBackward0"
     saved_names = ("input", "weight")
-    array_forward = True
     # conv2d_input / conv2d_weight: the two maps below (torch.nn.grad's names for them)
     formula = {
         "input": "conv2d_input(grad, weight)",
@@ -813,12 +803,10 @@ class Convolution(Function):
         )
 
 
-class _ConvolutionGrad(Function):
+class _ConvolutionGrad(Builtin):
     """What the two gradient maps below share. Each is bilinear in its two tensor inputs
     (``first``, ``second``), so its jvp moves one factor at a time, and its backward is two
     maps of the trio: ``grad_first``/``grad_second`` (each class's own) say which."""
-
-    array_forward = True
 
     @classmethod
     def backward(cls, ctx, gg):
@@ -900,12 +888,11 @@ def _batched(x):
     return x[None] if x.ndim == 3 else x
 
 
-class MaxPool2d(Function):
+class MaxPool2d(Builtin):
     """The largest value of each window, and where it was (``indices`` into each H*W plane)."""
 
     node_name = "MaxPool2DWithIndicesBackward0"
     saved_names = ("self", "result1")
-    array_forward = True
     formula = {"self": "zeros with grad added at result1"}  # result1: the indices output
 
     @staticmethod
@@ -989,7 +976,7 @@ def _max_of_tiles(x, kernel, out_hw):
     return values, tap_offset + corner
 
 
-class PlaneScatter(Function):
+class PlaneScatter(Builtin):
     """``grad`` added into zeros of ``in_shape`` at ``indices`` of each H*W plane (max-pool's
     backward; windows that share a maximum add up). Its backward gathers: ``PlaneGather``.
 
@@ -998,7 +985,6 @@ class PlaneScatter(Function):
     """
 
     node_name = "MaxPool2DWithIndicesBackwardBackward0"
-    array_forward = True
     formula = {"grad_output": "grad read at indices of each plane"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
@@ -1024,12 +1010,11 @@ class PlaneScatter(Function):
         return PlaneGather.apply(gg, indices, ctx.distinct), None, None, None
 
 
-class PlaneGather(Function):
+class PlaneGather(Builtin):
     """``x`` read at ``indices`` of each H*W plane (the transpose of ``PlaneScatter``; ``distinct``
     is passed on to it)."""
 
     node_name = "GatherBackward0"
-    array_forward = True
     formula = {"self": "zeros with grad added at indices of each plane"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
@@ -1070,11 +1055,10 @@ def avg_pool_divisors(input, kernel, stride, padding, out_hw, count_include_pad,
     return (counts[0].reshape(-1, 1) * counts[1]).astype(dtype)
 
 
-class AvgPool2d(Function):
+class AvgPool2d(Builtin):
     """The mean of each window (the divisor per window is in ``divisors``)."""
 
     node_name = "AvgPool2DBackward0"
-    array_forward = True
     formula = {"self": "grad / divisor, spread over each window"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
@@ -1092,12 +1076,11 @@ class AvgPool2d(Function):
         return AvgPool2dTranspose.apply(grad, ctx.in_shape, *ctx.pool), *(None,) * 5
 
 
-class AvgPool2dTranspose(Function):
+class AvgPool2dTranspose(Builtin):
     """Average pooling's backward: each window's gradient, divided by its divisor, spread evenly
     over the window's pixels (overlaps add up). Linear, so its backward is ``AvgPool2d``."""
 
     node_name = "AvgPool2DBackwardBackward0"
-    array_forward = True
     formula = {"grad_output": "avg_pool2d(grad)"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
@@ -1118,7 +1101,7 @@ class AvgPool2dTranspose(Function):
 # --------------------------------------------------------------------------- layer norm, embedding
 
 
-class NativeLayerNorm(Function):
+class NativeLayerNorm(Builtin):
     """Normalise over the last ``k`` dims: ``(x - mean) / sqrt(var + eps) · weight + bias``.
 
     With x̂ the normalised input and ĝ = grad · weight, the input gradient is
@@ -1128,7 +1111,6 @@ class NativeLayerNorm(Function):
 
     node_name = "NativeLayerNormBackward0"
     saved_names = ("input", "weight", "bias")
-    array_forward = True
     formula = {
         "input": "rstd · (gw − mean(gw) − x_hat · mean(gw · x_hat)); gw = grad · weight",
         "weight": "grad · x_hat",
@@ -1187,12 +1169,11 @@ class NativeLayerNorm(Function):
         return tangent_sum(t_hat, None if t_w is None else x_hat * t_w, t_b)
 
 
-class Embedding(Function):
+class Embedding(Builtin):
     """Rows of ``weight`` picked by integer ``indices``; the padding row gets no gradient."""
 
     node_name = "EmbeddingBackward0"
     saved_names = ("indices",)
-    array_forward = True
     formula = {"weight": "grad rows added at indices (not padding_idx)"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
@@ -1208,12 +1189,11 @@ class Embedding(Function):
         return EmbeddingRowSum.apply(grad, indices, ctx.num_weights, ctx.padding_idx), None, None
 
 
-class EmbeddingRowSum(Function):
+class EmbeddingRowSum(Builtin):
     """Embedding's backward: row ``i`` of the result sums the gradients of every position
     that looked up row ``i`` (repeats add up), except the padding row."""
 
     node_name = "EmbeddingDenseBackwardBackward0"
-    array_forward = True
     formula = {"grad_output": "grad[indices], 0 at padding_idx"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from .._backend import array_module, as_array, get_default_dtype, numpy_module, result_type
 from .._tensor import Tensor, wrap_array
+from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_tangent
-from ..autograd.function import Function
 
 # --------------------------------------------------------------------------- helpers
 
@@ -106,24 +106,22 @@ def float_data(x):
     return data if data.dtype.kind == "f" else data.astype(get_default_dtype().numpy)
 
 
-class _Binary(Function):
+class _Binary(Builtin):
     """Binary arithmetic on tensors or numbers: torch's saved names, one edge per operand."""
 
     batchable = True  # elementwise: a leading batch dim of grad just broadcasts
     saved_names = ("self", "other")
-    array_forward = True
     number_inputs = (0, 1)  # torch wraps a number operand as a tensor: it gets an empty edge
 
 
 # --------------------------------------------------------------------------- arithmetic
 
 
-class Add(Function):
+class Add(Builtin):
     batchable = True
     node_name = "AddBackward0"
     formula = {"self": "grad", "other": "grad · alpha"}
     number_inputs = (0, 1)  # torch wraps a number operand as a tensor: it gets an empty edge
-    array_forward = True
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -138,12 +136,11 @@ class Add(Function):
     jvp = staticmethod(linear_jvp)
 
 
-class Sub(Function):
+class Sub(Builtin):
     batchable = True
     node_name = "SubBackward0"
     formula = {"self": "grad", "other": "−grad · alpha"}
     number_inputs = (0, 1)  # torch wraps a number operand as a tensor: it gets an empty edge
-    array_forward = True
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -160,13 +157,12 @@ class Sub(Function):
     jvp = staticmethod(linear_jvp)
 
 
-class Rsub(Function):
+class Rsub(Builtin):
     """``number - tensor``."""
 
     batchable = True
     node_name = "RsubBackward1"
     formula = {"self": "−grad · alpha"}
-    array_forward = True
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -236,13 +232,12 @@ class Div(_Binary):
         return tangent_sum(ta, None if tb is None else -ctx.result * tb) / b
 
 
-class DivRounding(Function):
+class DivRounding(Builtin):
     """``div`` with ``rounding_mode='trunc'`` or ``'floor'``: piecewise constant, so zero grads."""
 
     batchable = True
     node_name = "DivBackward2"
     formula = {"self": "0", "other": "0"}
-    array_forward = True
 
     @staticmethod
     def forward(ctx, a, b, rounding_mode):
@@ -266,14 +261,13 @@ class DivRounding(Function):
     jvp = staticmethod(zero_tangent)
 
 
-class PowScalar(Function):
+class PowScalar(Builtin):
     """``tensor ** number``."""
 
     batchable = True
     node_name = "PowBackward0"
     saved_names = ("self", "exponent")
     formula = {"self": "grad · exponent · self^(exponent − 1)"}
-    array_forward = True
 
     @staticmethod
     def forward(ctx, a, exponent):
@@ -307,7 +301,7 @@ def _masked_log(base, exponent_or_none):
     return where(zero_base, 0.0, where(zero_base, 1.0, base).log())  # log(0) is never computed
 
 
-class Pow(Function):
+class Pow(Builtin):
     """``tensor ** tensor``."""
 
     batchable = True
@@ -317,7 +311,6 @@ class Pow(Function):
         "self": "grad · exponent · self^(exponent − 1)",
         "exponent": "grad · result · log(self)",  # (log taken as 0 where self is 0)
     }
-    array_forward = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -352,14 +345,13 @@ class Pow(Function):
         return tangent_sum(da, db)
 
 
-class Rpow(Function):
+class Rpow(Builtin):
     """``number ** tensor``."""
 
     batchable = True
     node_name = "PowBackward2"
     saved_names = ("exponent", "result", "self")
     formula = {"exponent": "grad · result · log(self)"}  # self: the number (the base)
-    array_forward = True
 
     @staticmethod
     def forward(ctx, exponent, base):
@@ -390,11 +382,10 @@ def _log_of_number(x: float) -> float:
     return math.log(x) if x > 0 else float("nan")
 
 
-class Neg(Function):
+class Neg(Builtin):
     batchable = True
     node_name = "NegBackward0"
     formula = {"self": "−grad"}
-    array_forward = True
 
     @staticmethod
     def forward(ctx, a):
@@ -410,12 +401,11 @@ class Neg(Function):
 # --------------------------------------------------------------------------- unary math
 
 
-class _Unary(Function):
+class _Unary(Builtin):
     """A unary float op ``forward = fn(x)`` with a backward formula in terms of x or the result."""
 
     batchable = True
     saved_names = ("self",)
-    array_forward = True
     uses_result = False  # save the output instead of the input (exp, tanh, sigmoid, ...)
 
     @staticmethod
@@ -477,12 +467,11 @@ Tan = _unary("Tan", "TanBackward0", lambda xp, x: xp.tan(x), lambda g, y: g * (1
 # fmt: on
 
 
-class _TanhGrad(Function):
+class _TanhGrad(Builtin):
     """tanh's backward ``g * (1 - y²)`` as one op, like torch's ``tanh_backward``; differentiable."""
 
     batchable = True
     node_name = "TanhBackwardBackward0"
-    array_forward = True
     formula = {
         "grad_output": "grad · (1 − output²)",
         "output": "−2 · grad · grad_output · output",
@@ -507,12 +496,11 @@ class _TanhGrad(Function):
         )
 
 
-class _SigmoidGrad(Function):
+class _SigmoidGrad(Builtin):
     """sigmoid's backward ``g * y * (1 - y)`` as one op (torch's ``sigmoid_backward``)."""
 
     batchable = True
     node_name = "SigmoidBackwardBackward0"
-    array_forward = True
     formula = {
         "grad_output": "grad · output · (1 − output)",
         "output": "grad · grad_output · (1 − 2 · output)",
@@ -549,12 +537,11 @@ def _sigmoid(xp, x):
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
-class SavesResult(Function):
+class SavesResult(Builtin):
     """A Function whose backward needs only its output (saved as ``result``):
     relu, softmax, log_softmax."""
 
     saved_names = ("result",)
-    array_forward = True
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -582,12 +569,11 @@ class Relu(SavesResult):
         return _ReluGrad.apply(t, ctx.result)
 
 
-class _ReluGrad(Function):
+class _ReluGrad(Builtin):
     """relu's backward ``g where y > 0, else 0`` as one op (torch's ``threshold_backward``)."""
 
     batchable = True
     node_name = "ThresholdBackwardBackward0"
-    array_forward = True
     # output (relu's result) only picks the places: it gets no gradient
     formula = {"grad_output": "grad · (output > 0)"}
 
@@ -608,11 +594,10 @@ class _ReluGrad(Function):
         return None if tg is None else _ReluGrad.apply(tg, ctx.inputs[1])
 
 
-class Abs(Function):
+class Abs(Builtin):
     batchable = True
     node_name = "AbsBackward0"
     saved_names = ("self",)
-    array_forward = True
     formula = {"self": "grad · sign(self)"}
 
     @staticmethod
@@ -630,11 +615,10 @@ class Abs(Function):
         return t * ctx.inputs[0].sign()
 
 
-class _ZeroGrad(Function):
+class _ZeroGrad(Builtin):
     """Piecewise-constant ops (sign, floor, ceil, round): the gradient is zero."""
 
     batchable = True
-    array_forward = True
     formula = {"self": "0"}
 
     @staticmethod
@@ -679,13 +663,12 @@ class Round(_ZeroGrad):
         return grad * 0, None
 
 
-class ClampScalar(Function):
+class ClampScalar(Builtin):
     """``clamp(x, min, max)`` with number bounds: the gradient passes where min <= x <= max."""
 
     batchable = True
     node_name = "ClampBackward1"
     saved_names = ("self",)
-    array_forward = True
     formula = {"self": "grad · (min ≤ self ≤ max)"}
 
     @staticmethod
@@ -717,13 +700,12 @@ class ClampScalar(Function):
         return inside
 
 
-class ClampTensor(Function):
+class ClampTensor(Builtin):
     """``clamp(x, min, max)`` with tensor bounds; the gradient goes to whichever value was chosen."""
 
     batchable = True
     node_name = "ClampBackward0"
     saved_names = ("self", "min", "max")
-    array_forward = True
     # (where the bounds cross, min > max, the result is max: max gets the gradient)
     formula = {
         "self": "grad · (min ≤ self ≤ max)",
@@ -821,11 +803,10 @@ class Minimum(_MaxMin):
     wins = staticmethod(lambda a, b: a < b)
 
 
-class Where(Function):
+class Where(Builtin):
     batchable = True
     node_name = "WhereBackward0"
     saved_names = ("condition",)
-    array_forward = True
     formula = {"self": "where(condition, grad, 0)", "other": "where(condition, 0, grad)"}
 
     @staticmethod
@@ -883,12 +864,11 @@ def _masked(xp, mask, x, y):
 # --------------------------------------------------------------------------- casts and copies
 
 
-class ToCopy(Function):
+class ToCopy(Builtin):
     """``x.to(dtype/device)``: the gradient is cast/moved back to the input's dtype and device."""
 
     batchable = True
     node_name = "ToCopyBackward0"
-    array_forward = True
     formula = {"self": "grad, back to self's dtype and device"}
 
     @staticmethod
@@ -910,13 +890,12 @@ class ToCopy(Function):
     jvp = staticmethod(linear_jvp)
 
 
-class Clone(Function):
+class Clone(Builtin):
     """A copy. ``layout``: 'K' keeps the strides (when the tensor is dense and non-overlapping,
     else row-major, as torch's preserve_format), 'C' is row-major, or an array whose layout to copy."""
 
     batchable = True
     node_name = "CloneBackward0"
-    array_forward = True
     formula = {"self": "grad"}
 
     @staticmethod

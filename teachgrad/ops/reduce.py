@@ -19,8 +19,8 @@ from collections import namedtuple
 
 from .._backend import array_module
 from .._tensor import Tensor, _wrap_dim, wrap_array
+from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
-from ..autograd.function import Function
 from .pointwise import where
 
 # --------------------------------------------------------------------------- helpers
@@ -88,10 +88,8 @@ def _count(shape, dims) -> int:
     return math.prod(shape[d] for d in dims)
 
 
-class _Reduction(Function):
+class _Reduction(Builtin):
     """Shared forward bookkeeping: remember the input shape, dims and keepdim."""
-
-    array_forward = True
 
     @staticmethod
     def remember(ctx, a, dim, keepdim):
@@ -343,10 +341,9 @@ class MinAll(_Extreme):
     pick = label = "min"
 
 
-class _ExtremeAlongDim(Function):
+class _ExtremeAlongDim(Builtin):
     """max/min along one dim: ``(values, indices)``; the gradient goes to the chosen index."""
 
-    array_forward = True
     saved_names = ("indices",)
     formula = {"self": "grad put into zeros at indices along dim"}  # grad: the values' gradient
     pick = "max"
@@ -520,9 +517,8 @@ class Norm(_Weighted):
 # --------------------------------------------------------------------------- running sum
 
 
-class Cumsum(Function):
+class Cumsum(Builtin):
     node_name = "CumsumBackward0"
-    array_forward = True
     formula = {"self": "flip(cumsum(flip(grad, dim), dim), dim)"}
     jvp = staticmethod(linear_jvp)
 

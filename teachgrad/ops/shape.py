@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from .._backend import array_module
 from .._tensor import _wrap_dim
+from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
-from ..autograd.function import Function
 from .reduce import reduction_dims
 
 
@@ -43,9 +43,8 @@ def _sizes(name, args, keyword, arg="dims"):
 # --------------------------------------------------------------------------- triangles
 
 
-class Tril(Function):
+class Tril(Builtin):
     node_name = "TrilBackward0"
-    array_forward = True
     formula = {"self": "tril(grad, diagonal)"}
     part = "tril"  # the backend function that keeps the wanted triangle
     jvp = staticmethod(linear_jvp)  # every op here is linear: its tangent is the op of the tangent
@@ -104,9 +103,8 @@ def triu(input, diagonal=0):
 # --------------------------------------------------------------------------- reordering
 
 
-class Flip(Function):
+class Flip(Builtin):
     node_name = "FlipBackward0"
-    array_forward = True
     formula = {"self": "flip(grad, dims)"}
     jvp = staticmethod(linear_jvp)
 
@@ -132,9 +130,8 @@ def flip(input, *args, dims=None):
     return Flip.apply(input, reduction_dims(_sizes("flip", args, dims), input._data.ndim))
 
 
-class Roll(Function):
+class Roll(Builtin):
     node_name = "RollBackward0"
-    array_forward = True
     formula = {"self": "roll(grad, −shifts, dims)"}
     jvp = staticmethod(linear_jvp)
 
@@ -181,9 +178,8 @@ def roll(input, shifts, dims=None):
 # --------------------------------------------------------------------------- copies side by side
 
 
-class Repeat(Function):
+class Repeat(Builtin):
     node_name = "RepeatBackward0"
-    array_forward = True
     formula = {"self": "grad summed over the copies"}
     jvp = staticmethod(linear_jvp)
 
@@ -274,9 +270,8 @@ def pad_array(x, pairs, value=0):
     return out
 
 
-class ConstantPadNd(Function):
+class ConstantPadNd(Builtin):
     node_name = "ConstantPadNdBackward0"
-    array_forward = True
     formula = {"self": "grad with the padding cropped off"}  # (and zeros where pad < 0 cropped)
 
     @staticmethod

@@ -21,13 +21,12 @@ import math
 
 from .._backend import array_module, result_type, strided_view
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
-from ..autograd.function import Function
 from .reduce import sum_to
 
 
-class _View(Function):
-    array_forward = True
+class _View(Builtin):
     view_of_input = True
     jvp = staticmethod(linear_jvp)  # a view of the tangent: views are linear
 
@@ -94,11 +93,10 @@ class ReshapeAlias(View):
     node_name = "ReshapeAliasBackward0"
 
 
-class UnsafeView(Function):
+class UnsafeView(Builtin):
     """``reshape`` of a tensor whose layout needs a copy (not a view)."""
 
     node_name = "UnsafeViewBackward0"
-    array_forward = True
     formula = {"self": "grad reshaped to self's shape"}
 
     @staticmethod
@@ -494,14 +492,12 @@ def expand_as(input, other):
 # --------------------------------------------------------------------------- select, slice, index
 
 
-class _EmbedGrad(Function):
+class _EmbedGrad(Builtin):
     """Backward of select/slice: the gradient placed into zeros of the input's shape.
 
     Its own backward takes the same select/slice of the incoming gradient, so
     double backward through indexing works.
     """
-
-    array_forward = True
 
     @staticmethod
     def forward(ctx, grad, in_shape, index, take):
@@ -688,9 +684,8 @@ def _is_advanced(k) -> bool:
 # --------------------------------------------------------------------------- joining
 
 
-class Cat(Function):
+class Cat(Builtin):
     node_name = "CatBackward0"
-    array_forward = True
     formula = {"tensors": "grad split along dim at the tensors' sizes"}
 
     @staticmethod
@@ -745,9 +740,8 @@ def cat(tensors, dim=0):
     return Cat.apply(dim, *kept)
 
 
-class Stack(Function):
+class Stack(Builtin):
     node_name = "StackBackward0"
-    array_forward = True
     formula = {"tensors": "select(grad, dim, i) for tensors[i]"}
 
     @staticmethod
@@ -958,11 +952,10 @@ class Diagonal(_View):
         return _DiagonalBackward.apply(grad, ctx.in_shape, *ctx.args), None, None, None
 
 
-class _DiagonalBackward(Function):
+class _DiagonalBackward(Builtin):
     """Backward of ``diagonal``: the gradient written onto the diagonal of zeros."""
 
     node_name = "DiagonalBackwardBackward0"
-    array_forward = True
     formula = {"grad_output": "diagonal(grad, offset, dim1, dim2)"}
 
     @staticmethod

@@ -70,3 +70,15 @@ def test_each_tensor_method_is_defined_once_and_the_table_is_in_force():
         assert getattr(tg.Tensor, name) is ops._METHODS[name], f"Tensor.{name} is not the table's"
     source = (PACKAGE / "ops" / "__init__.py").read_text()
     assert "_METHODS.update(" in source and source.count("_METHODS.update(") == 1  # in-place only
+
+
+def test_the_public_function_has_only_torchs_surface():
+    """Built-in-only knobs (node_name, saved_names, view_of_input ...) live on the ops'
+    own base class, ``teachgrad.autograd.builtin.Builtin``, not on the public Function."""
+    torch = needs.oracle()
+    ours = {n for n in dir(tg.autograd.Function) if not n.startswith("_")}
+    theirs = {n for n in dir(torch.autograd.Function) if not n.startswith("_")}
+    assert ours <= theirs, f"Function has names torch's has not: {sorted(ours - theirs)}"
+    from teachgrad.autograd.builtin import Builtin
+
+    assert issubclass(tg.ops.pointwise.Mul, Builtin) and tg.ops.pointwise.Mul._builtin

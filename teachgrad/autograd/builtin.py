@@ -1,0 +1,81 @@
+"""The dialect of teachgrad's own ops: ``Builtin``, the base class of every op in ``ops/``.
+
+You write a ``Function`` exactly as in PyTorch. teachgrad's built-in ops are Functions
+too, with the same ``forward``/``backward`` and the same node in the graph, written in
+a dialect that is closer to the arrays, and so faster:
+
+1. ``forward(ctx, *args)`` always gets ``ctx``, reads the arrays inside its Tensor
+   arguments (``x._data``) and returns a backend array (or a tuple of them): the
+   dialect wraps them as Tensors itself, so no Tensor is made inside an op;
+2. it keeps what backward needs with ``ctx.to_save = (...)`` (tensors, or plain numbers
+   such as the 3 of ``x * 3``), and ``saved_names`` gives them torch's names
+   (``grad_fn._saved_self``);
+3. ``backward(ctx, grad)`` is written with teachgrad ops, like yours, so that double
+   backward works; ``formula`` states the same rule for people (the stepper shows it);
+4. a few class flags say what a Function of yours never needs: ``node_name`` (torch's
+   name for the node, ``MulBackward0``), ``number_inputs`` (argument positions that get an
+   edge even when they are numbers, as torch wraps them), ``view_of_input`` (the
+   outputs share the first input's memory) and ``returns_many_views`` (unbind/split:
+   torch forbids changing such views in place), ``batchable`` (backward also works on
+   gradients with an extra leading batch dim, so ``is_grads_batched`` runs it once).
+
+``Builtin.apply`` is ``Function.apply``'s four steps with one shortcut: forward's result
+is already an array, so it is wrapped directly (one array, the common case, without a
+loop).
+
+    >>> import teachgrad as tg
+    >>> class Twice(Builtin):
+    ...     node_name = "TwiceBackward0"
+    ...     formula = {"self": "∂out · 2"}
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         return x._data * 2
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         return grad * 2
+    >>> y = Twice.apply(tg.ones(2, requires_grad=True)); y.grad_fn.name(), y
+    ('TwiceBackward0', tensor([2., 2.], grad_fn=<TwiceBackward0>))
+"""
+
+from __future__ import annotations
+
+from .._backend import numpy_module
+from .._profiling import state as _profiling
+from .._tensor import _new, wrap_array
+from .function import Function, make_view, needs_grad, no_grads, record, wrap_outputs
+
+_ndarray = numpy_module().ndarray
+
+
+class Builtin(Function):
+    """The base class of teachgrad's own ops (see the module docstring)."""
+
+    _builtin = True  # (node_name has no default: each op names its own node)
+    saved_names: tuple = ()
+    number_inputs: tuple = ()
+    view_of_input = False
+    returns_many_views = False
+    batchable = False
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        if _profiling.active and _profiling.takes():  # inside profile(): time this call
+            return _profiling.recorder.forward(cls, args, kwargs)
+        # 1. decide whether to record
+        ctx = _new(cls._backward_cls)
+        needs = needs_grad(args)
+        ctx.needs_input_grad = needs or no_grads(len(args))
+        # 2. run forward on the arrays, and wrap its result
+        out = cls.forward(ctx, *args, **kwargs)
+        if type(out) is _ndarray:  # one array: the common case, kept fast
+            outputs = (make_view(out, args[0]) if cls.view_of_input else wrap_array(out),)
+            single = True
+        else:
+            single = type(out) is not tuple
+            outputs = wrap_outputs((out,) if single else out, args, ctx, cls, needs)
+        if needs and cls._new_style:  # setup_context sees the wrapped outputs
+            cls.setup_context(ctx, args, outputs[0] if single else outputs)
+        # 3. connect the node
+        record(cls, ctx, args, kwargs, outputs, needs)
+        # 4. return
+        return outputs[0] if single else outputs
