@@ -27,6 +27,8 @@ import pathlib
 import anywidget
 import traitlets
 
+from ._clusters import opened
+
 STATIC = pathlib.Path(__file__).with_name("_static")
 PANZOOM = STATIC / "panzoom-4.6.2.min.js"
 
@@ -82,8 +84,9 @@ class PictureBox(anywidget.AnyWidget):
         """Apply a click from the browser: ``{"fold": [...]}`` or ``{"open": [...]}``."""
         for ident in message.get("fold", []):
             self.folded[str(ident)] = True
-        for ident in message.get("open", []):
-            self.folded[str(ident)] = False
+        for name in message.get("open", []):
+            for ident in opened(str(name)):  # a run of repeats opens as a whole
+                self.folded[ident] = False
         if self.on_fold is not None:
             self.on_fold()
 

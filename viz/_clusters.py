@@ -392,6 +392,27 @@ def _middle_runs(repeats: list, foldable) -> list:
     return [r for r in runs + [run] if r]
 
 
+def _opens(clusters: list) -> list:
+    """What a click on a fold opens, as short names: a run of repeats is one name,
+    ``repeat-2~99`` (a loop of hundreds would otherwise make a name too long for Graphviz)."""
+    if len(clusters) > 1 and clusters[0].kind == "repeat":
+        return [f"{clusters[0].ident}~{clusters[-1].number}"]
+    return [c.ident for c in clusters]
+
+
+def opened(name: str) -> list:
+    """The cluster idents behind one of ``_opens``'s names.
+
+    >>> opened("repeat-2~4"), opened("module-layers.0")
+    (['repeat-2', 'repeat-3', 'repeat-4'], ['module-layers.0'])
+    """
+    first, _, last = name.partition("~")
+    if not last:
+        return [name]
+    stem, _, number = first.rpartition("-")
+    return [f"{stem}-{k}" for k in range(int(number), int(last) + 1)]
+
+
 def _repeat_title(run: list, total: int) -> str:
     first, last = run[0].number, run[-1].number
     if first == last:
@@ -402,8 +423,7 @@ def _repeat_title(run: list, total: int) -> str:
 def _add_fold(grouping, kind, title, parent, clusters, members) -> None:
     key = f"fold{len(grouping.folds) + 1}"
     hidden = [node_id for c in clusters for node_id in members[c.key]]
-    opens = [c.ident for c in clusters]
-    grouping.folds[key] = Fold(key, kind, title, parent, hidden, opens)
+    grouping.folds[key] = Fold(key, kind, title, parent, hidden, _opens(clusters))
     for node_id in hidden:
         grouping.hidden[node_id] = key
     for cluster in clusters:  # a folded cluster, and all inside it, is not framed

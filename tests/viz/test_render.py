@@ -20,6 +20,7 @@ import pytest
 
 import teachgrad as tg
 import viz
+import viz._box
 from teachgrad.autograd.graph import GraphSnapshot, snapshot
 from viz import render
 from viz._fit import natural_width
@@ -577,6 +578,16 @@ def test_a_clicked_repeat_folds_and_opened_repeats_split_the_folded_run(renderer
     )
     assert titles == ["repeats 2-4 of 10 (3 folded)", "repeats 6-9 of 10 (4 folded)"]
     assert "cluster-repeat-5" in by_id(split)
+    # a run opens as a whole: one short class name, however long the loop
+    opens = sorted(
+        c for g in nodes_by_title(split).values() for c in classes(g) if c.startswith("opens-")
+    )
+    assert opens == ["opens-repeat-2~4", "opens-repeat-6~9"]
+    box = viz._box.PictureBox()
+    box.choose({"open": ["repeat-6~9"]})
+    assert box.folded == {f"repeat-{k}": False for k in range(6, 10)}
+    long_loop = render.to_svg(snapshot(loop_graph(400)))  # 398 repeats folded into one box
+    assert "repeats 2-399 of 400" in " ".join(texts(parse(long_loop)))
 
 
 def test_the_frame_of_the_running_node_is_never_folded(renderer):
