@@ -2,8 +2,10 @@
 
 Recording an op, bumping a version, saving / unpacking / releasing a tensor for
 backward, running a backward node, storing a leaf's gradient and calling a hook
-each *emit* a small, typed event. With nobody listening this costs one check
-(``if listeners:``) at each place, so the engine runs as fast as without events.
+each *emit* a small, typed event. Each kind of event knows whether anyone wants it
+(``OpRecorded.on``, kept up to date by ``add_listener``): each place checks that once
+(``if OpRecorded.on:``), so with nobody listening the engine runs as fast as without
+events, and an event nobody wants is never made.
 
 Listen with ``tg.autograd.graph.record()`` (collects the events of a block) or
 ``tg.autograd.graph.add_listener(fn)`` (calls ``fn(event)`` until removed).
@@ -23,21 +25,27 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import typing
 
-listeners: list = []  # callables; the hot paths test this list's truthiness, nothing more
+listeners: list = []  # callables
 _kinds: dict = {}  # listener -> the event types it wants (absent: all of them)
-_wanted: set | None = None  # the types some listener wants (None: every type)
 _order = itertools.count(1)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(slots=True)
 class Event:
-    """One thing autograd did. ``seq`` orders all events of the process."""
+    """One thing autograd did. ``seq`` orders all events of the process.
 
+    ``on`` (a class attribute of each kind): some listener wants this kind. (Events are
+    slotted and not frozen: made cheaply, they are read by listeners and never changed.)
+    """
+
+    on: typing.ClassVar[bool] = False
+    receivers: typing.ClassVar[tuple] = ()  # the listeners that want this kind, in order
     seq: int
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(slots=True)
 class OpRecorded(Event):
     """Forward: an op ran with grad enabled and created ``node`` (its outputs' grad_fn)."""
 
@@ -45,7 +53,7 @@ class OpRecorded(Event):
     outputs: tuple
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(slots=True)
 class VersionBumped(Event):
     """An in-place op changed a storage: its version counter is now ``version``."""
 
@@ -54,7 +62,7 @@ class VersionBumped(Event):
     op: str
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(slots=True)
 class SavedTensorPacked(Event):
     """Forward: ``node`` saved a tensor for backward, under ``name``, at ``version``
     (``hooked``: a saved_tensors_hooks pack hook took it)."""
@@ -65,7 +73,7 @@ class SavedTensorPacked(Event):
     hooked: bool = False
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(slots=True)
 class SavedTensorUnpacked(Event):
     """Backward: ``node`` read its saved tensor ``name`` (after the version check)."""
 
@@ -73,14 +81,14 @@ class SavedTensorUnpacked(Event):
     name: str
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(slots=True)
 class SavedTensorReleased(Event):
     """Backward: ``node`` has run and freed what it saved (no ``retain_graph``)."""
 
     node: object
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(slots=True)
 class NodeStarted(Event):
     """Backward: ``node`` is about to run with these gradients of its outputs."""
 
@@ -88,7 +96,7 @@ class NodeStarted(Event):
     grad_outputs: tuple
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(slots=True)
 class NodeFinished(Event):
     """Backward: ``node`` ran; ``grad_inputs`` go along its ``next_functions``."""
 
@@ -97,7 +105,7 @@ class NodeFinished(Event):
     grad_inputs: tuple
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(slots=True)
 class GradAccumulated(Event):
     """Backward: ``grad`` was added into ``tensor.grad`` (a leaf, or a tensor that retains grad)."""
 
@@ -105,7 +113,7 @@ class GradAccumulated(Event):
     grad: object
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(slots=True)
 class HookFired(Event):
     """A hook ran: ``kind`` is "tensor", "pre", "post" or "post_accumulate"; ``owner`` is
     the tensor or node it was registered on."""
@@ -115,22 +123,32 @@ class HookFired(Event):
     hook: object
 
 
+KINDS = (
+    OpRecorded,
+    VersionBumped,
+    SavedTensorPacked,
+    SavedTensorUnpacked,
+    SavedTensorReleased,
+    NodeStarted,
+    NodeFinished,
+    GradAccumulated,
+    HookFired,
+)
+
+
 def emit(event_type, **fields) -> None:
     """Tell every listener that wants this type of event (call only after checking
-    ``if listeners:``). An event no listener wants is not even made."""
-    if _wanted is not None and event_type not in _wanted:
-        return
+    ``if event_type.on:``, so that an event nobody wants is never made)."""
     event = event_type(seq=next(_order), **fields)
-    for listener in list(listeners):
-        kinds = _kinds.get(listener)
-        if kinds is None or event_type in kinds:
-            listener(event)
+    for listener in event_type.receivers:  # (a tuple: a listener may remove itself)
+        listener(event)
 
 
 def _update_wanted() -> None:
-    global _wanted
-    everything = any(fn not in _kinds for fn in listeners)
-    _wanted = None if everything else {kind for fn in listeners for kind in _kinds[fn]}
+    """Give each kind its ``receivers`` (and ``on``): the listeners that want it."""
+    for kind in KINDS:
+        kind.receivers = tuple(fn for fn in listeners if kind in _kinds.get(fn, KINDS))
+        kind.on = bool(kind.receivers)
 
 
 class Listening:

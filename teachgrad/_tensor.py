@@ -64,7 +64,7 @@ class VersionCounter:
         if self.history is None:
             self.history = [None] * (self.version - 1)
         self.history.append(op_name)
-        if _events.listeners:
+        if _events.VersionBumped.on:
             _events.emit(_events.VersionBumped, counter=self, version=self.version, op=op_name)
 
 

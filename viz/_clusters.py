@@ -21,6 +21,7 @@ decides the grouping; ``render.py`` draws it.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import defaultdict
 
 from ._graph import consumers_of, forward_order, inputs_of
@@ -152,9 +153,12 @@ def _structure(snap) -> tuple:
     return _STRUCTURES[key]
 
 
+_UNSAFE = re.compile(r"[^0-9A-Za-z._+-]")
+
+
 def _safe(ident: str) -> str:
     """``ident`` as a name the SVG can carry in an id and a class (a module may be named anything)."""
-    return "".join(c if c.isalnum() or c in "._-+" else "_" for c in ident)
+    return _UNSAFE.sub("_", ident)
 
 
 def _layer_label(layer: int) -> str:
@@ -359,9 +363,9 @@ def _fold(grouping: Grouping, snap, folded: dict, auto: bool) -> None:
     def foldable(cluster, by_default: bool) -> bool:
         """Still framed, not holding the running node, and folded by choice or default."""
         return (
-            cluster.key in grouping.clusters  # not inside a fold made before
+            folded.get(cluster.ident, by_default)
+            and cluster.key in grouping.clusters  # not inside a fold made before
             and not current & set(members[cluster.key])
-            and folded.get(cluster.ident, by_default)
         )
 
     for cluster in list(grouping.clusters.values()):  # parents come before children

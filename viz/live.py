@@ -3,9 +3,9 @@
 What lives here:
 
 * ``GraphView`` -- listens to teachgrad's events (an op recorded, a version
-  bumped by an in-place op, a gradient accumulated, saved tensors released) and
-  redraws the graph behind the tensors it watches, at most ``max_fps`` times a
-  second;
+  bumped by an in-place op) and redraws the graph behind the tensors it watches, at
+  most ``max_fps`` times a second, and once more when a cell (or its ``with``
+  block) ends, which shows what backward did (gradients, released saved tensors);
 * ``picture_html(snapshot)`` -- one snapshot as an inline ``<svg>`` that fits the
   width it is given (``viz._fit``), or as ``<pre>`` text when no Graphviz renderer
   exists; the stepper and the HTML export draw with it too. The widgets show it in a
@@ -42,7 +42,6 @@ import importlib
 import inspect
 import math
 import re
-import threading
 import time
 
 import ipywidgets as widgets
@@ -54,15 +53,14 @@ from ._box import PictureBox
 from ._fit import fit
 from ._names import caller_namespaces, learner_names
 
-# The events that change what the picture shows.
-WATCHED = (
-    tg_graph.OpRecorded,
-    tg_graph.VersionBumped,
-    tg_graph.GradAccumulated,
-    tg_graph.SavedTensorReleased,
-)
+# The events that change what the picture shows: its nodes and versions. Backward's
+# events (a gradient accumulated, saved tensors released: a dozen per training step) are
+# not listened to; the redraw at the end of a cell shows what backward did. (Events cost a
+# watched training loop 7% more instructions with them, 4% without: callgrind, 200 steps.)
+WATCHED = (tg_graph.OpRecorded, tg_graph.VersionBumped)
 
 BUDGET = 0.05  # the share of the time redraws may take (see GraphView.gap)
+COLLECT_S = 0.05  # how often a view looks for a picture Graphviz is laying out
 NOTHING_YET = "(no graph yet: run an op on a tensor that requires grad)"
 _PROLOG = re.compile(r"^.*?(?=<svg\b)", re.DOTALL)  # <?xml ...?> and <!DOCTYPE ...> before <svg
 
@@ -173,14 +171,14 @@ def _ipython():
 
 
 class Drawer:
-    """Graphviz on a background thread, for the redraws that events cause in a notebook.
+    """Graphviz beside the user's code, for the redraws that events cause in a notebook.
 
     Why: of a redraw of a small model, the snapshot and the DOT text take about 2 ms and
-    the ``dot`` program about 50 ms; run in the user's thread, that made a watched
-    training loop 1.3x-1.6x slower. On this thread the loop pays only the 2 ms while
-    ``dot`` lays the picture out on the side (benchmarks/bench_viz.py, (4)). Only the
-    newest source waits its turn: one that a newer source replaced before it started
-    is never drawn.
+    the ``dot`` program about 50 ms; waiting for ``dot`` made a watched training loop
+    1.3x-1.6x slower. ``submit`` starts the program (a ``viz.render.Job``) and returns:
+    the loop goes on while it lays the picture out, and the picture is shown at the
+    next ``poll`` (the next redraw) or ``wait``. Only the newest source waits its turn:
+    one that a newer source replaced before the program was free is never drawn.
 
     >>> shown = []
     >>> drawer = Drawer(lambda svg, error: shown.append((svg is None, error)))
@@ -189,37 +187,57 @@ class Drawer:
     """
 
     def __init__(self, show):
-        self.show = show  # show(svg or None, error or None), called on the drawing thread
-        self._lock = threading.Lock()
+        self.show = show  # show(svg or None, error or None)
+        self.job = None  # the Graphviz run in progress
         self._next = None  # the newest DOT source not started yet
-        self._thread = None
+        self.layout_s = 0.0  # the CPU seconds the last finished run took
 
     def submit(self, source: str) -> None:
-        with self._lock:
-            self._next = source
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._work, daemon=True)
-                self._thread.start()
+        self._next = source
+        self.poll()
+
+    def poll(self) -> None:
+        """Show a finished picture; start the newest waiting source if Graphviz is free."""
+        if self.job is not None:
+            if not self.job.done():
+                return
+            self._finish()
+        if self._next is not None:
+            source, self._next = self._next, None
+            self._start(source)
+
+    @property
+    def busy(self) -> bool:
+        """Something submitted is not shown yet."""
+        return self.job is not None or self._next is not None
 
     def wait(self) -> None:
         """Return once everything submitted is drawn."""
-        thread = self._thread
-        if thread is not None:
-            thread.join()
+        while self.job is not None or self._next is not None:
+            if self.job is not None:
+                self._finish()
+            self.poll()
 
-    def _work(self) -> None:
-        while True:
-            with self._lock:
-                source, self._next = self._next, None
-                if source is None:
-                    self._thread = None
-                    return
-            try:
-                render = importlib.import_module(".render", __package__)
-                picture = render.render(source, "svg")
-                self.show(None if picture is None else picture.decode(), None)
-            except Exception as exc:  # a drawing bug must never break the user's code
-                self.show(None, exc)
+    def _start(self, source: str) -> None:
+        render = importlib.import_module(".render", __package__)
+        try:
+            renderer = render.find_renderer()
+            if renderer is None:
+                self.show(None, None)
+            else:
+                self.job = render.Job(renderer, source)
+        except Exception as exc:  # a drawing bug must never break the user's code
+            self.show(None, exc)
+
+    def _finish(self) -> None:
+        job, self.job = self.job, None
+        try:
+            picture = job.result()
+        except Exception as exc:
+            self.show(None, exc)
+            return
+        self.layout_s = job.cpu_s or 0.0
+        self.show(picture.decode(), None)
 
 
 def call_later(delay: float, fn):
@@ -291,11 +309,13 @@ class GraphView(widgets.VBox):
         self.bumps = 0
         self.pending = False
         self._last_event = None
-        self._last_render = -math.inf
-        self._spent = 0.0  # how long the last redraw took
+        self._latest = None  # the outputs of the latest recorded op, until drawn
+        self._last_render = self._due = -math.inf
+        self._spent = 0.0  # how long the last redraw took in this thread
         self.failure = None  # (op, message) of an op that raised, while it is drawn
         self._shell = None  # IPython, while listening there
         self._timer = None  # the handle of a scheduled redraw, if any
+        self._collecting = None  # the handle of a scheduled _collect, if any
         self._listening = None
         self.graph = PictureBox(on_fold=self.render)  # a click on a frame folds it
         self.graph.add_class("tg-graph")
@@ -304,7 +324,7 @@ class GraphView(widgets.VBox):
         self.children = [self.graph, self.status]
         self.add_class("tg-graphview")
         self.render()
-        self._last_render = -math.inf  # the first change is drawn at once, not throttled
+        self._last_render = self._due = -math.inf  # the first change is drawn at once
         if listen:
             self.start()
 
@@ -324,9 +344,9 @@ class GraphView(widgets.VBox):
         return self
 
     def stop(self) -> None:
-        """Stop listening; a change still pending is drawn now, so nothing is lost."""
+        """Stop listening and draw the graph as it is now, so nothing is lost."""
         self._unlisten()
-        self.flush()
+        self.render()
 
     def close(self) -> None:
         """Stop listening and close the widget (it disappears from the notebook)."""
@@ -346,9 +366,10 @@ class GraphView(widgets.VBox):
             with contextlib.suppress(ValueError):  # (not registered)
                 shell.events.unregister("post_run_cell", self._after_cell)
             self._shell = None
-        if getattr(self, "_timer", None) is not None:
-            self._timer.cancel()
-            self._timer = None
+        for handle in ("_timer", "_collecting"):
+            if getattr(self, handle, None) is not None:
+                getattr(self, handle).cancel()
+                setattr(self, handle, None)
 
     def __enter__(self) -> GraphView:
         return self.start()
@@ -375,9 +396,12 @@ class GraphView(widgets.VBox):
         self.failure = None  # the next change draws the graph as it is again
 
     def _after_cell(self, result) -> None:
-        """IPython's post_run_cell event: a cell that raised shows where the graph stopped."""
+        """IPython's post_run_cell event: a cell that raised shows where the graph stopped;
+        any other cell is drawn as it left the graph (backward's gradients included)."""
         if result.error_in_exec is not None:
             self.show_error(result.error_in_exec)
+        else:
+            self.render(wait=not self.background)
 
     def watch(self, *roots) -> None:
         """Draw the graph behind these tensors from now on (no roots: follow the latest op)."""
@@ -388,23 +412,29 @@ class GraphView(widgets.VBox):
     # ---------------------------------------------------------------- events
     def _on_event(self, event) -> None:
         """Called by teachgrad, in the middle of an op (for the WATCHED kinds only): note
-        it, redraw if allowed."""
-        if isinstance(event, tg_graph.OpRecorded):
+        it, redraw if due. It runs for every op of a watched loop, so it only notes: the
+        latest op's outputs are looked at when drawing (``_follow``)."""
+        kind = type(event)
+        if kind is tg_graph.OpRecorded:
             self.ops += 1
-            if self.follow:
-                outputs = [t for t in event.outputs if getattr(t, "grad_fn", None) is not None]
-                self.roots = outputs or self.roots
-        elif isinstance(event, tg_graph.VersionBumped):
+            self._latest = event.outputs
+        elif kind is tg_graph.VersionBumped:
             self.bumps += 1
         self._last_event = event  # described when drawn: most events are never shown
         self.pending = True
-        wait = self._last_render + self.gap() - self.clock()
-        if wait <= 0:
+        if self.clock() >= self._due:
             self.render(wait=not self.background)
         elif self._timer is None:
             # without an event loop (plain Python) nothing calls back: stop asking at each
             # event; the next redraw, flush() or stop() draws what is pending
-            self._timer = self.schedule(wait, self._on_timer) or NO_TIMER
+            self._timer = self.schedule(self._due - self.clock(), self._on_timer) or NO_TIMER
+
+    def _follow(self) -> None:
+        """With no roots given, draw from the latest recorded op's outputs."""
+        if self.follow and self._latest is not None:
+            outputs = [t for t in self._latest if getattr(t, "grad_fn", None) is not None]
+            self.roots = outputs or self.roots
+            self._latest = None
 
     def gap(self) -> float:
         """Seconds to leave between two redraws: ``1 / max_fps``, or more when a redraw
@@ -412,10 +442,14 @@ class GraphView(widgets.VBox):
 
         Why: a redraw is a snapshot plus a Graphviz run (tens of ms for a small model),
         so at 10 redraws a second a training loop watched by a GraphView ran 2.8x slower
-        (benchmarks/bench_viz.py, (4)); waiting ``spent / BUDGET`` after a redraw that
-        took ``spent`` bounds the cost whatever the graph's size.
+        (benchmarks/bench_viz.py, (4)). Waiting ``(spent + layout) / BUDGET`` after a
+        redraw bounds the cost whatever the graph's size: ``spent`` is the redraw's time
+        in the user's thread (Graphviz's run included when it waited for it) and, in the
+        background, ``layout`` is the CPU time of Graphviz's last run, which takes a CPU
+        too while it runs beside the user's code.
         """
-        return max(self.interval, self._spent / BUDGET)
+        layout = self._drawer.layout_s if self.background else 0.0
+        return max(self.interval, (self._spent + layout) / BUDGET)
 
     def _on_timer(self) -> None:
         self._timer = None
@@ -423,9 +457,18 @@ class GraphView(widgets.VBox):
             self.render(wait=not self.background)
 
     def flush(self) -> None:
-        """Draw now if a change is waiting to be drawn."""
+        """Draw now if a change is waiting to be drawn (and show a picture still being laid out)."""
         if self.pending:
             self.render()
+        else:
+            self._drawer.wait()
+
+    def _collect(self) -> None:
+        """Called back on the event loop (after the cell): show what Graphviz laid out."""
+        self._collecting = None
+        self._drawer.poll()
+        if self._drawer.busy:
+            self._collecting = self.schedule(COLLECT_S, self._collect) or NO_TIMER
 
     # ---------------------------------------------------------------- drawing
     def render(self, wait: bool = True) -> None:
@@ -434,6 +477,7 @@ class GraphView(widgets.VBox):
         self.pending = False
         self._last_render = start = self.clock()
         self.renders += 1
+        self._follow()
         self.snapshot = None
         if wait:
             self._drawer.wait()  # an older picture never lands after this one
@@ -452,9 +496,12 @@ class GraphView(widgets.VBox):
                     self._drawer.submit(source)
                     if wait:
                         self._drawer.wait()
+                    elif self._collecting is None:  # no event may come to show it: ask for a call
+                        self._collecting = self.schedule(COLLECT_S, self._collect) or NO_TIMER
             except Exception as exc:  # a drawing bug must never break the user's op
                 self._show_svg(None, exc)
         self._spent = self.clock() - start
+        self._due = self._last_render + self.gap()  # the next redraw, at the earliest
         self.status.value = html.escape(
             f"{self.ops} ops recorded, {self.bumps} in-place changes"
             + (f" | last: {describe(self._last_event)}" if self._last_event else "")

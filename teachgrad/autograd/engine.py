@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 from .. import _events, _seam
 from .._backend import array_module
-from .._events import listeners as _listeners
+from .._events import HookFired, NodeFinished, NodeStarted
 from .._profiling import state as _profiling
 from .._tensor import Tensor, wrap_array
 from . import anomaly_mode
@@ -352,8 +352,8 @@ class _Pass:
         if node._pre_hooks:
             grads = _run_pre_hooks(node, grads)
         grad_outputs = tuple(grads)
-        if _listeners:
-            _events.emit(_events.NodeStarted, node=node, grad_outputs=grad_outputs)
+        if NodeStarted.on:
+            _events.emit(NodeStarted, node=node, grad_outputs=grad_outputs)
         if _profiling.active:  # inside profile(): time this node
             grad_inputs = _profiling.recorder.backward(node, _formula, grads, self.batch)
         elif self.batch is None:  # (the common case inline: no extra call per node)
@@ -362,9 +362,9 @@ class _Pass:
             grad_inputs = _apply_batched(node, grads, self.batch)
         if node._post_hooks:
             grad_inputs = _run_post_hooks(node, grad_inputs, grad_outputs)
-        if _listeners:
+        if NodeFinished.on:
             _events.emit(
-                _events.NodeFinished,
+                NodeFinished,
                 node=node,
                 grad_outputs=grad_outputs,
                 grad_inputs=tuple(grad_inputs),
@@ -408,8 +408,8 @@ def _formula(node, grads, batch) -> tuple:
 def _run_pre_hooks(node, grads) -> list:
     for hook in list(node._pre_hooks.values()):
         new = hook(tuple(grads))
-        if _listeners:
-            _events.emit(_events.HookFired, kind="pre", owner=node, hook=hook)
+        if HookFired.on:
+            _events.emit(HookFired, kind="pre", owner=node, hook=hook)
         if new is not None:
             grads = _checked_hook_values(hook, new, grads, node)
     return grads
@@ -418,8 +418,8 @@ def _run_pre_hooks(node, grads) -> list:
 def _run_post_hooks(node, grad_inputs, grad_outputs) -> tuple:
     for hook in list(node._post_hooks.values()):
         new = hook(grad_inputs, grad_outputs)
-        if _listeners:
-            _events.emit(_events.HookFired, kind="post", owner=node, hook=hook)
+        if HookFired.on:
+            _events.emit(HookFired, kind="post", owner=node, hook=hook)
         if new is not None:
             grad_inputs = tuple(_checked_hook_values(hook, new, grad_inputs, node))
     return grad_inputs

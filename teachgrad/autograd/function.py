@@ -34,7 +34,7 @@ import functools
 
 from .. import _events, _seam
 from .._backend import array_module, as_array, device_type_of, from_numpy_dtype, numpy_module
-from .._events import listeners as _listeners
+from .._events import OpRecorded, SavedTensorPacked
 from .._profiling import state as _profiling
 from .._tensor import Tensor, _new, wrap_array
 from .forward_ad import push_tangents
@@ -387,7 +387,7 @@ def record(cls, ctx, args, kwargs, outputs, needs) -> None:
     mode; then push forward-mode tangents through, if a dual level is open."""
     if needs:
         _connect(ctx, cls, args, outputs)
-        if _listeners:
+        if OpRecorded.on or SavedTensorPacked.on:
             _announce(ctx, outputs)
     elif _grad_state.inference:
         for t in outputs:  # a view of a normal tensor stays normal (it is not new memory)
@@ -506,11 +506,12 @@ def _connect(ctx, cls, args, outputs) -> None:
 
 def _announce(node, outputs) -> None:
     """Events of a recorded op: the new node, then each tensor it saved."""
-    _events.emit(_events.OpRecorded, node=node, outputs=tuple(outputs))
-    for s in node._saved:
+    if OpRecorded.on:
+        _events.emit(OpRecorded, node=node, outputs=tuple(outputs))
+    for s in node._saved if SavedTensorPacked.on else ():
         if isinstance(s, SavedTensor):
             _events.emit(
-                _events.SavedTensorPacked,
+                SavedTensorPacked,
                 node=node,
                 name=s.name,
                 version=s.version,

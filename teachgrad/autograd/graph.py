@@ -29,7 +29,6 @@ from collections import namedtuple
 
 from .. import _events, _seam
 from .._backend import device_of, is_writeable
-from .._events import listeners as _listeners
 from .._tensor import Tensor, _new
 from .grad_mode import state as _grad_state
 
@@ -262,7 +261,7 @@ class SavedTensor:
             )
         if self.counter.version != self.version:
             raise RuntimeError(version_error(self, owner))
-        if _listeners:
+        if _events.SavedTensorUnpacked.on:
             _events.emit(_events.SavedTensorUnpacked, node=owner, name=self.name)
         if self.hooks is not None:
             return self._unpack_with_hook(owner)
@@ -437,7 +436,7 @@ class Node:
             if isinstance(s, SavedTensor) and not s.released:
                 s.release()
                 released = True
-        if released and _listeners:
+        if released and _events.SavedTensorReleased.on:
             _events.emit(_events.SavedTensorReleased, node=self)
 
     def _run_tensor_hooks(self, grads: list) -> list:
@@ -448,7 +447,7 @@ class Node:
                 for fn in list(fns.values()):
                     if grads[nr] is not None:
                         new = fn(grads[nr])
-                        if _listeners:
+                        if _events.HookFired.on:
                             _events.emit(_events.HookFired, kind="tensor", owner=self, hook=fn)
                         if new is not None:
                             grads[nr] = check_hook_result(new, grads[nr], self, nr)
@@ -519,7 +518,7 @@ class AccumulateGrad(Node):
             for fn in list(hooks.values()):
                 if g is not None:
                     new = fn(g)
-                    if _listeners:
+                    if _events.HookFired.on:
                         _events.emit(_events.HookFired, kind="tensor", owner=self.variable, hook=fn)
                     if new is not None:
                         g = check_hook_result(new, g, self, 0)
@@ -534,7 +533,7 @@ class AccumulateGrad(Node):
             if hooks:
                 for fn in list(hooks.values()):
                     fn(self.variable)
-                    if _listeners:
+                    if _events.HookFired.on:
                         _events.emit(
                             _events.HookFired, kind="post_accumulate", owner=self.variable, hook=fn
                         )
@@ -561,7 +560,7 @@ def accumulate_grad(var, g) -> None:
     * grad mode on (``create_graph=True``): ``var.grad = var.grad + g``, recorded.
     """
     _store_grad(var, g)
-    if _listeners:
+    if _events.GradAccumulated.on:
         _events.emit(_events.GradAccumulated, tensor=var, grad=var._grad)
 
 

@@ -333,3 +333,22 @@ def test_explain_grad(case):
     build, phrase = EXPLAIN[case]
     tensor, loss = build()
     assert phrase in tg.autograd.explain_grad(tensor, loss)
+
+
+def test_each_kind_of_event_knows_whether_anyone_wants_it():
+    """The hot paths check ``Kind.on`` once; a kind nobody wants is never made."""
+    from teachgrad import _events
+
+    assert not any(kind.on for kind in _events.KINDS)
+    made = []
+    with tg.autograd.graph.add_listener(made.append, kinds=[_events.NodeStarted]):
+        assert _events.NodeStarted.on and not _events.OpRecorded.on
+        assert _events.NodeStarted.receivers == (made.append,)
+        x = tg.tensor([1.0, 2.0], requires_grad=True)
+        (x * 2).sum().backward()
+    assert [type(e).__name__ for e in made] == ["NodeStarted"] * 3
+    assert not any(kind.on or kind.receivers for kind in _events.KINDS)
+    with tg.autograd.graph.record() as events:  # a listener of every kind
+        assert all(kind.on for kind in _events.KINDS)
+        (x * 2).sum()
+    assert [type(e).__name__ for e in events] == ["OpRecorded", "OpRecorded"]
