@@ -328,7 +328,7 @@ class Tensor:
         tensor([10., 10.])
         >>> h.remove()
         """
-        from .autograd.graph import HookDict, add_hook, hooks_of  # noqa: PLC0415 - graph imports us
+        from .autograd.tape import HookDict, add_hook, hooks_of  # noqa: PLC0415 - tape imports us
 
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
@@ -349,7 +349,7 @@ class Tensor:
         >>> (w * 3).sum().backward()
         tensor([3., 3.])
         """
-        from .autograd.graph import add_hook, hooks_of  # noqa: PLC0415
+        from .autograd.tape import add_hook, hooks_of  # noqa: PLC0415
 
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
@@ -384,7 +384,7 @@ class Tensor:
         ref = self._acc_ref
         acc = ref() if ref is not None else None
         if acc is None:
-            from .autograd.graph import AccumulateGrad  # noqa: PLC0415
+            from .autograd.tape import AccumulateGrad  # noqa: PLC0415
 
             acc = AccumulateGrad(self)
             self._acc_ref = weakref.ref(acc)  # weak: the graph, not the tensor, keeps it alive

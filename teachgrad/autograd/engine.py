@@ -40,7 +40,7 @@ from .._profiling import state as _profiling
 from .._tensor import Tensor, wrap_array
 from . import anomaly_mode
 from .grad_mode import state as _grad_state
-from .graph import AccumulateGrad, Node, accumulate_grad, check_hook_result
+from .tape import AccumulateGrad, Node, accumulate_grad, check_hook_result
 
 
 class BackwardStep(NamedTuple):

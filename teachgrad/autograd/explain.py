@@ -16,7 +16,7 @@ run yet, or a gradient that is really zero.
 from __future__ import annotations
 
 from .._tensor import Tensor
-from .graph import AccumulateGrad
+from .tape import AccumulateGrad
 
 
 def explain_grad(tensor: Tensor, loss: Tensor | None = None, name: str | None = None) -> str:

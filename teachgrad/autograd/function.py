@@ -41,7 +41,7 @@ from .forward_ad import push_tangents
 from .forward_ad import state as _fw_state
 from .grad_mode import no_grad
 from .grad_mode import state as _grad_state
-from .graph import Node, SavedTensor, _saved_property, stamp
+from .tape import Node, SavedTensor, _saved_property, stamp
 
 _ndarray = numpy_module().ndarray
 _NO_GRADS = [(False,) * n for n in range(256)]  # needs_input_grad when nothing is recorded

@@ -22,7 +22,7 @@ import threading
 class _GradState(threading.local):
     enabled = True
     inference = False
-    layer = 0  # how many backward passes with create_graph=True are running (graph.stamp)
+    layer = 0  # how many backward passes with create_graph=True are running (tape.stamp)
 
 
 state = _GradState()

@@ -38,7 +38,7 @@ import weakref
 
 from .._backend import device_of, device_type_of
 from .._tensor import Tensor
-from .graph import AccumulateGrad, SavedTensor
+from .tape import AccumulateGrad, SavedTensor
 
 _ids = itertools.count(1)
 PREVIEW_VALUES = 6  # how many values a preview shows

@@ -38,7 +38,7 @@ from ..autograd.forward_ad import inplace_tangent, linear_jvp, zero_tangent
 from ..autograd.forward_ad import state as _fw_state
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.grad_mode import state as _grad_state
-from ..autograd.graph import Node, SavedTensor, _short, stamp
+from ..autograd.tape import Node, SavedTensor, _short, stamp
 from . import index, pointwise
 from .index import Index, _IndexPut
 from .pointwise import where
@@ -65,7 +65,7 @@ def view_positions(view):
 
 
 def _dense(a) -> bool:
-    from ..autograd.graph import _dense as dense  # noqa: PLC0415
+    from ..autograd.tape import _dense as dense  # noqa: PLC0415
 
     return dense(a)
 

@@ -57,7 +57,7 @@ _ndarray = numpy_module().ndarray
 
 
 def _dense(array) -> bool:
-    from ..autograd.graph import _dense as dense  # noqa: PLC0415 - graph imports ops lazily
+    from ..autograd.tape import _dense as dense  # noqa: PLC0415 - graph imports ops lazily
 
     return dense(array)
 

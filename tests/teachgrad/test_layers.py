@@ -1,7 +1,7 @@
 """Imports point downward: the tape and the engine never import the layers above them.
 
 teachgrad's layers: ``_backend``, ``_tensor``, ``autograd``, ``ops``, ``nn``. The engine's
-modules (``autograd/engine.py``, ``graph.py``, ``function.py``) reach the few ops they
+modules (``autograd/engine.py``, ``function.py``, ``tape.py``) reach the few ops they
 need only through the documented seam, ``teachgrad/_seam.py``; neither at the top nor
 inside a function do they import ``ops``, ``nn``, ``optim`` or the observers built on
 them (snapshots, the profiler's report). And the seam holds exactly its documented names,
@@ -18,14 +18,7 @@ from teachgrad import _seam
 
 PACKAGE = pathlib.Path(tg.__file__).parent
 ABOVE = ("teachgrad.ops", "teachgrad.nn", "teachgrad.optim", "teachgrad.autograd.snapshot")
-# graph.py is also the public ``tg.autograd.graph`` namespace, which re-exports the
-# snapshot API at its end (torch's namespace is thinner: moving the tape out of it is
-# still to do), so for it only ops/nn/optim count as above.
-ENGINE = {
-    "autograd/engine.py": ABOVE,
-    "autograd/function.py": ABOVE,
-    "autograd/graph.py": ABOVE[:3],
-}
+ENGINE = ["autograd/engine.py", "autograd/function.py", "autograd/tape.py"]
 
 
 def _imported_modules(path: pathlib.Path) -> list:
@@ -52,7 +45,7 @@ def test_the_engine_imports_nothing_above_it(name):
     upward = [
         (module, line)
         for module, line in _imported_modules(PACKAGE / name)
-        if module.startswith(ENGINE[name])
+        if module.startswith(ABOVE)
     ]
     assert not upward, f"{name} imports from above its layer: {upward} (use teachgrad/_seam.py)"
 

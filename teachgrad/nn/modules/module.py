@@ -33,7 +33,7 @@ from collections.abc import Mapping
 
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ...autograd.graph import HookDict, RemovableHandle, add_hook
+from ...autograd.tape import HookDict, RemovableHandle, add_hook
 from ...ops import _to_arguments
 from ..parameter import Parameter
 

@@ -33,7 +33,7 @@ import teachgrad as tg
 import teachgrad.nn.functional  # noqa: F401 - imported so that all Functions are defined
 from teachgrad.autograd import Function
 from teachgrad.autograd.function import BackwardFunction
-from teachgrad.autograd.graph import AccumulateGrad, Node
+from teachgrad.autograd.tape import AccumulateGrad, Node
 from teachgrad.ops import (  # noqa: F401 - imported so that all Functions are defined
     index,
     inplace,

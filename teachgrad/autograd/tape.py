@@ -1,0 +1,616 @@
+"""The tape: nodes, the edges between them, and the tensors they save.
+
+The tape *is* the graph. Each op run with grad enabled creates one ``Node`` (its
+``grad_fn``): ``next_functions`` are the edges to the nodes of its inputs, and
+``SavedTensor`` objects hold what its backward formula needs. A leaf that
+requires grad is reached through its ``AccumulateGrad`` node, which adds the
+arriving gradient into ``leaf.grad``.
+
+What lives here: ``Node`` (hooks, names, metadata, saved-tensor access),
+``AccumulateGrad`` and ``accumulate_grad`` (how a gradient lands in ``.grad``),
+``SavedTensor`` (with the version check) and the saved-tensor hooks, and
+``RemovableHandle``. The engine that walks the graph is in ``engine.py``; the
+``Function`` machinery that builds nodes is in ``function.py``; the public
+``tg.autograd.graph`` (``graph.py``) shows a few of these names, as torch's does.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = (x * x).sum()
+    >>> y.grad_fn.name(), y.grad_fn.next_functions[0][0].name()
+    ('SumBackward0', 'MulBackward0')
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sys
+import warnings
+import weakref
+from collections import namedtuple
+
+from .. import _events, _seam
+from .._backend import device_of, is_writeable
+from .._tensor import Tensor, _new
+from .grad_mode import state as _grad_state
+
+# Nodes run latest-created first; AccumulateGrad nodes get the largest number so a
+# leaf's gradient is stored as soon as it is complete (torch does the same).
+_sequence = itertools.count()
+
+
+def stamp(node) -> None:
+    """Give a new node its place in creation order (``_seq``: among ready nodes backward
+    runs the latest first) and, while a backward with ``create_graph=True`` runs, its
+    layer (1: a node of the graph of the gradient; 2 inside a nested one ...)."""
+    node._seq = next(_sequence)
+    if _grad_state.layer:
+        node._layer = _grad_state.layer
+
+
+_ACCUMULATE_SEQ = sys.maxsize
+
+
+class HookDict(dict):
+    """Hooks by handle id, in registration order; weakly referenced by their handles."""
+
+
+class RemovableHandle:
+    """Returned by every ``register_*hook``; ``handle.remove()`` unregisters the hook.
+
+    >>> import teachgrad as tg
+    >>> x = tg.ones(1, requires_grad=True)
+    >>> h = x.register_hook(lambda g: g * 2); h.remove()
+    """
+
+    _next_id = itertools.count()
+
+    def __init__(self, hooks: HookDict):
+        self.id = next(RemovableHandle._next_id)
+        self._hooks = weakref.ref(hooks)
+
+    def remove(self) -> None:
+        hooks = self._hooks()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def hooks_of(owner, attr: str) -> HookDict:
+    """``owner.<attr>``, the HookDict stored there, created on first use."""
+    hooks = owner.__dict__.get(attr)
+    if hooks is None:
+        hooks = HookDict()
+        setattr(owner, attr, hooks)
+    return hooks
+
+
+def add_hook(hooks: HookDict, fn) -> RemovableHandle:
+    """Register ``fn`` in ``hooks`` and return the handle that removes it."""
+    if not callable(fn):
+        raise TypeError(f"hook must be callable, got {type(fn).__name__}")
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
+
+
+_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+
+_saved_hooks: list = []  # the (pack, unpack) pairs of the open saved_tensors_hooks blocks
+_hooks_disabled: list = []  # the messages of the open disable_saved_tensors_hooks blocks
+
+
+class saved_tensors_hooks:  # noqa: N801 - torch's name
+    """Within this block, every tensor saved for backward goes through ``pack_hook`` at
+    save time, and ``unpack_hook(packed)`` gives it back each time backward reads it.
+
+    Use it to see (or change) what backward keeps in memory: log it, compress it,
+    move it elsewhere. The innermost block wins; version checks still apply.
+
+    >>> import teachgrad as tg
+    >>> packed = []
+    >>> def pack(t):
+    ...     packed.append(tuple(t.shape)); return t
+    >>> x = tg.ones(3, requires_grad=True)
+    >>> with tg.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    ...     y = (x * x).sum()
+    >>> packed           # MulBackward0 saved self and other
+    [(3,), (3,)]
+    >>> y.backward(); x.grad
+    tensor([2., 2., 2.])
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self):
+        if _hooks_disabled:
+            raise RuntimeError(_hooks_disabled[-1])
+        _saved_hooks.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        _saved_hooks.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - torch's name
+    """Saved tensors wait for backward in host (CPU) memory, and move back to their
+    device when backward needs them: GPU memory is freed during forward. On the CPU
+    there is nothing to move, so tensors are kept as they are.
+
+    ``pin_memory=True`` uses page-locked host memory (faster copies back to the GPU).
+
+    >>> import teachgrad as tg
+    >>> x = tg.ones(2, requires_grad=True)
+    >>> with tg.autograd.graph.save_on_cpu():
+    ...     y = (x.exp() * 2).sum()
+    >>> y.backward(); x.grad
+    tensor([5.4366, 5.4366])
+    """
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack(t):
+            if t.device.type == "cpu":
+                return (None, t)
+            return (t.device, t.cpu().pin_memory() if pin_memory else t.cpu())
+
+        def unpack(packed):
+            device, t = packed
+            return t if device is None else t.to(device, non_blocking=pin_memory)
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:  # noqa: N801 - torch's name
+    """Within this block saved-tensor hooks are off, and opening a ``saved_tensors_hooks``
+    block raises ``RuntimeError(error_message)`` (for code that must not be hooked).
+
+    >>> import teachgrad as tg
+    >>> with tg.autograd.graph.disable_saved_tensors_hooks("not here"):
+    ...     try:
+    ...         tg.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t).__enter__()
+    ...     except RuntimeError as e:
+    ...         print(e)
+    not here
+    """
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        _hooks_disabled.append(self.error_message)
+        return self
+
+    def __exit__(self, *exc):
+        _hooks_disabled.pop()
+
+
+class SavedTensor:
+    """A tensor kept by a node for its backward formula, with the version it had then.
+
+    Saving an op's own *output* keeps only its data (not the output Tensor), because
+    that Tensor points back to the node: keeping it would make a reference cycle and
+    delay freeing memory. Unpacking rebuilds an equivalent tensor.
+    """
+
+    __slots__ = (
+        "tensor",
+        "data",
+        "counter",
+        "version",
+        "output_nr",
+        "is_output",
+        "name",
+        "released",
+        "base",
+        "tangent",
+        "meta",
+        "hooks",
+        "autograd",
+    )
+
+    def __init__(self, tensor, owner, name: str):
+        if tensor._inference:
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. To work around you can make a clone to "
+                f"get a normal tensor and use it in autograd.\n  {owner.name()} wanted to save '{name}' "
+                f"(shape {tuple(tensor.shape)}), which was created inside inference_mode(); tensors made "
+                "there can never take part in backward. Create it outside inference_mode, or use no_grad()."
+            )
+        self.name = name
+        self.counter = tensor._counter
+        self.version = tensor._counter.version
+        self.released = False
+        if tensor._grad_fn is owner:  # an output of the node that saves it
+            self.tensor = None
+            self.data = tensor._data
+            self.output_nr = tensor._output_nr
+            self.is_output = True
+            self.base = tensor._base
+            self.tangent = None  # (forward AD: filled in by push_tangents, kept for the rebuild)
+        else:
+            self.tensor = tensor
+            self.is_output = False
+        self.hooks = None
+        if _saved_hooks and not _hooks_disabled:  # saved_tensors_hooks: keep what pack returns
+            self._pack(tensor)
+
+    def _pack(self, tensor) -> None:
+        pack, unpack = _saved_hooks[-1]  # the innermost saved_tensors_hooks wins
+        data = tensor._data
+        self.meta = (data.shape, data.dtype, device_of(data))
+        # what the unpacked tensor needs so that autograd treats it as the original one
+        leaf_acc = tensor._grad_accumulator() if tensor.is_leaf and tensor._requires_grad else None
+        self.autograd = (tensor._grad_fn, tensor._output_nr, leaf_acc)
+        self.hooks = (unpack, pack(tensor))
+        self.tensor = self.data = None
+
+    def unpack(self, owner):
+        if self.released:
+            raise RuntimeError(
+                _FREED + f"\n  (node {owner.name()} tried to read its saved '{self.name}')"
+            )
+        if self.counter.version != self.version:
+            raise RuntimeError(version_error(self, owner))
+        if _events.SavedTensorUnpacked.on:
+            _events.emit(_events.SavedTensorUnpacked, node=owner, name=self.name)
+        if self.hooks is not None:
+            return self._unpack_with_hook(owner)
+        if not self.is_output:
+            return self.tensor
+        t = _new(Tensor)
+        t._data = self.data
+        t._counter = self.counter
+        if self.base is not None:
+            t._base = self.base
+            t._view_base_fn = self.base._grad_fn  # its history is `owner`, not a regenerated view
+        t._grad_fn = owner
+        t._output_nr = self.output_nr
+        t._requires_grad = True
+        if self.tangent is not None:
+            t._fw_grad, t._fw_level = self.tangent
+        return t
+
+    def _unpack_with_hook(self, owner):
+        unpack, packed = self.hooks
+        t = unpack(packed)
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                f"{type(t).__name__}\n  The unpack hook must give back the tensor ({owner.name()}'s "
+                f"saved '{self.name}') from what the pack hook returned."
+            )
+        if t._grad_fn is None:  # reconnect it to the graph where the original was
+            fn, output_nr, leaf_acc = self.autograd
+            if self.is_output:
+                fn, output_nr = owner, self.output_nr
+            if fn is not None:
+                t._grad_fn, t._output_nr, t._requires_grad = fn, output_nr, True
+            elif leaf_acc is not None:
+                t._requires_grad, t._acc_ref = True, weakref.ref(leaf_acc)
+        return t
+
+    def release(self):
+        if self.hooks is None:
+            data = self.data if self.tensor is None else self.tensor._data
+            self.meta = (data.shape, data.dtype, device_of(data))  # for snapshots (not data)
+        self.tensor = self.data = self.hooks = None
+        self.released = True
+
+    def shape_str(self) -> str:
+        if self.released:
+            return "released"
+        data = self.data if self.tensor is None else self.tensor._data
+        return str(list(self.meta[0] if data is None else data.shape))
+
+
+_TYPE_NAMES = {
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "float16": "HalfTensor",
+    "int64": "LongTensor",
+    "int32": "IntTensor",
+    "bool": "BoolTensor",
+}
+
+
+def _short(node) -> str:
+    """A node's name the way torch's error messages print it (``ExpBackward0`` -> ``Exp``)."""
+    return re.sub(r"Backward\d*$", "", node.name())
+
+
+def version_error(saved: SavedTensor, owner) -> str:
+    """torch's message for a saved tensor modified in place, plus what it means here."""
+    t = saved.tensor
+    if saved.is_output:
+        which = f", which is output {saved.output_nr} of {_short(owner)},"
+    elif t is not None:
+        fn = t.grad_fn  # (a view's history may have been regenerated: name what it is now)
+        which = f", which is output {t._output_nr} of {_short(fn)}," if fn else ""
+    else:  # packed by a saved_tensors_hooks pack hook
+        fn = saved.autograd[0]
+        which = f", which is output {saved.autograd[1]} of {_short(fn)}," if fn else ""
+    data = (
+        _SavedMeta(*saved.meta) if saved.hooks is not None else saved.data if t is None else t._data
+    )
+    type_name = _TYPE_NAMES.get(str(data.dtype), f"{data.dtype}Tensor")
+    bumps = getattr(saved.counter, "history", None)
+    changed_by = [b for b in (bumps or [])[saved.version :] if b] or ["an in-place op"]
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [teachgrad.{type_name} {list(data.shape)}]{which} is at version "
+        f"{saved.counter.version}; expected version {saved.version} instead.\n"
+        f"  What happened: {owner.name()} saved this tensor as '{saved.name}' (shape "
+        f"{tuple(data.shape)}) when the forward pass ran, at version {saved.version}. Then "
+        f"{', '.join(changed_by)} changed it in place, so its version is now {saved.counter.version} and the "
+        "gradient formula would use the wrong values.\n"
+        "  Hint: use the out-of-place op (e.g. `y = y * 2` instead of `y *= 2`, `x.exp()` instead of "
+        "`x.exp_()`), or `.clone()` the tensor before changing it."
+    )
+
+
+class Node:
+    """A backward function in the graph (torch's ``torch.autograd.graph.Node``).
+
+    ``name()`` is torch's name (``MulBackward0``); ``next_functions`` is one
+    ``(node, input_nr)`` edge per differentiable input (``(None, 0)`` for an input
+    that needs no gradient).
+
+    >>> import teachgrad as tg
+    >>> a = tg.tensor(2.0, requires_grad=True)
+    >>> (a * 3).grad_fn.next_functions[0][0].name()
+    'AccumulateGrad'
+    """
+
+    next_functions: tuple = ()
+    _saved: tuple = ()
+    _seq = 0
+    _layer = 0  # see stamp()
+    _output_meta: tuple = ()  # (shape, numpy dtype, array module) per output, for zero grads
+    _tensor_hooks = None  # {output_nr: {id: fn}}: hooks registered on the output tensors
+    _retain_grad = None  # {output_nr: weakref to the tensor that called retain_grad()}
+    _pre_hooks = None
+    _post_hooks = None
+    _metadata = None
+    _output_names = None  # {output_nr: name} for outputs the user named (t.name = "h")
+    _saved_names: tuple = ()  # torch's names for saved values, e.g. ("self", "other")
+
+    def name(self) -> str:
+        """torch's name for this node, e.g. ``'MulBackward0'``."""
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for your own notes about this node (kept as long as the node lives)."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def register_hook(self, fn) -> RemovableHandle:
+        """Call ``fn(grad_inputs, grad_outputs)`` after this node ran; it may return new grad_inputs.
+
+        >>> import teachgrad as tg
+        >>> x = tg.ones(2, requires_grad=True); y = (x * 2).sum()
+        >>> _ = y.grad_fn.register_hook(lambda gi, go: print(go[0]))
+        >>> y.backward()
+        tensor(1.)
+        """
+        return add_hook(hooks_of(self, "_post_hooks"), fn)
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """Call ``fn(grad_outputs)`` before this node runs; it may return new grad_outputs.
+
+        >>> import teachgrad as tg
+        >>> x = tg.ones(2, requires_grad=True); y = (x * 2).sum()
+        >>> _ = y.grad_fn.register_prehook(lambda go: (go[0] * 10,))
+        >>> y.backward(); x.grad
+        tensor([20., 20.])
+        """
+        return add_hook(hooks_of(self, "_pre_hooks"), fn)
+
+    def __call__(self, *grad_outputs):
+        """Run this node's backward formula directly (no engine, no hooks)."""
+        return self._apply(list(grad_outputs))
+
+    def _apply(self, grad_outputs: list) -> tuple:
+        raise NotImplementedError
+
+    # ---- saved tensors, exposed as torch does: grad_fn._saved_self, ._saved_result ...
+    # (one property per saved name, made with the node's class: see _saved_property. No
+    # __getattr__ here: it would make every attribute access on every node slower.)
+    def _release_saved(self):
+        released = False
+        for s in self._saved:
+            if isinstance(s, SavedTensor) and not s.released:
+                s.release()
+                released = True
+        if released and _events.SavedTensorReleased.on:
+            _events.emit(_events.SavedTensorReleased, node=self)
+
+    def _run_tensor_hooks(self, grads: list) -> list:
+        """Apply hooks registered on this node's output tensors, then retain_grad."""
+        hooks = self._tensor_hooks
+        if hooks:
+            for nr, fns in hooks.items():
+                for fn in list(fns.values()):
+                    if grads[nr] is not None:
+                        new = fn(grads[nr])
+                        if _events.HookFired.on:
+                            _events.emit(_events.HookFired, kind="tensor", owner=self, hook=fn)
+                        if new is not None:
+                            grads[nr] = check_hook_result(new, grads[nr], self, nr)
+        if self._retain_grad:  # runs after every other hook, as in torch
+            for nr, ref in self._retain_grad.items():
+                t = ref()
+                if t is not None and grads[nr] is not None:
+                    t._grad = grads[nr].clone() if t._grad is None else t._grad + grads[nr]
+        return grads
+
+
+_SavedMeta = namedtuple("_SavedMeta", ["shape", "dtype", "device"])
+
+
+def check_hook_result(new, old, node, nr, hook=None):
+    """A hook's replacement gradient must be a Tensor like the one it replaces."""
+    name = getattr(hook, "__name__", "hook")
+    if not isinstance(new, Tensor):
+        raise TypeError(
+            f"a tensor hook on output {nr} of {node.name()} must return a Tensor or None, "
+            f"got {type(new).__name__}"
+        )
+    if new.shape != old.shape:
+        raise RuntimeError(
+            f"hook '{name}' has changed the size of value: a hook on {node.name()} (position {nr}) "
+            f"returned shape {tuple(new.shape)}, but the gradient has shape {tuple(old.shape)}"
+        )
+    if new._data.dtype != old._data.dtype or type(new._data) is not type(old._data):
+        raise RuntimeError(
+            f"hook '{name}' has changed the type of value (was {_type_name(old)} got {_type_name(new)}): "
+            f"a hook on {node.name()} (position {nr}) must keep the gradient's dtype and device"
+        )
+    return new
+
+
+def _type_name(t) -> str:
+    return f"teachgrad.{_TYPE_NAMES.get(str(t._data.dtype), str(t._data.dtype))}"
+
+
+class AccumulateGrad(Node):
+    """The node that stores a leaf's gradient into ``leaf.grad`` (``.variable`` is the leaf).
+
+    >>> import teachgrad as tg
+    >>> w = tg.ones(2, requires_grad=True)
+    >>> acc = (w * 1).grad_fn.next_functions[0][0]
+    >>> acc.name(), acc.variable is w
+    ('AccumulateGrad', True)
+    """
+
+    _seq = _ACCUMULATE_SEQ
+    formula = {"variable": "grad, added into variable's gradient"}  # (a leaf: it has no inputs)
+
+    def __init__(self, variable):
+        self.variable = variable
+        self._output_meta = ((variable._data.shape, variable._data.dtype, type(variable._data)),)
+
+    @property
+    def _tensor_hooks(self):
+        """A leaf's hooks live on the leaf (this node is made and dropped with each graph)."""
+        return self.variable.__dict__.get("_backward_hooks")
+
+    def _run_tensor_hooks(self, grads):
+        hooks = self._tensor_hooks
+        if hooks:
+            g = grads[0]
+            if g is not None:
+                g._engine_owned = False  # a hook may keep a reference to it
+            for fn in list(hooks.values()):
+                if g is not None:
+                    new = fn(g)
+                    if _events.HookFired.on:
+                        _events.emit(_events.HookFired, kind="tensor", owner=self.variable, hook=fn)
+                    if new is not None:
+                        g = check_hook_result(new, g, self, 0)
+            grads[0] = g
+        return grads
+
+    def _apply(self, grads):
+        g, grads[0] = grads[0], None  # drop the list's reference: accumulate_grad counts them
+        if g is not None:
+            accumulate_grad(self.variable, g)
+            hooks = self.variable.__dict__.get("_post_acc_hooks")
+            if hooks:
+                for fn in list(hooks.values()):
+                    fn(self.variable)
+                    if _events.HookFired.on:
+                        _events.emit(
+                            _events.HookFired, kind="post_accumulate", owner=self.variable, hook=fn
+                        )
+        return ()
+
+
+def _saved_property(i: int, name: str) -> property:
+    """``node._saved_<name>``: the ``i``-th value the node saved (unpacked, version-checked)."""
+
+    def saved_value(node):
+        saved = node._saved[i]
+        return saved.unpack(node) if isinstance(saved, SavedTensor) else saved
+
+    return property(saved_value, doc=f"The saved ``{name}`` (torch's _saved_{name}).")
+
+
+def accumulate_grad(var, g) -> None:
+    """Add ``g`` into ``var.grad`` following torch's "default gradient layout" rules.
+
+    * no ``.grad`` yet: store ``g`` itself when nobody else holds it and its strides
+      already match ``var`` (no copy); otherwise copy into a buffer with ``var``'s
+      strides (row-major if ``var`` is not dense).
+    * ``.grad`` exists and grad mode is off: add in place, same buffer, strides kept.
+    * grad mode on (``create_graph=True``): ``var.grad = var.grad + g``, recorded.
+    """
+    _store_grad(var, g)
+    if _events.GradAccumulated.on:
+        _events.emit(_events.GradAccumulated, tensor=var, grad=var._grad)
+
+
+def _store_grad(var, g) -> None:
+    old = var._grad
+    if _grad_state.enabled:
+        new = _copy_with_layout(g, var) if old is None else old + g
+        if not _strides_match(new._data, var._data):
+            new = _copy_with_layout(new, var)
+        var._grad = new
+        return
+    if old is None:
+        if g._engine_owned and _strides_match(g._data, var._data):
+            g._engine_owned = False  # it is var.grad now: visible to everyone
+            var._grad = g  # made by this backward pass and held by nobody else: no copy needed
+        else:
+            var._grad = _copy_with_layout(g, var)
+    else:
+        if not _strides_match(old._data, var._data):
+            warnings.warn(
+                "grad and param do not obey the gradient layout contract. This is not an error, but may "
+                f"impair performance.\ngrad.sizes() = {list(old.shape)}, strides() = {list(old.stride())}\n"
+                f"param.sizes() = {list(var.shape)}, strides() = {list(var.stride())}",
+                UserWarning,
+                stacklevel=2,
+            )
+        if is_writeable(old._data):
+            old._data += g._data
+            old._counter.bump("gradient accumulation")
+        else:
+            var._grad = old + g
+
+
+def _strides_match(a, b) -> bool:
+    return a.strides == b.strides or not _dense(b) and a.flags.c_contiguous
+
+
+def _dense(a) -> bool:
+    """Non-overlapping and dense: some permutation of the dims is contiguous."""
+    dims = sorted((s, d) for s, d in zip(a.strides, a.shape, strict=False) if d != 1)
+    expected = a.itemsize
+    for stride, size in dims:
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _copy_with_layout(g, var):
+
+    return _seam.clone_like(g, var._data if _dense(var._data) else None)
