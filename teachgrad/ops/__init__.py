@@ -8,7 +8,9 @@ place that says which method is which op.
 
 from __future__ import annotations
 
-from .. import _seam
+from .. import _backend, _seam
+from .._backend import as_device, as_dtype, check_cuda_index
+from .._backend import device as device_type
 from .._tensor import Tensor
 from . import index, inplace, linalg, pointwise, reduce, shape, views  # noqa: F401 - the families
 from .index import gather, index_put, index_select, masked_fill, scatter, scatter_add
@@ -314,8 +316,6 @@ def _to_arguments(args, kwargs) -> tuple:
     ``kwargs`` is used up: a keyword left over is torch's TypeError. ``Tensor.to`` and
     ``nn.Module.to`` both read their arguments with it.
     """
-    from .._backend import as_device, as_dtype  # noqa: PLC0415
-    from .._backend import device as device_type  # noqa: PLC0415
 
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
@@ -348,8 +348,6 @@ def _to(self, *args, **kwargs):
     kwargs.pop("memory_format", None)
     dev, dt = _to_arguments(args, kwargs)
     if dev is not None and dev.type == "cuda":
-        from .._backend import check_cuda_index  # noqa: PLC0415
-
         check_cuda_index(dev)
     same_dtype = dt is None or dt.numpy == self._data.dtype
     same_device = (
@@ -364,8 +362,6 @@ def _to(self, *args, **kwargs):
 
 def _caster(dtype_name):
     def cast(self):
-        from .. import _backend  # noqa: PLC0415
-
         return _to(self, getattr(_backend, dtype_name))
 
     cast.__name__ = dtype_name

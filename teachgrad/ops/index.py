@@ -17,7 +17,7 @@ from .._backend import array_module
 from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
-from .pointwise import broadcast_shape
+from .pointwise import broadcast_shape, where
 
 
 def _array_key(key, xp):
@@ -179,16 +179,12 @@ class MaskedFill(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        from .pointwise import where  # noqa: PLC0415
-
         (mask,) = ctx.saved_tensors
         grad_value = where(mask, grad, 0.0).sum() if ctx.needs_input_grad[2] else None
         return where(mask, 0.0, grad), None, grad_value
 
     @staticmethod
     def jvp(ctx, ta, _, tvalue):
-        from .pointwise import where  # noqa: PLC0415
-
         zero = 0.0
         return where(ctx.inputs[1], zero if tvalue is None else tvalue, zero if ta is None else ta)
 

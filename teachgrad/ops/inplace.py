@@ -31,17 +31,20 @@ from __future__ import annotations
 
 import warnings
 
-from .._backend import address, array_module, strided_view
+from .._backend import address, array_module, strided_view, to_device
 from .._tensor import Tensor, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import inplace_tangent, linear_jvp, zero_tangent
 from ..autograd.forward_ad import state as _fw_state
+from ..autograd.function import zeros_for
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.tape import Node, SavedTensor, _short, stamp
+from ..autograd.tape import _dense as dense
 from . import index, pointwise
 from .index import Index, _IndexPut
-from .pointwise import where
+from .pointwise import broadcast_shape, where
+from .views import _is_advanced, getitem
 
 # --------------------------------------------------------------------------- where a view sits in its base
 
@@ -65,8 +68,6 @@ def view_positions(view):
 
 
 def _dense(a) -> bool:
-    from ..autograd.tape import _dense as dense  # noqa: PLC0415
-
     return dense(a)
 
 
@@ -132,8 +133,6 @@ class CopySlices(Node):
     def _apply(self, grads):
         g = grads[0]
         if g is None:
-            from ..autograd.function import zeros_for  # noqa: PLC0415
-
             g = zeros_for(self._output_meta[0])
         base_shape = self._output_meta[0][0]
         results = list(self.fn._apply([take_region(g, self.positions)]))
@@ -488,8 +487,6 @@ class Copy(Builtin):
 
     @staticmethod
     def forward(ctx, a, src):
-        from .._backend import to_device  # noqa: PLC0415
-
         ctx.src_device = src.device
         _check_broadcasts_to(src._data.shape, a._data.shape)
         out = array_module(a).empty_like(a._data)
@@ -505,8 +502,6 @@ class Copy(Builtin):
 
 
 def _check_broadcasts_to(shape, target) -> None:
-    from .pointwise import broadcast_shape  # noqa: PLC0415
-
     if tuple(broadcast_shape(shape, target)) != tuple(target):
         raise RuntimeError(
             f"output with shape {list(target)} doesn't match the broadcast shape "
@@ -562,7 +557,6 @@ def setitem(x, key, value) -> None:
     tensor([[0., 7., 7.],
             [0., 0., 0.]])
     """
-    from .views import _is_advanced, getitem  # noqa: PLC0415
 
     keys = key if isinstance(key, tuple) else (key,)
     basic, advanced = [], []

@@ -15,10 +15,20 @@ Binary ops accept a Python number on either side and promote dtypes like torch.
 
 from __future__ import annotations
 
-from .._backend import array_module, as_array, get_default_dtype, numpy_module, result_type
+import math
+
+from .._backend import (
+    array_module,
+    as_array,
+    get_default_dtype,
+    numpy_module,
+    result_type,
+    to_device,
+)
 from .._tensor import Tensor, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_tangent
+from ..autograd.tape import _dense as dense
 
 # --------------------------------------------------------------------------- helpers
 
@@ -57,8 +67,6 @@ _ndarray = numpy_module().ndarray
 
 
 def _dense(array) -> bool:
-    from ..autograd.tape import _dense as dense  # noqa: PLC0415 - graph imports ops lazily
-
     return dense(array)
 
 
@@ -377,8 +385,6 @@ class Rpow(Builtin):
 
 
 def _log_of_number(x: float) -> float:
-    import math  # noqa: PLC0415
-
     return math.log(x) if x > 0 else float("nan")
 
 
@@ -873,8 +879,6 @@ class ToCopy(Builtin):
 
     @staticmethod
     def forward(ctx, a, np_dtype, dev):
-        from .._backend import to_device  # noqa: PLC0415
-
         ctx.in_dtype, ctx.in_device = a.dtype, a.device
         out = a._data if dev is None else to_device(a._data, dev)
         if np_dtype is not None and out.dtype != np_dtype:

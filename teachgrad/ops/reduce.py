@@ -17,11 +17,11 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
-from .._backend import array_module
+from .._backend import array_module, as_dtype
 from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
-from .pointwise import where
+from .pointwise import maximum, minimum, operands, where
 
 # --------------------------------------------------------------------------- helpers
 
@@ -561,8 +561,6 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's 
 
 
 def _np_dtype(dtype):
-    from .._backend import as_dtype  # noqa: PLC0415
-
     return as_dtype(dtype).numpy
 
 
@@ -664,7 +662,6 @@ def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001 - torch's 
     >>> x.max(), x.max(dim=1).indices
     (tensor(7.), tensor([1, 0]))
     """
-    from .pointwise import maximum  # noqa: PLC0415
 
     return _extreme(MaxAll, MaxDim, return_types.max, maximum, input, dim, keepdim, other)
 
@@ -676,7 +673,6 @@ def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001 - torch's 
     >>> tg.tensor([[1.0, 5.0], [7.0, 2.0]]).min(dim=0).values
     tensor([1., 2.])
     """
-    from .pointwise import minimum  # noqa: PLC0415
 
     return _extreme(MinAll, MinDim, return_types.min, minimum, input, dim, keepdim, other)
 
@@ -796,7 +792,6 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     >>> tg.allclose(tg.tensor([1.0]), tg.tensor([1.0 + 1e-9]))
     True
     """
-    from .pointwise import operands  # noqa: PLC0415
 
     x, y = operands(input, other)
     return bool(array_module(x).allclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan))

@@ -23,6 +23,7 @@ from .._backend import array_module, result_type, strided_view
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
+from .pointwise import same_device
 from .reduce import sum_to
 
 
@@ -715,7 +716,6 @@ def cat(tensors, dim=0):
     teachgrad.Size([3, 2])
     """
     tensors = _tensor_list(tensors, "cat")
-    from .pointwise import same_device  # noqa: PLC0415
 
     same_device(*tensors)
     # torch still accepts (and skips) legacy empty 1-d tensors in cat
@@ -772,7 +772,6 @@ def stack(tensors, dim=0):
     teachgrad.Size([2, 2])
     """
     tensors = _tensor_list(tensors, "stack")
-    from .pointwise import same_device  # noqa: PLC0415
 
     same_device(*tensors)
     shape = tensors[0]._data.shape
