@@ -70,7 +70,7 @@ def missing_requirement() -> str | None:
     """Why this test cannot run here, or None."""
     if not CHROMIUM.exists():
         return f"{CHROMIUM} not found (apt-get install chromium)"
-    for module in ("playwright", "jupyterlab"):
+    for module in ("playwright", "jupyterlab", "notebook"):
         try:
             __import__(module)
         except ImportError:
@@ -128,6 +128,7 @@ def test_stepper_step_button_redraws_the_graph_in_jupyterlab(tmp_path):
                     check_stepper(page, lab, artifacts)
                     check_pictures_fit(page, lab, artifacts)
                     check_exported_page(browser, tmp_path, artifacts, console)
+                    check_notebook_7(page, lab, artifacts)
                 except (PlaywrightError, AssertionError) as exc:
                     with contextlib.suppress(PlaywrightError):
                         page.screenshot(path=str(artifacts / "failure.png"), full_page=True)
@@ -396,6 +397,31 @@ def check_exported_page(browser, tmp_path: Path, artifacts: Path, console: list)
         assert not errors, f"the exported page raised: {errors}"
     finally:
         context.close()
+
+
+def check_notebook_7(page, lab: JupyterLab, artifacts: Path) -> None:
+    """The same server as Notebook 7 (its /notebooks/ pages): Run All draws the stepper in
+    its picture box (anywidget's extension serves both front ends), and Step redraws it."""
+    page.goto(f"{lab.base}/notebooks/{NOTEBOOK}?token={lab.token}", timeout=PAGE_LOAD_MS)
+    page.wait_for_selector(".jp-Cell", timeout=PAGE_LOAD_MS)
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('.jp-NotebookKernelStatus, [title*="Kernel"]')]
+                 .length > 0""",
+        timeout=PAGE_LOAD_MS,
+    )
+    page.keyboard.press("Escape")
+    page.get_by_text("Run", exact=True).first.click()
+    page.get_by_text("Run All Cells", exact=True).first.click()
+    stepper = page.locator(STEPPER).last
+    stepper.locator(".tg-box-bar button").first.wait_for(timeout=RUN_ALL_MS)
+    box = stepper.element_handle()
+    step_and_wait(page, box)
+    box.scroll_into_view_if_needed()
+    box.screenshot(path=str(artifacts / "notebook7_stepper_after_step.png"))
+    ran = box.evaluate("box => box.querySelector('.tg-current-node').textContent")
+    assert ran.strip().endswith("ran in this step"), (
+        f"Notebook 7: the stepper did not step: {ran!r}"
+    )
 
 
 def read_stepper(box) -> tuple[str, str]:
