@@ -1,13 +1,20 @@
-"""The seam: the few ops the layers below ``ops`` need, reached without importing upward.
+"""The seam: the few things the lower layers need from the layers above them.
 
 teachgrad's layers import downward: ``_backend``, then ``_tensor`` (Tensor), then
-``autograd`` (the tape and the engine), then ``ops``, then ``nn``. The engine needs a
-handful of ops itself: to sum a broadcast gradient back to its input's shape
-(``sum_to``), to copy a gradient into a leaf's memory layout (``clone_like``), to stack
-the rows of a batched gradient (``stack``), and to check an input a custom Function
-marked dirty (``check_inplace``). They are names in this module, filled in once by
-``teachgrad/ops/__init__.py`` (``provide``), which ``import teachgrad`` runs before any
-gradient can exist. This is the one place where a lower layer reaches up.
+``autograd`` (the tape and the engine), then ``ops``, then ``nn``. A few calls must go
+up, and they go through the names in this module, each filled in once (``provide``) by
+the module that defines it, which ``import teachgrad`` imports before any tensor can
+need it. This is the one place where a lower layer reaches up.
+
+* The engine needs a handful of ops: to sum a broadcast gradient back to its input's
+  shape (``sum_to``), to copy a gradient into a leaf's memory layout (``clone_like``),
+  to stack the rows of a batched gradient (``stack``), and to check an input a custom
+  Function marked dirty (``check_inplace``). ``ops`` provides them.
+* A Tensor runs the engine (``x.backward()``: ``backward``, from ``autograd/engine.py``),
+  makes its leaf's node (``AccumulateGrad``, from ``autograd/tape.py``) and, when it is a
+  view, asks the in-place machinery to check or rewrite its history
+  (``refuse_stale_view``, ``regenerate_view_grad_fn``, ``rebase_view_history``, from
+  ``ops/inplace.py``).
 
     >>> import teachgrad
     >>> from teachgrad import _seam
@@ -17,7 +24,17 @@ gradient can exist. This is the one place where a lower layer reaches up.
 
 from __future__ import annotations
 
-NAMES = ("sum_to", "clone_like", "stack", "check_inplace")
+NAMES = (
+    "sum_to",
+    "clone_like",
+    "stack",
+    "check_inplace",
+    "backward",
+    "AccumulateGrad",
+    "refuse_stale_view",
+    "regenerate_view_grad_fn",
+    "rebase_view_history",
+)
 
 
 def _not_yet(*args, **kwargs):
@@ -25,10 +42,12 @@ def _not_yet(*args, **kwargs):
 
 
 sum_to = clone_like = stack = check_inplace = _not_yet
+backward = AccumulateGrad = _not_yet
+refuse_stale_view = regenerate_view_grad_fn = rebase_view_history = _not_yet
 
 
 def provide(**ops) -> None:
-    """Fill in the seam's names (teachgrad/ops/__init__.py calls this once)."""
+    """Fill in the seam's names (each providing module calls this once, when imported)."""
     for name, fn in ops.items():
         if name not in NAMES:
             raise ValueError(f"the seam has no {name!r}; it holds {', '.join(NAMES)}")

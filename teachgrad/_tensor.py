@@ -25,7 +25,10 @@ import copy as _copy
 import warnings
 import weakref
 
-from . import _backend, _events
+from . import _backend, _events, _seam
+from ._grad_state import state as _grad_state
+from ._hooks import HookDict, add_hook, hooks_of
+from ._printing import tensor_repr
 
 
 class Size(tuple):
@@ -126,7 +129,7 @@ class Tensor:
             with where:
                 self._data = xp.empty(tuple(args), dt.numpy)
         self._counter = new_counter()
-        self._inference = _grad_mode().inference
+        self._inference = _grad_state.inference
 
     @staticmethod
     def _make(data, counter=None, base=None) -> Tensor:
@@ -189,7 +192,7 @@ class Tensor:
                 f"(this tensor is {self.dtype}; make it float first, e.g. "
                 "tg.tensor([1, 2], dtype=tg.float32) or x.float())"
             )
-        if value and self._inference and not _grad_mode().inference:
+        if value and self._inference and not _grad_state.inference:
             raise RuntimeError(
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
             )
@@ -221,18 +224,14 @@ class Tensor:
         restricted = meta is not None and meta != "inference" and base._requires_grad
         if (
             restricted
-            and _grad_mode().enabled
+            and _grad_state.enabled
             and (changed or self._counter.version != self._view_version)
         ):
-            from .ops.inplace import refuse_stale_view  # noqa: PLC0415
-
-            refuse_stale_view(self)  # unbind()/split() outputs and no_grad views can't follow
+            _seam.refuse_stale_view(self)  # unbind()/split() outputs and no_grad views can't follow
         if not changed:
             return
         if base._requires_grad:
-            from .ops.inplace import regenerate_view_grad_fn  # noqa: PLC0415 - ops import this module
-
-            regenerate_view_grad_fn(self)  # may refuse, as torch does for some kinds of views
+            _seam.regenerate_view_grad_fn(self)  # may refuse, as torch does for some kinds of views
         self._view_base_fn = base._grad_fn
 
     @property
@@ -328,8 +327,6 @@ class Tensor:
         tensor([10., 10.])
         >>> h.remove()
         """
-        from .autograd.tape import HookDict, add_hook, hooks_of  # noqa: PLC0415 - tape imports us
-
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         node = self.grad_fn
@@ -349,8 +346,6 @@ class Tensor:
         >>> (w * 3).sum().backward()
         tensor([3., 3.])
         """
-        from .autograd.tape import add_hook, hooks_of  # noqa: PLC0415
-
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
@@ -366,9 +361,7 @@ class Tensor:
         >>> x = tg.tensor(3.0, requires_grad=True); (x * x).backward(); x.grad
         tensor(6.)
         """
-        from .autograd import engine  # noqa: PLC0415
-
-        engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _seam.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def _edge(self):
         """The graph edge gradients for this tensor flow into: ``(node, input_nr)``."""
@@ -384,9 +377,7 @@ class Tensor:
         ref = self._acc_ref
         acc = ref() if ref is not None else None
         if acc is None:
-            from .autograd.tape import AccumulateGrad  # noqa: PLC0415
-
-            acc = AccumulateGrad(self)
+            acc = _seam.AccumulateGrad(self)
             self._acc_ref = weakref.ref(acc)  # weak: the graph, not the tensor, keeps it alive
         return acc
 
@@ -413,9 +404,7 @@ class Tensor:
             self._output_nr = output_nr
             self._requires_grad = True
         else:
-            from .ops.inplace import rebase_view_history  # noqa: PLC0415
-
-            rebase_view_history(self, node, input_index)
+            _seam.rebase_view_history(self, node, input_index)
         if retained:
             self.retain_grad()
 
@@ -700,8 +689,6 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        from ._printing import tensor_repr  # noqa: PLC0415
-
         return tensor_repr(self)
 
     def __format__(self, spec: str) -> str:
@@ -758,12 +745,6 @@ _new = object.__new__
 
 def new_counter() -> VersionCounter:
     return _new(VersionCounter)
-
-
-def _grad_mode():
-    from .autograd.grad_mode import state  # noqa: PLC0415 - autograd imports this module
-
-    return state
 
 
 def wrap_array(data) -> Tensor:

@@ -608,3 +608,6 @@ def _check_inputs(inputs, where: str) -> tuple:
                 f"{tuple(t.shape)}): set requires_grad=True on it before the forward pass."
             )
     return inputs
+
+
+_seam.provide(backward=backward)  # Tensor.backward runs it (see teachgrad/_seam.py)

@@ -16,16 +16,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-import threading
 
-
-class _GradState(threading.local):
-    enabled = True
-    inference = False
-    layer = 0  # how many backward passes with create_graph=True are running (tape.stamp)
-
-
-state = _GradState()
+from .._grad_state import state  # noqa: E402 - the flags live below Tensor
 
 
 def is_grad_enabled() -> bool:

@@ -31,6 +31,7 @@ from collections import namedtuple
 
 from .. import _events, _seam
 from .._backend import device_of, is_writeable
+from .._hooks import HookDict, RemovableHandle, add_hook, hooks_of  # noqa: F401 - tape's too
 from .._tensor import Tensor, _new
 from .grad_mode import state as _grad_state
 
@@ -49,54 +50,6 @@ def stamp(node) -> None:
 
 
 _ACCUMULATE_SEQ = sys.maxsize
-
-
-class HookDict(dict):
-    """Hooks by handle id, in registration order; weakly referenced by their handles."""
-
-
-class RemovableHandle:
-    """Returned by every ``register_*hook``; ``handle.remove()`` unregisters the hook.
-
-    >>> import teachgrad as tg
-    >>> x = tg.ones(1, requires_grad=True)
-    >>> h = x.register_hook(lambda g: g * 2); h.remove()
-    """
-
-    _next_id = itertools.count()
-
-    def __init__(self, hooks: HookDict):
-        self.id = next(RemovableHandle._next_id)
-        self._hooks = weakref.ref(hooks)
-
-    def remove(self) -> None:
-        hooks = self._hooks()
-        if hooks is not None:
-            hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
-def hooks_of(owner, attr: str) -> HookDict:
-    """``owner.<attr>``, the HookDict stored there, created on first use."""
-    hooks = owner.__dict__.get(attr)
-    if hooks is None:
-        hooks = HookDict()
-        setattr(owner, attr, hooks)
-    return hooks
-
-
-def add_hook(hooks: HookDict, fn) -> RemovableHandle:
-    """Register ``fn`` in ``hooks`` and return the handle that removes it."""
-    if not callable(fn):
-        raise TypeError(f"hook must be callable, got {type(fn).__name__}")
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = fn
-    return handle
 
 
 _FREED = (
@@ -614,3 +567,6 @@ def _dense(a) -> bool:
 def _copy_with_layout(g, var):
 
     return _seam.clone_like(g, var._data if _dense(var._data) else None)
+
+
+_seam.provide(AccumulateGrad=AccumulateGrad)  # a leaf makes its node (teachgrad/_seam.py)

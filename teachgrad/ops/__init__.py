@@ -108,8 +108,14 @@ from .views import (
 )
 
 _P = pointwise
-_seam.provide(  # the ops the engine needs (see teachgrad/_seam.py)
-    sum_to=sum_to, clone_like=pointwise.clone_like, stack=stack, check_inplace=inplace.check_inplace
+_seam.provide(  # the ops the engine and the Tensor need (see teachgrad/_seam.py)
+    sum_to=sum_to,
+    clone_like=pointwise.clone_like,
+    stack=stack,
+    check_inplace=inplace.check_inplace,
+    refuse_stale_view=inplace.refuse_stale_view,
+    regenerate_view_grad_fn=inplace.regenerate_view_grad_fn,
+    rebase_view_history=inplace.rebase_view_history,
 )
 
 

@@ -1,4 +1,5 @@
-"""Imports point downward: the tape and the engine never import the layers above them.
+"""Imports point downward: the Tensor, the tape and the engine never import the layers
+above them.
 
 teachgrad's layers: ``_backend``, ``_tensor``, ``autograd``, ``ops``, ``nn``. The engine's
 modules (``autograd/engine.py``, ``function.py``, ``tape.py``) reach the few ops they
@@ -50,9 +51,34 @@ def test_the_engine_imports_nothing_above_it(name):
     assert not upward, f"{name} imports from above its layer: {upward} (use teachgrad/_seam.py)"
 
 
-def test_the_seam_holds_its_documented_names_filled_in_by_ops():
-    for name in _seam.NAMES:
+# Who fills in each of the seam's names: always a module above the ones that use it.
+PROVIDERS = {
+    "sum_to": "teachgrad.ops",
+    "clone_like": "teachgrad.ops",
+    "stack": "teachgrad.ops",
+    "check_inplace": "teachgrad.ops",
+    "refuse_stale_view": "teachgrad.ops",
+    "regenerate_view_grad_fn": "teachgrad.ops",
+    "rebase_view_history": "teachgrad.ops",
+    "backward": "teachgrad.autograd.engine",
+    "AccumulateGrad": "teachgrad.autograd.tape",
+}
+
+
+def test_the_seam_holds_its_documented_names_filled_in_from_above():
+    assert set(_seam.NAMES) == set(PROVIDERS)
+    for name, provider in PROVIDERS.items():
         fn = getattr(_seam, name)
-        assert fn is not _seam._not_yet and fn.__module__.startswith("teachgrad.ops")
+        assert fn is not _seam._not_yet and fn.__module__.startswith(provider), name
     with pytest.raises(ValueError, match="the seam has no 'softmax'"):
         _seam.provide(softmax=tg.softmax)
+
+
+def test_the_tensor_reaches_up_only_through_the_seam():
+    """``_tensor.py`` imports nothing from autograd, ops or nn, not even inside a function."""
+    upward = [
+        (module, line)
+        for module, line in _imported_modules(PACKAGE / "_tensor.py")
+        if module.startswith(("teachgrad.autograd", "teachgrad.ops", "teachgrad.nn"))
+    ]
+    assert not upward, f"_tensor.py imports from above it: {upward} (use teachgrad/_seam.py)"

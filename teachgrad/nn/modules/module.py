@@ -31,9 +31,9 @@ from __future__ import annotations
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
+from ..._hooks import HookDict, RemovableHandle, add_hook
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ...autograd.tape import HookDict, RemovableHandle, add_hook
 from ...ops import _to_arguments
 from ..parameter import Parameter
 
