@@ -71,7 +71,12 @@ def to_svg(snapshot, **draw_options) -> str | None:
     # looked up at each call, so tests (and users) can swap the renderer
     render = importlib.import_module(".render", __package__)
     svg = render.to_svg(snapshot, **draw_options)
-    return None if svg is None else _PROLOG.sub("", svg, count=1)
+    return None if svg is None else inline(svg)
+
+
+def inline(svg: str) -> str:
+    """Graphviz's SVG without the XML prolog, so it can sit inside HTML."""
+    return _PROLOG.sub("", svg, count=1)
 
 
 TEXT_OPTIONS = ("show_saved", "show_versions", "show_grads")  # what viz.text understands
@@ -508,14 +513,14 @@ class GraphView(widgets.VBox):
         )
 
     def _show_svg(self, svg, error) -> None:
-        """The drawer's result (on its thread when drawing in the background)."""
+        """Show what the drawer made of the last source: a picture, or why there is none."""
         if error is not None:
             message = html.escape(repr(error))
             self._show_picture(f'<pre class="tg-error">cannot draw: {message}</pre>', svg=None)
         elif svg is None:  # the renderer went away since render() looked for it
             self._show_picture(text_html(self.snapshot, **self.draw_options), svg=None)
         else:
-            svg = _PROLOG.sub("", svg, count=1)
+            svg = inline(svg)
             self._show_picture(fit(svg, switch=False), svg=svg)
 
     def _show_picture(self, picture: str, svg) -> None:

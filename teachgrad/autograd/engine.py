@@ -359,7 +359,7 @@ class _Pass:
         elif self.batch is None:  # (the common case inline: no extra call per node)
             grad_inputs = node._apply(grads)
         else:
-            grad_inputs = _apply_batched(node, grads, self.batch)
+            grad_inputs = _formula(node, grads, self.batch)
         if node._post_hooks:
             grad_inputs = _run_post_hooks(node, grad_inputs, grad_outputs)
         if NodeFinished.on:

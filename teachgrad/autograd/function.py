@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 
 from .. import _events, _seam
-from .._backend import array_module, as_array, device_type_of, from_numpy_dtype, numpy_module
+from .._backend import array_module, as_array, device_type_of, from_numpy_dtype
 from .._events import OpRecorded, SavedTensorPacked
 from .._profiling import state as _profiling
 from .._tensor import Tensor, _new, wrap_array
@@ -43,7 +43,6 @@ from .grad_mode import no_grad
 from .grad_mode import state as _grad_state
 from .tape import Node, SavedTensor, _saved_property, stamp
 
-_ndarray = numpy_module().ndarray
 _NO_GRADS = [(False,) * n for n in range(256)]  # needs_input_grad when nothing is recorded
 
 

@@ -8,10 +8,11 @@ arriving gradient into ``leaf.grad``.
 
 What lives here: ``Node`` (hooks, names, metadata, saved-tensor access),
 ``AccumulateGrad`` and ``accumulate_grad`` (how a gradient lands in ``.grad``),
-``SavedTensor`` (with the version check) and the saved-tensor hooks, and
-``RemovableHandle``. The engine that walks the graph is in ``engine.py``; the
-``Function`` machinery that builds nodes is in ``function.py``; the public
-``tg.autograd.graph`` (``graph.py``) shows a few of these names, as torch's does.
+``SavedTensor`` (with the version check) and the saved-tensor hooks; hook
+dictionaries and their handles are in ``teachgrad/_hooks.py``. The engine that walks
+the graph is in ``engine.py``; the ``Function`` machinery that builds nodes is in
+``function.py``; the public ``tg.autograd.graph`` (``graph.py``) shows a few of these
+names, as torch's does.
 
     >>> import teachgrad as tg
     >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
@@ -31,7 +32,7 @@ from collections import namedtuple
 
 from .. import _events, _seam
 from .._backend import device_of, is_writeable
-from .._hooks import HookDict, RemovableHandle, add_hook, hooks_of  # noqa: F401 - tape's too
+from .._hooks import RemovableHandle, add_hook, hooks_of
 from .._tensor import Tensor, _new
 from .grad_mode import state as _grad_state
 
