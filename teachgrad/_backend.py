@@ -312,7 +312,8 @@ def array_module(x):
         return numpy
     if isinstance(data, device):
         return numpy if data.type == "cpu" else cupy()
-    if isinstance(data, numpy.ndarray | numpy.generic) or data in (numpy.ndarray, numpy.generic):
+    # `is`, never `in`/`==`: comparing a CuPy array with a type runs elementwise and raises
+    if isinstance(data, numpy.ndarray | numpy.generic) or data is numpy.generic:
         return numpy
     return cupy()
 

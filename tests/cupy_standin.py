@@ -284,7 +284,12 @@ def _operator(name, in_place=False):
         if other and not isinstance(
             other[0], ndarray | numpy.ndarray | numpy.generic | numbers.Number
         ):
-            return NotImplemented  # e.g. a teachgrad Tensor: its reflected operator runs
+            priority = getattr(other[0], "__array_priority__", 0)  # a type has a descriptor
+            if isinstance(priority, numbers.Real) and priority > ndarray.__array_priority__:
+                return NotImplemented  # e.g. a teachgrad Tensor: its reflected operator runs
+            # CuPy tries anything else as an operand and fails: so `a == numpy.ndarray`
+            # (or `a in (numpy.ndarray, ...)`) raises instead of giving False
+            raise TypeError(f"Unsupported type {type(other[0])}")
         result = numpy_operator(self._a, *_unwrap(other))
         return self if in_place else _wrap(result)
 
@@ -339,6 +344,9 @@ class ufunc:
     """A CuPy ufunc: keywords ``out``, ``dtype``, ``casting`` only, and ``at``."""
 
     KEYWORDS = ("casting", "dtype", "out")
+    # the ufuncs whose ``at`` CuPy implements (those with a scatter kernel); any other
+    # raises NotImplementedError there (tests/teachgrad/test_cupy_surface.py checks the list)
+    WITH_AT = ("add", "bitwise_and", "bitwise_or", "bitwise_xor", "maximum", "minimum", "subtract")
 
     def __init__(self, name):
         self.__name__ = name
@@ -349,6 +357,8 @@ class ufunc:
         return _wrap(self._numpy(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
 
     def at(self, a, indices, b=None):
+        if self.__name__ not in self.WITH_AT:
+            raise NotImplementedError(f"`cupy_{self.__name__}.at` is not supported yet")
         target = _unwrap(a)
         self._numpy.at(target, _index(indices, target.shape), *([] if b is None else [_unwrap(b)]))
 
@@ -566,6 +576,7 @@ FUNCTIONS = {
     "ascontiguousarray": ("a", "dtype"),
     "asnumpy": ("a", "blocking", "order", "out", "stream"),
     "bincount": ("minlength", "weights", "x"),
+    "broadcast_arrays": (),
     "broadcast_to": ("array", "shape"),
     "clip": ("a", "a_max", "a_min", "out"),
     "concatenate": ("axis", "casting", "dtype", "out", "tup"),

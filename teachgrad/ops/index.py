@@ -280,9 +280,46 @@ def _scattered(a, dim, index, src, combine=None):
         src = _at_least_1d(src._data)[tuple(slice(0, n) for n in i.shape)]
     if combine is None:
         _at_least_1d(out)[_grid(i, dim)] = src
+    elif combine is array_module(out).multiply:
+        _multiply_at(_at_least_1d(out), _grid(i, dim), src)
     else:
         combine.at(_at_least_1d(out), _grid(i, dim), src)
     return out
+
+
+def _multiply_at(out, key, src):
+    """``numpy.multiply.at(out, key, src)``: ``out[key] *= src``, where a position that repeats
+    is multiplied by each of its values. CuPy has no ``multiply.at``, so this works with any
+    array module, and without waiting for the GPU:
+
+    1. lay the writes out flat (``pos``, ``val``) and sort them by position;
+    2. multiply each run of equal positions together: a scan that, at step ``d``, multiplies
+       each value by the one ``d`` places back when both are in the same run (log2(n) steps);
+    3. write each run's product, held by its last element, once.
+
+    (``out`` is C-contiguous: a fresh copy.)
+
+    >>> import numpy as np
+    >>> out = np.ones(3)
+    >>> _multiply_at(out, (np.array([2, 0, 2]),), np.array([2.0, 3.0, 5.0]))
+    >>> out
+    array([ 3.,  1., 10.])
+    """
+    xp = array_module(out)
+    *key, val = xp.broadcast_arrays(*key, xp.asarray(src, dtype=out.dtype))
+    pos = sum(k * (out.strides[d] // out.itemsize) for d, k in enumerate(key)).ravel()
+    order = xp.argsort(pos)
+    pos, val = pos[order], val.ravel()[order]
+    d = 1
+    while d < pos.size:
+        same_run = pos[d:] == pos[:-d]
+        val = xp.concatenate([val[:d], xp.where(same_run, val[d:] * val[:-d], val[d:])])
+        d *= 2
+    last = xp.concatenate([pos[1:] != pos[:-1], xp.ones(min(pos.size, 1), dtype=bool)])
+    flat = xp.concatenate([out.ravel(), xp.ones(1, dtype=out.dtype)])
+    target = xp.where(last, pos, out.size)  # the other elements write into the spare slot
+    flat[target] = flat[target] * val
+    out[...] = flat[:-1].reshape(out.shape)
 
 
 class _ReadAlongDim(Builtin):

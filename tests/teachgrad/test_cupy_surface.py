@@ -55,6 +55,13 @@ def test_the_standin_has_cupys_names_and_keywords(cupy):
     assert not differ, "\n".join(differ)
 
 
+def test_the_standin_offers_ufunc_at_where_cupy_does(cupy):
+    """CuPy implements ``ufunc.at`` only for ufuncs with a scatter kernel."""
+    ufuncs = [n for n in dir(cupy) if isinstance(getattr(cupy, n), cupy.ufunc)]
+    with_at = sorted(n for n in ufuncs if getattr(getattr(cupy, n), "_scatter_op", None))
+    assert with_at == sorted(cupy_standin.ufunc.WITH_AT)
+
+
 def test_the_scan_finds_each_kind_of_call(tmp_path):
     """(So the checks above are not vacuous.)"""
     (tmp_path / "sample.py").write_text(
