@@ -14,8 +14,8 @@ import warnings
 
 from . import _backend
 from ._backend import as_device, as_dtype, get_default_dtype
+from ._grad_state import state as _grad_state
 from ._tensor import Tensor, _new, new_counter
-from .autograd.grad_mode import state as _grad_state
 
 
 def _finish(data, requires_grad=False, name=None) -> Tensor:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy
 
-from . import _backend
+from . import _backend, _seam
 
 LINE_WIDTH = 80
 THRESHOLD = 1000  # more elements than this: print only the edges
@@ -115,9 +115,7 @@ def tensor_repr(t) -> str:
     name = t.__dict__.get("_name")
     if name is not None:
         parts.append(f"name='{name}'")
-    from .autograd.forward_ad import tangent_of  # noqa: PLC0415 - autograd imports this module
-
-    tangent = tangent_of(t)
+    tangent = _seam.tangent_of(t)
     if tangent is not None:  # torch prints a 0-d tangent as a plain number
         parts.append(f"tangent={tangent.item() if tangent.ndim == 0 else repr(tangent)}")
     return _with_suffixes(prefix + parts[0], parts[1:], len(prefix))

@@ -14,7 +14,8 @@ need it. This is the one place where a lower layer reaches up.
   makes its leaf's node (``AccumulateGrad``, from ``autograd/tape.py``) and, when it is a
   view, asks the in-place machinery to check or rewrite its history
   (``refuse_stale_view``, ``regenerate_view_grad_fn``, ``rebase_view_history``, from
-  ``ops/inplace.py``).
+  ``ops/inplace.py``). Its ``repr`` shows a dual tensor's tangent (``tangent_of``, from
+  ``autograd/forward_ad.py``).
 
     >>> import teachgrad
     >>> from teachgrad import _seam
@@ -34,6 +35,7 @@ NAMES = (
     "refuse_stale_view",
     "regenerate_view_grad_fn",
     "rebase_view_history",
+    "tangent_of",
 )
 
 
@@ -43,7 +45,7 @@ def _not_yet(*args, **kwargs):
 
 sum_to = clone_like = stack = check_inplace = _not_yet
 backward = AccumulateGrad = _not_yet
-refuse_stale_view = regenerate_view_grad_fn = rebase_view_history = _not_yet
+refuse_stale_view = regenerate_view_grad_fn = rebase_view_history = tangent_of = _not_yet
 
 
 def provide(**ops) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import warnings
 
+from .._creation import tensor
 from .._tensor import Tensor
 
 
@@ -34,8 +35,6 @@ class Variable(metaclass=_VariableMeta):
                 stacklevel=2,
             )
         if data is None:
-            from .._creation import tensor  # noqa: PLC0415
-
             data = tensor([])
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")

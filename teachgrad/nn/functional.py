@@ -16,21 +16,21 @@ from __future__ import annotations
 import warnings
 
 from .._creation import arange, rand
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..ops import nn as _nn
 from ..ops.inplace import inplace as _inplace
-from ..ops.linalg import _SCALAR_NAMES, matmul
+from ..ops.linalg import matmul
+from ..ops.linalg import scalar_type_name as _type_name
+from ..ops.nn import (  # (F's: they live with the ops, as Tensor.softmax needs them)
+    log_softmax,
+    softmax,
+)
 from ..ops.pointwise import broadcast_shape, same_device, sigmoid, tanh  # (the last two: F's too)
 from ..ops.pointwise import relu as _relu
 from ..ops.shape import constant_pad_nd
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _type_name(t) -> str:
-    """torch's name for a tensor's element type in messages: Float, Double, Long ..."""
-    return _SCALAR_NAMES.get(t.dtype.name, t.dtype.name)
 
 
 def _legacy_reduction(size_average, reduce, stacklevel) -> str:
@@ -127,50 +127,6 @@ def silu(input, inplace=False):
     if inplace:
         return _inplace(input, "silu_", _nn.Silu.apply)
     return _nn.Silu.apply(input)
-
-
-def _softmax_input(input, dim, dtype, name):
-    if dtype is not None:
-        input = input.to(dtype)
-    if dim is None:  # torch's old rule, kept for old code: warn and guess
-        warnings.warn(
-            f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
-            "dim=X as an argument.",
-            UserWarning,
-            stacklevel=3,
-        )
-        dim = 0 if input.ndim in (0, 1, 3) else 1
-    if not input.is_floating_point():
-        raise NotImplementedError(
-            f"\"{name}\" not implemented for '{_type_name(input)}'\n  {name} needs floating point "
-            "input: pass dtype=teachgrad.float32, or call .float() first."
-        )
-    return input, _wrap_dim(dim, input.ndim)
-
-
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """``exp(x) / sum(exp(x))`` along ``dim``: non-negative, summing to 1 (no overflow for large x).
-
-    >>> import teachgrad as tg
-    >>> import teachgrad.nn.functional as F
-    >>> F.softmax(tg.tensor([[1.0, 1.0], [0.0, 1000.0]]), dim=1)
-    tensor([[0.5000, 0.5000],
-            [0.0000, 1.0000]])
-    """
-    input, dim = _softmax_input(input, dim, dtype, "softmax")
-    return _nn.Softmax.apply(input, dim)
-
-
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """``log(softmax(x))`` along ``dim``, computed directly (exact where softmax underflows to 0).
-
-    >>> import teachgrad as tg
-    >>> import teachgrad.nn.functional as F
-    >>> F.log_softmax(tg.tensor([0.0, 1000.0]), dim=0)
-    tensor([-1000.,     0.])
-    """
-    input, dim = _softmax_input(input, dim, dtype, "log_softmax")
-    return _nn.LogSoftmax.apply(input, dim)
 
 
 # --------------------------------------------------------------------------- linear, dropout, pad

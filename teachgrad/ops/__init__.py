@@ -12,7 +12,7 @@ from .. import _backend, _seam
 from .._backend import as_device, as_dtype, check_cuda_index
 from .._backend import device as device_type
 from .._tensor import Tensor
-from . import index, inplace, linalg, pointwise, reduce, shape, views  # noqa: F401 - the families
+from . import index, inplace, linalg, nn, pointwise, reduce, shape, views  # noqa: F401 - the families
 from .index import gather, index_put, index_select, masked_fill, scatter, scatter_add
 from .linalg import bmm, dot, einsum, matmul, mm, mv, outer
 from .pointwise import (
@@ -127,9 +127,7 @@ def softmax(input, dim, dtype=None):
     >>> tg.tensor([0.0, 0.0]).softmax(0)
     tensor([0.5000, 0.5000])
     """
-    from ..nn.functional import softmax  # noqa: PLC0415 - nn builds on ops
-
-    return softmax(input, dim, dtype=dtype)
+    return nn.softmax(input, dim, dtype=dtype)
 
 
 def log_softmax(input, dim, dtype=None):
@@ -139,9 +137,7 @@ def log_softmax(input, dim, dtype=None):
     >>> tg.tensor([0.0, 0.0]).log_softmax(0)
     tensor([-0.6931, -0.6931])
     """
-    from ..nn.functional import log_softmax  # noqa: PLC0415 - nn builds on ops
-
-    return log_softmax(input, dim, dtype=dtype)
+    return nn.log_softmax(input, dim, dtype=dtype)
 
 
 def _fast(fn, cls):
@@ -268,9 +264,9 @@ _METHODS = {
     "index_select": index_select,
     "masked_fill": masked_fill,
     "index_put": index_put,
-    "masked_fill_": index.masked_fill_,
-    "index_put_": index.index_put_,
-    "__getitem__": views.getitem,
+    "masked_fill_": inplace.masked_fill_,
+    "index_put_": inplace.index_put_,
+    "__getitem__": index.getitem,
     "__add__": _fast(add, _P.Add),
     "__radd__": _fast(add, _P.Add),
     "__sub__": _fast(sub, _P.Sub),

@@ -18,6 +18,7 @@ from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import broadcast_shape, where
+from .views import basic_getitem
 
 
 def _array_key(key, xp):
@@ -69,6 +70,27 @@ class _IndexPut(Builtin):
         return Index.apply(gg, ctx.key), None, None
 
     jvp = staticmethod(linear_jvp)
+
+
+def getitem(input, key):
+    """``x[key]``: a view for basic keys (ints, slices, None, ``...``: ``views.basic_getitem``),
+    a copy for advanced ones (integer or bool tensors, lists).
+
+    >>> import teachgrad as tg
+    >>> x = tg.arange(12).reshape(3, 4)
+    >>> x[1], x[:, 1:3].shape, x[None, ..., 0].shape, x[[0, 2], 1]
+    (tensor([4, 5, 6, 7]), teachgrad.Size([3, 2]), teachgrad.Size([1, 3]), tensor([1, 9]))
+    """
+    keys = key if isinstance(key, tuple) else (key,)
+    if any(_is_advanced(k) for k in keys):
+        return advanced_getitem(input, keys)
+    return basic_getitem(input, key)
+
+
+def _is_advanced(k) -> bool:
+    if isinstance(k, Tensor):
+        return k._data.ndim > 0 or k._data.dtype.kind == "b"
+    return isinstance(k, list | tuple) or hasattr(k, "__array__") or isinstance(k, bool)
 
 
 def advanced_getitem(input, key):
@@ -214,31 +236,6 @@ def index_put(input, indices, values, accumulate=False):
     """
     key = _array_key(tuple(indices), array_module(input))
     return IndexPut.apply(input, key, values, accumulate)
-
-
-def masked_fill_(input, mask, value):
-    """In-place ``masked_fill``.
-
-    >>> import teachgrad as tg
-    >>> x = tg.tensor([1.0, -2.0]); x.masked_fill_(x < 0, 0.0)
-    tensor([1., 0.])
-    """
-    from .inplace import inplace  # noqa: PLC0415 - inplace imports this module
-
-    return inplace(input, "masked_fill_", masked_fill, mask, value)
-
-
-def index_put_(input, indices, values, accumulate=False):
-    """In-place ``index_put`` (what ``x[idx] = v`` does for advanced indices).
-
-    >>> import teachgrad as tg
-    >>> x = tg.zeros(3); x.index_put_((tg.tensor([2]),), tg.tensor(5.0))
-    tensor([0., 0., 5.])
-    """
-    from .inplace import inplace  # noqa: PLC0415
-
-    key = _array_key(tuple(indices), array_module(input))
-    return inplace(input, "index_put_", IndexPut.apply, key, values, accumulate)
 
 
 # --------------------------------------------------------------------------- gather and scatter

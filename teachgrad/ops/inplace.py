@@ -42,9 +42,9 @@ from ..autograd.grad_mode import state as _grad_state
 from ..autograd.tape import Node, SavedTensor, _short, stamp
 from ..autograd.tape import _dense as dense
 from . import index, pointwise
-from .index import Index, _IndexPut
+from .index import Index, _IndexPut, _is_advanced
 from .pointwise import broadcast_shape, where
-from .views import _is_advanced, getitem
+from .views import basic_getitem
 
 # --------------------------------------------------------------------------- where a view sits in its base
 
@@ -569,7 +569,7 @@ def setitem(x, key, value) -> None:
             if not isinstance(k, int):  # an int removes its dim from the view
                 advanced.append(k if k is Ellipsis else slice(None))
     whole = all(k is Ellipsis or k == slice(None) for k in basic)
-    target = x if whole else getitem(x, tuple(basic))  # writing all of x needs no view
+    target = x if whole else basic_getitem(x, tuple(basic))  # writing all of x needs no view
     if (
         isinstance(value, Tensor)
         and value._data.ndim > target._data.ndim
@@ -581,7 +581,7 @@ def setitem(x, key, value) -> None:
             f"({value.ndim})"
         )
     if len(advanced) != len([k for k in advanced if not _is_advanced(k)]):
-        index.index_put_(target, tuple(advanced), value)
+        index_put_(target, tuple(advanced), value)
     elif isinstance(value, Tensor) and value._data.ndim:
         inplace(target, "__setitem__", _copy, value)
     else:  # torch wraps a number as a tensor here (the node gets an edge for it)
@@ -617,3 +617,24 @@ METHODS = {
     "__itruediv__": _method("div_", pointwise.div),
     "__setitem__": setitem,
 }
+
+
+def masked_fill_(input, mask, value):
+    """In-place ``masked_fill``.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([1.0, -2.0]); x.masked_fill_(x < 0, 0.0)
+    tensor([1., 0.])
+    """
+    return inplace(input, "masked_fill_", index.masked_fill, mask, value)
+
+
+def index_put_(input, indices, values, accumulate=False):
+    """In-place ``index_put`` (what ``x[idx] = v`` does for advanced indices).
+
+    >>> import teachgrad as tg
+    >>> x = tg.zeros(3); x.index_put_((tg.tensor([2]),), tg.tensor(5.0))
+    tensor([0., 0., 5.])
+    """
+    key = index._array_key(tuple(indices), array_module(input))
+    return inplace(input, "index_put_", index.IndexPut.apply, key, values, accumulate)

@@ -121,6 +121,18 @@ _C_NAMES = {
     "int64": "long int",
     "bool": "bool",
 }
+
+
+def scalar_type_name(t) -> str:
+    """torch's name for a tensor's element type in messages: Float, Double, Long ...
+
+    >>> import teachgrad as tg
+    >>> scalar_type_name(tg.ones(1)), scalar_type_name(tg.ones(1, dtype=tg.int64))
+    ('Float', 'Long')
+    """
+    return _SCALAR_NAMES.get(t.dtype.name, t.dtype.name)
+
+
 _SCALAR_NAMES = {
     "float16": "Half",
     "float32": "Float",

@@ -37,11 +37,13 @@ flipped filters.
 from __future__ import annotations
 
 import math
+import warnings
 
 from .._backend import array_module, strided_view
-from .._tensor import wrap_array
+from .._tensor import _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum
+from .linalg import scalar_type_name
 from .pointwise import SavesResult, _sigmoid, _unary, where
 from .reduce import sum_to
 from .shape import pad_array
@@ -1214,3 +1216,50 @@ class EmbeddingRowSum(Builtin):
         (indices,) = ctx.saved_tensors
         looked_up = Embedding.apply(gg, indices, None)
         return where(wrap_array(ctx.keep[..., None]), looked_up, 0.0), None, None, None
+
+
+# --------------------------------------------------------------------------- softmax (F.softmax, Tensor.softmax)
+
+
+def _softmax_input(input, dim, dtype, name):
+    if dtype is not None:
+        input = input.to(dtype)
+    if dim is None:  # torch's old rule, kept for old code: warn and guess
+        warnings.warn(
+            f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+            "dim=X as an argument.",
+            UserWarning,
+            stacklevel=3,
+        )
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    if not input.is_floating_point():
+        raise NotImplementedError(
+            f"\"{name}\" not implemented for '{scalar_type_name(input)}'\n  {name} needs floating point "
+            "input: pass dtype=teachgrad.float32, or call .float() first."
+        )
+    return input, _wrap_dim(dim, input.ndim)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``exp(x) / sum(exp(x))`` along ``dim``: non-negative, summing to 1 (no overflow for large x).
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.softmax(tg.tensor([[1.0, 1.0], [0.0, 1000.0]]), dim=1)
+    tensor([[0.5000, 0.5000],
+            [0.0000, 1.0000]])
+    """
+    input, dim = _softmax_input(input, dim, dtype, "softmax")
+    return Softmax.apply(input, dim)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``log(softmax(x))`` along ``dim``, computed directly (exact where softmax underflows to 0).
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.log_softmax(tg.tensor([0.0, 1000.0]), dim=0)
+    tensor([-1000.,     0.])
+    """
+    input, dim = _softmax_input(input, dim, dtype, "log_softmax")
+    return LogSoftmax.apply(input, dim)

@@ -215,16 +215,16 @@ def _product_of_others(a, dims):
     Built from differentiable ops, so double backward works; it uses n*n memory per
     reduced row, fine for teaching-sized tensors.
     """
-    from .views import movedim  # noqa: PLC0415 - views import this module
-
     (dim,) = dims if len(dims) == 1 else (None,)
-    x = a.reshape(-1) if dim is None else movedim(a, dim, -1)
+    x = (
+        a.reshape(-1) if dim is None else a.movedim(dim, -1)
+    )  # (a method: views build on this module)
     n = x.shape[-1]
     xp = array_module(a)
     eye = wrap_array(xp.eye(n, dtype=bool))
     rows = where(eye, 1.0, x.unsqueeze(-2).expand(*x.shape[:-1], n, n))
     others = Prod.apply(rows, -1, False)
-    return others.reshape(a.shape) if dim is None else movedim(others, -1, dim)
+    return others.reshape(a.shape) if dim is None else others.movedim(-1, dim)
 
 
 # --------------------------------------------------------------------------- variance
@@ -534,13 +534,15 @@ class Cumsum(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        from .shape import flip  # noqa: PLC0415 - shape imports this module
-
         if grad.ndim == 0:
             return grad, None, None
         # out[i] = x[0] + ... + x[i], so x[j] reaches every out[i] with i >= j: its gradient
         # is grad[j] + ... + grad[n-1], a running sum taken from the far end
-        return flip(cumsum(flip(grad, ctx.dim), ctx.dim), ctx.dim), None, None
+        return (
+            grad.flip(ctx.dim).cumsum(ctx.dim).flip(ctx.dim),
+            None,
+            None,
+        )  # (methods: shape imports this module)
 
 
 # --------------------------------------------------------------------------- functions

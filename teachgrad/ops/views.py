@@ -629,22 +629,19 @@ class Alias(_View):
         return grad
 
 
-def getitem(input, key):
+def basic_getitem(input, key):
     """``x[key]`` for basic keys (ints, slices, None, ...): a view, recorded as torch does
     (one SelectBackward0 / SliceBackward0 / UnsqueezeBackward0 per indexed dim).
+    ``x[key]`` itself is ``index.getitem``, which sends advanced keys elsewhere.
 
     >>> import teachgrad as tg
     >>> x = tg.arange(12).reshape(3, 4)
-    >>> x[1], x[:, 1:3].shape, x[None, ..., 0].shape
-    (tensor([4, 5, 6, 7]), teachgrad.Size([3, 2]), teachgrad.Size([1, 3]))
+    >>> basic_getitem(x, 1), basic_getitem(x, (slice(None), slice(1, 3))).shape
+    (tensor([4, 5, 6, 7]), teachgrad.Size([3, 2]))
     """
     lone_slice = isinstance(key, slice)  # torch records x[:] as a slice, x[:, :] as an alias
     if not isinstance(key, tuple):
         key = (key,)
-    if any(_is_advanced(k) for k in key):
-        from . import index  # noqa: PLC0415 - advanced indexing lives with gather/scatter
-
-        return index.advanced_getitem(input, key)
     ndim = input._data.ndim
     used = sum(1 for k in key if k is not None and k is not Ellipsis)
     if used > ndim:
@@ -674,12 +671,6 @@ def getitem(input, key):
             result = Select.apply(result, dim, k % size)
             changed = True
     return result if changed else Alias.apply(input)
-
-
-def _is_advanced(k) -> bool:
-    if isinstance(k, Tensor):
-        return k._data.ndim > 0 or k._data.dtype.kind == "b"
-    return isinstance(k, list | tuple) or hasattr(k, "__array__") or isinstance(k, bool)
 
 
 # --------------------------------------------------------------------------- joining

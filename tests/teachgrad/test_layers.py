@@ -63,6 +63,7 @@ PROVIDERS = {
     "rebase_view_history": "teachgrad.ops",
     "backward": "teachgrad.autograd.engine",
     "AccumulateGrad": "teachgrad.autograd.tape",
+    "tangent_of": "teachgrad.autograd.forward_ad",
 }
 
 
@@ -92,13 +93,6 @@ FUNCTION_LEVEL_IMPORTS = {
     ("_backend.py", "cupyx"): "lazy on purpose: only pinning needs it",
     ("autograd/profiler_nvprof.py", "sqlite3"): "lazy on purpose: only reading a trace needs it",
     ("autograd/profiler_nvprof.py", "teachgrad.autograd.profiler"): "cycle: profiler imports it",
-    ("autograd/variable.py", "teachgrad._creation"): "still to do: Variable(data) makes a tensor",
-    ("_printing.py", "teachgrad.autograd.forward_ad"): "still to do: a dual tensor's repr",
-    ("ops/__init__.py", "teachgrad.nn.functional"): "still to do: Tensor.softmax lives in nn",
-    ("ops/reduce.py", "teachgrad.ops.views"): "still to do: reduce <-> views",
-    ("ops/reduce.py", "teachgrad.ops.shape"): "still to do: reduce <-> shape",
-    ("ops/index.py", "teachgrad.ops.inplace"): "still to do: index <-> inplace",
-    ("ops/views.py", "teachgrad.ops"): "still to do: views -> index",
 }
 
 
