@@ -19,6 +19,7 @@ import pytest
 
 import teachgrad as tg
 from teachgrad.ops import nn as ops_nn
+from tests import cupy_standin
 from tests.teachgrad.ops._cases import (
     A,
     assert_raises_like_torch,
@@ -494,19 +495,22 @@ def test_convolution_one_image_at_a_time_is_the_same(monkeypatch, torch, fn, arg
     """The convolutions run chunk by chunk of images (as many as fit in _CHUNK_BYTES). With
     chunks of a single image, as large batches of large images get, values and gradients
     still equal torch's, and first and second derivatives pass the gradchecks."""
-    monkeypatch.setattr(ops_nn, "_CHUNK_BYTES", 1)
+    monkeypatch.setattr(ops_nn, "_CHUNK_BYTES", {"cpu": 1, "cuda": 1})
     compare_with_torch(torch, fn, args, "float64")
     run_gradchecks(fn, args)
 
 
 def test_image_chunks_cover_the_batch_in_order(monkeypatch):
-    """Chunks hold as many images as fit in _CHUNK_BYTES (at least one); the last one may be
-    smaller."""
-    monkeypatch.setattr(ops_nn, "_CHUNK_BYTES", 1000)
-    assert ops_nn._image_chunks(5, 400) == [(0, 2), (2, 4), (4, 5)]
-    assert ops_nn._image_chunks(3, 5000) == [(0, 1), (1, 2), (2, 3)]
-    assert ops_nn._image_chunks(4, 100) == [(0, 4)]
-    assert ops_nn._image_chunks(0, 100) == []
+    """Chunks hold as many images as fit in the device's _CHUNK_BYTES (at least one); the
+    last one may be smaller."""
+    monkeypatch.setattr(ops_nn, "_CHUNK_BYTES", {"cpu": 1000, "cuda": 10**6})
+    images = lambda n: np.empty((n, 1))  # noqa: E731
+    assert ops_nn._image_chunks(images(5), 400) == [(0, 2), (2, 4), (4, 5)]
+    assert ops_nn._image_chunks(images(3), 5000) == [(0, 1), (1, 2), (2, 3)]
+    assert ops_nn._image_chunks(images(4), 100) == [(0, 4)]
+    assert ops_nn._image_chunks(images(0), 100) == []
+    on_gpu = cupy_standin.module.empty((5, 1))  # a GPU has no cache to fit: one chunk
+    assert ops_nn._image_chunks(on_gpu, 5000) == [(0, 5)]
 
 
 def test_max_pool2d_tiles_agree_with_general_windows_on_ties_and_nan():
