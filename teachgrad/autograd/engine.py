@@ -138,23 +138,50 @@ def backward(
     tensor([3.0000, 1.5000])
     """
     if grad_variables is not None:
-        warnings.warn(
-            "'grad_variables' is deprecated. Use 'grad_tensors' instead.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        if grad_tensors is not None:
-            raise RuntimeError(
-                "'grad_tensors' and 'grad_variables' (deprecated) arguments both passed to "
-                "backward(). Please only use 'grad_tensors'."
-            )
-        grad_tensors = grad_variables
+        grad_tensors = _old_name_for_grad_tensors(grad_variables, grad_tensors)
     if inputs is not None and not isinstance(inputs, Tensor) and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    if create_graph:
+        _warn_reference_cycle()
     deque(
         _steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads_private=True),
         maxlen=0,
     )  # run the generator to the end, keeping no step
+
+
+def _old_name_for_grad_tensors(grad_variables, grad_tensors):
+    """``backward(grad_variables=...)``, torch's old name for ``grad_tensors``: a warning."""
+    warnings.warn(
+        "'grad_variables' is deprecated. Use 'grad_tensors' instead.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    if grad_tensors is not None:
+        raise RuntimeError(
+            "'grad_tensors' and 'grad_variables' (deprecated) arguments both passed to "
+            "backward(). Please only use 'grad_tensors'."
+        )
+    return grad_variables
+
+
+_warned_reference_cycle = False
+
+
+def _warn_reference_cycle() -> None:
+    """torch's warning (once per process, as torch gives it) that ``.grad`` made with
+    ``create_graph=True`` keeps the graph that made it alive."""
+    global _warned_reference_cycle
+    if not _warned_reference_cycle:
+        _warned_reference_cycle = True
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the "
+            "parameter and its gradient which can cause a memory leak. We recommend using "
+            "autograd.grad when creating the graph to avoid this. If you have to use this "
+            "function, make sure to reset the .grad fields of your parameters to None after use "
+            "to break the cycle and avoid the leak.",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def grad(
@@ -224,6 +251,7 @@ def grad(
             if materialize_grads:
                 shape = t._data.shape if batch is None else (batch, *t._data.shape)
                 g = wrap_array(array_module(t._data).zeros(shape, t._data.dtype))
+                g._requires_grad = create_graph  # (as torch's zeros_like(..., requires_grad=))
         result.append(g)
     return tuple(result)
 
@@ -523,13 +551,16 @@ def _post_order(roots) -> list:
 
 
 def _nodes_to_run(roots, capture_at, accumulate) -> set:
-    """Nodes on a path to a target edge: the only ones that need to run."""
+    """Nodes on a path to a target edge: the only ones that need to run. With
+    ``backward(inputs=...)`` (``accumulate``) the targets' own nodes run too, as in torch:
+    their hooks fire, and what they send on reaches only nodes that run."""
     runs = set()
     for node in _post_order(roots):  # children come before their parents
-        if isinstance(node, AccumulateGrad):
-            if accumulate and node in capture_at:
-                runs.add(node)
-        elif any(c is not None and (c in runs or c in capture_at) for c, _ in node.next_functions):
+        if accumulate and node in capture_at:
+            runs.add(node)
+        elif not isinstance(node, AccumulateGrad) and any(
+            c is not None and (c in runs or c in capture_at) for c, _ in node.next_functions
+        ):
             runs.add(node)
     return runs
 

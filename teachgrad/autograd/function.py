@@ -31,6 +31,7 @@ the checks every gradient passes before it flows on (shape, dtype, device).
 from __future__ import annotations
 
 import functools
+import inspect
 
 from .. import _events, _seam
 from .._backend import array_module, as_array, device_type_of, from_numpy_dtype
@@ -139,7 +140,7 @@ class BackwardFunction(FunctionCtx, Node):
                 if g is None and self._output_meta[i] is not None:  # non-tensor outputs stay None
                     grad_outputs[i] = zeros_for(self._output_meta[i], batch)
         cls = self._forward_cls
-        result = cls.backward(self, *grad_outputs)
+        result = self._backward(self, *grad_outputs)
         if type(result) is not tuple:
             result = (result,)
         n_args = len(self.needs_input_grad)
@@ -280,18 +281,22 @@ class Function:
         name = cls.__dict__.get("node_name") or f"{cls.__name__}Backward"
         names = getattr(cls, "saved_names", ())  # built-ins name what they save
         saved = {f"_saved_{n}": _saved_property(i, n) for i, n in enumerate(names)}
+        overrides = _overrides(cls)
         cls._backward_cls = type(
             name,
             (BackwardFunction,),
             {
                 "_forward_cls": cls,
+                "_backward": staticmethod(_user_backward(cls, overrides)),
                 "_saved_names": names,
                 "__module__": cls.__module__,
                 "__qualname__": name,
                 **saved,
             },
         )
-        cls._new_style = "setup_context" in _overrides(cls)
+        cls._new_style = "setup_context" in overrides
+        if cls._new_style and not cls._builtin:  # torch hands setup_context the defaults too
+            cls._forward_signature = inspect.signature(cls.forward)
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError(
@@ -332,6 +337,8 @@ class Function:
         (teachgrad's own ops take a faster path: ``Builtin.apply``.)"""
         if _profiling.active and _profiling.takes():  # inside profile(): time this call
             return _profiling.recorder.forward(cls, args, kwargs)
+        if cls._new_style:  # setup_context sees every input, forward's defaults included
+            args, kwargs = _with_defaults(cls, args, kwargs)
         # 1. decide whether to record: does any input require grad (with grad mode on)?
         ctx = _new(cls._backward_cls)  # the node; made without calling __init__ (it has none)
         needs = needs_grad(args)
@@ -394,6 +401,28 @@ def record(cls, ctx, args, kwargs, outputs, needs) -> None:
                 t._inference = True
     if _fw_state.level is not None:  # forward-mode AD: push the inputs' tangents through
         push_tangents(cls, ctx, args, kwargs, outputs)
+
+
+def _user_backward(cls, overrides):
+    """The backward formula a node runs: ``backward``, or ``vjp``, its other name in torch
+    (defining both is refused when backward runs, as torch does)."""
+    if "vjp" in overrides and "backward" in overrides:
+
+        def both(ctx, *grads):
+            raise RuntimeError(
+                "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+                f"should only implement one of them.\n  {cls.__name__} defines both: keep one."
+            )
+
+        return both
+    return cls.vjp if "vjp" in overrides else cls.backward
+
+
+def _with_defaults(cls, args, kwargs) -> tuple:
+    """``(args, kwargs)`` with forward's default values filled in for those left out."""
+    bound = cls._forward_signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.args, bound.kwargs
 
 
 def _overrides(cls) -> set:

@@ -378,6 +378,9 @@ class Node:
 
     def __call__(self, *grad_outputs):
         """Run this node's backward formula directly (no engine, no hooks)."""
+        expected = len(self._output_meta)
+        if len(grad_outputs) != expected:
+            raise TypeError(f"expected {expected} arguments, got {len(grad_outputs)} instead")
         return self._apply(list(grad_outputs))
 
     def _apply(self, grad_outputs: list) -> tuple:
@@ -488,12 +491,24 @@ class AccumulateGrad(Node):
             hooks = self.variable.__dict__.get("_post_acc_hooks")
             if hooks:
                 for fn in list(hooks.values()):
-                    fn(self.variable)
+                    _post_accumulate_result(fn(self.variable))
                     if _events.HookFired.on:
                         _events.emit(
                             _events.HookFired, kind="post_accumulate", owner=self.variable, hook=fn
                         )
         return ()
+
+
+def _post_accumulate_result(result) -> None:
+    """A post-accumulate-grad hook acts on the leaf (``.grad`` is there): it returns nothing."""
+    if result is None:
+        return
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    raise RuntimeError(
+        "Tensor post accumulate grad hooks should return None.\n  Such a hook runs after the "
+        "gradient was added into .grad; change tensor.grad in place instead of returning it."
+    )
 
 
 def _saved_property(i: int, name: str) -> property:

@@ -43,7 +43,7 @@ from ..autograd.tape import Node, SavedTensor, _short, stamp
 from ..autograd.tape import _dense as dense
 from . import index, pointwise
 from .index import Index, _IndexPut, _is_advanced
-from .pointwise import broadcast_shape, where
+from .pointwise import broadcast_shape, constant_zeros, where
 from .views import basic_getitem
 
 # --------------------------------------------------------------------------- where a view sits in its base
@@ -119,10 +119,11 @@ class CopySlices(Node):
         "fn's other inputs": "fn's rules, applied to grad[view]",
     }
 
-    def __init__(self, fn, index, base_edge, positions, base):
+    def __init__(self, fn, index, base_edge, positions, base, overlapping=False):
         self.fn = fn
         self.index = index
         self.positions = positions
+        self.overlapping = overlapping  # the view repeats memory cells (it comes from expand)
         edges = list(fn.next_functions)
         edges[index] = base_edge
         self.next_functions = tuple(edges)
@@ -141,6 +142,13 @@ class CopySlices(Node):
         inside[self.positions] = True
         inside = wrap_array(inside.reshape(base_shape))
         old_view_grad = results[self.index]
+        if self.overlapping and old_view_grad is not None:  # torch writes it through the view
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers to a "
+                "single memory location. Please clone() the tensor before performing the operation.\n"
+                "  Backward of an in-place op on an expanded view would write the view's gradient "
+                "into memory cells the view repeats: clone() the view before changing it."
+            )
         replacement = (
             0.0
             if old_view_grad is None
@@ -157,7 +165,9 @@ def rebase_view_history(view, node, index) -> None:
     """``view`` was changed in place by ``node``: rewrite its base's history, then its own."""
     base = view._base
     positions = view_positions(view)
-    copy_slices = CopySlices(node, index, base._edge(), positions, base)
+    data = view._data
+    overlapping = any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape, strict=True))
+    copy_slices = CopySlices(node, index, base._edge(), positions, base, overlapping)
     base._grad_fn = copy_slices
     base._output_nr = 0
     base._requires_grad = True
@@ -433,7 +443,7 @@ class Zero(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0
+        return constant_zeros(grad)
 
     jvp = staticmethod(zero_tangent)
 
@@ -450,7 +460,7 @@ class Fill(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0, None
+        return constant_zeros(grad), None
 
     jvp = staticmethod(zero_tangent)
 
@@ -471,7 +481,7 @@ class FillTensor(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0, grad.sum() if ctx.needs_input_grad[1] else None
+        return constant_zeros(grad), grad.sum() if ctx.needs_input_grad[1] else None
 
     jvp = staticmethod(linear_jvp)  # (the old values' tangent is replaced by the value's)
 
@@ -496,7 +506,7 @@ class Copy(Builtin):
     @staticmethod
     def backward(ctx, grad):
         g = grad.to(ctx.src_device) if ctx.needs_input_grad[1] else None
-        return grad * 0, g
+        return constant_zeros(grad), g
 
     jvp = staticmethod(linear_jvp)
 

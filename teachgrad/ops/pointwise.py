@@ -264,7 +264,7 @@ class DivRounding(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0, grad * 0 if ctx.needs_input_grad[1] else None, None
+        return constant_zeros(grad), constant_zeros(grad) if ctx.needs_input_grad[1] else None, None
 
     jvp = staticmethod(zero_tangent)
 
@@ -292,7 +292,7 @@ class PowScalar(Builtin):
     def backward(ctx, grad):
         a, p = ctx.saved_tensors
         if p == 0:
-            return grad * 0, None
+            return constant_zeros(grad), None
         return grad * p * a ** (p - 1), None
 
     @staticmethod
@@ -375,8 +375,9 @@ class Rpow(Builtin):
     def backward(ctx, grad):
         _, result, _ = ctx.saved_tensors
         base = ctx.base
-        if base == 0:
-            return grad * 0, None
+        if base == 0:  # 0 ** b: flat where b > 0, and (as in torch) result · log 0 where b < 0
+            exponent = ctx.saved_tensors[0]
+            return grad * where(exponent >= 0, 0.0, result * -math.inf), None
         return grad * result * _log_of_number(base), None
 
     @staticmethod
@@ -621,6 +622,12 @@ class Abs(Builtin):
         return t * ctx.inputs[0].sign()
 
 
+def constant_zeros(grad):
+    """The gradient of a piecewise-constant op: zeros, not ``grad * 0`` (an inf or NaN
+    arriving from above stays out, as in torch), and no graph even under ``create_graph``."""
+    return wrap_array(array_module(grad).zeros_like(grad._data))
+
+
 class _ZeroGrad(Builtin):
     """Piecewise-constant ops (sign, floor, ceil, round): the gradient is zero."""
 
@@ -629,7 +636,7 @@ class _ZeroGrad(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0
+        return constant_zeros(grad)
 
     jvp = staticmethod(zero_tangent)
 
@@ -666,7 +673,7 @@ class Round(_ZeroGrad):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0, None
+        return constant_zeros(grad), None
 
 
 class ClampScalar(Builtin):

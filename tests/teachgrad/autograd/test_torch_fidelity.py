@@ -1,0 +1,271 @@
+"""Behaviours found by running PyTorch's own autograd tests and random programs against
+teachgrad (issue 20), each compared with torch across its variations: the same program runs
+on both libraries, and either both raise (same class, same first line) or both give the
+same values.
+"""
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import teachgrad as tg
+from teachgrad.autograd import engine
+from tests.teachgrad.inplace._common import Raised, assert_same, both, torch_phrase
+
+pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
+
+
+def assert_like_torch(program):
+    """``program(lib)`` gives the same outcome with teachgrad and with torch."""
+    facts = both(program)
+    got, want = facts["tg"], facts["torch"]
+    if isinstance(got, Raised) and isinstance(want, Raised):
+        assert got.type == want.type, (got, want)
+        first = lambda r: torch_phrase(r.message.splitlines()[0])  # noqa: E731
+        assert first(got) == first(want)
+    else:
+        assert_same(got, want)
+    return want
+
+
+def grad_list(t):
+    return None if t is None else t.detach().cpu().numpy()
+
+
+# --------------------------------------------------------------------------- zero gradients
+
+PIECEWISE_CONSTANT = {
+    "sign": lambda x: x.sign(),
+    "floor": lambda x: x.floor(),
+    "ceil": lambda x: x.ceil(),
+    "round": lambda x: x.round(),
+    "round(decimals=1)": lambda x: x.round(decimals=1),
+    "div floor": lambda x: x.div(2.0, rounding_mode="floor"),
+    "div trunc": lambda x: x.div(2.0, rounding_mode="trunc"),
+    "fill_": lambda x: x.clone().fill_(2.0),
+    "zero_": lambda x: x.clone().zero_(),
+    "x ** 0": lambda x: x**0,
+}
+
+
+@pytest.mark.parametrize("op", PIECEWISE_CONSTANT.values(), ids=PIECEWISE_CONSTANT.keys())
+@pytest.mark.parametrize("upstream", [float("inf"), float("nan"), -2.0])
+def test_a_flat_op_gives_zeros_even_when_inf_or_nan_comes_down(op, upstream):
+    """torch returns zeros, not ``grad * 0``: an inf or NaN from above does not leak through."""
+
+    def program(lib):
+        x = lib.tensor([1.5, -2.25, 0.0], dtype=lib.float64, requires_grad=True)
+        (op(x) * upstream).sum().backward()
+        return grad_list(x.grad)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("op", PIECEWISE_CONSTANT.values(), ids=PIECEWISE_CONSTANT.keys())
+def test_a_flat_op_gradient_made_with_create_graph_needs_no_graph(op):
+    def program(lib):
+        x = lib.tensor([1.5, -2.25], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(op(x).sum(), x, create_graph=True)
+        return grad_list(g), g.requires_grad
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("base", [0.0, 2.0, 0.5])
+def test_a_number_to_a_tensor_power_differentiates_like_torch_at_zero_base(base):
+    """``0 ** b``: flat where b > 0 and at b = 0, ``result · log 0`` = -inf where b < 0."""
+
+    def program(lib):
+        b = lib.tensor([-1.0, 0.0, 2.0, 3.5], dtype=lib.float64, requires_grad=True)
+        (base**b).sum().backward()
+        return grad_list(b.grad)
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- custom Functions
+
+
+def _function(lib, backward=True, vjp=False):
+    body = {"forward": staticmethod(lambda ctx, x: x * 2)}
+    if backward:
+        body["backward"] = staticmethod(lambda ctx, g: g * 2)
+    if vjp:
+        body["vjp"] = staticmethod(lambda ctx, g: g * 3)
+    return type("Doubled", (lib.autograd.Function,), body)
+
+
+@pytest.mark.parametrize(
+    "backward,vjp", [(True, False), (False, True), (True, True), (False, False)]
+)
+def test_vjp_is_backward_s_other_name_and_defining_both_is_refused(backward, vjp):
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = _function(lib, backward, vjp).apply(x)
+        y.sum().backward()
+        return grad_list(x.grad)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [lambda F, x: F.apply(x), lambda F, x: F.apply(x, 5.0), lambda F, x: F.apply(x, y=5.0)],
+    ids=["defaults", "positional", "keyword"],
+)
+def test_setup_context_sees_forward_s_defaults(call):
+    def program(lib):
+        seen = []
+
+        class Scaled(lib.autograd.Function):
+            @staticmethod
+            def forward(x, y=3.0):
+                return x * y
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                seen.append(tuple(v if isinstance(v, float) else "x" for v in inputs))
+                ctx.y = inputs[1]
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.y, None
+
+        x = lib.tensor([1.0], requires_grad=True)
+        out = call(Scaled, x)
+        out.sum().backward()
+        return seen, grad_list(out), grad_list(x.grad)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("n_grads", [0, 1, 2, 3])
+@pytest.mark.parametrize(
+    "node",
+    [
+        lambda lib, x: (x * 2).grad_fn,
+        lambda lib, x: x.unbind(0)[0].grad_fn,
+        lambda lib, x: (x * 2).grad_fn.next_functions[0][0],  # AccumulateGrad
+    ],
+    ids=["MulBackward0", "UnbindBackward0", "AccumulateGrad"],
+)
+def test_calling_a_node_with_the_wrong_number_of_gradients(n_grads, node):
+    def program(lib):
+        x = lib.ones(2, requires_grad=True)
+        fn = node(lib, x)
+        n_out = 2 if "Unbind" in fn.name() else 1
+        if n_grads == n_out:
+            return "right count"  # (what such a call returns is checked elsewhere)
+        fn(*[lib.ones(()) if n_out == 2 else lib.ones(2) for _ in range(n_grads)])
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- grad() and backward()
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_materialized_zeros_require_grad_with_create_graph(create_graph):
+    def program(lib):
+        x = lib.tensor([1.0], requires_grad=True)
+        unused = lib.tensor([2.0, 3.0], requires_grad=True)
+        grads = lib.autograd.grad(
+            (x * x).sum(), [x, unused], create_graph=create_graph, materialize_grads=True
+        )
+        return [(grad_list(g), g.requires_grad) for g in grads]
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize(
+    "result",
+    [None, 5, "text", "tensor"],
+    ids=["None", "int", "str", "tensor"],
+)
+def test_a_post_accumulate_grad_hook_must_return_none(result):
+    def program(lib):
+        x = lib.tensor([1.0], requires_grad=True)
+        x.register_post_accumulate_grad_hook(lambda t: t.grad * 2 if result == "tensor" else result)
+        (x * 2).sum().backward()
+        return grad_list(x.grad)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("inputs", ["b", "b, a", "c", "b, c"])
+@pytest.mark.filterwarnings("ignore:The .grad attribute of a Tensor that is not a leaf")
+def test_backward_to_a_non_leaf_runs_its_node_and_its_hooks(inputs):
+    """``backward(inputs=(b,))`` with b not a leaf: b's node runs (its pre- and post-hooks
+    fire), b gets a .grad, and nothing below b that was not asked for gets one."""
+
+    def program(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = a * 2
+        c = b.sin()
+        log = []
+        b.register_hook(lambda g: log.append("b tensor hook"))
+        b.grad_fn.register_prehook(lambda g: log.append("b pre-hook"))
+        b.grad_fn.register_hook(lambda gi, go: log.append("b post-hook"))
+        c.grad_fn.register_prehook(lambda g: log.append("c pre-hook"))
+        chosen = [{"a": a, "b": b, "c": c}[name] for name in inputs.split(", ")]
+        (c * 3).sum().backward(inputs=chosen)
+        return log, [grad_list(t.grad) for t in (a, b, c)]
+
+    assert_like_torch(program)
+
+
+def test_backward_with_create_graph_warns_about_the_reference_cycle(monkeypatch):
+    """torch warns once per process: its text is read from a fresh torch process."""
+    torch_says = subprocess.run(
+        [
+            sys.executable,
+            "-W",
+            "always",
+            "-c",
+            "import torch, warnings\n"
+            "x = torch.ones(1, requires_grad=True)\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    (x * x).sum().backward(create_graph=True)\n"
+            "print(str(w[0].message).split(' (Triggered internally')[0])",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    monkeypatch.setattr(engine, "_warned_reference_cycle", False)
+    x = tg.ones(1, requires_grad=True)
+    with pytest.warns(UserWarning) as caught:
+        (x * x).sum().backward(create_graph=True)
+    assert [str(w.message) for w in caught] == [torch_says]
+    monkeypatch.setattr(engine, "_warned_reference_cycle", False)
+    with warnings.catch_warnings(record=True) as later:
+        warnings.simplefilter("always")
+        tg.autograd.grad((x * x).sum(), x, create_graph=True)  # grad() does not warn
+        tg.autograd.backward((x * x).sum(), create_graph=True)  # backward() does, once
+        (x * x).sum().backward(create_graph=True)
+    assert [str(w.message) for w in later] == [torch_says]
+
+
+# --------------------------------------------------------------------------- views
+
+
+@pytest.mark.parametrize("op", ["zero_()", "fill_(2.0)"])
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_backward_through_an_in_place_change_of_an_expanded_view(op, requires_grad):
+    """torch allows zero_/fill_ on an expanded view, but its backward would write the view's
+    gradient into repeated memory cells: it refuses there."""
+
+    def program(lib):
+        x = lib.ones(4, dtype=lib.float64, requires_grad=requires_grad).clone()
+        e = x.expand(2, 4)
+        eval(f"e.{op}")
+        if requires_grad:
+            e.sum().backward()
+        return grad_list(e), e._version
+
+    assert_like_torch(program)
