@@ -556,13 +556,15 @@ def _nodes_to_run(roots, capture_at, accumulate) -> set:
     their hooks fire, and what they send on reaches only nodes that run."""
     runs = set()
     for node in _post_order(roots):  # children come before their parents
-        if accumulate and node in capture_at:
-            runs.add(node)
-        elif not isinstance(node, AccumulateGrad) and any(
-            c is not None and (c in runs or c in capture_at) for c, _ in node.next_functions
-        ):
+        target = accumulate and node in capture_at
+        if target or not isinstance(node, AccumulateGrad) and _leads_to(node, runs, capture_at):
             runs.add(node)
     return runs
+
+
+def _leads_to(node, runs, capture_at) -> bool:
+    """Whether one of ``node``'s edges leads to a node that runs or to a target."""
+    return any(c is not None and (c in runs or c in capture_at) for c, _ in node.next_functions)
 
 
 def _as_tuple(x, n=None) -> tuple:
