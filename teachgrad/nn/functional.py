@@ -447,10 +447,14 @@ def cross_entropy(
     smooth = smooth.masked_fill(ignored, 0.0)
     if reduction == "sum":
         smooth = smooth.sum()
-    elif reduction == "mean":
-        kept = target[~ignored]
-        count = (~ignored).sum() if weight is None else weight[kept].sum()
-        smooth = smooth.sum() / count
+    elif reduction == "mean":  # over the summed weight of the targets that count, as nll_loss
+        counted = ~ignored
+        if weight is not None:  # each target's class weight, found without indexing by the
+            # targets (a bounds check that would make the CPU wait for a GPU)
+            classes = arange(n_classes, device=input.device).reshape(weight_view.shape)
+            is_class = target.unsqueeze(class_dim) == classes
+            counted = (weight_view * is_class).sum(class_dim) * counted
+        smooth = smooth.sum() / counted.sum()
     return (1 - label_smoothing) * loss + smooth * (label_smoothing / n_classes)
 
 

@@ -1,6 +1,11 @@
 """The CPU waits for the GPU only where a check needs a value: at most one device→host
 synchronisation per op call (an index-bounds check: CuPy would silently wrap a bad index
-where NumPy raises), and none on the hot path of elementwise ops or the optimizers.
+where NumPy raises), and none on the hot path of
+elementwise ops, the losses or the optimizers.
+
+A check a loss makes on the GPU (a class index out of range) does not wait: like torch's
+CUDA kernels, it fails late, with torch's CUDA error, at the next point where the CPU waits
+for the GPU anyway (``teachgrad._backend.device_assert``).
 
 Counted by the CuPy stand-in (tests/cupy_standin.py), which notes each ``bool()``, ``int()``,
 ``float()``, ``item()`` or ``get()`` of device data at the file:line that asked for it.
@@ -18,9 +23,11 @@ F = tg.nn.functional
 
 @pytest.fixture
 def cuda(monkeypatch):
-    """The stand-in behind teachgrad's "cuda" device, for this test only."""
+    """The stand-in behind teachgrad's "cuda" device, for this test only (with its own list
+    of pending device checks: a test that fails may leave one behind)."""
     monkeypatch.setattr(tg._backend, "_cupy", cupy_standin.module)
     monkeypatch.setattr(tg._backend.generators, "cuda", {})
+    monkeypatch.setattr(tg._backend, "_pending_checks", {})
     return "cuda"
 
 
@@ -39,16 +46,95 @@ def test_elementwise_ops_forward_and_backward_never_wait(cuda):
     assert syncs(step) == {}
 
 
-@pytest.mark.parametrize(
-    "loss",
-    [F.cross_entropy, lambda x, t: F.nll_loss(F.log_softmax(x, 1), t)],
-    ids=["cross_entropy", "nll_loss"],
-)
-def test_a_classification_loss_waits_once_for_its_target_check(cuda, loss):
+LOSSES = {
+    "cross_entropy": F.cross_entropy,
+    "nll_loss": lambda x, t: F.nll_loss(F.log_softmax(x, 1), t),
+    "cross_entropy weight, ignore_index, label_smoothing": lambda x, t: F.cross_entropy(
+        x, t, weight=tg.ones(5, device=x.device), ignore_index=1, label_smoothing=0.1
+    ),
+    "nll_loss 4-d": lambda x, t: F.nll_loss(x.reshape(1, 5, 2, 2), t.reshape(1, 2, 2)),
+}
+
+
+@pytest.mark.parametrize("loss", LOSSES.values(), ids=LOSSES.keys())
+def test_a_classification_loss_never_waits(cuda, loss):
+    """Its target check stays on the GPU (the next tests: where it is reported)."""
     x = tg.randn(4, 5, device=cuda, requires_grad=True)
     t = tg.tensor([0, 1, 4, 1], device=cuda)
-    counted = syncs(lambda: loss(x, t).backward())
+    assert syncs(lambda: loss(x, t).backward()) == {}
+
+
+# The places where the CPU waits for the GPU anyway, where a failed device check surfaces.
+# Tensor.item, tolist, bool() ... read CuPy directly in teachgrad/_tensor.py; until they go
+# through _backend.to_host (a one-line change each there), their check stays pending.
+THROUGH_TENSOR_PY = pytest.mark.xfail(
+    strict=True, reason="teachgrad/_tensor.py reads CuPy directly, not through _backend.to_host"
+)
+HOST_WAITS = {
+    "print": repr,
+    ".cpu()": lambda t: t.cpu(),
+    '.to("cpu")': lambda t: t.to("cpu"),
+    "tg.cuda.synchronize()": lambda t: tg.cuda.synchronize(),
+    ".item()": pytest.param(lambda t: t.item(), marks=THROUGH_TENSOR_PY),
+    ".tolist()": pytest.param(lambda t: t.tolist(), marks=THROUGH_TENSOR_PY),
+    "float()": pytest.param(float, marks=THROUGH_TENSOR_PY),
+    "bool()": pytest.param(bool, marks=THROUGH_TENSOR_PY),
+    ".numpy(force=True)": pytest.param(lambda t: t.numpy(force=True), marks=THROUGH_TENSOR_PY),
+}
+
+
+@pytest.mark.parametrize("wait", HOST_WAITS.values(), ids=HOST_WAITS.keys())
+def test_a_bad_target_on_a_gpu_fails_at_the_next_wait_with_torchs_cuda_error(cuda, wait):
+    """The stand-in wraps class 7 of 5 around to class 2, as CuPy would: without the check
+    on the device, the loss would be a plausible number and nothing would fail."""
+    x = tg.randn(3, 5, device=cuda, requires_grad=True)
+    with cupy_standin.count_syncs() as counted:
+        loss = F.cross_entropy(x, tg.tensor([0, 7, 1], device=cuda))  # no wait, no error yet
+        loss.backward()
+    assert counted == {}
+    with pytest.raises(RuntimeError) as err:
+        wait(loss)
+    first, teaching, *_ = str(err.value).splitlines()
+    assert first == "CUDA error: device-side assert triggered"  # torch's, word for word
+    assert "nll_loss" in teaching and "target class index out of range" in teaching
+    assert "reported late" in str(err.value) and "tg.cuda.synchronize()" in str(err.value)
+
+
+def test_a_reported_device_error_is_forgotten_and_the_next_call_works(cuda):
+    x = tg.randn(3, 5, device=cuda)
+    F.cross_entropy(x, tg.tensor([0, 7, 1], device=cuda))
+    with pytest.raises(RuntimeError, match="device-side assert triggered"):
+        tg.cuda.synchronize()
+    good = F.cross_entropy(x, tg.tensor([0, 4, 1], device=cuda))
+    expected = F.cross_entropy(x.cpu(), tg.tensor([0, 4, 1]))
+    tg.testing.assert_close(good.cpu(), expected)  # no error left over from the bad call
+
+
+def test_checks_pending_from_many_calls_take_one_flag_and_one_wait(cuda):
+    """However many calls run before the CPU waits, one flag per kind of check is kept
+    (combined on the GPU), and reading them is one wait; a bad target in the first call
+    still fails."""
+    x = tg.randn(3, 5, device=cuda)
+    F.nll_loss(x, tg.tensor([0, -3, 1], device=cuda))
+    for _ in range(50):
+        F.nll_loss(x, tg.tensor([0, 4, 1], device=cuda))
+    assert len(tg._backend._pending_checks) == 1
+    with cupy_standin.count_syncs() as counted, pytest.raises(RuntimeError, match="nll_loss"):
+        tg.cuda.synchronize()
     assert sum(counted.values()) == 1, counted
+
+
+def test_binary_cross_entropy_checks_its_input_on_the_gpu_too(cuda):
+    p = tg.tensor([0.5, 1.5], device=cuda)
+    loss = F.binary_cross_entropy(p, tg.tensor([1.0, 0.0], device=cuda))
+    with pytest.raises(RuntimeError, match="binary_cross_entropy got an input outside"):
+        repr(loss)
+
+
+def test_on_the_cpu_a_bad_target_fails_at_once_with_torchs_cpu_error():
+    with pytest.raises(IndexError, match=r"^Target 7 is out of bounds\.\n"):
+        F.cross_entropy(tg.randn(3, 5), tg.tensor([0, 7, 1]))
+    assert tg._backend._pending_checks == {}  # nothing left for a later wait
 
 
 @pytest.mark.parametrize(
@@ -80,11 +166,11 @@ def test_an_optimizer_step_never_waits(cuda, make):
     model = tg.nn.Sequential(tg.nn.Linear(5, 8), tg.nn.ReLU(), tg.nn.Linear(8, 3)).to(cuda)
     optimizer = make(model.parameters())
     x = tg.randn(4, 5, device=cuda)
-    target = tg.randn(4, 3, device=cuda)
+    target = tg.tensor([0, 2, 1, 1], device=cuda)
 
     def step():
         optimizer.zero_grad()
-        F.mse_loss(model(x), target).backward()
+        F.cross_entropy(model(x), target).backward()
         optimizer.step()
 
     assert syncs(step) == {}
