@@ -1,6 +1,6 @@
 """The CPU waits for the GPU only where a check needs a value: at most one device→host
 synchronisation per op call (an index-bounds check: CuPy would silently wrap a bad index
-where NumPy raises), and none on the hot path of
+where NumPy raises; a boolean mask's count of True values), and none on the hot path of
 elementwise ops, the losses or the optimizers.
 
 A check a loss makes on the GPU (a class index out of range) does not wait: like torch's
@@ -8,7 +8,8 @@ CUDA kernels, it fails late, with torch's CUDA error, at the next point where th
 for the GPU anyway (``teachgrad._backend.device_assert``).
 
 Counted by the CuPy stand-in (tests/cupy_standin.py), which notes each ``bool()``, ``int()``,
-``float()``, ``item()`` or ``get()`` of device data at the file:line that asked for it.
+``float()``, ``item()`` or ``get()`` of device data, and each boolean-mask index, at the
+file:line that asked for it.
 """
 
 import pathlib
@@ -141,10 +142,11 @@ def test_on_the_cpu_a_bad_target_fails_at_once_with_torchs_cpu_error():
     "index",
     [
         lambda x, i: x[i],
+        lambda x, i: x[tg.arange(3, device=x.device), i],
         lambda x, i: x.gather(1, i.unsqueeze(1)),
         lambda x, i: x.index_select(0, i),
     ],
-    ids=["getitem", "gather", "index_select"],
+    ids=["getitem", "getitem rows, cols", "gather", "index_select"],
 )
 def test_an_index_op_waits_once_for_its_bounds_check(cuda, index):
     x = tg.randn(4, 5, device=cuda, requires_grad=True)
@@ -195,5 +197,7 @@ def test_the_bounds_check_catches_what_cupy_would_wrap(cuda):
     assert x._data[cupy_standin.module.asarray([7])].shape == (1, 5)  # the stand-in wraps, as CuPy
     with pytest.raises(IndexError, match="out of bounds"):
         x[tg.tensor([7], device=cuda)]
+    with pytest.raises(IndexError, match="out of bounds"):  # a write, too
+        x[tg.tensor([7], device=cuda)] = 1.0
     with pytest.raises(RuntimeError, match="out of bounds"):  # torch's class for gather
         x.gather(1, tg.tensor([[7]] * 4, device=cuda))
