@@ -59,23 +59,40 @@ def _erf(xp, x):
     whose terms are all positive (no cancellation; 40 terms reach 1e-16); beyond,
     ``erfc(x) = e^(-x²) / (√π · (x + ½/(x + 1/(x + (3/2)/(x + ...)))))``, Laplace's
     continued fraction, evaluated from its tail inwards.
+
+    On the CPU each formula computes only its own elements (boolean indexing). On a GPU,
+    indexing with a mask makes the CPU wait while the GPU counts the mask's True values:
+    there both formulas compute every element (each given values in its range) and
+    ``where`` picks.
     """
     z = xp.abs(x.astype("float64"))
-    out = xp.empty_like(z)
     near = z < 2.5
-    a = z[near]
+    if xp is numpy_module():
+        out = xp.empty_like(z)
+        out[near] = _erf_series(xp, z[near])
+        out[~near] = _erf_tail(xp, z[~near])
+    else:
+        series = _erf_series(xp, xp.where(near, z, 0.0))
+        out = xp.where(near, series, _erf_tail(xp, xp.where(near, 2.5, z)))
+    return (xp.sign(x) * out).astype(x.dtype)
+
+
+def _erf_series(xp, a):
+    """erf(a) for 0 <= a < 2.5, from the series (``_erf``)."""
     two_a2 = 2 * a * a
     term, total = a.copy(), a.copy()
     for n in range(1, 40):
         term *= two_a2 / (2 * n + 1)
         total += term
-    out[near] = 2 / math.sqrt(math.pi) * xp.exp(-a * a) * total
-    b = z[~near]
+    return 2 / math.sqrt(math.pi) * xp.exp(-a * a) * total
+
+
+def _erf_tail(xp, b):
+    """erf(b) for b >= 2.5, from the continued fraction of erfc (``_erf``)."""
     fraction = b.copy()  # the continued fraction, cut off after 40 levels
     for k in range(40, 0, -1):
         fraction = b + (k / 2) / fraction
-    out[~near] = 1 - xp.exp(-b * b) / (math.sqrt(math.pi) * fraction)
-    return (xp.sign(x) * out).astype(x.dtype)
+    return 1 - xp.exp(-b * b) / (math.sqrt(math.pi) * fraction)
 
 
 def _windows(x, kernel, stride, dilation, out_hw):
@@ -919,8 +936,11 @@ class MaxPool2d(Builtin):
     def forward(ctx, a, kernel, stride, padding, dilation, out_hw):
         x = _batched(a._data)
         found = None
-        # the common pooling (2x2 windows, stride 2, no padding) tiles the image
-        if kernel == stride and dilation == (1, 1) and padding == ((0, 0), (0, 0)):
+        # the common pooling (2x2 windows, stride 2, no padding) tiles the image; a CPU
+        # shortcut: it asks whether a NaN is among the maxima, which would make the CPU wait
+        # for a GPU (there the windows' argmax, which needs no answer, is one kernel anyway)
+        tiles = kernel == stride and dilation == (1, 1) and padding == ((0, 0), (0, 0))
+        if tiles and array_module(x) is numpy_module():
             found = _max_of_tiles(x, kernel, out_hw)
         if found is None:  # any other windows, and tiles holding a NaN
             found = _max_of_windows(x, kernel, stride, padding, dilation, out_hw)

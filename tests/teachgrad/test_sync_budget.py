@@ -12,12 +12,22 @@ Counted by the CuPy stand-in (tests/cupy_standin.py), which notes each ``bool()`
 file:line that asked for it.
 """
 
+import functools
 import pathlib
 
 import pytest
 
 import teachgrad as tg
 from tests import cupy_standin
+from tests.teachgrad.nn import test_functional
+from tests.teachgrad.ops import (
+    test_linalg,
+    test_pointwise,
+    test_reduce,
+    test_shape_index_ops,
+    test_views,
+)
+from tests.teachgrad.ops._cases import make_inputs
 
 F = tg.nn.functional
 
@@ -201,3 +211,96 @@ def test_the_bounds_check_catches_what_cupy_would_wrap(cuda):
         x[tg.tensor([7], device=cuda)] = 1.0
     with pytest.raises(RuntimeError, match="out of bounds"):  # torch's class for gather
         x.gather(1, tg.tensor([[7]] * 4, device=cuda))
+
+
+# --------------------------------------------------------------------------- every op
+
+# Every row of the op tables, forward and backward on the stand-in's "cuda". The rows that
+# wait, once per call, and why; every other row never waits.
+WAITS_ONCE = {
+    # CuPy wraps an index that is out of range where NumPy and torch raise: checked, once
+    "an index checked for bounds": (
+        "gather",
+        "scatter",
+        "index_select",
+        "embedding",
+        "x[[0, 2]]",
+        "x[[0, 0, 2, 0]] (repeats)",
+        "x[tensor([2, -1])]",
+        "x[2-d index tensor]",
+        "x[[0, 1], [1, 1]]",
+        "x[:, [0, 0, 1]]",
+        "x[1, [0, 2]]",
+        "x[..., [1, 1]]",
+    ),
+    # the result has as many elements as the mask has True values: CuPy counts them and
+    # reads the count back (once: the backward reuses the positions found)
+    "a boolean mask": ("x[x > 0] (mask)", "x[row mask]", "x[[True, False, True]]", "x[mask, 1:]"),
+    # the result's shape depends on the value of a tensor argument (as in torch)
+    "a size given as a tensor": ("narrow(0, tensor(1), 1)",),
+    # the backward divides the result by each element, unless the input holds a zero; the
+    # zero-safe formula, products of the other elements, needs n² memory per row
+    "prod's backward asks whether there is a zero": ("prod(",),
+}
+TABLES = {
+    "pointwise": test_pointwise.UNARY_CASES + test_pointwise.BINARY_CASES,
+    "reductions": test_reduce.DIFFERENTIABLE + test_reduce.ARG_CASES,
+    "matmul": test_linalg.MATMUL_CASES + test_linalg.NAMED_CASES,
+    "views and joins": test_views.VIEW_CASES + test_views.JOIN_CASES,
+    "shape and index": test_shape_index_ops.CASES + test_shape_index_ops.SOFTMAX_CASES,
+    "nn.functional": test_functional.CASES,
+}
+
+
+@pytest.fixture
+def cuda_by_default(cuda):
+    """The stand-in's "cuda" as the default device, for tables that make their own tensors."""
+    tg.set_default_device(cuda)
+    yield cuda
+    tg.set_default_device(None)
+
+
+def forward_and_backward(fn, args):
+    """``fn(tg, *inputs)``, and backward through each output that requires grad."""
+    tg.manual_seed(0)
+    out = fn(tg, *make_inputs(tg, args, seed=0))
+    outputs = [out] if isinstance(out, tg.Tensor) else [o for o in out if isinstance(o, tg.Tensor)]
+    grads = [o.sum() for o in outputs if o.requires_grad]
+    if grads:
+        sum(grads).backward()
+
+
+def expected_waits(row: str) -> int:
+    return int(any(row.startswith(names) for names in WAITS_ONCE.values()))
+
+
+@pytest.mark.filterwarnings("ignore:Using a target size:UserWarning")  # (mse_loss's rows)
+@pytest.mark.parametrize("cases", TABLES.values(), ids=TABLES.keys())
+def test_each_op_of_the_tables_waits_only_where_listed(cuda_by_default, cases):
+    wrong = []
+    for case in cases:
+        fn, args = case.values[:2]
+        counted = syncs(functools.partial(forward_and_backward, fn, args))
+        row = case.id.rsplit("-", 1)[0]  # the table row's name, without the inputs' shapes
+        if sum(counted.values()) != expected_waits(row):
+            wrong.append(f"{case.id}: {counted}")
+    assert not wrong, "\n".join(wrong)
+
+
+# Ops the tables hold no row for: random ones, writes, integer results.
+OTHER_OPS = {
+    "dropout": (lambda x: F.dropout(x, 0.3), 0),
+    "masked_fill_ through a view": (lambda x: (x * 1)[1:].masked_fill_(x[1:] > 0, 0.0), 0),
+    "x[int_tensor] = value": (lambda x: (x * 1).index_put_((tg.tensor([0, 2]),), x[0]), 1),
+    "x[mask] = value": (lambda x: (x * 1).index_put_((x > 0,), tg.tensor(0.0)), 1),
+    "index_put accumulate": (lambda x: x.index_put((tg.tensor([1, 1]),), x[0], True), 1),
+    "one_hot (reads the largest class)": (lambda x: F.one_hot(tg.tensor([0, 3]), 4) * x[0, :4], 1),
+    "max_pool2d 2x2 tiles": (lambda x: F.max_pool2d(x.reshape(1, 1, 4, 5), 2), 0),
+}
+
+
+@pytest.mark.parametrize("op, waits", OTHER_OPS.values(), ids=OTHER_OPS.keys())
+def test_other_ops_wait_only_where_listed(cuda_by_default, op, waits):
+    x = tg.randn(4, 5, requires_grad=True)
+    counted = syncs(lambda: op(x).sum().backward())
+    assert sum(counted.values()) == waits, counted
