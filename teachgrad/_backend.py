@@ -504,9 +504,9 @@ def raise_pending_device_errors() -> None:
 def to_host(array):
     """``array`` as a NumPy array: itself on the CPU, a copy from a GPU.
 
-    Copying from a GPU makes the CPU wait until the GPU has computed the array, so every
-    read of GPU data (``.item()``, ``.tolist()``, ``.cpu()``, ``print``) goes through here,
-    and a failed ``device_assert`` is reported here.
+    Copying from a GPU makes the CPU wait until the GPU has computed the array, so reads
+    of GPU data go through here (``.cpu()``, ``print``, ``assert_close``), and a failed
+    ``device_assert`` is reported here.
 
     >>> to_host(numpy.arange(3))
     array([0, 1, 2])
