@@ -7,7 +7,8 @@ op code runs on both.
 
 What lives here: the ``dtype`` objects (``teachgrad.float32`` ...) and torch's type
 promotion rules for them, the ``device`` type, lazy CuPy loading, transfers
-between devices, and the random generators behind ``manual_seed``.
+between devices (and the checks a GPU reports late, at the next copy to the host),
+and the random generators behind ``manual_seed``.
 What does not: anything about autograd.
 
     >>> import teachgrad as tg
@@ -365,7 +366,7 @@ def to_device(array, dev: device):
     ):
         return array
     if dev.type == "cpu":
-        return array.get()
+        return to_host(array)
     cp = cupy()
     with cp.cuda.Device(dev.index or 0):
         return cp.asarray(array)
@@ -443,6 +444,77 @@ def as_array(x):
 
 def is_array(x) -> bool:
     return isinstance(x, numpy.ndarray) or (_cupy is not None and isinstance(x, _cupy.ndarray))
+
+
+# --------------------------------------------------------------------------- waiting for the GPU
+#
+# A GPU runs asynchronously: an op only queues its kernels, and the CPU goes on to the next
+# op. The CPU waits for the GPU only when it needs a value from it, when data is copied to
+# the host. So a check on GPU data ("is some target out of range?") is no Python ``if``:
+# reading its answer would make the CPU wait, on every call. Like an assert in a CUDA kernel,
+# ``device_assert`` leaves the answer on the GPU; ``to_host``, where the CPU waits anyway,
+# reads every pending answer with one wait and raises torch's CUDA error for a failed one.
+
+_pending_checks: dict = {}  # what a failed check means (a sentence) -> 0-d GPU bool: failed?
+
+
+def device_assert(failed, cpu_error, meaning: str) -> None:
+    """Fail when the 0-d boolean array ``failed`` is true, the way torch's kernels assert.
+
+    On the CPU it raises ``cpu_error()`` at once (the data is at hand, so the error can
+    name the bad value). On a GPU it only records ``failed``: the next ``to_host`` raises
+    torch's ``CUDA error: device-side assert triggered`` with ``meaning`` if it was true.
+    Checks with the same meaning share one flag (``logical_or``), so however many calls
+    run before the CPU next waits, what is pending stays as small as the list of checks.
+
+    >>> import numpy as np
+    >>> device_assert(np.bool_(True), lambda: IndexError("Target 5 is out of bounds."), "")
+    Traceback (most recent call last):
+    IndexError: Target 5 is out of bounds.
+    """
+    if hasattr(failed, "__array_interface__"):  # NumPy's answer: no waiting to read it
+        if failed:
+            raise cpu_error()
+        return
+    earlier = _pending_checks.get(meaning)
+    _pending_checks[meaning] = failed if earlier is None else cupy().logical_or(earlier, failed)
+
+
+def raise_pending_device_errors() -> None:
+    """Read every check ``device_assert`` left on a GPU (one wait for all) and forget them;
+    raise torch's CUDA error, with what went wrong, if one failed.
+
+    >>> raise_pending_device_errors()  # nothing pending: no wait, nothing raised
+    """
+    if not _pending_checks:
+        return
+    meanings, flags = list(_pending_checks), list(_pending_checks.values())
+    _pending_checks.clear()  # reported once: the next correct call starts afresh
+    failed = [m for m, hit in zip(meanings, cupy().stack(flags).tolist()) if hit]
+    if failed:
+        raise RuntimeError(
+            "CUDA error: device-side assert triggered\n  "
+            + "\n  ".join(failed)
+            + "\n  A GPU runs asynchronously, so this is reported late: where the CPU next "
+            "waited for the GPU (here), not at the op. For the error at the op, with the bad "
+            "value named, run it on the CPU, or call tg.cuda.synchronize() right after it."
+        )
+
+
+def to_host(array):
+    """``array`` as a NumPy array: itself on the CPU, a copy from a GPU.
+
+    Copying from a GPU makes the CPU wait until the GPU has computed the array, so reads
+    of GPU data go through here (``.cpu()``, ``print``, ``assert_close``), and a failed
+    ``device_assert`` is reported here.
+
+    >>> to_host(numpy.arange(3))
+    array([0, 1, 2])
+    """
+    if hasattr(array, "__array_interface__"):  # NumPy's (an array or a scalar)
+        return array
+    raise_pending_device_errors()
+    return array.get()
 
 
 # --------------------------------------------------------------------------- random numbers

@@ -91,7 +91,7 @@ def _body(values, fmt, indent, summarize) -> str:
 
 def tensor_str(t, indent: int) -> str:
     """The values part of a tensor's repr."""
-    values = t._data if isinstance(t._data, numpy.ndarray) else t._data.get()
+    values = _backend.to_host(t._data)
     if values.size == 0:
         return "[]"
     summarize = values.size > THRESHOLD

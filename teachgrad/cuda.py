@@ -44,13 +44,20 @@ def get_device_name(device=None) -> str:
 
 
 def synchronize(device=None) -> None:
-    """Wait until every kernel queued on the GPU has finished (for timing)."""
+    """Wait until every kernel queued on the GPU has finished (for timing), and report a
+    check an op left on the GPU that failed (a class index out of range, say), as torch
+    reports a device-side assert.
+
+    >>> import teachgrad as tg
+    >>> tg.cuda.synchronize() if tg.cuda.is_available() else None
+    """
     if not is_available():
         raise RuntimeError("synchronize(): no CUDA GPU is available")
     cp = _backend.cupy()
     index = None if device is None else _backend.as_device(device).index
     with cp.cuda.Device(index or 0):
         cp.cuda.Device().synchronize()
+    _backend.raise_pending_device_errors()
 
 
 def manual_seed(seed: int) -> None:

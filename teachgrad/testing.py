@@ -18,8 +18,7 @@ _TOLERANCES = {"float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1
 
 def _host(x):
     if isinstance(x, Tensor):
-        data = x._data
-        return data if hasattr(data, "__array_interface__") else data.get()
+        return _backend.to_host(x._data)
     return _backend.numpy_module().asarray(x)
 
 

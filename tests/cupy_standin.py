@@ -14,8 +14,9 @@ would hide a bug that only a GPU would show:
 * integer-array indices out of range wrap around instead of raising, as CuPy's kernels
   do (a scalar index out of range still raises IndexError, as in CuPy);
 * every implicit device→host synchronisation (``bool()``, ``int()``, ``float()``,
-  ``item()``, ``tolist()``, ``get()``, ``asnumpy``, printing) is counted per file:line of the
-  caller: :func:`count_syncs`;
+  ``item()``, ``tolist()``, ``get()``, ``asnumpy``, printing, and indexing with a boolean
+  mask, whose count of True values CuPy reads to size the result) is counted per file:line
+  of the caller: :func:`count_syncs`;
 * its random generators do not repeat NumPy's numbers for the same seed (CuPy's don't).
 
 It is never importable as ``cupy``: tests/conftest.py hands it to teachgrad's backend
@@ -102,7 +103,10 @@ def _wrap(x):
 
 
 def _index(key, shape):
-    """``key`` for NumPy, with integer-array indices wrapped into range, as CuPy does."""
+    """``key`` for NumPy, with integer-array indices wrapped into range, as CuPy does.
+
+    A non-empty boolean mask is a synchronisation: CuPy reads back how many of its values
+    are True (the size of what it selects), for reading and for writing alike."""
     parts = [
         numpy.asarray(p) if isinstance(p, list) else p._a if isinstance(p, ndarray) else p
         for p in (key if isinstance(key, tuple) else (key,))
@@ -119,6 +123,8 @@ def _index(key, shape):
             dim += len(shape) - sum(width(q) for q in parts)
         elif isinstance(p, numpy.ndarray) and p.dtype.kind in "iu" and shape[dim]:
             parts[k] = p % shape[dim]
+        elif isinstance(p, numpy.ndarray) and p.dtype == bool and p.size:
+            _note_sync()
         dim += width(p)
     return tuple(parts) if isinstance(key, tuple) else parts[0]
 
@@ -206,6 +212,9 @@ class ndarray:
     def __bool__(self):
         _note_sync()
         return bool(self._a)
+
+    def nonzero(self):
+        return nonzero(self)
 
     def __int__(self):
         _note_sync()
@@ -394,6 +403,13 @@ def _host_value(x):
     if isinstance(x, list | tuple):
         return [_host_value(v) for v in x]
     return x._a if isinstance(x, ndarray) else x
+
+
+def nonzero(a):
+    """CuPy counts the nonzero values on the device, then reads the count back (a
+    synchronisation) to size the result."""
+    _note_sync()
+    return _wrap(numpy.nonzero(_unwrap(a)))
 
 
 def asnumpy(a, stream=None, order="C", out=None, *, blocking=True):
@@ -677,6 +693,7 @@ _OWN = {  # the stand-in's own versions of CuPy functions NumPy answers differen
     "asarray": asarray,
     "array": array,
     "asnumpy": asnumpy,
+    "nonzero": nonzero,
     "allclose": allclose,
     "result_type": result_type,
     "shape": shape,

@@ -616,7 +616,7 @@ def _check_batched_grad(y, xs, i):
             raise GradcheckError(
                 f"For output {i} and input {j}: batched gradients (is_grads_batched=True) differ "
                 "from computing the same vector-Jacobian products one at a time.\n"
-                f"Got:\n{_host(got)}\nExpected:\n{_host(want)}"
+                f"Got:\n{_backend.to_host(got)}\nExpected:\n{_backend.to_host(want)}"
             )
 
 
@@ -703,8 +703,8 @@ def _describe_pair(S, i, j):
 
 def _jacobian_report(S, i, j, J_numerical, J_analytical):
     """The two Jacobians side by side (or their worst entries), the errors, and a hint."""
-    n = _host(J_numerical).astype(np.float64)
-    a = _host(J_analytical).astype(np.float64)
+    n = _backend.to_host(J_numerical).astype(np.float64)
+    a = _backend.to_host(J_analytical).astype(np.float64)
     bad = ~_close(a, n, S.atol, S.rtol)
     with np.errstate(divide="ignore", invalid="ignore"):
         abs_err = np.abs(a - n)
@@ -886,11 +886,6 @@ def _differentiable_outputs(outputs):
 def _indices(shape):
     """Every index tuple of an array of this shape, in row-major (flattening) order."""
     return itertools.product(*(range(n) for n in shape))
-
-
-def _host(array):
-    """A NumPy copy of a backend array (CuPy arrays come back from the GPU)."""
-    return array.get() if hasattr(array, "get") else np.asarray(array)
 
 
 def _close(a, n, atol, rtol):

@@ -36,7 +36,7 @@ import itertools
 import json
 import weakref
 
-from .._backend import device_of, device_type_of
+from .._backend import device_of, device_type_of, to_host
 from .._tensor import Tensor
 from .tape import AccumulateGrad, SavedTensor
 
@@ -445,7 +445,7 @@ def _preview(data, count: int = PREVIEW_VALUES, digits: int = 4) -> str:
     """The first ``count`` values as text, e.g. ``[0.5, -1.25, 2, ...]``; only they leave
     the GPU."""
     flat = data.reshape(-1)[:count]
-    flat = flat.get() if hasattr(flat, "get") else flat
+    flat = to_host(flat)
     values = ", ".join(f"{v:.{digits}g}" if isinstance(v, float) else str(v) for v in flat.tolist())
     more = ", ..." if data.size > count else ""
     return f"[{values}{more}]" if data.ndim else values

@@ -19,6 +19,7 @@ from .._creation import arange, rand
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..ops import nn as _nn
+from ..ops import stack
 from ..ops.inplace import inplace as _inplace
 from ..ops.linalg import matmul
 from ..ops.linalg import scalar_type_name as _type_name
@@ -447,10 +448,14 @@ def cross_entropy(
     smooth = smooth.masked_fill(ignored, 0.0)
     if reduction == "sum":
         smooth = smooth.sum()
-    elif reduction == "mean":
-        kept = target[~ignored]
-        count = (~ignored).sum() if weight is None else weight[kept].sum()
-        smooth = smooth.sum() / count
+    elif reduction == "mean":  # over the summed weight of the targets that count, as nll_loss
+        counted = ~ignored
+        if weight is not None:  # each target's class weight, found without indexing by the
+            # targets (a bounds check that would make the CPU wait for a GPU)
+            classes = arange(n_classes, device=input.device).reshape(weight_view.shape)
+            is_class = target.unsqueeze(class_dim) == classes
+            counted = (weight_view * is_class).sum(class_dim) * counted
+        smooth = smooth.sum() / counted.sum()
     return (1 - label_smoothing) * loss + smooth * (label_smoothing / n_classes)
 
 
@@ -828,13 +833,27 @@ def embedding(
             "The input holds row numbers: use input.long()."
         )
     same_device(input, weight)
-    if input.numel() and (int(input.min()) < 0 or int(input.max()) >= num):
-        bad = int(input.min()) if int(input.min()) < 0 else int(input.max())
+    low, high = _min_and_max(input)
+    if low < 0 or high >= num:
         raise IndexError(
             f"index out of range in self\n  weight has {num} rows (indices 0 .. {num - 1}), but "
-            f"the input holds {bad}."
+            f"the input holds {low if low < 0 else high}."
         )
     return _nn.Embedding.apply(weight, input, padding_idx)
+
+
+def _min_and_max(indices) -> tuple:
+    """The smallest and largest of integer ``indices`` as Python ints, read together (on a
+    GPU each read makes the CPU wait); ``(0, -1)`` when there are none.
+
+    >>> import teachgrad as tg
+    >>> _min_and_max(tg.tensor([3, -1, 2]))
+    (-1, 3)
+    """
+    if not indices.numel():
+        return 0, -1
+    low, high = stack([indices.min(), indices.max()]).tolist()
+    return low, high
 
 
 def one_hot(tensor, num_classes=-1):
@@ -852,23 +871,22 @@ def one_hot(tensor, num_classes=-1):
             "one_hot is only applicable to index tensor of type LongTensor.\n  Convert the class "
             "indices first: tensor.long()."
         )
+    if num_classes == -1 and tensor.numel() == 0:
+        raise RuntimeError(
+            "Can not infer total number of classes from empty tensor.\n  Pass num_classes."
+        )
+    low, high = _min_and_max(tensor)
     if num_classes == -1:
-        if tensor.numel() == 0:
-            raise RuntimeError(
-                "Can not infer total number of classes from empty tensor.\n  Pass num_classes."
-            )
-        num_classes = int(tensor.max()) + 1
-    if tensor.numel():
-        if int(tensor.min()) < 0:
-            raise RuntimeError(
-                f"Class values must be non-negative.\n  Got {int(tensor.min())}; classes are "
-                "0 .. num_classes - 1."
-            )
-        if int(tensor.max()) >= num_classes:
-            raise RuntimeError(
-                f"Class values must be smaller than num_classes.\n  Got {int(tensor.max())} with "
-                f"num_classes={num_classes}."
-            )
+        num_classes = high + 1
+    if low < 0:
+        raise RuntimeError(
+            f"Class values must be non-negative.\n  Got {low}; classes are 0 .. num_classes - 1."
+        )
+    if high >= num_classes:
+        raise RuntimeError(
+            f"Class values must be smaller than num_classes.\n  Got {high} with "
+            f"num_classes={num_classes}."
+        )
     classes = arange(num_classes, device=tensor.device)
     return (tensor.unsqueeze(-1) == classes).long()
 

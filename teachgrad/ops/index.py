@@ -13,6 +13,9 @@ gradients to ``x[0]``).
 
 from __future__ import annotations
 
+import functools
+import operator
+
 from .._backend import array_module
 from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
@@ -95,13 +98,33 @@ def _is_advanced(k) -> bool:
 
 def advanced_getitem(input, key):
     """``x[key]`` where ``key`` holds integer/bool tensors or lists (a copy)."""
+    return Index.apply(input, _checked_key(input, key))
+
+
+class _CheckedKey(tuple):
+    """A key ``_checked_key`` made: checked, its masks turned into positions."""
+
+
+def _checked_key(input, key) -> _CheckedKey:
+    """``key`` as a key NumPy/CuPy can index ``input``'s array with, after torch's checks.
+
+    Each boolean mask becomes the positions of its True values (``nonzero``; NumPy reads
+    ``x[mask]`` as ``x[mask.nonzero()]``). Finding them is the one wait a mask needs on a
+    GPU (the result's size is their count); the forward and the backward then index with
+    those integers, without waiting again.
+    """
     xp = array_module(input)
     key = _array_key(key, xp)
     for k in key:
         if hasattr(k, "dtype") and k.dtype.kind not in "biu":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     check_key(input._data.shape, key)
-    return Index.apply(input, key)
+    return _CheckedKey(part for k in key for part in (xp.nonzero(k) if _is_mask(k) else (k,)))
+
+
+def _is_mask(k) -> bool:
+    """Whether a key entry is a boolean mask (a 0-d one is not: it adds a dim, like None)."""
+    return hasattr(k, "dtype") and k.dtype.kind == "b" and k.ndim > 0
 
 
 def check_key(shape, key) -> None:
@@ -120,6 +143,7 @@ def check_key(shape, key) -> None:
     if used > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     dim = 0
+    integer_indices = []  # (index, dim, size): checked together at the end
     for k in key:
         if k is Ellipsis:
             dim += ndim - used
@@ -135,14 +159,26 @@ def check_key(shape, key) -> None:
             dim += k.ndim
         else:
             if not isinstance(k, slice):
-                size = shape[dim]
-                bad = (k < -size) | (k >= size)
-                if bool(bad.any() if hasattr(bad, "any") else bad):
-                    value = int(k[bad].reshape(-1)[0]) if hasattr(k, "dtype") and k.ndim else int(k)
-                    raise IndexError(
-                        f"index {value} is out of bounds for dimension {dim} with size {size}"
-                    )
+                integer_indices.append((k, dim, shape[dim]))
             dim += 1
+    _check_bounds(integer_indices)
+
+
+def _check_bounds(integer_indices) -> None:
+    """torch's IndexError for the first index out of bounds among ``(index, dim, size)``
+    entries (ints or integer arrays).
+
+    Every array's check is combined into one answer, read once: on a GPU each read makes
+    the CPU wait (``x[rows, cols]`` waits once, not twice).
+    """
+    outside = [(k < -size) | (k >= size) for k, _, size in integer_indices]
+    anywhere = [bad.any() if hasattr(bad, "any") else bad for bad in outside]
+    if not bool(functools.reduce(operator.or_, anywhere, False)):
+        return
+    for (k, dim, size), bad in zip(integer_indices, outside):
+        if bool(bad.any() if hasattr(bad, "any") else bad):
+            value = int(k[bad].reshape(-1)[0]) if hasattr(k, "dtype") and k.ndim else int(k)
+            raise IndexError(f"index {value} is out of bounds for dimension {dim} with size {size}")
 
 
 class IndexPut(Builtin):
@@ -154,6 +190,10 @@ class IndexPut(Builtin):
 
     @staticmethod
     def forward(ctx, a, key, values, accumulate):
+        # index_put and x[idx] = v (index_put_) hand their key over unchecked; the backward
+        # writes with the key checked here, which is not checked again
+        if not isinstance(key, _CheckedKey):
+            key = _checked_key(a, key)
         ctx.key, ctx.accumulate = key, accumulate
         xp = array_module(a)
         out = a._data.copy()
@@ -368,7 +408,8 @@ class Scatter(Builtin):
         (index,) = ctx.saved_tensors
         # the scattered places were overwritten: the input's old values there got no gradient
         grad_input = ScatterValue.apply(grad, ctx.dim, index, 0)
-        grad_src = gather(grad, ctx.dim, index) if ctx.needs_input_grad[3] else None
+        # Gather itself, not gather(): scatter checked the index (again would wait for a GPU)
+        grad_src = Gather.apply(grad, ctx.dim, index) if ctx.needs_input_grad[3] else None
         return grad_input, None, None, grad_src
 
 
@@ -395,8 +436,8 @@ class ScatterAdd(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        (index,) = ctx.saved_tensors
-        grad_src = gather(grad, ctx.dim, index) if ctx.needs_input_grad[3] else None
+        (index,) = ctx.saved_tensors  # checked by scatter_add: read with Gather itself, as above
+        grad_src = Gather.apply(grad, ctx.dim, index) if ctx.needs_input_grad[3] else None
         return grad, None, None, grad_src
 
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from .._backend import array_module, device_of, strided_view
+from .._backend import array_module, device_assert, device_of, numpy_module, strided_view
 from .._tensor import _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum
@@ -59,23 +59,40 @@ def _erf(xp, x):
     whose terms are all positive (no cancellation; 40 terms reach 1e-16); beyond,
     ``erfc(x) = e^(-x²) / (√π · (x + ½/(x + 1/(x + (3/2)/(x + ...)))))``, Laplace's
     continued fraction, evaluated from its tail inwards.
+
+    On the CPU each formula computes only its own elements (boolean indexing). On a GPU,
+    indexing with a mask makes the CPU wait while the GPU counts the mask's True values:
+    there both formulas compute every element (each given values in its range) and
+    ``where`` picks.
     """
     z = xp.abs(x.astype("float64"))
-    out = xp.empty_like(z)
     near = z < 2.5
-    a = z[near]
+    if xp is numpy_module():
+        out = xp.empty_like(z)
+        out[near] = _erf_series(xp, z[near])
+        out[~near] = _erf_tail(xp, z[~near])
+    else:
+        series = _erf_series(xp, xp.where(near, z, 0.0))
+        out = xp.where(near, series, _erf_tail(xp, xp.where(near, 2.5, z)))
+    return (xp.sign(x) * out).astype(x.dtype)
+
+
+def _erf_series(xp, a):
+    """erf(a) for 0 <= a < 2.5, from the series (``_erf``)."""
     two_a2 = 2 * a * a
     term, total = a.copy(), a.copy()
     for n in range(1, 40):
         term *= two_a2 / (2 * n + 1)
         total += term
-    out[near] = 2 / math.sqrt(math.pi) * xp.exp(-a * a) * total
-    b = z[~near]
+    return 2 / math.sqrt(math.pi) * xp.exp(-a * a) * total
+
+
+def _erf_tail(xp, b):
+    """erf(b) for b >= 2.5, from the continued fraction of erfc (``_erf``)."""
     fraction = b.copy()  # the continued fraction, cut off after 40 levels
     for k in range(40, 0, -1):
         fraction = b + (k / 2) / fraction
-    out[~near] = 1 - xp.exp(-b * b) / (math.sqrt(math.pi) * fraction)
-    return (xp.sign(x) * out).astype(x.dtype)
+    return 1 - xp.exp(-b * b) / (math.sqrt(math.pi) * fraction)
 
 
 def _windows(x, kernel, stride, dilation, out_hw):
@@ -544,13 +561,15 @@ class NllLoss(Builtin):
         n_classes = x.shape[class_dim]
         ctx.to_save, ctx.options = (target, weight), (ignore_index, reduction)
         ctx.in_shape, ctx.class_dim = x.shape, class_dim
-        # The common case first: no class weights, every target a valid class and none ignored
-        # (three quick reductions tell, read back together: on a GPU each read waits for it).
-        # The loss is then just -input[n, t[n]], reduced, and each sample's gradient
-        # coefficient is the same number. Anything else (or an empty batch) takes the general
-        # path below, which also reports bad targets.
+        # The common case first, on the CPU: no class weights, every target a valid class and
+        # none ignored (three quick reductions tell). The loss is then just -input[n, t[n]],
+        # reduced, and each sample's gradient coefficient is the same number. Anything else
+        # (or an empty batch) takes the general path below, which also reports bad targets.
+        # On a GPU, reading the answer would make the CPU wait for it: the general path,
+        # which needs no answer, always runs there.
         if (
-            weight is None
+            xp is numpy_module()
+            and weight is None
             and t.size
             and bool((t.min() >= 0) & (t.max() < n_classes) & ~(t == ignore_index).any())
         ):
@@ -562,22 +581,29 @@ class NllLoss(Builtin):
 
         ignored = t == ignore_index
         out_of_range = ~ignored & ((t < 0) | (t >= n_classes))
-        if bool(out_of_range.any()):
-            bad = int(t[out_of_range].reshape(-1)[0])
-            raise IndexError(
-                f"Target {bad} is out of bounds.\n  Class indices must be in [0, {n_classes}) for "
-                f"input of shape {tuple(x.shape)} ({n_classes} classes along dim {class_dim})."
-            )
-        t = xp.where(ignored, 0, t)  # any valid class, so the lookups below stay in range
+        device_assert(
+            out_of_range.any(),
+            lambda: IndexError(
+                f"Target {int(t[out_of_range].reshape(-1)[0])} is out of bounds.\n  Class indices "
+                f"must be in [0, {n_classes}) for input of shape {tuple(x.shape)} ({n_classes} "
+                f"classes along dim {class_dim})."
+            ),
+            "nll_loss (cross_entropy calls it) got a target class index out of range: each "
+            "target must be in [0, number of classes) or be ignore_index.",
+        )
+        # any valid class, so the lookups below stay in range (on a GPU, also for a bad target
+        # whose check is still pending)
+        t = xp.where(ignored | out_of_range, 0, t)
         picked = _pick_targets(x, t, class_dim)  # input[n, t[n], ...]
         w = xp.ones(t.shape, x.dtype) if weight is None else weight._data[t]
         w = xp.where(ignored, 0, w).astype(x.dtype)
         total = w.sum()
+        nonzero_total = xp.where(total == 0, 1, total)  # (a Python `if` on it would wait for a GPU)
         ctx.targets = t
-        ctx.coefficient = -w / (total if total else 1) if reduction == "mean" else -w
+        ctx.coefficient = -w / nonzero_total if reduction == "mean" else -w
         loss = -w * picked
         if reduction == "mean":  # all targets ignored: 0/0, nan like torch (without a warning)
-            return xp.where(total == 0, xp.nan, loss.sum() / xp.where(total == 0, 1, total))
+            return xp.where(total == 0, xp.nan, loss.sum() / nonzero_total)
         return _reduce_loss(loss, reduction)
 
     @classmethod
@@ -675,11 +701,15 @@ class BinaryCrossEntropy(Builtin):
     def forward(ctx, a, target, weight, reduction):
         x, t = a._data, target._data
         xp = array_module(x)
-        if bool(((x < 0) | (x > 1)).any()):
-            raise RuntimeError(
+        device_assert(
+            ((x < 0) | (x > 1)).any(),
+            lambda: RuntimeError(
                 "all elements of input should be between 0 and 1\n  binary_cross_entropy takes "
                 "probabilities; for raw scores (logits) use binary_cross_entropy_with_logits."
-            )
+            ),
+            "binary_cross_entropy got an input outside [0, 1]: it takes probabilities; for raw "
+            "scores (logits) use binary_cross_entropy_with_logits.",
+        )
         ctx.to_save = (a, target, weight)
         ctx.reduction = reduction
         loss = -(t * _clamped_log(xp, x) + (1 - t) * _clamped_log(xp, 1 - x))
@@ -906,8 +936,11 @@ class MaxPool2d(Builtin):
     def forward(ctx, a, kernel, stride, padding, dilation, out_hw):
         x = _batched(a._data)
         found = None
-        # the common pooling (2x2 windows, stride 2, no padding) tiles the image
-        if kernel == stride and dilation == (1, 1) and padding == ((0, 0), (0, 0)):
+        # the common pooling (2x2 windows, stride 2, no padding) tiles the image; a CPU
+        # shortcut: it asks whether a NaN is among the maxima, which would make the CPU wait
+        # for a GPU (there the windows' argmax, which needs no answer, is one kernel anyway)
+        tiles = kernel == stride and dilation == (1, 1) and padding == ((0, 0), (0, 0))
+        if tiles and array_module(x) is numpy_module():
             found = _max_of_tiles(x, kernel, out_hw)
         if found is None:  # any other windows, and tiles holding a NaN
             found = _max_of_windows(x, kernel, stride, padding, dilation, out_hw)

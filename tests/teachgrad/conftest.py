@@ -1,8 +1,18 @@
-"""Fixtures of the teachgrad tests: ``torch``, the oracle (tests/needs.py)."""
+"""Fixtures of the teachgrad tests: ``torch``, the oracle (tests/needs.py), and a check that
+no test leaves a failed GPU check behind."""
 
 import pytest
 
+import teachgrad as tg
 from tests import needs
+
+
+@pytest.fixture(autouse=True)
+def _device_errors_surface_in_their_own_test():
+    """A check an op left on the GPU (``_backend.device_assert``) that failed is raised at the
+    next wait for the GPU: at the latest when the test ends, so never in a later test."""
+    yield
+    tg._backend.raise_pending_device_errors()
 
 
 @pytest.fixture(scope="session")
