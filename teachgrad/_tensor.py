@@ -590,7 +590,7 @@ class Tensor:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
-        return self._data.reshape(()).item()
+        return _backend.to_host(self._data.reshape(())).item()
 
     def tolist(self):
         """Nested Python lists (a number for a 0-d tensor).
@@ -599,7 +599,7 @@ class Tensor:
         >>> tg.tensor([[1, 2], [3, 4]]).tolist()
         [[1, 2], [3, 4]]
         """
-        return _host(self._data).tolist()
+        return _backend.to_host(self._data).tolist()
 
     def pin_memory(self) -> Tensor:
         """A copy in page-locked host memory, which copies to a GPU faster (needs a GPU).
@@ -635,7 +635,7 @@ class Tensor:
             )
         if self.device.type != "cpu":
             if force:
-                return self._data.get()
+                return _backend.to_host(self._data)
             raise TypeError(
                 f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
                 "copy the tensor to host memory first."
@@ -670,7 +670,7 @@ class Tensor:
                 f"Boolean value of Tensor with more than one value is ambiguous "
                 f"(it has {self._data.size}): use .any() or .all()"
             )
-        return bool(self._data.reshape(()))
+        return bool(_backend.to_host(self._data.reshape(())))
 
     def __float__(self) -> float:
         return float(self.item())
@@ -722,7 +722,7 @@ class Tensor:
             _rebuild,
             (
                 type(self),
-                _host(self._data),
+                _backend.to_host(self._data),
                 str(self.device),
                 self._requires_grad,
                 self.__dict__.get("_name"),
@@ -769,7 +769,3 @@ def _data_ptr(array) -> int:
     if hasattr(array, "__array_interface__"):
         return array.__array_interface__["data"][0]
     return array.data.ptr
-
-
-def _host(array):
-    return array if hasattr(array, "__array_interface__") else array.get()

@@ -76,21 +76,16 @@ def test_a_classification_loss_never_waits(cuda, loss):
 
 
 # The places where the CPU waits for the GPU anyway, where a failed device check surfaces.
-# Tensor.item, tolist, bool() ... read CuPy directly in teachgrad/_tensor.py; until they go
-# through _backend.to_host (a one-line change each there), their check stays pending.
-THROUGH_TENSOR_PY = pytest.mark.xfail(
-    strict=True, reason="teachgrad/_tensor.py reads CuPy directly, not through _backend.to_host"
-)
 HOST_WAITS = {
     "print": repr,
     ".cpu()": lambda t: t.cpu(),
     '.to("cpu")': lambda t: t.to("cpu"),
     "tg.cuda.synchronize()": lambda t: tg.cuda.synchronize(),
-    ".item()": pytest.param(lambda t: t.item(), marks=THROUGH_TENSOR_PY),
-    ".tolist()": pytest.param(lambda t: t.tolist(), marks=THROUGH_TENSOR_PY),
-    "float()": pytest.param(float, marks=THROUGH_TENSOR_PY),
-    "bool()": pytest.param(bool, marks=THROUGH_TENSOR_PY),
-    ".numpy(force=True)": pytest.param(lambda t: t.numpy(force=True), marks=THROUGH_TENSOR_PY),
+    ".item()": lambda t: t.item(),
+    ".tolist()": lambda t: t.tolist(),
+    "float()": float,
+    "bool()": bool,
+    ".numpy(force=True)": lambda t: t.numpy(force=True),
 }
 
 
