@@ -247,7 +247,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if p == 1:  # everything dropped (and no division by zero)
         noise = input.new_zeros(())
     else:  # keep with probability 1 - p; the kept are scaled so the expected value is unchanged
-        keep = rand(*input.shape, dtype=input.dtype, device=input.device) < 1 - p
+        keep = rand(tuple(input.shape), dtype=input.dtype, device=input.device) < 1 - p
         noise = keep.to(input.dtype) / (1 - p)
     return input.mul_(noise) if inplace else input * noise
 
