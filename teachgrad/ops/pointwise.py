@@ -25,6 +25,7 @@ from .._backend import (
     result_type,
     to_device,
 )
+from .._profiling import recorded_as
 from .._tensor import Tensor, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_tangent
@@ -1047,6 +1048,7 @@ def neg(input):
     return Neg.apply(input)
 
 
+@recorded_as("aten::square")
 def square(input):
     """``input ** 2`` (recorded as PowBackward0, as in torch).
 
@@ -1110,7 +1112,15 @@ def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
     return ClampScalar.apply(input, min, max)
 
 
-clip = clamp
+@recorded_as("aten::clip")
+def clip(input, min=None, max=None):
+    """``clamp`` by its other name (torch records it as ``aten::clip``).
+
+    >>> import teachgrad as tg
+    >>> tg.clip(tg.tensor([-2.0, 0.5, 2.0]), -1, 1)
+    tensor([-1.0000,  0.5000,  1.0000])
+    """
+    return clamp(input, min, max)
 
 
 def maximum(input, other):
@@ -1177,7 +1187,7 @@ def _comparison(name, ufunc_name):
         f"    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([1, 2]), 2).dtype\n"
         "    teachgrad.bool\n"
     )
-    return fn
+    return recorded_as(f"aten::{name}")(fn)
 
 
 eq = _comparison("eq", "equal")
@@ -1194,7 +1204,7 @@ def _predicate(name):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}``: a bool tensor.\n\n    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([1.0])).dtype\n    teachgrad.bool\n"
-    return fn
+    return recorded_as(f"aten::{name}")(fn)
 
 
 isnan = _predicate("isnan")
@@ -1202,6 +1212,7 @@ isinf = _predicate("isinf")
 isfinite = _predicate("isfinite")
 
 
+@recorded_as("aten::logical_not")
 def logical_not(input):
     """Elementwise not (bool tensor).
 
@@ -1219,7 +1230,7 @@ def _logical(name):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (bool tensor).\n\n    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([True]), tg.tensor([False])).dtype\n    teachgrad.bool\n"
-    return fn
+    return recorded_as(f"aten::{name}")(fn)
 
 
 logical_and = _logical("logical_and")
