@@ -29,6 +29,7 @@ their signatures, written here as torch writes its own, and refuses as torch's p
 
 from __future__ import annotations
 
+import functools
 import operator
 
 from ._backend import device, dtype
@@ -175,7 +176,7 @@ def parse(fn: str, args: tuple, kwargs: dict) -> dict:
      * (int low, int high, tuple of ints size, *, teachgrad.dtype dtype = None, teachgrad.device device = None, bool requires_grad = False)
     <BLANKLINE>
     """
-    signatures = [Signature(fn, text) for text in SIGNATURES[fn]]
+    signatures = _signatures(fn)
     problems = []
     for signature in signatures:
         bound = signature.bind(args, kwargs)
@@ -187,6 +188,12 @@ def parse(fn: str, args: tuple, kwargs: dict) -> dict:
     if len(signatures) == 1 or len(plausible) == 1:  # it knows which was meant: say what's wrong
         raise TypeError(problems[plausible[0] if plausible else 0])
     raise invalid_combination(fn, args, kwargs)
+
+
+@functools.cache
+def _signatures(fn: str) -> tuple:
+    """``fn``'s signatures, read once."""
+    return tuple(Signature(fn, text) for text in SIGNATURES[fn])
 
 
 def invalid_combination(fn: str, args: tuple, kwargs: dict) -> TypeError:
