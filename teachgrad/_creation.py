@@ -20,6 +20,7 @@ import warnings
 from . import _backend
 from ._arguments import given, parse
 from ._backend import as_device, as_dtype, get_default_dtype
+from ._profiling import recorded_as
 from ._tensor import Tensor, _new, new_counter
 from .autograd.grad_mode import state as _grad_state
 
@@ -319,6 +320,7 @@ def _sized(fn, fill, size, dtype, device, requires_grad, default=None):
     return _filled(fn, fill, shape, dt, as_device(device), requires_grad)
 
 
+@recorded_as("aten::zeros")
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of zeros.
 
@@ -329,6 +331,7 @@ def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _sized("zeros", "zeros", size, dtype, device, requires_grad)
 
 
+@recorded_as("aten::ones")
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ones.
 
@@ -339,6 +342,7 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _sized("ones", "ones", size, dtype, device, requires_grad)
 
 
+@recorded_as("aten::empty")
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """An uninitialised tensor (its values are whatever was in memory).
 
@@ -368,6 +372,7 @@ def _fill_value(fn, size, fill_value, dtype, device, requires_grad):
     return shape, dt
 
 
+@recorded_as("aten::full")
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor filled with ``fill_value`` (its dtype inferred from the value).
 
@@ -389,6 +394,7 @@ def _like(fn, fill, input, dtype, device, requires_grad, *value):
     return _filled(fn, fill, tuple(input.shape), as_dtype(dt), as_device(dev), requires_grad)
 
 
+@recorded_as("aten::zeros_like")
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Zeros with ``input``'s shape, dtype and device.
 
@@ -399,6 +405,7 @@ def zeros_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor
     return _like("zeros_like", "zeros", input, dtype, device, requires_grad)
 
 
+@recorded_as("aten::ones_like")
 def ones_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Ones with ``input``'s shape, dtype and device.
 
@@ -409,6 +416,7 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _like("ones_like", "ones", input, dtype, device, requires_grad)
 
 
+@recorded_as("aten::empty_like")
 def empty_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uninitialised, with ``input``'s shape, dtype and device.
 
@@ -419,6 +427,7 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor
     return _like("empty_like", "empty", input, dtype, device, requires_grad)
 
 
+@recorded_as("aten::full_like")
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``fill_value`` everywhere, with ``input``'s shape, dtype and device.
 
@@ -455,6 +464,7 @@ def _range_length(start, end, step) -> int:
     return length
 
 
+@recorded_as("aten::arange")
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``start, start + step, ...`` up to (not including) ``end``.
 
@@ -484,6 +494,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _finish(_allocate(make, (length,), dt, dev), requires_grad)
 
 
+@recorded_as("aten::linspace")
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
 
@@ -506,6 +517,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     return _finish(_allocate(make, (steps,), dt, dev), requires_grad)
 
 
+@recorded_as("aten::eye")
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """The identity matrix (``n`` x ``m``).
 
@@ -568,6 +580,7 @@ def _random(fn, kind, size, dtype, device, requires_grad, generator):
     return _finish(_allocate(make, shape, dt, dev), requires_grad)
 
 
+@recorded_as("aten::randn")
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """Samples from the standard normal distribution (reproducible after ``manual_seed``).
 
@@ -578,6 +591,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
     return _random("randn", "normal", size, dtype, device, requires_grad, generator)
 
 
+@recorded_as("aten::rand")
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """Samples uniform on [0, 1).
 
@@ -588,6 +602,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
     return _random("rand", "uniform", size, dtype, device, requires_grad, generator)
 
 
+@recorded_as("aten::randint")
 def randint(
     low, high=None, size=None, *, dtype=None, device=None, requires_grad=False, generator=None
 ) -> Tensor:
@@ -628,6 +643,7 @@ def _random_like(fn, input, dtype, device, requires_grad):
     )
 
 
+@recorded_as("aten::randn_like")
 def randn_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal samples with ``input``'s shape, dtype and device.
 
@@ -638,6 +654,7 @@ def randn_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor
     return _random_like("randn_like", input, dtype, device, requires_grad)
 
 
+@recorded_as("aten::rand_like")
 def rand_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform [0, 1) samples with ``input``'s shape, dtype and device.
 

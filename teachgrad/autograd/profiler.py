@@ -727,8 +727,9 @@ class record_function:
     >>> @record_function("double")
     ... def double(t):
     ...     return t * 2
+    >>> x = tg.ones(2)
     >>> with profile() as prof:
-    ...     _ = double(tg.ones(2))
+    ...     _ = double(x)
     >>> [(e.name, [c.name for c in e.cpu_children]) for e in prof.function_events]
     [('double', ['aten::mul']), ('aten::mul', [])]
     """

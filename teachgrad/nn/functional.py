@@ -339,6 +339,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _nn.MseLoss.apply(input, target, reduction)
 
 
+@recorded_as("aten::l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error ``|input - target|`` (built from ``abs`` and a reduction, like torch).
 

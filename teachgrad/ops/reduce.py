@@ -790,6 +790,7 @@ def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     )
 
 
+@recorded_as("aten::allclose")
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """True if every ``|input - other| <= atol + rtol * |other|`` (a Python bool).
 
@@ -802,6 +803,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     return bool(array_module(x).allclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+@recorded_as("aten::equal")
 def equal(input, other) -> bool:
     """True if both tensors have the same shape and elements (a Python bool).
 

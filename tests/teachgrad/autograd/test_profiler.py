@@ -255,6 +255,25 @@ CALLS = {
     "F.embedding": lambda lib, t: _fn(lib).embedding(t["index"], t["x"]),
     "F.dropout": lambda lib, t: _fn(lib).dropout(t["x"], 0.5),
     "F.pad": lambda lib, t: _fn(lib).pad(t["x"], (1, 1)),
+    "factories": lambda lib, t: [
+        lib.zeros(2),
+        lib.ones(2, 3),
+        lib.empty(2),
+        lib.full((2,), 1.0),
+        lib.arange(3),
+        lib.linspace(0, 1, 3),
+        lib.eye(2),
+    ],
+    "random factories": lambda lib, t: [lib.rand(2), lib.randn(2), lib.randint(0, 5, (2,))],
+    "factories like x": lambda lib, t: [
+        lib.zeros_like(t["x"]),
+        lib.ones_like(t["x"]),
+        lib.empty_like(t["x"]),
+        lib.full_like(t["x"], 2.0),
+        lib.rand_like(t["x"]),
+        lib.randn_like(t["x"]),
+    ],
+    "equal, allclose": lambda lib, t: [lib.equal(t["x"], t["y"]), lib.allclose(t["x"], t["y"])],
 }
 
 
@@ -344,9 +363,13 @@ def test_ranges_nest_and_threads_are_recorded_apart():
         worker.join()
     events = prof.function_events
     outer, inner = events[0], events[1]
-    assert (inner.cpu_parent, [c.name for c in inner.cpu_children]) == (outer, ["aten::add"])
+    children = ["aten::ones", "aten::add"]  # (factories are ops too, as in torch)
+    assert (inner.cpu_parent, [c.name for c in inner.cpu_children]) == (outer, children)
     other_thread = [e for e in events if e.thread != outer.thread]
-    assert [(e.name, e.cpu_parent) for e in other_thread] == [("aten::mul", None)]
+    assert [(e.name, e.cpu_parent) for e in other_thread] == [
+        ("aten::ones", None),
+        ("aten::mul", None),
+    ]
 
 
 def test_nothing_is_recorded_outside_or_when_disabled():
@@ -387,11 +410,12 @@ def test_an_error_inside_the_block_restores_state_and_closes_the_failing_op():
 def test_profiles_do_not_nest():
     """torch (older versions) raised "Profiler is already enabled on this thread"; torch 2.x
     warns and loses the outer profile's events. We raise, and the outer one goes on."""
+    x = tg.ones(2)
     with profile() as outer:
         inner = profile()
         with pytest.raises(RuntimeError, match="Profiler is already enabled on this thread"):
             inner.__enter__()
-        tg.ones(2) * 2
+        x * 2
     assert _names(outer.function_events, "forward") == ["aten::mul"]
 
 
@@ -631,9 +655,10 @@ def test_custom_function_returning_its_childs_output_counts_it_once():
         def backward(ctx, g):
             return g.reshape(-1) * 2
 
+    x = tg.ones(5, dtype=tg.float32)
     with profile(profile_memory=True) as prof:
-        Twice.apply(tg.ones(5, dtype=tg.float32))
-        TwiceAsColumn.apply(tg.ones(5, dtype=tg.float32))
+        Twice.apply(x)
+        TwiceAsColumn.apply(x)
     twice, mul, column, mul2, view = prof.function_events
     assert (twice.name, mul.name, mul.cpu_parent) == ("Twice", "aten::mul", twice)
     assert (mul.self_cpu_memory_usage, twice.self_cpu_memory_usage) == (20, 0)
@@ -729,9 +754,10 @@ def test_record_function_as_a_decorator():
 
 def test_a_range_left_open_is_closed_at_the_end_of_the_profile():
     rf = record_function("dangling")
+    x = tg.ones(1)
     with profile() as prof:
         rf.__enter__()
-        tg.ones(1) * 2
+        x * 2
     rf.__exit__(None, None, None)  # after the profile: harmless
     dangling, mul = prof.function_events
     assert mul.cpu_parent is dangling and dangling.end_us >= mul.end_us
@@ -744,8 +770,9 @@ def test_use_cuda_without_a_gpu_warns_and_profiles_the_cpu():
     if tg.cuda.is_available():
         pytest.skip("this machine has a GPU")
     warning = "CUDA is not available, disabling CUDA profiling"
+    x = tg.ones(2)
     with pytest.warns(UserWarning, match=warning), profile(use_cuda=True) as prof:
-        tg.ones(2) * 2
+        x * 2
     assert _names(prof.function_events, "forward") == ["aten::mul"]
     assert "Self CUDA" not in _header(prof.key_averages().table())
 
