@@ -131,31 +131,32 @@ class Signature:
             args = (args,)
         if len(args) > len(self.positional):
             return _too_many(self.fn, len(self.positional), len(args))
-        values = {}
-        for position, (param, value) in enumerate(zip(self.positional, args), start=1):
-            problem = _mismatch(param.kind, value)
-            if problem:
-                return (
-                    f"{self.fn}(): argument '{param.name}' (position {position}) must be {problem}"
-                )
-            values[param.name] = _read(self.fn, param, value)
+        given = [
+            (p, v, f" (position {k})") for k, (p, v) in enumerate(zip(self.positional, args), 1)
+        ]
         for name, value in kwargs.items():
             param = next((p for p in self.params if p.name == name), None)
             if param is None:
                 return f"{self.fn}() got an unexpected keyword argument '{name}'"
+            given.append((param, value, ""))
+        values = {}
+        for param, value, where in given:
             problem = _mismatch(param.kind, value)
             if problem:
-                return f"{self.fn}(): argument '{name}' must be {problem}"
-            values[name] = _read(self.fn, param, value)
+                return f"{self.fn}(): argument '{param.name}'{where} must be {problem}"
+            values[param.name] = _read(self.fn, param, value)
+        return self._missing(values) or values
+
+    def _missing(self, values: dict) -> str:
+        """torch's complaint about required parameters without a value ("" if none)."""
         missing = [p.name for p in self.params if p.required and p.name not in values]
-        if missing:
-            # (torch's words, whose plural is the wrong way round)
-            plural = "s" if len(missing) == 1 else ""
-            names = ", ".join(f'"{name}"' for name in missing)
-            return (
-                f"{self.fn}() missing {len(missing)} required positional argument{plural}: {names}"
-            )
-        return values
+        if not missing:
+            return ""
+        plural = (
+            "s" if len(missing) == 1 else ""
+        )  # (torch's words: the plural is the wrong way round)
+        names = ", ".join(f'"{name}"' for name in missing)
+        return f"{self.fn}() missing {len(missing)} required positional argument{plural}: {names}"
 
 
 def parse(fn: str, args: tuple, kwargs: dict) -> dict:
