@@ -18,6 +18,8 @@ What does not: anything about autograd.
 
 from __future__ import annotations
 
+import re
+
 import numpy
 
 # --------------------------------------------------------------------------- dtypes
@@ -85,8 +87,9 @@ def from_numpy_dtype(np_dtype) -> dtype:
         return _FROM_NUMPY[numpy.dtype(np_dtype)]
     except KeyError:
         raise TypeError(
-            f"can't convert np.ndarray of type {numpy.dtype(np_dtype)}. The only supported types "
-            "are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+            f"can't convert np.ndarray of type numpy.{numpy.dtype(np_dtype).type.__name__}. The "
+            "only supported types are: float64, float32, float16, int64, int32, int16, int8, "
+            "uint8, and bool."
         ) from None
 
 
@@ -128,9 +131,15 @@ def set_default_dtype(d) -> None:
     teachgrad.float64
     >>> tg.set_default_dtype(tg.float32)
     """
-    d = as_dtype(d)
+    if not isinstance(d, dtype):
+        raise TypeError(
+            "invalid dtype object: only floating-point types are supported as the default type\n"
+            f"  Give a teachgrad dtype such as teachgrad.float64, not {d!r}."
+        )
     if not d.is_floating_point:
-        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+        raise TypeError(
+            f"only floating-point types are supported as the default type\n  {d} is not one."
+        )
     _defaults.float_dtype = d
 
 
@@ -205,13 +214,16 @@ class device:
             type, index = type.type, type.index
         elif isinstance(type, int):  # torch accepts a bare GPU ordinal
             type, index = "cuda", type
-        elif ":" in type:
-            type, _, idx = type.partition(":")
-            if index is not None:
-                raise RuntimeError(
-                    "type (string) must not include an index because index was passed explicitly"
-                )
-            index = int(idx)
+        elif isinstance(type, str):
+            type, index = _parse_device_string(type, index)
+        else:
+            raise TypeError(
+                f"device() received an invalid combination of arguments - got "
+                f"({_type_name(type)}), but expected one of:\n * (teachgrad.device device)\n"
+                " * (str type, int index = -1)\n"
+            )
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
         if type not in ("cpu", "cuda"):
             raise RuntimeError(
                 f"Expected one of cpu, cuda device type at start of device string: {type}"
@@ -236,6 +248,30 @@ class device:
         if self.index is None:
             return f"device(type='{self.type}')"
         return f"device(type='{self.type}', index={self.index})"
+
+
+def _parse_device_string(text: str, index):
+    """``"cuda:1"`` -> ``("cuda", 1)``: a name, then maybe ``:`` and an index without
+    leading zeros; anything else is torch's "Invalid device string"."""
+    match = _DEVICE_STRING.fullmatch(text)
+    if match is None:
+        raise RuntimeError(f"Invalid device string: '{text}'")
+    name, number = match.groups()
+    if number is None:
+        return name, index
+    if index is not None:
+        raise RuntimeError(
+            f"type (string) must not include an index because index was passed explicitly: {text}"
+        )
+    return name, int(number)
+
+
+_DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?")
+
+
+def _type_name(value) -> str:
+    cls = type(value)
+    return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
 
 
 CPU = device("cpu")

@@ -3,6 +3,10 @@
 Every factory takes ``dtype``, ``device`` and ``requires_grad`` like torch's.
 Python floats become the default dtype (float32), Python ints int64.
 
+Bad arguments are refused before anything is made, with torch's errors: a wrong type
+as torch's argument parser words it (``_arguments.py``), a negative or too large size,
+a range that does not end, data that is not a rectangular grid of numbers.
+
     >>> import teachgrad as tg
     >>> tg.zeros(2, 3).shape, tg.arange(3), tg.tensor([1, 2]).dtype
     (teachgrad.Size([2, 3]), tensor([0, 1, 2]), teachgrad.int64)
@@ -10,12 +14,17 @@ Python floats become the default dtype (float32), Python ints int64.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 from . import _backend
+from ._arguments import given, parse
 from ._backend import as_device, as_dtype, get_default_dtype
 from ._grad_state import state as _grad_state
+from ._profiling import recorded_as
 from ._tensor import Tensor, _new, new_counter
+
+_INT64_MAX = 2**63 - 1
 
 
 def _finish(data, requires_grad=False, name=None) -> Tensor:
@@ -25,10 +34,66 @@ def _finish(data, requires_grad=False, name=None) -> Tensor:
     if _grad_state.inference:
         t._inference = True
     if requires_grad:
-        t.requires_grad = True  # the setter checks the dtype
+        if data.dtype.kind != "f":
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients\n"
+                f"  This tensor would be {_backend.from_numpy_dtype(data.dtype)}; ask for a float "
+                "dtype, e.g. dtype=tg.float32."
+            )
+        t.requires_grad = True
     if name is not None:
         t.name = name
     return t
+
+
+# --------------------------------------------------------------------------- sizes and memory
+
+
+def _check_sizes(fn: str, shape: tuple) -> None:
+    """torch's refusal of a negative size (``zeros`` words it its own way)."""
+    for s in shape:
+        if s < 0:
+            if fn == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: {list(shape)}"
+            )
+
+
+def _allocate(make, shape: tuple, dt, dev):
+    """``make()``: the new array of ``shape``, or torch's error when no memory can hold it.
+
+    A size whose bytes do not fit in an int64 is refused before asking for memory; a
+    request the machine refuses (NumPy's or CuPy's MemoryError) becomes torch's RuntimeError.
+    """
+    numel = math.prod(shape)
+    if numel and numel * dt.itemsize > _INT64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    try:
+        return make()
+    except MemoryError:
+        raise RuntimeError(_out_of_memory(numel * dt.itemsize, shape, dt, dev)) from None
+
+
+def _out_of_memory(nbytes: int, shape: tuple, dt, dev) -> str:
+    where = "CUDA out of memory" if dev.type == "cuda" else "can't allocate memory"
+    return (
+        f"{where}: you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)\n"
+        f"  A {dt} tensor of shape {tuple(shape)} needs {nbytes / 2**30:.1f} GiB on {dev}."
+    )
+
+
+def _options(fn: str, args: tuple, dtype, device, requires_grad, **more) -> dict:
+    """``fn``'s positional ``args`` by name, after torch's checks of every argument."""
+    return parse(fn, args, given(dtype=dtype, device=device, requires_grad=requires_grad, **more))
+
+
+# --------------------------------------------------------------------------- from data
+
+
+def _is_sequence(item) -> bool:
+    """A list, tuple or range: what torch reads as one more dimension (not a string)."""
+    return isinstance(item, list | tuple | range)
 
 
 def _infer_dtype(data):
@@ -37,11 +102,14 @@ def _infer_dtype(data):
         return data.dtype
     if _backend.is_array(data) or hasattr(data, "dtype") and hasattr(data, "shape"):
         return _backend.from_numpy_dtype(data.dtype)
+    if isinstance(data, str | bytes):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    _refuse_strings(data)
     kind = 0
     stack = [data]
     while stack:
         item = stack.pop()
-        if isinstance(item, list | tuple):
+        if _is_sequence(item):
             stack.extend(item)
         elif isinstance(item, Tensor):
             kind = max(kind, item.dtype._kind if item.dtype.is_floating_point else 1)
@@ -53,8 +121,10 @@ def _infer_dtype(data):
             kind = 2
         elif hasattr(item, "dtype"):
             kind = max(kind, _backend.from_numpy_dtype(item.dtype)._kind)
+        elif isinstance(item, str | bytes):
+            raise TypeError(f"new(): invalid data type '{type(item).__name__}'")
         else:
-            raise TypeError(f"Could not infer dtype of {type(item).__name__}")
+            raise RuntimeError(f"Could not infer dtype of {type(item).__name__}")
     if kind == 0 and not _contains_only_bools(data) and _is_empty(data):
         return get_default_dtype()  # tensor([]) is float, as in torch
     if kind == 0 and _contains_only_bools(data):
@@ -62,12 +132,20 @@ def _infer_dtype(data):
     return get_default_dtype() if kind == 2 else _backend.int64
 
 
+def _refuse_strings(data) -> None:
+    """torch reads the shape down the first elements: a string there is one dimension too many."""
+    while _is_sequence(data) and len(data):
+        data = data[0]
+        if isinstance(data, str):
+            raise ValueError("too many dimensions 'str'")
+
+
 def _is_empty(data) -> bool:
-    return isinstance(data, list | tuple) and all(_is_empty(d) for d in data)
+    return _is_sequence(data) and all(_is_empty(d) for d in data)
 
 
 def _contains_only_bools(data) -> bool:
-    if isinstance(data, list | tuple):
+    if _is_sequence(data):
         return len(data) > 0 and all(_contains_only_bools(d) for d in data)
     return isinstance(data, bool)
 
@@ -76,13 +154,64 @@ def _plain(data):
     """Nested data with Tensors replaced by host values."""
     if isinstance(data, Tensor):
         return data.tolist()
-    if isinstance(data, list | tuple):
+    if _is_sequence(data):
         return [_plain(d) for d in data]
     return data
 
 
+def _nested_shape(data) -> list:
+    """The shape torch reads from nested data: the lengths down the first elements."""
+    shape = []
+    while _is_sequence(data):
+        shape.append(len(data))
+        if not data:
+            break
+        data = data[0]
+    return shape
+
+
+def _check_grid(data, shape, dim, dt) -> None:
+    """torch's error for the first place where nested data is not a grid of ``shape``."""
+    if dim == len(shape):
+        if _is_sequence(data):
+            kind = type(data).__name__
+            if dt.is_floating_point:
+                raise TypeError(f"must be real number, not {kind}")
+            raise TypeError(f"'{kind}' object cannot be interpreted as an integer")
+        return
+    if not _is_sequence(data):
+        raise TypeError("not a sequence")
+    if len(data) != shape[dim]:
+        raise ValueError(
+            f"expected sequence of length {shape[dim]} at dim {dim} (got {len(data)})\n"
+            "  Nested lists make a tensor only when they are rectangular: every list at one "
+            "depth must be as long as the first."
+        )
+    for item in data:
+        _check_grid(item, shape, dim + 1, dt)
+
+
+def _from_nested(data, dt, dev):
+    """A new array holding nested Python data, or torch's error for data it can't hold."""
+    try:
+        return _backend.make_array(_plain(data), dt.numpy, dev)
+    except OverflowError:
+        if dt is _backend.int64:
+            raise ValueError("Overflow when unpacking long long") from None
+        raise RuntimeError(
+            f"value cannot be converted to type {dt.name} without overflow"
+        ) from None
+    except (ValueError, TypeError):  # NumPy refuses ragged data: say where, as torch does
+        shape = _nested_shape(data)
+        if math.prod(shape):
+            _check_grid(data, shape, 0, dt)
+        xp, where = _backend.on_device(dev)
+        with where:  # (torch accepts ragged data that holds no numbers: [[], [1]])
+            return xp.empty(tuple(shape), dt.numpy)
+
+
 def tensor(
-    data, dtype=None, device=None, requires_grad=False, pin_memory=False, name=None
+    data, *, dtype=None, device=None, requires_grad=False, pin_memory=False, name=None
 ) -> Tensor:
     """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays).
 
@@ -91,6 +220,8 @@ def tensor(
     tensor([[1., 2.],
             [3., 4.]], dtype=teachgrad.float64, requires_grad=True)
     """
+    options = dict(dtype=dtype, device=device, pin_memory=pin_memory)
+    parse("tensor", (data,), {**given(**options), "requires_grad": requires_grad})
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() "
@@ -110,7 +241,7 @@ def tensor(
     elif _backend.is_array(data):
         array = _backend.to_device(data, dev).astype(dt.numpy, copy=True)
     else:
-        array = _backend.make_array(_plain(data), dt.numpy, dev)
+        array = _from_nested(data, dt, dev)
     return _finish(array, requires_grad, name)
 
 
@@ -121,6 +252,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     >>> a = np.zeros(2); t = tg.as_tensor(a); a[0] = 5; t
     tensor([5., 0.], dtype=teachgrad.float64)
     """
+    parse("as_tensor", (data,), given(dtype=dtype, device=device))
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device)
     if _backend.is_array(data):
@@ -163,31 +295,32 @@ def from_dlpack(ext) -> Tensor:
 _DLPACK_CUDA = 2  # DLPack's device-type code for CUDA memory (1 is the CPU)
 
 
-def _size(size) -> tuple:
-    if len(size) == 1 and isinstance(size[0], list | tuple):
-        size = tuple(size[0])
-    for s in size:
-        if not isinstance(s, int) or s < 0:
-            raise RuntimeError(
-                f"Trying to create tensor with negative dimension {s}: {list(size)}"
-                if isinstance(s, int)
-                else f"size must be ints, got {type(s).__name__}"
-            )
-    return tuple(size)
+# --------------------------------------------------------------------------- filled
 
 
-def _filled(fill, size, dtype, device, requires_grad, default=None):
+def _filled(fn, fill, shape, dt, dev, requires_grad):
+    """A new tensor of ``shape``: ``fill`` names NumPy's maker (``"zeros"`` ...), or is
+    ``(value,)`` for ``full``."""
+    _check_sizes(fn, shape)
+    xp, where = _backend.on_device(dev)
+
+    def make():
+        with where:
+            if isinstance(fill, str):
+                return getattr(xp, fill)(shape, dt.numpy)
+            return xp.full(shape, fill[0], dt.numpy)
+
+    return _finish(_allocate(make, shape, dt, dev), requires_grad)
+
+
+def _sized(fn, fill, size, dtype, device, requires_grad, default=None):
+    """``zeros``, ``ones``, ``empty`` (and ``full``): check the arguments, then fill."""
+    shape = _options(fn, size, dtype, device, requires_grad)["size"]
     dt = as_dtype(dtype) if dtype is not None else (default or get_default_dtype())
-    xp, where = _backend.on_device(as_device(device))
-    with where:
-        data = (
-            getattr(xp, fill)(_size(size), dt.numpy)
-            if isinstance(fill, str)
-            else xp.full(_size(size), fill[0], dt.numpy)
-        )
-    return _finish(data, requires_grad)
+    return _filled(fn, fill, shape, dt, as_device(device), requires_grad)
 
 
+@recorded_as("aten::zeros")
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of zeros.
 
@@ -195,9 +328,10 @@ def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     >>> tg.zeros(2)
     tensor([0., 0.])
     """
-    return _filled("zeros", size, dtype, device, requires_grad)
+    return _sized("zeros", "zeros", size, dtype, device, requires_grad)
 
 
+@recorded_as("aten::ones")
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ones.
 
@@ -205,9 +339,10 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     >>> tg.ones(2, dtype=tg.int64)
     tensor([1, 1])
     """
-    return _filled("ones", size, dtype, device, requires_grad)
+    return _sized("ones", "ones", size, dtype, device, requires_grad)
 
 
+@recorded_as("aten::empty")
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """An uninitialised tensor (its values are whatever was in memory).
 
@@ -215,112 +350,175 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     >>> tg.empty(2, 3).shape
     teachgrad.Size([2, 3])
     """
-    return _filled("empty", size, dtype, device, requires_grad)
+    return _sized("empty", "empty", size, dtype, device, requires_grad)
 
 
-def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+# the C++ type torch names when a fill value does not fit an integer dtype
+_C_TYPES = {"int64": "int64_t", "int32": "int", "int16": "short", "int8": "int8_t"}
+
+
+def _fill_value(fn, size, fill_value, dtype, device, requires_grad):
+    """``full``'s checks: the arguments, and a value that fits the dtype; its shape and dtype."""
+    shape = _options(fn, (size, fill_value), dtype, device, requires_grad)["size"]
+    if isinstance(fill_value, int) and not -_INT64_MAX - 1 <= fill_value <= _INT64_MAX:
+        raise OverflowError("int too big to convert")
+    dt = as_dtype(dtype) if dtype is not None else _backend.scalar_dtype(fill_value)
+    info = _backend.numpy_module().iinfo(dt.numpy) if dt.name in _C_TYPES else None
+    if info and not (math.isfinite(fill_value) and info.min <= fill_value <= info.max):
+        raise RuntimeError(
+            f"value cannot be converted to type {_C_TYPES[dt.name]} without overflow\n"
+            f"  {fill_value} is not a number {dt} can hold."
+        )
+    return shape, dt
+
+
+@recorded_as("aten::full")
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor filled with ``fill_value`` (its dtype inferred from the value).
 
     >>> import teachgrad as tg
     >>> tg.full((2,), 7)
     tensor([7, 7])
     """
-    default = _backend.scalar_dtype(fill_value)
-    return _filled(
-        (fill_value,),
-        tuple(size) if not isinstance(size, int) else (size,),
-        dtype,
-        device,
-        requires_grad,
-        default,
-    )
+    shape, dt = _fill_value("full", size, fill_value, dtype, device, requires_grad)
+    return _filled("full", (fill_value,), shape, dt, as_device(device), requires_grad)
 
 
-def _like(fill, input, dtype, device, requires_grad, value=None):
+def _like(fn, fill, input, dtype, device, requires_grad, *value):
+    """``zeros_like`` and its siblings: ``input``'s shape, and its dtype and device by default."""
+    _options(fn, (input, *value), dtype, device, requires_grad)
     dt = dtype if dtype is not None else input.dtype
     dev = device if device is not None else input.device
     if fill == "full":
-        return full(tuple(input.shape), value, dtype=dt, device=dev, requires_grad=requires_grad)
-    return _filled(fill, tuple(input.shape), dt, dev, requires_grad)
+        return full(tuple(input.shape), value[0], dtype=dt, device=dev, requires_grad=requires_grad)
+    return _filled(fn, fill, tuple(input.shape), as_dtype(dt), as_device(dev), requires_grad)
 
 
-def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+@recorded_as("aten::zeros_like")
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Zeros with ``input``'s shape, dtype and device.
 
     >>> import teachgrad as tg
     >>> tg.zeros_like(tg.ones(2, dtype=tg.float64))
     tensor([0., 0.], dtype=teachgrad.float64)
     """
-    return _like("zeros", input, dtype, device, requires_grad)
+    return _like("zeros_like", "zeros", input, dtype, device, requires_grad)
 
 
-def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+@recorded_as("aten::ones_like")
+def ones_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Ones with ``input``'s shape, dtype and device.
 
     >>> import teachgrad as tg
     >>> tg.ones_like(tg.zeros(2, dtype=tg.int64))
     tensor([1, 1])
     """
-    return _like("ones", input, dtype, device, requires_grad)
+    return _like("ones_like", "ones", input, dtype, device, requires_grad)
 
 
-def empty_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+@recorded_as("aten::empty_like")
+def empty_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uninitialised, with ``input``'s shape, dtype and device.
 
     >>> import teachgrad as tg
     >>> tg.empty_like(tg.zeros(2, 3)).shape
     teachgrad.Size([2, 3])
     """
-    return _like("empty", input, dtype, device, requires_grad)
+    return _like("empty_like", "empty", input, dtype, device, requires_grad)
 
 
-def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+@recorded_as("aten::full_like")
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``fill_value`` everywhere, with ``input``'s shape, dtype and device.
 
     >>> import teachgrad as tg
     >>> tg.full_like(tg.zeros(2), 7.0)
     tensor([7., 7.])
     """
-    return _like("full", input, dtype, device, requires_grad, fill_value)
+    return _like("full_like", "full", input, dtype, device, requires_grad, fill_value)
 
 
-def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+# --------------------------------------------------------------------------- ranges
+
+
+def _number(value) -> str:
+    """A number as torch prints it in an error: ``0``, ``0.5``, ``inf``."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _range_length(start, end, step) -> int:
+    """How many numbers ``arange`` makes, after torch's checks of the range."""
+    if not step > 0 and not step < 0:  # (nan is neither)
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {_number(start)} -> {_number(end)}")
+    if not (step > 0 and end >= start or step < 0 and end <= start):
+        raise RuntimeError(
+            "upper bound and lower bound inconsistent with step sign\n"
+            f"  arange({start}, {end}, {step}) never reaches {end}: with start > end the step "
+            "must be negative, with start < end positive."
+        )
+    length = math.ceil((end - start) / step)
+    if length > _INT64_MAX:
+        raise RuntimeError("invalid size, possible overflow?")
+    return length
+
+
+@recorded_as("aten::arange")
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``start, start + step, ...`` up to (not including) ``end``.
 
     >>> import teachgrad as tg
     >>> tg.arange(5), tg.arange(0, 1, 0.25)
     (tensor([0, 1, 2, 3, 4]), tensor([0.0000, 0.2500, 0.5000, 0.7500]))
     """
+    args = (start,) if end is None else (start, end) if step == 1 else (start, end, step)
+    _options("arange", args, dtype, device, requires_grad)
     if end is None:
         start, end = 0, start
-    numbers = (start, end, step)
+    numbers = [float(v) if isinstance(v, Tensor) else v for v in (start, end, step)]
     if dtype is None:
         dtype = (
             get_default_dtype() if any(isinstance(v, float) for v in numbers) else _backend.int64
         )
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    xp, where = _backend.on_device(as_device(device))
-    with where:
-        data = xp.arange(start, end, step).astype(as_dtype(dtype).numpy)
-    return _finish(data, requires_grad)
+    dt, dev = as_dtype(dtype), as_device(device)
+    if dt is _backend.bool_:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    length = _range_length(*numbers)
+    xp, where = _backend.on_device(dev)
+
+    def make():
+        with where:
+            return xp.arange(*numbers)[:length].astype(dt.numpy)
+
+    return _finish(_allocate(make, (length,), dt, dev), requires_grad)
 
 
-def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+@recorded_as("aten::linspace")
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
 
     >>> import teachgrad as tg
     >>> tg.linspace(0, 1, 5)
     tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
     """
-    xp, where = _backend.on_device(as_device(device))
+    steps = _options("linspace", (start, end, steps), dtype, device, requires_grad)["steps"]
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
-    with where:
-        data = xp.linspace(start, end, steps).astype(dt.numpy)
-    return _finish(data, requires_grad)
+    dev = as_device(device)
+    start, end = (float(v) if isinstance(v, Tensor) else v for v in (start, end))
+    xp, where = _backend.on_device(dev)
+
+    def make():
+        with where:
+            return xp.linspace(start, end, steps).astype(dt.numpy)
+
+    return _finish(_allocate(make, (steps,), dt, dev), requires_grad)
 
 
-def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+@recorded_as("aten::eye")
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """The identity matrix (``n`` x ``m``).
 
     >>> import teachgrad as tg
@@ -328,31 +526,61 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     tensor([[1., 0.],
             [0., 1.]])
     """
-    xp, where = _backend.on_device(as_device(device))
+    sizes = _options("eye", (n,) if m is None else (n, m), dtype, device, requires_grad)
+    n, m = sizes["n"], sizes.get("m", sizes["n"])
+    for name, value in (("n", n), ("m", m)):
+        if value < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
+    if n * m > _INT64_MAX:
+        raise RuntimeError("numel: integer multiplication overflow")
     dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
-    with where:
-        data = xp.eye(n, m, dtype=dt.numpy)
-    return _finish(data, requires_grad)
+    dev = as_device(device)
+    xp, where = _backend.on_device(dev)
+
+    def make():
+        with where:
+            return xp.eye(n, m, dtype=dt.numpy)
+
+    return _finish(_allocate(make, (n, m), dt, dev), requires_grad)
 
 
-def _random(kind, size, dtype, device, requires_grad, **kw):
+# --------------------------------------------------------------------------- random
+
+# torch's names for dtypes in "not implemented for" errors
+_TORCH_TYPE_NAMES = {
+    "bool": "Bool",
+    "uint8": "Byte",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+}
+
+
+def _random(fn, kind, size, dtype, device, requires_grad, generator):
+    shape = _options(fn, size, dtype, device, requires_grad, generator=generator)["size"]
     dev = as_device(device)
     dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
-    if not dt.is_floating_point:
-        raise RuntimeError(f"\"{kind}\" not implemented for '{dt.name}'")
+    if not dt.is_floating_point:  # (torch's names for the kernels that refuse)
+        kernel = "normal_kernel_cpu" if kind == "normal" else "check_uniform_bounds"
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_TORCH_TYPE_NAMES[dt.name]}'\n  {fn} makes "
+            "floating point numbers: ask for a float dtype."
+        )
+    _check_sizes(fn, shape)
     xp, where = _backend.on_device(dev)
     gen = _backend.generators.for_device(dev)
-    with where:
-        if kind == "normal":
-            data = gen.standard_normal(
-                _size(size), dtype=dt.numpy if dt.itemsize >= 4 else "float32"
-            )
-        else:
-            data = gen.random(_size(size), dtype=dt.numpy if dt.itemsize >= 4 else "float32")
-        data = data.astype(dt.numpy, copy=False)
-    return _finish(data, requires_grad)
+    draw = gen.standard_normal if kind == "normal" else gen.random
+
+    def make():
+        with where:
+            data = draw(shape, dtype=dt.numpy if dt.itemsize >= 4 else "float32")
+            return data.astype(dt.numpy, copy=False)
+
+    return _finish(_allocate(make, shape, dt, dev), requires_grad)
 
 
+@recorded_as("aten::randn")
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """Samples from the standard normal distribution (reproducible after ``manual_seed``).
 
@@ -360,9 +588,10 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
     >>> tg.randn(2, 3).shape
     teachgrad.Size([2, 3])
     """
-    return _random("normal", size, dtype, device, requires_grad)
+    return _random("randn", "normal", size, dtype, device, requires_grad, generator)
 
 
+@recorded_as("aten::rand")
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """Samples uniform on [0, 1).
 
@@ -370,11 +599,12 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
     >>> bool(((tg.rand(100) >= 0) & (tg.rand(100) < 1)).all())
     True
     """
-    return _random("uniform", size, dtype, device, requires_grad)
+    return _random("rand", "uniform", size, dtype, device, requires_grad, generator)
 
 
+@recorded_as("aten::randint")
 def randint(
-    low, high=None, size=None, dtype=None, device=None, requires_grad=False, generator=None
+    low, high=None, size=None, *, dtype=None, device=None, requires_grad=False, generator=None
 ) -> Tensor:
     """Random integers in ``[low, high)``.
 
@@ -382,63 +612,82 @@ def randint(
     >>> tg.randint(0, 3, (5,)).dtype
     teachgrad.int64
     """
-    if size is None:  # randint(high, size)
-        low, high, size = 0, low, high
-    if high is None:
-        low, high = 0, low
+    args = tuple(a for a in (low, high, size) if a is not None)
+    bound = _options("randint", args, dtype, device, requires_grad, generator=generator)
+    low, high, shape = bound.get("low", 0), bound["high"], bound["size"]
+    if low >= high:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    _check_sizes("randint", shape)
+    dt = as_dtype(dtype) if dtype is not None else _backend.int64
     dev = as_device(device)
     xp, where = _backend.on_device(dev)
-    with where:
-        data = _backend.generators.for_device(dev).integers(low, high, tuple(size))
-        data = data.astype((as_dtype(dtype) if dtype is not None else _backend.int64).numpy)
-    return _finish(data, requires_grad)
+
+    def make():
+        with where:
+            data = _backend.generators.for_device(dev).integers(low, high, shape)
+            return data.astype(dt.numpy)
+
+    return _finish(_allocate(make, shape, dt, dev), requires_grad)
 
 
-def randn_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+def _random_like(fn, input, dtype, device, requires_grad):
+    _options(fn, (input,), dtype, device, requires_grad)
+    maker = randn if fn == "randn_like" else rand
+    return maker(
+        tuple(input.shape),
+        dtype=dtype or input.dtype,
+        device=device or input.device,
+        requires_grad=requires_grad,
+    )
+
+
+@recorded_as("aten::randn_like")
+def randn_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal samples with ``input``'s shape, dtype and device.
 
     >>> import teachgrad as tg
     >>> tg.randn_like(tg.zeros(2, 3)).shape
     teachgrad.Size([2, 3])
     """
-    return randn(
-        *input.shape,
-        dtype=dtype or input.dtype,
-        device=device or input.device,
-        requires_grad=requires_grad,
-    )
+    return _random_like("randn_like", input, dtype, device, requires_grad)
 
 
-def rand_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+@recorded_as("aten::rand_like")
+def rand_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform [0, 1) samples with ``input``'s shape, dtype and device.
 
     >>> import teachgrad as tg
     >>> tg.rand_like(tg.zeros(4)).shape
     teachgrad.Size([4])
     """
-    return rand(
-        *input.shape,
-        dtype=dtype or input.dtype,
-        device=device or input.device,
-        requires_grad=requires_grad,
-    )
+    return _random_like("rand_like", input, dtype, device, requires_grad)
+
+
+# --------------------------------------------------------------------------- Tensor.new_*
 
 
 def _new_factory(fill):
+    name = f"new_{fill}"
+
     def method(self, *args, dtype=None, device=None, requires_grad=False):
+        if fill in ("zeros", "ones", "empty"):
+            return _sized(
+                name, fill, args, dtype or self.dtype, device or self.device, requires_grad
+            )
+        parse(name, args, given(dtype=dtype, device=device, requires_grad=requires_grad))
         dtype = dtype or self.dtype
         device = device or self.device
         if fill == "tensor":
             return tensor(args[0], dtype=dtype, device=device, requires_grad=requires_grad)
-        if fill == "full":
-            return full(args[0], args[1], dtype=dtype, device=device, requires_grad=requires_grad)
-        return _filled(fill, args, dtype, device, requires_grad)
+        return full(args[0], args[1], dtype=dtype, device=device, requires_grad=requires_grad)
 
-    method.__name__ = f"new_{fill}"
+    method.__name__ = name
     args = {"zeros": "2", "ones": "2", "empty": "2", "full": "(2,), 5", "tensor": "[5, 5]"}[fill]
     method.__doc__ = (
         f"A new tensor ({fill}) with this tensor's dtype and device by default.\n\n"
-        f"    >>> import teachgrad as tg\n    >>> tg.zeros(1, dtype=tg.float64).new_{fill}({args}).dtype\n"
+        f"    >>> import teachgrad as tg\n    >>> tg.zeros(1, dtype=tg.float64).{name}({args}).dtype\n"
         "    teachgrad.float64\n"
     )
     return method

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 
+from .._arguments import check_bool
 from .._grad_state import state  # noqa: E402 - the flags live below Tensor
 
 
@@ -41,35 +43,28 @@ def is_inference_mode_enabled() -> bool:
     return state.inference
 
 
+_CLASS_DECORATED = (
+    "Decorating classes is deprecated and will be disabled in future versions. You should only "
+    "decorate functions or methods. To preserve the current behavior of class decoration, you "
+    "can directly decorate the `__init__` method and nothing else."
+)
+
+
 class _DecoratorContextManager:
-    """Lets a context manager also decorate functions (and generators)."""
+    """Lets a context manager also decorate functions and generator functions.
+
+    A decorated function runs inside a fresh copy of the manager (``clone()``). A decorated
+    generator function is wrapped by ``_wrap_generator``. A decorated class still works, as
+    in torch, but warns: it is the class's construction that runs inside the mode.
+    """
 
     def __call__(self, func):
         if inspect.isclass(func):
-            raise TypeError("decorate functions, not classes, with a grad mode")
+            warnings.warn(_CLASS_DECORATED, FutureWarning, stacklevel=2)
+            cls = func
+            func = lambda *args, **kwargs: cls(*args, **kwargs)  # the construction, in the mode
         if inspect.isgeneratorfunction(func):
-
-            @functools.wraps(func)
-            def generator(*args, **kwargs):
-                gen = func(*args, **kwargs)
-                try:
-                    with self.clone():
-                        response = gen.send(None)
-                except StopIteration as done:
-                    return done.value
-                while True:
-                    try:
-                        request = yield response
-                    except GeneratorExit:
-                        gen.close()
-                        raise
-                    try:
-                        with self.clone():
-                            response = gen.send(request)
-                    except StopIteration as done:
-                        return done.value
-
-            return generator
+            return _wrap_generator(self.clone, func)
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
@@ -80,6 +75,46 @@ class _DecoratorContextManager:
 
     def clone(self):
         return self.__class__()
+
+
+def _wrap_generator(make_context, func):
+    """``func``'s generators, each step run inside a fresh ``make_context()``.
+
+    A generator is paused at each ``yield``, and its caller's code runs in between, so the
+    mode is switched on only while the generator itself runs. What the caller does to the
+    wrapper reaches the wrapped generator, inside the mode: ``send(value)`` resumes it with
+    ``value``, ``throw(error)`` raises ``error`` at its ``yield``, ``close()`` closes it.
+
+    >>> import teachgrad as tg
+    >>> @tg.no_grad()
+    ... def echo():
+    ...     received = yield tg.is_grad_enabled()
+    ...     yield received
+    >>> steps = echo(); next(steps), steps.send("hi"), tg.is_grad_enabled()
+    (False, 'hi', True)
+    """
+
+    @functools.wraps(func)
+    def generator(*args, **kwargs):
+        inner = func(*args, **kwargs)
+        step, value = inner.send, None  # the first step: send(None) starts it
+        while True:
+            try:
+                with make_context():
+                    out = step(value)
+            except StopIteration as done:
+                return done.value
+            try:
+                value = yield out
+                step = inner.send
+            except GeneratorExit:  # our caller closed us: close the wrapped one too
+                with make_context():
+                    inner.close()
+                raise
+            except BaseException as error:  # thrown in by our caller: pass it on
+                step, value = inner.throw, error
+
+    return generator
 
 
 class _NoArgs(_DecoratorContextManager):
@@ -139,9 +174,10 @@ class set_grad_enabled(_DecoratorContextManager):
     """
 
     def __init__(self, mode: bool):
+        check_bool("set_grad_enabled", "enabled", mode, 1)
         self.prev = state.enabled
-        self.mode = bool(mode)
-        state.enabled = self.mode  # takes effect at the call, as torch's does
+        self.mode = mode
+        state.enabled = mode  # takes effect at the call, as torch's does
 
     def __enter__(self):
         pass
@@ -188,8 +224,3 @@ class inference_mode(_DecoratorContextManager):
 
     def clone(self):
         return self.__class__(self.mode)
-
-    def __call__(self, func):
-        if isinstance(func, bool):  # @inference_mode(False) after @inference_mode
-            return self.__class__(func)
-        return super().__call__(func)

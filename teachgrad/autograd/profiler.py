@@ -2,7 +2,7 @@
 
 A profiler watches a program run and writes down, for every operation, when it
 started and when it ended. Each such record is a ``FunctionEvent``. Events nest:
-an op that runs inside a ``record_function("step")`` range, or a ``Mul`` that a
+an op that runs inside a ``record_function("step")`` range, or an ``aten::mul`` that a
 backward node calls to compute its gradient, is a *child* of the enclosing event.
 So every event has two times:
 
@@ -16,10 +16,12 @@ at every level.
 
 Three kinds of event are recorded (``FunctionEvent.kind``):
 
-* ``"forward"``: one ``Function.apply`` (an op), named after its Function class,
-  e.g. ``Mul`` or ``SumAll`` (the class you find in ``teachgrad/ops``; torch would
-  say ``aten::mul``). The ops a backward formula runs are forward events inside
-  its node;
+* ``"forward"``: one ``Function.apply`` (an op), named as torch names the same op:
+  ``aten::mul`` for ``x * y`` (the class ``Mul`` in ``teachgrad/ops``), ``aten::sum``
+  for ``x.sum()`` (``SumAll``), see ``op_name``; your own Functions by their class. A
+  public function that torch counts as one op (``F.linear``) is one event too, with the
+  ops it runs inside it (``_profiling.recorded_as``). The ops a backward formula runs
+  are forward events inside its node;
 * ``"backward"``: one backward node run by the engine, named by ``node.name()``,
   e.g. ``MulBackward0`` (torch's names);
 * ``"user"``: a ``record_function(name)`` range you put around your own code.
@@ -52,7 +54,7 @@ here but live in ``profiler_nvprof.py``; the table and the Chrome trace are draw
     ...     with profiler.record_function("step"):
     ...         (x * 2).sum().backward()
     >>> [(e.name, e.kind) for e in prof.function_events][:3]
-    [('step', 'user'), ('Mul', 'forward'), ('SumAll', 'forward')]
+    [('step', 'user'), ('aten::mul', 'forward'), ('aten::sum', 'forward')]
     >>> step = prof.function_events[0]
     >>> step.self_cpu_time_total <= step.cpu_time_total
     True
@@ -63,6 +65,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -100,7 +103,7 @@ class FunctionEvent:
     (``profile_memory``), ``stack`` (``with_stack``: your frames, innermost first),
     CUDA times (``use_cuda``).
 
-    >>> e = FunctionEvent(0, "Mul", "forward", thread=1, start_us=2.0, end_us=5.0)
+    >>> e = FunctionEvent(0, "aten::mul", "forward", thread=1, start_us=2.0, end_us=5.0)
     >>> e.cpu_time_total, e.self_cpu_time_total, e.is_user_annotation
     (3.0, 3.0, False)
     """
@@ -176,9 +179,9 @@ class FunctionEventAvg:
     ``count`` calls; ``*_total`` fields are sums; ``cpu_time`` and ``cuda_time`` are
     averages per call.
 
-    >>> avg = FunctionEventAvg("Mul", "forward")
+    >>> avg = FunctionEventAvg("aten::mul", "forward")
     >>> for start, end in [(0.0, 2.0), (5.0, 9.0)]:
-    ...     _ = avg.add(FunctionEvent(0, "Mul", "forward", thread=1, start_us=start, end_us=end))
+    ...     _ = avg.add(FunctionEvent(0, "aten::mul", "forward", 1, start_us=start, end_us=end))
     >>> avg.count, avg.cpu_time_total, avg.cpu_time
     (2, 6.0, 3.0)
     """
@@ -240,7 +243,7 @@ class EventList(list):
     ``profile.function_events`` is one (every event, in order of start), and so is
     ``key_averages()`` (one row per key). The flags say which columns ``table`` shows.
 
-    >>> events = EventList([FunctionEvent(0, "Mul", "forward", thread=1, end_us=4.0)])
+    >>> events = EventList([FunctionEvent(0, "aten::mul", "forward", thread=1, end_us=4.0)])
     >>> events.self_cpu_time_total
     4.0
     """
@@ -281,7 +284,7 @@ class EventList(list):
         ...     y = x * 2
         ...     z = y * 3
         >>> [(row.key, row.count) for row in prof.key_averages()]
-        [('Mul', 2)]
+        [('aten::mul', 2)]
         """
         groups = {}
         for event in self:
@@ -302,7 +305,7 @@ class EventList(list):
     def total_average(self) -> FunctionEventAvg:
         """Every event summed into one ``FunctionEventAvg`` with key ``"Total"``.
 
-        >>> events = EventList([FunctionEvent(0, "Mul", "forward", 1, 0.0, 3.0),
+        >>> events = EventList([FunctionEvent(0, "aten::mul", "forward", 1, 0.0, 3.0),
         ...                     FunctionEvent(1, "Sum", "forward", 1, 3.0, 4.0)])
         >>> total = events.total_average()
         >>> total.key, total.count, total.cpu_time_total
@@ -329,13 +332,13 @@ class EventList(list):
         most that many rows (None: all); ``top_level_events_only``: only rows with no
         parent. The percentages are of the sum of all self times, shown in the footer.
 
-        >>> events = EventList([FunctionEvent(0, "Mul", "forward", 1, 0.0, 3.0)])
+        >>> events = EventList([FunctionEvent(0, "aten::mul", "forward", 1, 0.0, 3.0)])
         >>> print(events.table())  # doctest: +NORMALIZE_WHITESPACE
-        ----  ----------  --------  -----------  ---------  ------------  ----------
-        Name  Self CPU %  Self CPU  CPU total %  CPU total  CPU time avg  # of Calls
-        ----  ----------  --------  -----------  ---------  ------------  ----------
-        Mul      100.00%   3.000us      100.00%    3.000us       3.000us           1
-        ----  ----------  --------  -----------  ---------  ------------  ----------
+        ---------  ----------  --------  -----------  ---------  ------------  ----------
+        Name       Self CPU %  Self CPU  CPU total %  CPU total  CPU time avg  # of Calls
+        ---------  ----------  --------  -----------  ---------  ------------  ----------
+        aten::mul     100.00%   3.000us      100.00%    3.000us       3.000us           1
+        ---------  ----------  --------  -----------  ---------  ------------  ----------
         Self CPU time total: 3.000us
         """
         return _build_table(
@@ -350,7 +353,7 @@ class EventList(list):
         (``use_cuda`` or nvprof kernels) go to a separate process row per device.
 
         >>> import json, os, tempfile
-        >>> events = EventList([FunctionEvent(0, "Mul", "forward", 7, 1.0, 3.5)])
+        >>> events = EventList([FunctionEvent(0, "aten::mul", "forward", 7, 1.0, 3.5)])
         >>> path = os.path.join(tempfile.mkdtemp(), "trace.json")
         >>> events.export_chrome_trace(path)
         >>> with open(path) as f:
@@ -384,29 +387,81 @@ class _Frame:
 class _Hook:
     """What ``profile`` and ``emit_nvtx`` install as ``_profiling.state.recorder``.
 
-    ``forward``/``backward`` are the two calls the engine makes; both bracket the
-    work with ``enter(name, kind, inputs)`` and ``exit(token, outputs, inputs)``,
-    which subclasses define (``record_function`` calls them too).
+    ``forward``/``backward``/``op`` are the calls the engine and the ops make; each brackets
+    the work with ``enter(name, kind, inputs)`` and ``exit(token, outputs, inputs)``, which
+    subclasses define (``record_function`` calls them too).
     """
 
     def forward(self, cls, args, kwargs):
-        token = self.enter(cls.__name__, FORWARD, args)
-        out = None
-        try:
+        def run():
             _profiling.bypass = True  # the apply below is this op itself: run it, don't come back
-            out = cls.apply(*args, **kwargs)
-            return out
-        finally:
-            self.exit(token, out, args)
+            return cls.apply(*args, **kwargs)
+
+        return self._around(op_name(cls), FORWARD, args, run)
 
     def backward(self, node, run, grads, batch):
-        token = self.enter(node.name(), BACKWARD, grads)
+        return self._around(node.name(), BACKWARD, grads, lambda: run(node, grads, batch))
+
+    def op(self, name, fn, args, kwargs):
+        return self._around(name, FORWARD, args, lambda: fn(*args, **kwargs))
+
+    def _around(self, name, kind, inputs, run):
+        """``run()``, between ``enter`` and ``exit`` (also when it raises)."""
+        token = self.enter(name, kind, inputs)
         out = None
         try:
-            out = run(node, grads, batch)
+            out = run()
             return out
         finally:
-            self.exit(token, out, grads)
+            self.exit(token, out, inputs)
+
+
+def op_name(cls) -> str:
+    """The name of the event for one call of the Function ``cls``: torch's.
+
+    For teachgrad's own ops that is torch's name for the same op, ``aten::`` and the op's
+    name: the name of its node without ``Backward<N>``, in snake_case (torch names a node
+    after its op: ``MulBackward0`` is the node of ``aten::mul``, ``Log1PBackward0`` of
+    ``aten::log1p``), except for the few ops in ``_ATEN_NAMES``. For your own Functions
+    it is the class's name, as in torch.
+
+    >>> from teachgrad.ops import nn, pointwise
+    >>> op_name(pointwise.Mul), op_name(nn.MaxPool2d), op_name(pointwise.ToCopy)
+    ('aten::mul', 'aten::max_pool2d_with_indices', 'aten::to')
+    """
+    if not cls._builtin:
+        return cls.__name__
+    name = _ATEN_CACHE.get(cls)
+    if name is None:
+        name = _ATEN_CACHE[cls] = _aten_name(cls)
+    return name
+
+
+def _aten_name(cls) -> str:
+    if cls.__name__ in _ATEN_NAMES:
+        return _ATEN_NAMES[cls.__name__]
+    op = re.sub(r"Backward\d+$", "", cls.node_name)
+    return "aten::" + re.sub(r"(?<!^)(?=[A-Z][a-z])", "_", op).lower()
+
+
+_ATEN_CACHE = {}  # teachgrad's op (Function class) -> its aten name, worked out once
+
+# the ops whose node's name does not say torch's name for them
+_ATEN_NAMES = {
+    "ToCopy": "aten::to",  # x.to(...): its node is named after the op inside, _to_copy
+    "Copy": "aten::copy_",  # the in-place ops that are only in-place
+    "Fill": "aten::fill_",
+    "FillTensor": "aten::fill_",
+    "Zero": "aten::zero_",
+    "FloorDivide": "aten::floor_divide",  # no derivative: the node is NotImplemented
+    "ScatterReduce": "aten::scatter",
+    "UnsafeView": "aten::_unsafe_view",  # torch's internal ops start with "_"
+    "Matmul": "aten::_unsafe_view",  # (a batched matmul: torch's last step names its node)
+    "ReshapeAlias": "aten::_reshape_alias",
+    "_IndexPut": "aten::_index_put_impl_",
+    "SoftmaxBackwardData": "aten::_softmax_backward_data",
+    "LogSoftmaxBackwardData": "aten::_log_softmax_backward_data",
+}
 
 
 class _Recorder(_Hook):
@@ -574,7 +629,7 @@ class profile:
     ...     y.backward()
     >>> mul = prof.function_events[0]
     >>> mul.name, mul.input_shapes, mul.cpu_memory_usage
-    ('Mul', [[2, 3], []], 24)
+    ('aten::mul', [[2, 3], []], 24)
     >>> [e.name for e in prof.function_events if e.kind == "backward"]
     ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
     """
@@ -672,10 +727,11 @@ class record_function:
     >>> @record_function("double")
     ... def double(t):
     ...     return t * 2
+    >>> x = tg.ones(2)
     >>> with profile() as prof:
-    ...     _ = double(tg.ones(2))
+    ...     _ = double(x)
     >>> [(e.name, [c.name for c in e.cpu_children]) for e in prof.function_events]
-    [('double', ['Mul']), ('Mul', [])]
+    [('double', ['aten::mul']), ('aten::mul', [])]
     """
 
     def __init__(self, name, args=None):
@@ -742,7 +798,7 @@ class emit_nvtx:
 
     Run your script under ``nsys profile`` (or ``nvprof``) and the ranges appear on
     the timeline above the kernels they launched, named like the profiler's events
-    (``Mul``, ``MulBackward0``; with ``record_shapes``: ``"Mul, sizes = [[2, 3], []]"``).
+    (``aten::mul``, ``MulBackward0``; with ``record_shapes``: ``"aten::mul, sizes = [[2, 3], []]"``).
     Uses ``cupy.cuda.nvtx``; without a CUDA GPU it does nothing (but still works
     as a context manager, so the same script runs on a laptop).
 

@@ -6,7 +6,8 @@ and the GPU did and writes it as a SQLite database: one table per CUPTI activity
 script inside ``emit_nvtx()`` and the ops show up there as NVTX ranges. The tables read:
 
 * ``StringTable``: the names (of ranges and kernels), by id;
-* ``CUPTI_ACTIVITY_KIND_MARKER``: NVTX ranges, a start row and an end row each;
+* ``CUPTI_ACTIVITY_KIND_MARKER``: NVTX ranges, a start row (which names the range) and an
+  end row (named 0) each;
 * ``CUPTI_ACTIVITY_KIND_RUNTIME``: CUDA API calls (``cudaLaunchKernel``, ...), named by
   CUPTI callback id (``_RUNTIME_NAMES``: the common ones);
 * ``CUPTI_ACTIVITY_KIND_KERNEL`` / ``_CONCURRENT_KERNEL``: the kernels, tied to the call
@@ -38,7 +39,6 @@ _RUNTIME_NAMES = {
     165: "cudaDeviceSynchronize",
     211: "cudaLaunchKernel",
 }
-_MARKER_START, _MARKER_END = 2, 4  # CUPTI_ACTIVITY_FLAG_MARKER_START / _END
 _THREAD_OBJECTS = (1, 2)  # CUPTI_ACTIVITY_OBJECT_PROCESS / _THREAD: objectId holds (pid, tid)
 
 
@@ -69,7 +69,8 @@ def load_nvprof(path) -> EventList:
 
     Uses the tables nvprof documents: ``StringTable(_id_, value)`` for names;
     ``CUPTI_ACTIVITY_KIND_MARKER`` (NVTX ranges: a start row and an end row share an
-    ``id``; ``flags`` says which; ``objectId`` holds the process and thread);
+    ``id``; the start row names the range, the end row's name is 0, as torch's
+    ``load_nvprof`` reads them; ``objectId`` holds the process and thread);
     ``CUPTI_ACTIVITY_KIND_RUNTIME`` (CUDA API calls, with ``correlationId``); and
     ``CUPTI_ACTIVITY_KIND_KERNEL`` / ``_CONCURRENT_KERNEL`` (kernels, matched to the call
     that launched them by ``correlationId``). NVTX ranges become ``"nvtx"`` events and
@@ -113,22 +114,32 @@ def load_nvprof(path) -> EventList:
 
 
 def _nvprof_markers(conn, tables, strings) -> list:
-    """NVTX ranges as ``(kind, name, thread, start ns, end ns, correlation id)``."""
+    """NVTX ranges as ``(kind, name, thread, start ns, end ns, correlation id)``.
+
+    A range is two rows with one ``id``, paired as torch pairs them: the start row names
+    the range (its ``name`` is a string's id), the end row's ``name`` is 0. (Their ``flags``
+    say which is which too, but not every trace fills them in.) A start without an end,
+    such as an instantaneous marker, is no range.
+    """
     table = "CUPTI_ACTIVITY_KIND_MARKER"
     if table not in tables:
         return []
     columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-    kind_column = "objectKind" if "objectKind" in columns else "2"  # absent: a thread marker
-    starts, ranges = {}, []
-    query = f"SELECT flags, timestamp, id, {kind_column}, objectId, name FROM {table} ORDER BY timestamp"
-    for flags, timestamp, marker_id, object_kind, object_id, name in conn.execute(query):
-        if flags & _MARKER_START:
-            thread = _thread_of(object_kind, object_id)
-            starts[marker_id] = (strings.get(name, str(name)), thread, timestamp)
-        elif flags & _MARKER_END and marker_id in starts:
-            name, thread, start = starts.pop(marker_id)
-            ranges.append(("nvtx", name, thread, start, timestamp, None))
-    return ranges
+    kind = "objectKind" if "objectKind" in columns else "2"  # absent: a thread marker
+    thread = "objectId" if "objectId" in columns else "NULL"
+    starts, ends = {}, {}
+    query = f"SELECT name, timestamp, id, {kind}, {thread} FROM {table} WHERE name IS NOT NULL"
+    for name, timestamp, marker_id, object_kind, object_id in conn.execute(query):
+        if name == 0:
+            ends[marker_id] = timestamp
+        else:
+            where = _thread_of(object_kind, object_id)
+            starts[marker_id] = (strings.get(name, str(name)), where, timestamp)
+    return [
+        ("nvtx", name, where, start, ends[marker_id], None)
+        for marker_id, (name, where, start) in starts.items()
+        if marker_id in ends
+    ]
 
 
 def _thread_of(object_kind, object_id) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import warnings
 
 from .._creation import arange, rand
+from .._profiling import recorded_as
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..ops import nn as _nn
@@ -133,6 +134,7 @@ def silu(input, inplace=False):
 # --------------------------------------------------------------------------- linear, dropout, pad
 
 
+@recorded_as("aten::linear")
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``: ``weight`` is (out_features, in_features).
 
@@ -181,6 +183,7 @@ def linear(input, weight, bias=None):
     return out if ndim == 2 else out.view(*input.shape[:-1], weight.shape[0])
 
 
+@recorded_as("aten::dropout")
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)`` (training only).
 
@@ -204,11 +207,12 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if p == 1:  # everything dropped (and no division by zero)
         noise = input.new_zeros(())
     else:  # keep with probability 1 - p; the kept are scaled so the expected value is unchanged
-        keep = rand(*input.shape, dtype=input.dtype, device=input.device) < 1 - p
+        keep = rand(tuple(input.shape), dtype=input.dtype, device=input.device) < 1 - p
         noise = keep.to(input.dtype) / (1 - p)
     return input.mul_(noise) if inplace else input * noise
 
 
+@recorded_as("aten::pad")
 def pad(input, pad, mode="constant", value=None):
     """Pad the last dims: ``pad = (left, right)`` for the last dim, then ``(top, bottom)`` for the
     one before, ...; negative amounts crop. Only ``mode='constant'`` is implemented.
@@ -292,6 +296,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _nn.MseLoss.apply(input, target, reduction)
 
 
+@recorded_as("aten::l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error ``|input - target|`` (built from ``abs`` and a reduction, like torch).
 
@@ -353,6 +358,7 @@ def _check_class_target(input, target, weight):
     _not_differentiable("nll_loss_forward", "weight", weight)
 
 
+@recorded_as("aten::nll_loss_nd")
 def nll_loss(
     input,
     target,
@@ -389,6 +395,7 @@ def nll_loss(
     return flat.view(target.shape) if reduction == "none" else flat
 
 
+@recorded_as("aten::cross_entropy_loss")
 def cross_entropy(
     input,
     target,
@@ -545,6 +552,7 @@ def _conv_padding(padding, kernel, stride, dilation):
     return ((ph, ph), (pw, pw))
 
 
+@recorded_as("aten::conv2d")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d convolution (cross-correlation): filters ``weight`` (out, in/groups, kH, kW) slid over
     ``input`` (N, in, H, W) or unbatched (in, H, W).
@@ -688,6 +696,7 @@ def _pool_geometry(input, fn_name, kernel_size, stride, padding, dilation, ceil_
     return kernel, stride, tuple(pairs), dilation, out_hw
 
 
+@recorded_as("aten::max_pool2d")
 def max_pool2d(
     input,
     kernel_size,
@@ -762,6 +771,7 @@ def avg_pool2d(
 # --------------------------------------------------------------------------- normalisation, lookup
 
 
+@recorded_as("aten::layer_norm")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the last dims (``normalized_shape``) to mean 0, variance 1, then scale by
     ``weight`` and shift by ``bias`` (both of shape ``normalized_shape``).
@@ -790,6 +800,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return _nn.NativeLayerNorm.apply(input, weight, bias, k, eps)
 
 
+@recorded_as("aten::embedding")
 def embedding(
     input,
     weight,

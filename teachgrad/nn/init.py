@@ -112,7 +112,7 @@ def uniform_(tensor, a: float = 0.0, b: float = 1.0, generator=None):
     """
     _no_generator(generator)
     with no_grad():
-        u = rand(*tensor.shape, dtype=tensor.dtype, device=tensor.device)
+        u = rand(tuple(tensor.shape), dtype=tensor.dtype, device=tensor.device)
         return tensor.copy_(u * (b - a) + a)
 
 
@@ -126,7 +126,7 @@ def normal_(tensor, mean: float = 0.0, std: float = 1.0, generator=None):
     """
     _no_generator(generator)
     with no_grad():
-        z = randn(*tensor.shape, dtype=tensor.dtype, device=tensor.device)
+        z = randn(tuple(tensor.shape), dtype=tensor.dtype, device=tensor.device)
         return tensor.copy_(z * std + mean)
 
 

@@ -28,6 +28,7 @@ from .pointwise import (
     exp,
     expm1,
     floor,
+    floor_divide,
     ge,
     gt,
     isfinite,
@@ -160,12 +161,34 @@ def _rsub(self, other):
     return _P.Rsub.apply(self, other)
 
 
+def _floor_divide_(self, other):
+    """In-place ``floor_divide`` (also ``self //= other``): changes this tensor, bumps its version.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([7, -7]); x //= 2; x, x._version
+    (tensor([ 3, -4]), 1)
+    """
+    return inplace.inplace(self, "floor_divide_", _P.FloorDivide.apply, other, "floor_divide_")
+
+
+def _where(self, condition, other):
+    """``where(condition, self, other)``: this tensor where ``condition`` holds, else ``other``.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([-1.0, 2.0]); x.where(x > 0, 0.0)
+    tensor([0., 2.])
+    """
+    return where(condition, self, other)
+
+
 # name -> function: each becomes a Tensor method taking the tensor as first argument
 _METHODS = {
     "add": add,
     "sub": sub,
     "mul": mul,
     "div": div,
+    "floor_divide": floor_divide,
+    "floor_divide_": _floor_divide_,
     "pow": pow,
     "neg": neg,
     "abs": abs,
@@ -263,6 +286,7 @@ _METHODS = {
     "scatter_add": scatter_add,
     "index_select": index_select,
     "masked_fill": masked_fill,
+    "where": _where,
     "index_put": index_put,
     "masked_fill_": inplace.masked_fill_,
     "index_put_": inplace.index_put_,
@@ -275,6 +299,9 @@ _METHODS = {
     "__rmul__": _fast(mul, _P.Mul),
     "__truediv__": _fast(div, _P.Div),
     "__rtruediv__": lambda self, other: div(other, self),
+    "__floordiv__": floor_divide,
+    "__rfloordiv__": lambda self, other: floor_divide(other, self),
+    "__ifloordiv__": _floor_divide_,
     "__pow__": pow,
     "__rpow__": lambda self, other: pow(other, self),
     "__matmul__": matmul,
@@ -481,6 +508,7 @@ __all__ = [  # fmt: skip
     "flatten",
     "flip",
     "floor",
+    "floor_divide",
     "gather",
     "ge",
     "gt",

@@ -18,6 +18,7 @@ import math
 import string
 
 from .._backend import array_module, result_type
+from .._profiling import recorded_as
 from .._tensor import wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import tangent_sum
@@ -270,6 +271,7 @@ def _check_bmm_sizes(a, b, batch_a, batch_b):
         )
 
 
+@recorded_as("aten::matmul")
 def matmul(input, other):
     """Matrix product with torch's rules for 1-d, 2-d and batched (broadcast) operands.
 
@@ -364,6 +366,7 @@ def dot(input, tensor):
     return Dot.apply(input, tensor)
 
 
+@recorded_as("aten::outer")
 def outer(input, vec2):
     """Outer product of two 1-d tensors (recorded as a broadcast multiply, like torch).
 
@@ -585,6 +588,7 @@ def _relabel(x, term, out):
     return permute(x, tuple(kept.index(c) for c in out))
 
 
+@recorded_as("aten::einsum")
 def einsum(equation, *operands):
     """Sum of products named by letters: ``"ij,jk->ik"`` is a matrix product, ``"ii"`` a trace,
     ``"ii->i"`` a diagonal, ``"i,j->ij"`` an outer product, ``"...ij->...ji"`` a batched transpose.

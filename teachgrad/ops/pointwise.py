@@ -25,6 +25,7 @@ from .._backend import (
     result_type,
     to_device,
 )
+from .._profiling import recorded_as
 from .._tensor import Tensor, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_tangent
@@ -240,6 +241,26 @@ class Div(_Binary):
         return tangent_sum(ta, None if tb is None else -ctx.result * tb) / b
 
 
+def _rounded_quotient(x, y, rounding_mode):
+    """``x / y`` rounded down (``"floor"``, Python's ``//``) or toward zero (``"trunc"``).
+
+    An integer result can't be infinite: on the CPU, torch refuses integer division by zero
+    (on a GPU it gives whatever the hardware gives, and checking would make the CPU wait).
+    """
+    xp = array_module(x if hasattr(x, "dtype") else y)
+    integer = xp.result_type(x, y).kind in "iu"
+    np = numpy_module()
+    if integer and xp is np and np.size(x) and np.size(y) and not np.all(y):
+        raise RuntimeError(
+            "ZeroDivisionError\n  Integer division by zero: no integer is the answer. (Float "
+            "tensors give inf or nan instead.)"
+        )
+    if rounding_mode == "floor":
+        return xp.floor_divide(x, y)  # (like torch: floor of the exact quotient, via fmod)
+    q = xp.trunc(x / y)
+    return q.astype(xp.result_type(x, y)) if integer else q
+
+
 class DivRounding(Builtin):
     """``div`` with ``rounding_mode='trunc'`` or ``'floor'``: piecewise constant, so zero grads."""
 
@@ -249,24 +270,34 @@ class DivRounding(Builtin):
 
     @staticmethod
     def forward(ctx, a, b, rounding_mode):
-        x, y = operands(a, b)
-        xp = array_module(x if hasattr(x, "dtype") else y)
-        if rounding_mode == "floor":
-            out = xp.floor_divide(x, y) if xp.result_type(x, y).kind in "iu" else xp.floor(x / y)
-        else:
-            q = x / y
-            out = (
-                xp.trunc(q).astype(xp.result_type(x, y))
-                if xp.result_type(x, y).kind in "iu"
-                else xp.trunc(q)
-            )
-        return out
+        return _rounded_quotient(*operands(a, b), rounding_mode)
 
     @staticmethod
     def backward(ctx, grad):
         return constant_zeros(grad), constant_zeros(grad) if ctx.needs_input_grad[1] else None, None
 
     jvp = staticmethod(zero_tangent)
+
+
+class FloorDivide(Builtin):
+    """``input // other`` (``floor_divide``): the quotient rounded down. torch gives it no
+    derivative (``div(..., rounding_mode="floor")`` has one: zero), so its node is
+    ``NotImplemented`` and backward through it raises; ``op`` is the name it says."""
+
+    node_name = "NotImplemented"
+    formula = {"self": "no derivative: backward raises", "other": "no derivative: backward raises"}
+
+    @staticmethod
+    def forward(ctx, a, b, op):
+        ctx.op = op
+        return _rounded_quotient(*operands(a, b), "floor")
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(
+            f"derivative for aten::{ctx.op} is not implemented\n  Floor division is a staircase; "
+            "for a gradient (zero) use div(..., rounding_mode='floor')."
+        )
 
 
 class PowScalar(Builtin):
@@ -989,6 +1020,17 @@ def div(input, other, *, rounding_mode=None):
     return Div.apply(input, other)
 
 
+def floor_divide(input, other):
+    """``input // other``: the quotient rounded down, as Python's ``//`` (either may be a
+    number). Not differentiable, as in torch: backward through it raises.
+
+    >>> import teachgrad as tg
+    >>> tg.floor_divide(tg.tensor([7, -7]), 2), 7 // tg.tensor([2.0, -2.0])
+    (tensor([ 3, -4]), tensor([ 3., -4.]))
+    """
+    return FloorDivide.apply(input, other, "floor_divide")
+
+
 def pow(input, exponent):
     """``input ** exponent``; either may be a number.
 
@@ -1013,6 +1055,7 @@ def neg(input):
     return Neg.apply(input)
 
 
+@recorded_as("aten::square")
 def square(input):
     """``input ** 2`` (recorded as PowBackward0, as in torch).
 
@@ -1076,7 +1119,15 @@ def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
     return ClampScalar.apply(input, min, max)
 
 
-clip = clamp
+@recorded_as("aten::clip")
+def clip(input, min=None, max=None):
+    """``clamp`` by its other name (torch records it as ``aten::clip``).
+
+    >>> import teachgrad as tg
+    >>> tg.clip(tg.tensor([-2.0, 0.5, 2.0]), -1, 1)
+    tensor([-1.0000,  0.5000,  1.0000])
+    """
+    return clamp(input, min, max)
 
 
 def maximum(input, other):
@@ -1143,7 +1194,7 @@ def _comparison(name, ufunc_name):
         f"    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([1, 2]), 2).dtype\n"
         "    teachgrad.bool\n"
     )
-    return fn
+    return recorded_as(f"aten::{name}")(fn)
 
 
 eq = _comparison("eq", "equal")
@@ -1160,7 +1211,7 @@ def _predicate(name):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}``: a bool tensor.\n\n    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([1.0])).dtype\n    teachgrad.bool\n"
-    return fn
+    return recorded_as(f"aten::{name}")(fn)
 
 
 isnan = _predicate("isnan")
@@ -1168,6 +1219,7 @@ isinf = _predicate("isinf")
 isfinite = _predicate("isfinite")
 
 
+@recorded_as("aten::logical_not")
 def logical_not(input):
     """Elementwise not (bool tensor).
 
@@ -1185,7 +1237,7 @@ def _logical(name):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (bool tensor).\n\n    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([True]), tg.tensor([False])).dtype\n    teachgrad.bool\n"
-    return fn
+    return recorded_as(f"aten::{name}")(fn)
 
 
 logical_and = _logical("logical_and")

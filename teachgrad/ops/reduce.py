@@ -18,6 +18,7 @@ import math
 from collections import namedtuple
 
 from .._backend import array_module, as_dtype
+from .._profiling import recorded_as
 from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
@@ -697,6 +698,7 @@ def _arg_extreme(name, input, dim, keepdim):
     )
 
 
+@recorded_as("aten::argmax")
 def argmax(input, dim=None, keepdim=False):
     """Index of the largest value (flattened if ``dim`` is None); not differentiable.
 
@@ -707,6 +709,7 @@ def argmax(input, dim=None, keepdim=False):
     return _arg_extreme("argmax", input, dim, keepdim)
 
 
+@recorded_as("aten::argmin")
 def argmin(input, dim=None, keepdim=False):
     """Index of the smallest value (flattened if ``dim`` is None); not differentiable.
 
@@ -757,6 +760,7 @@ def cumsum(input, dim, *, dtype=None):
     return Cumsum.apply(input, dim, None if dtype is None else _np_dtype(dtype))
 
 
+@recorded_as("aten::any")
 def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     """True if any element (along ``dim``) is nonzero.
 
@@ -772,6 +776,7 @@ def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     )
 
 
+@recorded_as("aten::all")
 def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     """True if every element (along ``dim``) is nonzero.
 
@@ -787,6 +792,7 @@ def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     )
 
 
+@recorded_as("aten::allclose")
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """True if every ``|input - other| <= atol + rtol * |other|`` (a Python bool).
 
@@ -799,6 +805,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     return bool(array_module(x).allclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+@recorded_as("aten::equal")
 def equal(input, other) -> bool:
     """True if both tensors have the same shape and elements (a Python bool).
 

@@ -18,6 +18,7 @@ Not here: views (``views.py``); gather, scatter and index_select (``index.py``).
 from __future__ import annotations
 
 from .._backend import array_module
+from .._profiling import recorded_as
 from .._tensor import _wrap_dim
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
@@ -227,6 +228,7 @@ def repeat(input, *repeats):
     return Repeat.apply(input, tuple(max(r, 0) for r in repeats))
 
 
+@recorded_as("aten::tile")
 def tile(input, *args, dims=None):
     """``repeat`` that also accepts fewer counts than dims (the missing leading ones are 1).
 

@@ -3,7 +3,9 @@ inference_mode as context managers, decorators (also of generators) and, for
 set_grad_enabled, a plain call; inference tensors; thread-locality.
 """
 
+import contextlib
 import threading
+import warnings
 
 import pytest
 
@@ -202,6 +204,123 @@ def test_decorated_generator_records_nothing():
             yield x * 2
 
     assert [y.requires_grad for y in doubles(3)] == [False, False, False]
+
+
+# the decorators, written once for both libraries
+DECORATORS = {
+    "no_grad()": lambda lib: lib.no_grad(),
+    "no_grad": lambda lib: lib.no_grad,
+    "enable_grad()": lambda lib: lib.enable_grad(),
+    "set_grad_enabled(False)": lambda lib: lib.set_grad_enabled(False),
+    "set_grad_enabled(True)": lambda lib: lib.set_grad_enabled(True),
+    "inference_mode()": lambda lib: lib.inference_mode(),
+    "inference_mode(False)": lambda lib: lib.inference_mode(False),
+}
+OUTSIDE = {
+    "grad on": lambda lib: lib.enable_grad(),
+    "no_grad": lambda lib: lib.no_grad(),
+    "inference_mode": lambda lib: lib.inference_mode(),
+}
+
+
+def _modes(lib):
+    return lib.is_grad_enabled(), lib.is_inference_mode_enabled()
+
+
+def _conversation(lib, decorator, ending):
+    """Drive a decorated generator with next, send, throw (caught, and not) and close, and
+    write down what each side saw, and in which modes."""
+    seen = []
+
+    @DECORATORS[decorator](lib)
+    def talker():
+        seen.append(("started in", _modes(lib)))
+        received = yield "first"
+        seen.append(("received", received, _modes(lib)))
+        try:
+            received = yield "second"
+        except KeyError as error:
+            seen.append(("caught", str(error), _modes(lib)))
+            received = yield "after the catch"
+        try:
+            seen.append(("received", received, _modes(lib)))
+            yield "last"
+        finally:
+            seen.append(("finally", _modes(lib)))
+        return "done"
+
+    steps = talker()
+    seen.append(("got", next(steps), _modes(lib)))
+    seen.append(("got", steps.send("hello"), _modes(lib)))
+    seen.append(("got", steps.throw(KeyError("boom")), _modes(lib)))
+    seen.append(("got", steps.send("again"), _modes(lib)))
+    if ending == "close":
+        steps.close()
+    elif ending == "throw":
+        with pytest.raises(ValueError) as error:
+            steps.throw(ValueError("uncaught"))
+        seen.append(("raised", str(error.value)))
+    else:
+        with pytest.raises(StopIteration) as stop:
+            next(steps)
+        seen.append(("returned", stop.value.value))
+    seen.append(("after", _modes(lib)))
+    return seen
+
+
+@pytest.mark.parametrize("ending", ["close", "throw", "return"])
+@pytest.mark.parametrize("outside", OUTSIDE)
+@pytest.mark.parametrize("decorator", DECORATORS)
+def test_decorated_generators_pass_send_throw_and_close_through_like_torch(
+    torch, decorator, outside, ending
+):
+    """send, throw and close reach the generator, which runs in the decorator's mode and
+    only while it runs; the caller is back in its own mode between steps."""
+
+    def run(lib):
+        with OUTSIDE[outside](lib):
+            return _conversation(lib, decorator, ending)
+
+    assert run(tg) == run(torch)
+
+
+def test_a_generator_ignoring_close_fails_like_torch(torch):
+    def run(lib):
+        @lib.no_grad()
+        def stubborn():
+            while True:
+                with contextlib.suppress(GeneratorExit):  # refuses to close
+                    yield 1
+
+        steps = stubborn()
+        next(steps)
+        with pytest.raises(RuntimeError) as error:
+            steps.close()
+        return str(error.value), _modes(lib)
+
+    assert run(tg) == run(torch)
+
+
+@pytest.mark.parametrize("decorator", DECORATORS)
+def test_decorating_a_class_warns_like_torch(torch, decorator):
+    """torch still decorates a class (its construction runs in the mode) but warns that it
+    will stop: the same FutureWarning, pointing at the line that decorates where torch's does."""
+
+    def run(lib):
+        class Box:
+            def __init__(self, value):
+                self.value, self.modes = value, _modes(lib)
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            made = DECORATORS[decorator](lib)(Box)
+        box = made(7)
+        said = [(w.category, str(w.message), w.filename == __file__) for w in caught]
+        return said, type(box) is Box, box.value, box.modes, _modes(lib), made.__name__
+
+    ours = run(tg)
+    assert ours == run(torch)
+    assert ours[0][0][0] is FutureWarning
 
 
 # =============================================================================== inference mode

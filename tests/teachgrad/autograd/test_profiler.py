@@ -26,7 +26,9 @@ import pytest
 import teachgrad as tg
 from teachgrad._profiling import state
 from teachgrad.autograd import profiler, profiler_report
+from teachgrad.autograd.builtin import Builtin
 from teachgrad.autograd.profiler import (
+    _ATEN_NAMES,
     EventList,
     FunctionEvent,
     emit_nvtx,
@@ -88,15 +90,15 @@ def test_every_op_and_every_backward_node_is_one_event():
     top = [e for e in events if e.cpu_parent is not None and e.cpu_parent.name == "step"]
     # the program's two ops, then the engine's four nodes, in the order they ran
     assert [(e.name, e.kind) for e in top] == [
-        ("Mul", "forward"),
-        ("SumAll", "forward"),
+        ("aten::mul", "forward"),
+        ("aten::sum", "forward"),
         ("SumBackward0", "backward"),
         ("MulBackward0", "backward"),
         ("AccumulateGrad", "backward"),
         ("AccumulateGrad", "backward"),
     ]
     # the ops a backward formula runs are forward events inside its node
-    assert [c.name for c in events[0].cpu_children[3].cpu_children] == ["Mul", "Mul"]
+    assert [c.name for c in events[0].cpu_children[3].cpu_children] == ["aten::mul", "aten::mul"]
     assert events[0].kind == "user" and events[0].is_user_annotation
     assert [e.id for e in events] == list(range(len(events)))
 
@@ -118,6 +120,202 @@ def test_backward_names_match_torchs_nodes(torch):
     with profile() as prof:
         (x * 2).sum().backward()
     assert set(_names(prof.function_events, "backward")) == theirs
+
+
+def _inputs(lib):
+    """The tensors the calls below use, made before the profile (torch records factories)."""
+    grad = dict(requires_grad=True)
+    return {
+        "x": lib.ones(3, 4, **grad),
+        "y": lib.full((3, 4), 2.0, **grad),
+        "w": lib.ones(5, 4, **grad),
+        "b": lib.ones(5, **grad),
+        "v": lib.ones(4),
+        "batch": lib.ones(2, 3, 4, **grad),
+        "image": lib.ones(1, 2, 5, 5, **grad),
+        "kernel": lib.ones(3, 2, 3, 3, **grad),
+        "index": lib.tensor([0, 2]),
+        "classes": lib.tensor([0, 1, 2]),
+        "mask": lib.tensor([[True, False, True, False]] * 3),
+        "ints": lib.tensor([7, -7, 3]),
+    }
+
+
+def _fn(lib):
+    return lib.nn.functional
+
+
+# name -> fn(lib, t): one call of a public function (t: the inputs); the profiles of torch
+# and teachgrad must have the same top-level events, by name and in order
+CALLS = {
+    "x * y": lambda lib, t: t["x"] * t["y"],
+    "x * 2": lambda lib, t: t["x"] * 2,
+    "2 * x": lambda lib, t: 2 * t["x"],
+    "x + y": lambda lib, t: t["x"] + t["y"],
+    "1 + x": lambda lib, t: 1 + t["x"],
+    "x - y": lambda lib, t: t["x"] - t["y"],
+    "1 - x": lambda lib, t: 1 - t["x"],
+    "x / y": lambda lib, t: t["x"] / t["y"],
+    "2 / x": lambda lib, t: 2 / t["x"],
+    "x ** 2": lambda lib, t: t["x"] ** 2,
+    "x ** y": lambda lib, t: t["x"] ** t["y"],
+    "2 ** x": lambda lib, t: 2 ** t["x"],
+    "-x": lambda lib, t: -t["x"],
+    "abs(x)": lambda lib, t: abs(t["x"]),
+    "x // 2": lambda lib, t: t["ints"] // 2,
+    "div(floor)": lambda lib, t: lib.div(t["x"], 2, rounding_mode="floor"),
+    "exp, log, sqrt, rsqrt": lambda lib, t: [
+        t["x"].exp(),
+        t["x"].log(),
+        t["x"].sqrt(),
+        t["x"].rsqrt(),
+    ],
+    "sin, cos, tan, tanh": lambda lib, t: [t["x"].sin(), t["x"].cos(), t["x"].tan(), t["x"].tanh()],
+    "sigmoid, relu, sign": lambda lib, t: [t["x"].sigmoid(), t["x"].relu(), t["x"].sign()],
+    "log1p, expm1": lambda lib, t: [t["x"].log1p(), t["x"].expm1()],
+    "floor, ceil, round": lambda lib, t: [t["x"].floor(), t["x"].ceil(), t["x"].round()],
+    "reciprocal, square": lambda lib, t: [t["x"].reciprocal(), t["x"].square()],
+    "clamp, clip": lambda lib, t: [t["x"].clamp(0, 1), t["x"].clip(0, 1), t["x"].clamp(t["y"])],
+    "maximum, minimum": lambda lib, t: [lib.maximum(t["x"], t["y"]), lib.minimum(t["x"], t["y"])],
+    "where": lambda lib, t: [lib.where(t["mask"], t["x"], t["y"]), t["x"].where(t["mask"], 0.0)],
+    "comparisons": lambda lib, t: [t["x"] == t["y"], t["x"] < 1, t["x"] >= t["y"], t["x"] != 1],
+    "logical ops": lambda lib, t: [
+        lib.logical_not(t["mask"]),
+        lib.logical_and(t["mask"], t["mask"]),
+        lib.logical_xor(t["mask"], t["mask"]),
+    ],
+    "isnan, isinf, isfinite": lambda lib, t: [t["x"].isnan(), t["x"].isinf(), t["x"].isfinite()],
+    "sum, mean": lambda lib, t: [t["x"].sum(), t["x"].sum(0), t["x"].mean(), t["x"].mean(1)],
+    "prod, var, std": lambda lib, t: [t["x"].prod(), t["x"].prod(1), t["x"].var(), t["x"].std(1)],
+    "max, min": lambda lib, t: [t["x"].max(), t["x"].max(0), t["x"].min(), t["x"].min(1)],
+    "amax, amin": lambda lib, t: [t["x"].amax(0), t["x"].amin(1)],
+    "argmax, argmin": lambda lib, t: [t["x"].argmax(), t["x"].argmin(1)],
+    "any, all": lambda lib, t: [t["mask"].any(), t["mask"].all(1)],
+    "logsumexp, norm, cumsum": lambda lib, t: [
+        t["x"].logsumexp(0),
+        t["x"].norm(),
+        t["x"].cumsum(1),
+    ],
+    "x @ w.t()": lambda lib, t: t["x"] @ t["w"].t(),
+    "batch @ v": lambda lib, t: t["batch"] @ t["v"],
+    "mm, mv, dot": lambda lib, t: [
+        lib.mm(t["x"], t["w"].t()),
+        lib.mv(t["x"], t["v"]),
+        lib.dot(t["v"], t["v"]),
+    ],
+    "bmm": lambda lib, t: lib.bmm(t["batch"], t["batch"].transpose(1, 2)),
+    "outer": lambda lib, t: lib.outer(t["b"], t["b"]),
+    "einsum": lambda lib, t: lib.einsum("ij,kj->ik", t["x"], t["w"]),
+    "view, t, transpose, permute": lambda lib, t: [
+        t["x"].view(12),
+        t["x"].t(),
+        t["x"].transpose(0, 1),
+        t["x"].permute(1, 0),
+    ],
+    "squeeze, unsqueeze, expand": lambda lib, t: [
+        t["x"].unsqueeze(0),
+        t["x"].unsqueeze(0).squeeze(),
+        t["b"].expand(2, 5),
+    ],
+    "indexing": lambda lib, t: [t["x"][0], t["x"][1:], t["x"][t["index"]], t["x"][t["mask"]]],
+    "cat, stack": lambda lib, t: [lib.cat([t["x"], t["y"]]), lib.stack([t["x"], t["y"]])],
+    "split, unbind, select": lambda lib, t: [t["x"].split(2), t["x"].unbind(), t["x"].select(0, 1)],
+    "diagonal, flip, roll": lambda lib, t: [t["x"].diagonal(), t["x"].flip(0), t["x"].roll(1)],
+    "repeat, tile, tril": lambda lib, t: [t["x"].repeat(2, 1), t["x"].tile(2), t["x"].tril()],
+    "gather, index_select": lambda lib, t: [
+        t["x"].gather(1, t["index"].view(1, 2).expand(3, 2)),
+        t["x"].index_select(0, t["index"]),
+    ],
+    "masked_fill, clone": lambda lib, t: [t["x"].masked_fill(t["mask"], 0.0), t["x"].clone()],
+    "to, double": lambda lib, t: [t["x"].to(lib.float64), t["x"].double()],
+    "F.linear": lambda lib, t: _fn(lib).linear(t["x"], t["w"], t["b"]),
+    "F.linear, no bias": lambda lib, t: _fn(lib).linear(t["x"], t["w"]),
+    "F.linear, batched": lambda lib, t: _fn(lib).linear(t["batch"], t["w"], t["b"]),
+    "F.softmax, log_softmax": lambda lib, t: [
+        _fn(lib).softmax(t["x"], 1),
+        _fn(lib).log_softmax(t["x"], 1),
+    ],
+    "F.gelu, silu, relu": lambda lib, t: [
+        _fn(lib).gelu(t["x"]),
+        _fn(lib).silu(t["x"]),
+        _fn(lib).relu(t["x"]),
+    ],
+    "F.cross_entropy": lambda lib, t: _fn(lib).cross_entropy(t["x"], t["classes"]),
+    "F.nll_loss": lambda lib, t: _fn(lib).nll_loss(t["x"], t["classes"]),
+    "F.binary_cross_entropy": lambda lib, t: _fn(lib).binary_cross_entropy(t["x"] / 2, t["y"] / 4),
+    "F.binary_cross_entropy_with_logits": lambda lib, t: _fn(lib).binary_cross_entropy_with_logits(
+        t["x"], t["y"] / 4
+    ),
+    "F.layer_norm": lambda lib, t: _fn(lib).layer_norm(t["x"], (4,)),
+    "F.conv2d": lambda lib, t: _fn(lib).conv2d(t["image"], t["kernel"]),
+    "F.max_pool2d, avg_pool2d": lambda lib, t: [
+        _fn(lib).max_pool2d(t["image"], 2),
+        _fn(lib).avg_pool2d(t["image"], 2),
+    ],
+    "F.embedding": lambda lib, t: _fn(lib).embedding(t["index"], t["x"]),
+    "F.dropout": lambda lib, t: _fn(lib).dropout(t["x"], 0.5),
+    "F.pad": lambda lib, t: _fn(lib).pad(t["x"], (1, 1)),
+    "factories": lambda lib, t: [
+        lib.zeros(2),
+        lib.ones(2, 3),
+        lib.empty(2),
+        lib.full((2,), 1.0),
+        lib.arange(3),
+        lib.linspace(0, 1, 3),
+        lib.eye(2),
+    ],
+    "random factories": lambda lib, t: [lib.rand(2), lib.randn(2), lib.randint(0, 5, (2,))],
+    "factories like x": lambda lib, t: [
+        lib.zeros_like(t["x"]),
+        lib.ones_like(t["x"]),
+        lib.empty_like(t["x"]),
+        lib.full_like(t["x"], 2.0),
+        lib.rand_like(t["x"]),
+        lib.randn_like(t["x"]),
+    ],
+    "equal, allclose": lambda lib, t: [lib.equal(t["x"], t["y"]), lib.allclose(t["x"], t["y"])],
+}
+
+
+def _top_level_names(lib, call):
+    t = _inputs(lib)
+    with lib.autograd.profiler.profile() as prof:
+        call(lib, t)
+    return [e.name for e in prof.function_events if e.cpu_parent is None]
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_op_events_have_torchs_names(torch, name):
+    """Each call is recorded as torch records it: the same top-level events, named by torch's
+    op names (``aten::mul``), in the same order."""
+    assert _top_level_names(tg, CALLS[name]) == _top_level_names(torch, CALLS[name])
+
+
+def test_every_op_is_named_after_one_of_torchs(torch):
+    """The name of every op teachgrad can record is one of torch's ops (``torch.ops.aten``)."""
+
+    def ops(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from ops(sub)
+
+    named = {op for op in ops(Builtin) if "node_name" in vars(op) or op.__name__ in _ATEN_NAMES}
+    names = {profiler.op_name(op) for op in named}
+    assert len(named) > 100
+    assert not [n for n in names if not hasattr(torch.ops.aten, n.removeprefix("aten::"))]
+
+
+def test_a_composite_op_holds_the_ops_it_runs(torch):
+    """``F.linear`` is one op, ``aten::linear``, with ``aten::t`` and ``aten::addmm`` inside."""
+
+    def linear_children(lib):
+        t = _inputs(lib)
+        with lib.autograd.profiler.profile() as prof:
+            _fn(lib).linear(t["x"], t["w"], t["b"])
+        (linear,) = [e for e in prof.function_events if e.name == "aten::linear"]
+        return [c.name for c in linear.cpu_children]
+
+    assert linear_children(tg) == linear_children(torch) == ["aten::t", "aten::addmm"]
 
 
 def test_children_lie_inside_their_parents_and_self_time_is_the_rest():
@@ -165,9 +363,13 @@ def test_ranges_nest_and_threads_are_recorded_apart():
         worker.join()
     events = prof.function_events
     outer, inner = events[0], events[1]
-    assert (inner.cpu_parent, [c.name for c in inner.cpu_children]) == (outer, ["Add"])
+    children = ["aten::ones", "aten::add"]  # (factories are ops too, as in torch)
+    assert (inner.cpu_parent, [c.name for c in inner.cpu_children]) == (outer, children)
     other_thread = [e for e in events if e.thread != outer.thread]
-    assert [(e.name, e.cpu_parent) for e in other_thread] == [("Mul", None)]
+    assert [(e.name, e.cpu_parent) for e in other_thread] == [
+        ("aten::ones", None),
+        ("aten::mul", None),
+    ]
 
 
 def test_nothing_is_recorded_outside_or_when_disabled():
@@ -208,12 +410,13 @@ def test_an_error_inside_the_block_restores_state_and_closes_the_failing_op():
 def test_profiles_do_not_nest():
     """torch (older versions) raised "Profiler is already enabled on this thread"; torch 2.x
     warns and loses the outer profile's events. We raise, and the outer one goes on."""
+    x = tg.ones(2)
     with profile() as outer:
         inner = profile()
         with pytest.raises(RuntimeError, match="Profiler is already enabled on this thread"):
             inner.__enter__()
-        tg.ones(2) * 2
-    assert _names(outer.function_events, "forward") == ["Mul"]
+        x * 2
+    assert _names(outer.function_events, "forward") == ["aten::mul"]
 
 
 # =============================================================================== summaries
@@ -227,14 +430,14 @@ def test_key_averages_group_by_name_and_by_input_shape():
         w * 2
     (mul,) = prof.key_averages()
     events = prof.function_events
-    assert (mul.key, mul.kind, mul.count) == ("Mul", "forward", 3)
+    assert (mul.key, mul.kind, mul.count) == ("aten::mul", "forward", 3)
     assert mul.cpu_time_total == pytest.approx(sum(e.cpu_time_total for e in events))
     assert mul.self_cpu_time_total == pytest.approx(sum(e.self_cpu_time_total for e in events))
     assert mul.cpu_time == pytest.approx(mul.cpu_time_total / 3)
     by_shape = prof.key_averages(group_by_input_shape=True)
     assert [(r.key, r.input_shapes, r.count) for r in by_shape] == [
-        ("Mul", [[2, 3], []], 2),
-        ("Mul", [[4], []], 1),
+        ("aten::mul", [[2, 3], []], 2),
+        ("aten::mul", [[4], []], 1),
     ]
 
 
@@ -345,7 +548,7 @@ def test_table_columns_are_aligned():
                 assert cell.strip() and not cell.endswith(" "), (line, j)
         assert not line[0].isspace()  # the name: left-aligned
     calls = spans[_header(table).index("# of Calls")]
-    assert rows[1].split()[0] == "Mul" and rows[1][slice(*calls)].strip() == "3"  # three Muls
+    assert rows[1].split()[0] == "aten::mul" and rows[1][slice(*calls)].strip() == "3"  # three Muls
 
 
 def test_table_sort_by_row_limit_footer_header_and_top_level():
@@ -411,7 +614,13 @@ def test_profile_memory_counts_the_bytes_of_new_outputs():
         s.backward()
     events = prof.function_events
     forward = [(e.name, e.cpu_memory_usage) for e in events if e.cpu_parent is events[0]]
-    assert forward[:5] == [("Mul", 96), ("SumAll", 8), ("T", 0), ("Mul", 96), ("AddOneInPlace", 0)]
+    assert forward[:5] == [
+        ("aten::mul", 96),
+        ("aten::sum", 8),
+        ("aten::t", 0),
+        ("aten::mul", 96),
+        ("AddOneInPlace", 0),
+    ]
     assert y.numel() * y.element_size() == 96 and s.element_size() == 8
     assert v.data_ptr() == y.data_ptr()
     for e in events:  # totals include the children's allocations
@@ -446,14 +655,15 @@ def test_custom_function_returning_its_childs_output_counts_it_once():
         def backward(ctx, g):
             return g.reshape(-1) * 2
 
+    x = tg.ones(5, dtype=tg.float32)
     with profile(profile_memory=True) as prof:
-        Twice.apply(tg.ones(5, dtype=tg.float32))
-        TwiceAsColumn.apply(tg.ones(5, dtype=tg.float32))
+        Twice.apply(x)
+        TwiceAsColumn.apply(x)
     twice, mul, column, mul2, view = prof.function_events
-    assert (twice.name, mul.name, mul.cpu_parent) == ("Twice", "Mul", twice)
+    assert (twice.name, mul.name, mul.cpu_parent) == ("Twice", "aten::mul", twice)
     assert (mul.self_cpu_memory_usage, twice.self_cpu_memory_usage) == (20, 0)
     assert twice.cpu_memory_usage == 20
-    assert [c.name for c in column.cpu_children] == ["Mul", "View"]
+    assert [c.name for c in column.cpu_children] == ["aten::mul", "aten::view"]
     assert (mul2.cpu_memory_usage, view.cpu_memory_usage) == (20, 0)
     assert (column.self_cpu_memory_usage, column.cpu_memory_usage) == (0, 20)
 
@@ -532,7 +742,7 @@ def test_record_function_as_a_decorator():
     assert (layer.__name__, layer.__doc__) == ("layer", "Scale t.")
     assert a.tolist() == [3.0, 3.0]
     calls = [e for e in prof.function_events if e.name == "layer"]
-    assert [[c.name for c in e.cpu_children] for e in calls] == [["Mul"], ["Mul"]]
+    assert [[c.name for c in e.cpu_children] for e in calls] == [["aten::mul"], ["aten::mul"]]
     levels = [e for e in prof.function_events if e.name.startswith("level")]
     assert [e.cpu_parent.name if e.cpu_parent else None for e in levels] == [
         None,
@@ -544,9 +754,10 @@ def test_record_function_as_a_decorator():
 
 def test_a_range_left_open_is_closed_at_the_end_of_the_profile():
     rf = record_function("dangling")
+    x = tg.ones(1)
     with profile() as prof:
         rf.__enter__()
-        tg.ones(1) * 2
+        x * 2
     rf.__exit__(None, None, None)  # after the profile: harmless
     dangling, mul = prof.function_events
     assert mul.cpu_parent is dangling and dangling.end_us >= mul.end_us
@@ -559,9 +770,10 @@ def test_use_cuda_without_a_gpu_warns_and_profiles_the_cpu():
     if tg.cuda.is_available():
         pytest.skip("this machine has a GPU")
     warning = "CUDA is not available, disabling CUDA profiling"
+    x = tg.ones(2)
     with pytest.warns(UserWarning, match=warning), profile(use_cuda=True) as prof:
-        tg.ones(2) * 2
-    assert _names(prof.function_events, "forward") == ["Mul"]
+        x * 2
+    assert _names(prof.function_events, "forward") == ["aten::mul"]
     assert "Self CUDA" not in _header(prof.key_averages().table())
 
 
@@ -604,8 +816,8 @@ def test_emit_nvtx_pushes_one_balanced_range_per_op_and_node(monkeypatch):
     pushes = [name for what, name in fake.calls if what == "push"]
     assert pushes[:3] == [
         "step",
-        "Mul, sizes = [[2, 3], []]",
-        "SumAll, sizes = [[2, 3], [], [], []]",
+        "aten::mul, sizes = [[2, 3], []]",
+        "aten::sum, sizes = [[2, 3], [], [], []]",
     ]
     assert "MulBackward0, sizes = [[2, 3]]" in pushes
     depth = 0
@@ -626,13 +838,19 @@ def _thread_object(pid, tid):
     return pid.to_bytes(4, "little") + tid.to_bytes(4, "little") + bytes(4)
 
 
-def _nvprof_file(path):
+# how the marker rows say start and end: flags (2 start, 4 end, 1 instantaneous) and a
+# name only on the start row; no flags (NULL), only the names; no flags column at all
+MARKER_LAYOUTS = ["flags", "no flags", "no flags column"]
+
+
+def _nvprof_file(path, layout="flags"):
     """A small trace in nvprof's SQLite layout (timestamps in ns)."""
     db = sqlite3.connect(path)
+    flags = "" if layout == "no flags column" else "flags INT,"
     db.executescript(
-        """
+        f"""
         CREATE TABLE StringTable(_id_ INTEGER PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE CUPTI_ACTIVITY_KIND_MARKER(_id_ INTEGER PRIMARY KEY, flags INT,
+        CREATE TABLE CUPTI_ACTIVITY_KIND_MARKER(_id_ INTEGER PRIMARY KEY, {flags}
             timestamp INT, id INT, objectKind INT, objectId BLOB, name INT, domain INT);
         CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(_id_ INTEGER PRIMARY KEY, cbid INT,
             start INT, end INT, processId INT, threadId INT, correlationId INT, returnValue INT);
@@ -667,9 +885,14 @@ def _nvprof_file(path):
         (1, 3000, 5, 2, main, 6),  # instantaneous: not a range
         (2, 9500, 6, 2, main, 4),  # never closed: skipped
     ]
+    if layout == "flags":
+        columns = "flags, timestamp, id, objectKind, objectId, name"
+    else:
+        columns = "timestamp, id, objectKind, objectId, name"
+        markers = [row[1:] for row in markers]
     db.executemany(
-        "INSERT INTO CUPTI_ACTIVITY_KIND_MARKER(flags, timestamp, id, objectKind, objectId, name,"
-        " domain) VALUES (?, ?, ?, ?, ?, ?, 0)",
+        f"INSERT INTO CUPTI_ACTIVITY_KIND_MARKER({columns}, domain) VALUES "
+        f"({', '.join('?' * len(markers[0]))}, 0)",
         markers,
     )
     runtime = [  # (cbid, start, end, threadId, correlationId)
@@ -695,9 +918,10 @@ def _nvprof_file(path):
     db.close()
 
 
-def test_load_nvprof_reads_ranges_calls_and_kernels(tmp_path):
+@pytest.mark.parametrize("layout", MARKER_LAYOUTS)
+def test_load_nvprof_reads_ranges_calls_and_kernels(tmp_path, layout):
     path = str(tmp_path / "trace.sqlite")
-    _nvprof_file(path)
+    _nvprof_file(path, layout)
     events = load_nvprof(path)
     assert isinstance(events, EventList)
     assert [(e.name, e.kind, e.thread) for e in events] == [
@@ -732,6 +956,17 @@ def test_load_nvprof_reads_ranges_calls_and_kernels(tmp_path):
     assert table.splitlines()[-1].startswith("Self CUDA time total: 1.600us")
     launches = next(r for r in events.key_averages() if r.key == "cudaLaunchKernel")
     assert (launches.count, launches.cuda_time_total) == (2, pytest.approx(1.6))
+
+
+@pytest.mark.parametrize("layout", MARKER_LAYOUTS)
+def test_load_nvprof_pairs_ranges_like_torch(tmp_path, torch, layout):
+    """The same ranges as torch's load_nvprof, in the same order, as long (torch keeps the
+    trace's ns where teachgrad has µs)."""
+    path = str(tmp_path / "trace.sqlite")
+    _nvprof_file(path, layout)
+    ours = [(e.name, round(e.cpu_time_total * 1000)) for e in load_nvprof(path) if e.kind == "nvtx"]
+    theirs = [(e.name, e.cpu_time_total) for e in torch.autograd.profiler.load_nvprof(path)]
+    assert ours == theirs
 
 
 def test_load_nvprof_kernels_go_to_a_gpu_row_in_the_chrome_trace(tmp_path):
@@ -828,5 +1063,5 @@ def test_emit_nvtx_pushes_ranges_through_cupy(monkeypatch):
     x = tg.ones(4, device="cuda", requires_grad=True)
     with emit_nvtx():
         (x * 2).sum().backward()
-    assert "Mul" in pushed and "MulBackward0" in pushed
+    assert "aten::mul" in pushed and "MulBackward0" in pushed
     assert x.grad.tolist() == [2.0] * 4

@@ -280,3 +280,34 @@ def assert_raises_like_torch(torch, fn, exc, phrase):
     with pytest.raises(exc) as err:
         fn(tg)
     assert phrase in str(err.value)
+
+
+def raised(fn, lib):
+    """The exception ``fn(lib)`` raises (None if it returns)."""
+    try:
+        fn(lib)
+    except Exception as error:
+        return error
+    return None
+
+
+def first_line(error) -> str:
+    """An error's first line, torch's module name read as teachgrad's."""
+    return str(error).split("\n")[0].replace("torch", "teachgrad")
+
+
+def assert_same_error(torch, fn, differs=None):
+    """``fn(torch)`` raises, and ``fn(teachgrad)`` raises the same class with the same first
+    line (torch's module name read as teachgrad's); teachgrad may add lines that teach.
+
+    ``differs`` is ``(torch's words, teachgrad's words)`` for a part of the line teachgrad
+    can't say the same way; torch's words must be in torch's line.
+    """
+    theirs, ours = raised(fn, torch), raised(fn, tg)
+    assert theirs is not None, "torch accepts this: the row tests nothing"
+    expected = first_line(theirs)
+    if differs:
+        assert differs[0] in expected, "the row's words must be torch's own"
+        expected = expected.replace(*differs)
+    assert ours is not None, f"teachgrad accepts it; torch: {type(theirs).__name__}: {expected}"
+    assert (type(ours).__name__, first_line(ours)) == (type(theirs).__name__, expected)

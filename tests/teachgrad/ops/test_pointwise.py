@@ -12,7 +12,16 @@ import pytest
 
 import teachgrad as tg
 
-from ._cases import A, assert_raises_like_torch, case_id, compare_with_torch, run_gradchecks
+from ._cases import (
+    A,
+    assert_raises_like_torch,
+    assert_same_error,
+    case_id,
+    compare_with_torch,
+    node_name,
+    run_gradchecks,
+    to_numpy,
+)
 
 # --------------------------------------------------------------------------- the tables
 
@@ -73,6 +82,8 @@ UNARY = {
     "2 / x": (lambda lib, x: 2 / x, "nonzero"),
     "where(x>0, x, 0.)": (lambda lib, x: lib.where(x.detach() > 0, x, 0.0), "nonzero"),
     "where(x>0, 1., x)": (lambda lib, x: lib.where(x.detach() > 0, 1.0, x), "nonzero"),
+    "x.where(x>0, 0.)": (lambda lib, x: x.where(x.detach() > 0, 0.0), "nonzero"),
+    "x.where(x>0, 2)": (lambda lib, x: x.where(x.detach() > 0, 2), "nonzero"),
     "add(x, 3, alpha=2)": (lambda lib, x: lib.add(x, 3, alpha=2), "real"),
     "composite": (lambda lib, x: (x.sin() * x.exp() + 1).tanh() / (1 + x * x), "real"),
 }
@@ -119,6 +130,8 @@ BINARY = {
     "maximum": (lambda lib, x, y: lib.maximum(x, y), "real", "real"),
     "minimum": (lambda lib, x, y: lib.minimum(x, y), "real", "real"),
     "where": (lambda lib, x, y: lib.where(x.detach() > 0, x, y), "nonzero", "real"),
+    "x.where(x>0, y)": (lambda lib, x, y: x.where(x.detach() > 0, y), "nonzero", "real"),
+    "x.where(y>0, y)": (lambda lib, x, y: x.where(y.detach() > 0, y), "real", "nonzero"),
     "clamp(min=tensor)": (lambda lib, x, y: lib.clamp(x, min=y), "real", "real"),
     "clamp(max=tensor)": (lambda lib, x, y: x.clamp(max=y), "real", "real"),
 }
@@ -294,6 +307,10 @@ PROMOTION = {
     "int.square()": lambda lib: lib.tensor([-3, 2]).square(),
     "int.relu()": lambda lib: lib.tensor([-3, 2]).relu(),
     "int.reciprocal()": lambda lib: lib.tensor([1, 2]).reciprocal(),
+    "int.where(cond, 0.5)": lambda lib: lib.tensor([1, 2]).where(lib.tensor([True, False]), 0.5),
+    "float32.where(cond, float64)": lambda lib: lib.ones(2).where(
+        lib.tensor([True, False]), lib.zeros(2, dtype=lib.float64)
+    ),
 }
 
 
@@ -325,6 +342,140 @@ def test_integer_results_do_not_require_grad():
     assert (x > 0).requires_grad is False and (x > 0).grad_fn is None
     assert (x > 0).dtype is tg.bool
     assert x.sign().requires_grad  # a float result of a piecewise-constant op still requires grad
+
+
+# --------------------------------------------------------------------------- floor division
+
+
+def _ints(lib):
+    return lib.tensor([-7, 7, 0, 5, -3])
+
+
+def _floors_in_place(lib, other):
+    x = _ints(lib)
+    x //= other
+    return x
+
+
+# name -> fn(lib): a tensor made by floor division (compared with torch's: values, dtype)
+FLOOR_DIVISION = {
+    "int // 2": lambda lib: _ints(lib) // 2,
+    "int // -2": lambda lib: _ints(lib) // -2,
+    "int // int tensor": lambda lib: _ints(lib) // lib.tensor([2, -2, 3, -4, 2]),
+    "int // 2.5": lambda lib: _ints(lib) // 2.5,
+    "int // True": lambda lib: _ints(lib) // True,
+    "int32 // int64": lambda lib: lib.tensor([-7, 7], dtype=lib.int32) // lib.tensor([2, -2]),
+    "uint8 // 3": lambda lib: lib.tensor([7, 250], dtype=lib.uint8) // 3,
+    "float // 2.0": lambda lib: lib.tensor([-7.5, 7.5, 1.0, -0.0]) // 2.0,
+    "float // -2.0": lambda lib: lib.tensor([-7.5, 7.5, 1.0]) // -2.0,
+    "1. // 0.1": lambda lib: lib.tensor([1.0, -1.0], dtype=lib.float64) // 0.1,
+    "float // 0": lambda lib: lib.tensor([1.0, -1.0, 0.0]) // 0,
+    "int // float zero": lambda lib: lib.tensor([1, 2]) // lib.tensor([0.0, 1.0]),
+    "7 // int": lambda lib: 7 // lib.tensor([2, -2, 3]),
+    "-7 // int": lambda lib: -7 // lib.tensor([2, -2, 3]),
+    "5.5 // int": lambda lib: 5.5 // lib.tensor([2, -2]),
+    "broadcast": lambda lib: lib.tensor([[7], [-7]]) // lib.tensor([2, -3, 4]),
+    "0-d // 2": lambda lib: lib.tensor(7) // 2,
+    "empty // 0": lambda lib: lib.tensor([], dtype=lib.int64) // 0,
+    "floor_divide(x, y)": lambda lib: lib.floor_divide(_ints(lib), lib.tensor(3)),
+    "floor_divide(7, x)": lambda lib: lib.floor_divide(7, lib.tensor([2, -2])),
+    "x.floor_divide(3)": lambda lib: _ints(lib).floor_divide(3),
+    "x //= 2": lambda lib: _floors_in_place(lib, 2),
+    "x //= int tensor": lambda lib: _floors_in_place(lib, lib.tensor([2, -2, 3, -4, 2])),
+    "x.floor_divide_(-3)": lambda lib: _ints(lib).floor_divide_(-3),
+}
+
+
+@pytest.mark.parametrize("fn", FLOOR_DIVISION.values(), ids=FLOOR_DIVISION.keys())
+def test_floor_division_matches_torch(torch, fn):
+    """``//`` rounds down like Python's (also for negative numbers), and its dtype and the
+    IEEE results of a float division by zero are torch's."""
+    got, want = fn(tg), fn(torch)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_array_equal(to_numpy(got), to_numpy(want))
+
+
+def test_floor_division_in_place_changes_the_tensor_like_torch(torch):
+    def seen(lib):
+        x = _ints(lib)
+        y = x.floor_divide_(2)
+        x //= lib.tensor(2)
+        return y is x, x._version, x.tolist()
+
+    assert seen(tg) == seen(torch)
+
+
+def test_floor_division_has_no_derivative_like_torch(torch):
+    """The result of ``//`` requires grad and has a ``NotImplemented`` node, as in torch."""
+
+    def seen(lib):
+        x = lib.tensor([-7.0, 7.0, 3.5], requires_grad=True)
+        outs = (x // 2, 2 // x, lib.floor_divide(x, x))
+        return [(y.requires_grad, node_name(y), y.tolist()) for y in outs]
+
+    assert seen(tg) == seen(torch)
+
+
+def _backward_through(lib, fn):
+    fn(lib.tensor([-7.0, 7.0], requires_grad=True)).sum().backward()
+
+
+def _floor_in_place(x):
+    y = x * 1
+    y //= 2
+    return y
+
+
+def _leaf_in_place(x):
+    x //= 2
+    return x
+
+
+def _int_in_place_by_float(lib):
+    x = lib.tensor([1, 2])
+    x //= 2.5
+
+
+def _on_cpu(lib, data, dtype=None):
+    """An integer tensor on the CPU, where torch refuses integer division by zero (on a GPU
+    it does not check, and neither does teachgrad)."""
+    return lib.tensor(data, dtype=dtype, device="cpu")
+
+
+def _int_in_place_by_zero(lib):
+    x = _on_cpu(lib, [1, 2])
+    x //= 0
+
+
+# torch refuses integer division by zero on the CPU ("ZeroDivisionError"), and has no
+# derivative for floor division
+FLOOR_DIVISION_ERRORS = {
+    "int // 0": lambda lib: _on_cpu(lib, [1, 2]) // 0,
+    "int // False": lambda lib: _on_cpu(lib, [1, 2]) // False,
+    "int // int tensor with 0": lambda lib: _on_cpu(lib, [1, 2]) // _on_cpu(lib, [1, 0]),
+    "int // 0-d 0": lambda lib: _on_cpu(lib, [1, 2]) // _on_cpu(lib, 0),
+    "int32 // int32 0": lambda lib: _on_cpu(lib, [7], lib.int32) // _on_cpu(lib, [0], lib.int32),
+    "uint8 // 0": lambda lib: _on_cpu(lib, [7], lib.uint8) // 0,
+    "5 // int with 0": lambda lib: 5 // _on_cpu(lib, [1, 0]),
+    "floor_divide(int, 0)": lambda lib: lib.floor_divide(_on_cpu(lib, [1, 2]), 0),
+    "int //= 0": _int_in_place_by_zero,
+    "div(int, 0, floor)": lambda lib: lib.div(_on_cpu(lib, [1, 2]), 0, rounding_mode="floor"),
+    "div(int, 0, trunc)": lambda lib: lib.div(_on_cpu(lib, [1, 2]), 0, rounding_mode="trunc"),
+    "broadcast": lambda lib: lib.tensor([1, 2]) // lib.tensor([1, 2, 3]),
+    "int //= 2.5": _int_in_place_by_float,
+    "leaf //= 2": lambda lib: _leaf_in_place(lib.ones(2, requires_grad=True)),
+    "backward of x // 2": lambda lib: _backward_through(lib, lambda x: x // 2),
+    "backward of 2 // x": lambda lib: _backward_through(lib, lambda x: 2 // x),
+    "backward of floor_divide": lambda lib: _backward_through(
+        lib, lambda x: lib.floor_divide(x, 3)
+    ),
+    "backward of y //= 2": lambda lib: _backward_through(lib, _floor_in_place),
+}
+
+
+@pytest.mark.parametrize("fn", FLOOR_DIVISION_ERRORS.values(), ids=FLOOR_DIVISION_ERRORS.keys())
+def test_floor_division_errors_are_torchs(torch, fn):
+    assert_same_error(torch, fn)
 
 
 # --------------------------------------------------------------------------- errors

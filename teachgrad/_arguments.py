@@ -1,0 +1,337 @@
+"""torch's argument errors, for teachgrad's functions written in Python.
+
+torch's functions are C++ behind an *argument parser*: before a function runs, the parser
+matches the arguments against the function's *signatures* (one per overload) and refuses
+a wrong one with a TypeError that names the function, the argument and what it should be:
+
+    zeros(): argument 'dtype' must be teachgrad.dtype, not str
+
+teachgrad's functions are plain Python. Without a check, a wrong argument goes on to
+NumPy and fails there with an error about NumPy's insides, or does not fail at all
+(``dtype="float32"`` would just work). So the factories ask ``parse`` first, which reads
+their signatures, written here as torch writes its own, and refuses as torch's parser does:
+
+* an argument of the wrong type: its name, its position (if it was positional), the
+  type the signature wants and the type it got;
+* when several signatures are *plausible* (they take as many arguments as were given),
+  the parser cannot know which one you meant, so it says ``received an invalid
+  combination of arguments`` and lists them all;
+* a size given as a list of numbers is read number by number: the first is checked with
+  the list (``found element of type float at pos 0``); a later one that is not an int
+  fails while being read (``failed to unpack the object at pos 2``).
+
+    >>> parse("eye", (3,), {})
+    {'n': 3}
+    >>> parse("eye", (2.5,), {})
+    Traceback (most recent call last):
+    TypeError: eye(): argument 'n' (position 1) must be int, not float
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+
+from ._backend import device, dtype
+from ._tensor import Tensor
+
+_OPTIONS = (
+    "teachgrad.dtype dtype = None, teachgrad.device device = None, bool requires_grad = False"
+)
+_LIKE = f"Tensor input, *, {_OPTIONS}"
+
+# torch's signatures of each function, in its own notation: "type name", "= default" for
+# an optional parameter, and "*" before the parameters that are keywords only
+SIGNATURES = {
+    "tensor": [
+        "object data, *, teachgrad.dtype dtype = None, teachgrad.device device = None, "
+        "bool pin_memory = False, bool requires_grad = False"
+    ],
+    "as_tensor": ["object data, teachgrad.dtype dtype = None, teachgrad.device device = None"],
+    "zeros": [f"tuple of ints size, *, {_OPTIONS}"],
+    "ones": [f"tuple of ints size, *, {_OPTIONS}"],
+    "empty": [f"tuple of ints size, *, {_OPTIONS}"],
+    "rand": [
+        f"tuple of ints size, *, Generator generator, {_OPTIONS}",
+        f"tuple of ints size, *, {_OPTIONS}",
+    ],
+    "randn": [
+        f"tuple of ints size, *, Generator generator, {_OPTIONS}",
+        f"tuple of ints size, *, {_OPTIONS}",
+    ],
+    "full": [f"tuple of ints size, Number fill_value, *, {_OPTIONS}"],
+    "zeros_like": [_LIKE],
+    "ones_like": [_LIKE],
+    "empty_like": [_LIKE],
+    "full_like": [f"Tensor input, Number fill_value, *, {_OPTIONS}"],
+    "rand_like": [f"Tensor input, *, Generator generator, {_OPTIONS}", _LIKE],
+    "randn_like": [f"Tensor input, *, Generator generator, {_OPTIONS}", _LIKE],
+    "new_zeros": [f"tuple of ints size, *, {_OPTIONS}"],
+    "new_ones": [f"tuple of ints size, *, {_OPTIONS}"],
+    "new_empty": [f"tuple of ints size, *, {_OPTIONS}"],
+    "new_full": [f"tuple of ints size, Number fill_value, *, {_OPTIONS}"],
+    "new_tensor": [f"object data, *, {_OPTIONS}"],
+    "arange": [
+        f"Number end, *, {_OPTIONS}",
+        f"Number start, Number end, *, {_OPTIONS}",
+        f"Number start, Number end, Number step = 1, *, {_OPTIONS}",
+    ],
+    "linspace": [
+        f"{start} start, {end} end, int steps, *, {_OPTIONS}"
+        for start, end in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"))
+    ]
+    + [f"Number start, Number end, int steps, *, {_OPTIONS}"],
+    "eye": [f"int n, *, {_OPTIONS}", f"int n, int m, *, {_OPTIONS}"],
+    "randint": [
+        f"int high, tuple of ints size, *, Generator generator, {_OPTIONS}",
+        f"int high, tuple of ints size, *, {_OPTIONS}",
+        f"int low, int high, tuple of ints size, *, Generator generator, {_OPTIONS}",
+        f"int low, int high, tuple of ints size, *, {_OPTIONS}",
+    ],
+}
+
+_INT64_MAX = 2**63 - 1
+
+
+class _Param:
+    """One parameter of a signature: ``int n``, ``teachgrad.dtype dtype = None`` ..."""
+
+    def __init__(self, text: str, keyword_only: bool):
+        declaration, _, default = text.partition(" = ")
+        self.kind, _, self.name = declaration.rpartition(" ")
+        self.required = not default
+        self.keyword_only = keyword_only
+
+
+class Signature:
+    """One of a function's signatures, read from torch's notation.
+
+    >>> s = Signature("eye", "int n, int m, *, bool requires_grad = False")
+    >>> [p.name for p in s.params], s.min_args, s.max_args
+    (['n', 'm', 'requires_grad'], 2, 3)
+    """
+
+    def __init__(self, fn: str, text: str):
+        self.fn, self.text = fn, text
+        self.params, keyword_only = [], False
+        for part in text.split(", "):
+            if part == "*":
+                keyword_only = True
+            else:
+                self.params.append(_Param(part, keyword_only))
+        self.positional = [p for p in self.params if not p.keyword_only]
+        self.min_args = sum(p.required for p in self.params)
+        self.max_args = len(self.params)
+
+    def bind(self, args: tuple, kwargs: dict):
+        """``{name: value}`` when the arguments fit this signature, else why not (a string).
+        A number of a size that cannot be read raises at once, as in torch."""
+        sizes_only = len(self.positional) == 1 and self.positional[0].kind == "tuple of ints"
+        if sizes_only and args and _is_int(args[0]):  # zeros(2, 3) means zeros((2, 3))
+            args = (args,)
+        if len(args) > len(self.positional):
+            return _too_many(self.fn, len(self.positional), len(args))
+        given = [
+            (p, v, f" (position {k})") for k, (p, v) in enumerate(zip(self.positional, args), 1)
+        ]
+        for name, value in kwargs.items():
+            param = next((p for p in self.params if p.name == name), None)
+            if param is None:
+                return f"{self.fn}() got an unexpected keyword argument '{name}'"
+            given.append((param, value, ""))
+        values = {}
+        for param, value, where in given:
+            problem = _mismatch(param.kind, value)
+            if problem:
+                return f"{self.fn}(): argument '{param.name}'{where} must be {problem}"
+            values[param.name] = _read(self.fn, param, value)
+        return self._missing(values) or values
+
+    def _missing(self, values: dict) -> str:
+        """torch's complaint about required parameters without a value ("" if none)."""
+        missing = [p.name for p in self.params if p.required and p.name not in values]
+        if not missing:
+            return ""
+        plural = (
+            "s" if len(missing) == 1 else ""
+        )  # (torch's words: the plural is the wrong way round)
+        names = ", ".join(f'"{name}"' for name in missing)
+        return f"{self.fn}() missing {len(missing)} required positional argument{plural}: {names}"
+
+
+def parse(fn: str, args: tuple, kwargs: dict) -> dict:
+    """The arguments of ``fn`` by name, checked against its signatures as torch checks them.
+
+    ``args`` are the positional arguments, ``kwargs`` the keywords that were given (leave
+    out those at their defaults). The first signature that fits wins. Sizes come back as
+    tuples of ints, ints as ints.
+
+    >>> parse("randint", (3, (2,)), {})
+    {'high': 3, 'size': (2,)}
+    >>> parse("randint", (0, 5.5, (2,)), {})
+    Traceback (most recent call last):
+    TypeError: randint() received an invalid combination of arguments - got (int, float, tuple), but expected one of:
+     * (int high, tuple of ints size, *, Generator generator, teachgrad.dtype dtype = None, teachgrad.device device = None, bool requires_grad = False)
+     * (int high, tuple of ints size, *, teachgrad.dtype dtype = None, teachgrad.device device = None, bool requires_grad = False)
+     * (int low, int high, tuple of ints size, *, Generator generator, teachgrad.dtype dtype = None, teachgrad.device device = None, bool requires_grad = False)
+     * (int low, int high, tuple of ints size, *, teachgrad.dtype dtype = None, teachgrad.device device = None, bool requires_grad = False)
+    <BLANKLINE>
+    """
+    signatures = _signatures(fn)
+    problems = []
+    for signature in signatures:
+        bound = signature.bind(args, kwargs)
+        if isinstance(bound, dict):
+            return bound
+        problems.append(bound)
+    count = len(args) + len(kwargs)
+    plausible = [k for k, s in enumerate(signatures) if s.min_args <= count <= s.max_args]
+    if len(signatures) == 1 or len(plausible) == 1:  # it knows which was meant: say what's wrong
+        raise TypeError(problems[plausible[0] if plausible else 0])
+    raise invalid_combination(fn, args, kwargs)
+
+
+@functools.cache
+def _signatures(fn: str) -> tuple:
+    """``fn``'s signatures, read once."""
+    return tuple(Signature(fn, text) for text in SIGNATURES[fn])
+
+
+def invalid_combination(fn: str, args: tuple, kwargs: dict) -> TypeError:
+    """torch's refusal when no signature of ``fn`` fits and it can't tell which was meant:
+    the types it got, and every signature it has.
+
+    >>> print(invalid_combination("eye", (2, 2.5), {}))
+    eye() received an invalid combination of arguments - got (int, float), but expected one of:
+     * (int n, *, teachgrad.dtype dtype = None, teachgrad.device device = None, bool requires_grad = False)
+     * (int n, int m, *, teachgrad.dtype dtype = None, teachgrad.device device = None, bool requires_grad = False)
+    <BLANKLINE>
+    """
+    got = ", ".join(
+        [type_name(a) for a in args] + [f"{k}={type_name(v)}" for k, v in kwargs.items()]
+    )
+    forms = "".join(f" * ({text})\n" for text in SIGNATURES[fn])
+    return TypeError(
+        f"{fn}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+        + forms
+    )
+
+
+def given(**options) -> dict:
+    """The keyword arguments that are not at their defaults (None, False): the ones given.
+
+    >>> given(dtype=None, device="cpu", requires_grad=False)
+    {'device': 'cpu'}
+    """
+    return {k: v for k, v in options.items() if v is not None and v is not False}
+
+
+def type_name(value) -> str:
+    """How torch names the type of ``value`` in its errors.
+
+    >>> import numpy as np, teachgrad as tg
+    >>> [type_name(v) for v in (2.5, None, tg.ones(1), tg.float32, np.zeros(1))]
+    ['float', 'NoneType', 'Tensor', 'teachgrad.dtype', 'numpy.ndarray']
+    """
+    cls = type(value)
+    if isinstance(value, Tensor):
+        return "Tensor"
+    if cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__.split('.')[0]}.{cls.__name__}"
+
+
+def check_bool(fn: str, name: str, value, position: int | None = None) -> None:
+    """torch's TypeError unless ``value`` is a bool (1, "yes" and None are not).
+
+    >>> check_bool("set_grad_enabled", "enabled", "a", 1)
+    Traceback (most recent call last):
+    TypeError: set_grad_enabled(): argument 'enabled' (position 1) must be bool, not str
+    """
+    if not isinstance(value, bool):
+        where = f" (position {position})" if position else ""
+        raise TypeError(f"{fn}(): argument '{name}'{where} must be bool, not {type_name(value)}")
+
+
+# --------------------------------------------------------------------------- the types
+
+
+def _is_int(value) -> bool:
+    """An int as torch reads one: Python's and NumPy's ints, a one-element integer tensor;
+    not a bool, not a float."""
+    if isinstance(value, bool | float):
+        return False
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _is_number(value) -> bool:
+    if isinstance(value, Tensor):
+        return value.ndim == 0
+    return (
+        isinstance(value, int | float)
+        or type(value).__module__ == "numpy"
+        and not (hasattr(value, "shape") and value.shape)
+    )
+
+
+_FITS = {
+    "int": _is_int,
+    "Number": _is_number,
+    "bool": lambda v: isinstance(v, bool),
+    "str": lambda v: isinstance(v, str),
+    "object": lambda v: True,
+    "Tensor": lambda v: isinstance(v, Tensor),
+    "Generator": lambda v: v is None,  # teachgrad has no generator objects: only the default
+    "teachgrad.dtype": lambda v: v is None or isinstance(v, dtype) or v in (float, int, bool),
+    "teachgrad.device": lambda v: v is None or isinstance(v, device | str) or _is_int(v),
+}
+
+
+def _mismatch(kind: str, value) -> str:
+    """What is wrong with ``value`` as a ``kind`` ("" when nothing): "int, not float"."""
+    if kind == "tuple of ints":
+        if not isinstance(value, tuple | list):
+            return f"{kind}, not {type_name(value)}"
+        if value and not _is_int(value[0]):  # torch looks at the first number only, here
+            return f"{kind}, but found element of type {type_name(value[0])} at pos 0"
+        return ""
+    return "" if _FITS[kind](value) else f"{kind}, not {type_name(value)}"
+
+
+def _read(fn: str, param: _Param, value):
+    """``value`` as the parameter wants it: a size as a tuple of ints, an int as an int."""
+    if param.kind == "tuple of ints":
+        return tuple(_size_number(fn, param.name, v, pos) for pos, v in enumerate(value, start=1))
+    if param.kind == "int":
+        return _int64(operator.index(value))
+    return value
+
+
+def _size_number(fn: str, name: str, value, pos: int) -> int:
+    """One number of a size, read as torch reads it (a failure raises at once)."""
+    if not _is_int(value):
+        problem = f'type must be tuple of ints,but got {type_name(value)}"'
+    elif not -_INT64_MAX - 1 <= operator.index(value) <= _INT64_MAX:
+        problem = "Overflow when unpacking long long"
+    else:
+        return operator.index(value)
+    raise TypeError(
+        f"{fn}(): argument '{name}' failed to unpack the object at pos {pos} with error "
+        f'"{problem}\n  (a size is a tuple of ints, each within int64)'
+    )
+
+
+def _int64(value: int) -> int:
+    """``value`` if it fits in an int64 (torch keeps its ints there), else torch's error."""
+    if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
+        raise ValueError("Overflow when unpacking long long")
+    return value
+
+
+def _too_many(fn: str, allowed: int, given: int) -> str:
+    plural = "" if allowed == 1 else "s"
+    return f"{fn}() takes {allowed} positional argument{plural} but {given} were given"
