@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import os
 import pathlib
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .profiler import EventList
+from .profiler_events import EventList, FunctionEvent
 
 # names of the CUDA runtime calls seen most often (ids from CUPTI's cupti_runtime_cbid.h)
 _RUNTIME_NAMES = {
@@ -176,9 +174,6 @@ def _nvprof_kernels(conn, tables, strings) -> dict:
 
 def _nvprof_events(records, kernels) -> EventList:
     """Turn trace records (ns) into nested FunctionEvents (µs since the first record)."""
-    # profiler.py imports this module for its re-exports: take its classes at call time
-    from .profiler import EventList, FunctionEvent  # noqa: PLC0415
-
     if not records:
         return EventList()
     zero = min(r[3] for r in records)

@@ -92,7 +92,6 @@ FUNCTION_LEVEL_IMPORTS = {
     ("_backend.py", "cupy"): "lazy on purpose: CPU users never load CuPy",
     ("_backend.py", "cupyx"): "lazy on purpose: only pinning needs it",
     ("autograd/profiler_nvprof.py", "sqlite3"): "lazy on purpose: only reading a trace needs it",
-    ("autograd/profiler_nvprof.py", "teachgrad.autograd.profiler"): "cycle: profiler imports it",
 }
 
 
@@ -128,3 +127,93 @@ def test_no_new_import_hides_in_a_function():
     assert not new, f"imports hidden in functions: {new}; import at the top, or use the seam"
     gone = sorted(set(FUNCTION_LEVEL_IMPORTS) - found)
     assert not gone, f"remove these from FUNCTION_LEVEL_IMPORTS, they are gone: {gone}"
+
+
+# The layers, lowest first. A module may import its own layer or the ones below it; the
+# package itself (teachgrad/__init__.py, importing everything) sits on top.
+LAYERS = [
+    ("_backend", "_events", "_grad_state", "_hooks", "_profiling", "_seam"),
+    ("_tensor", "_printing", "_arguments", "_creation"),
+    ("autograd",),
+    ("ops",),
+    ("nn", "optim", "cuda", "testing"),
+]
+
+
+def _modules() -> dict:
+    """teachgrad's modules: dotted name -> file."""
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = [p for p in path.relative_to(PACKAGE).with_suffix("").parts if p != "__init__"]
+        found[".".join(["teachgrad", *parts])] = path
+    return found
+
+
+def _layer(module: str) -> int:
+    top = module.split(".")[1] if "." in module else None
+    for rank, names in enumerate(LAYERS):
+        if top in names:
+            return rank
+    assert module == "teachgrad", f"{module} is in no layer: add it to LAYERS"
+    return len(LAYERS)
+
+
+def _import_graph() -> dict:
+    """module -> the teachgrad modules it imports (anywhere in the file). ``from . import x``
+    names the package only to reach ``x``: a module's own packages are left out."""
+    modules = _modules()
+
+    def resolve(name):  # "teachgrad.ops.pointwise.where" -> "teachgrad.ops.pointwise"
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph = {}
+    for module, path in modules.items():
+        targets = {resolve(name) for name, _ in _imported_modules(path)}
+        ancestors = {".".join(module.split(".")[:k]) for k in range(1, module.count(".") + 1)}
+        graph[module] = targets - ancestors - {module, ""}
+    return graph
+
+
+def test_every_import_in_the_package_points_down_its_layers():
+    upward = [
+        f"{module} ({LAYERS[_layer(module)][0]} layer) imports {target}"
+        for module, targets in _import_graph().items()
+        if module != "teachgrad"
+        for target in sorted(targets)
+        if _layer(target) > _layer(module)
+    ]
+    assert not upward, "\n".join(upward)
+
+
+def test_the_import_graph_has_no_cycle():
+    """Not even inside a layer: a cycle is what function-level imports used to hide."""
+    graph = _import_graph()
+    state = {}  # module -> "open" while on the DFS path, "done" after
+
+    def visit(module, path):
+        state[module] = "open"
+        for target in sorted(graph[module]):
+            if state.get(target) == "open":
+                cycle = path[path.index(target) :] + [target]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if target not in state:
+                visit(target, [*path, target])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+
+
+def test_the_layer_checks_see_an_upward_import_and_a_cycle(monkeypatch):
+    """(So the two checks above are not vacuous.)"""
+    graph = _import_graph()
+    graph["teachgrad._tensor"] = graph["teachgrad._tensor"] | {"teachgrad.ops.pointwise"}
+    graph["teachgrad.ops.pointwise"] = graph["teachgrad.ops.pointwise"] | {"teachgrad._tensor"}
+    monkeypatch.setitem(globals(), "_import_graph", lambda: graph)
+    with pytest.raises(AssertionError, match="_tensor .* imports teachgrad.ops.pointwise"):
+        test_every_import_in_the_package_points_down_its_layers()
+    with pytest.raises(pytest.fail.Exception, match="import cycle"):
+        test_the_import_graph_has_no_cycle()

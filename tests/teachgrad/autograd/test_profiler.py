@@ -559,7 +559,7 @@ def test_table_sort_by_row_limit_footer_header_and_top_level():
     expected = sorted(averages, key=lambda r: r.self_cpu_time_total, reverse=True)[:3]
     assert [r.split()[0] for r in rows] == [r.key for r in expected]
     assert table.splitlines()[-1] == (
-        f"Self CPU time total: {profiler._format_time(prof.self_cpu_time_total)}"
+        f"Self CPU time total: {profiler_report._format_time(prof.self_cpu_time_total)}"
     )
     _, by_count = _rows(averages.table(sort_by="count"))
     counts = [int(r.split()[-1]) for r in by_count]
