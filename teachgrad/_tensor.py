@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy as _copy
 import warnings
 import weakref
+from collections import deque
 
 from . import _backend, _events, _seam
 from ._grad_state import state as _grad_state
@@ -54,19 +55,24 @@ class Size(tuple):
 class VersionCounter:
     """How many times a storage (and so every view of it) has been changed in place.
 
-    ``history`` lists the name of the op behind each bump, for error messages.
+    ``recent`` holds ``(version, op name)`` for the last few bumps, for error messages
+    (only the last few: an optimizer bumps its parameters every step, forever).
+
+    >>> c = VersionCounter(); c.bump("add_"); c.bump("mul_"); c.version, list(c.recent)
+    (2, [(1, 'add_'), (2, 'mul_')])
     """
 
     # Class defaults instead of __init__: a counter is made for every new tensor, so it
-    # must be cheap; ``new_counter()`` and ``new_counter()`` give the same thing.
+    # must be cheap; ``new_counter()`` and ``VersionCounter()`` give the same thing.
     version = 0
-    history = None
+    recent = None
+    KEPT = 8  # bumps remembered
 
     def bump(self, op_name: str) -> None:
         self.version += 1
-        if self.history is None:
-            self.history = [None] * (self.version - 1)
-        self.history.append(op_name)
+        if self.recent is None:
+            self.recent = deque(maxlen=self.KEPT)
+        self.recent.append((self.version, op_name))
         if _events.VersionBumped.on:
             _events.emit(_events.VersionBumped, counter=self, version=self.version, op=op_name)
 
@@ -556,7 +562,7 @@ class Tensor:
         >>> x = tg.zeros(4); x[1:].data_ptr() - x.data_ptr() == x.element_size()
         True
         """
-        return _data_ptr(self._data)
+        return _backend.address(self._data)
 
     def storage_offset(self) -> int:
         """Elements between the start of the storage and this tensor's first element.
@@ -565,7 +571,9 @@ class Tensor:
         >>> tg.zeros(5)[2:].storage_offset()
         2
         """
-        return (_data_ptr(self._data) - _data_ptr(self._storage_array())) // self._data.itemsize
+        return (
+            _backend.address(self._data) - _backend.address(self._storage_array())
+        ) // self._data.itemsize
 
     def _storage_array(self):
         """The array owning this tensor's memory (through its base, then NumPy's ``.base``)."""
@@ -763,9 +771,3 @@ def _wrap_dim(dim: int, ndim: int) -> int:
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )
     return dim % n
-
-
-def _data_ptr(array) -> int:
-    if hasattr(array, "__array_interface__"):
-        return array.__array_interface__["data"][0]
-    return array.data.ptr

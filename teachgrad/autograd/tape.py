@@ -284,6 +284,15 @@ def _short(node) -> str:
     return re.sub(r"Backward\d*$", "", node.name())
 
 
+def _changed_by(counter, since: int) -> list:
+    """The names of the in-place ops that bumped ``counter`` after version ``since``."""
+    recent = [op for version, op in counter.recent or () if version > since]
+    forgotten = counter.version - since - len(recent)  # older than the counter remembers
+    if forgotten:
+        recent.insert(0, f"{forgotten} earlier in-place op{'s' if forgotten > 1 else ''}")
+    return recent
+
+
 def version_error(saved: SavedTensor, owner) -> str:
     """torch's message for a saved tensor modified in place, plus what it means here."""
     t = saved.tensor
@@ -299,8 +308,7 @@ def version_error(saved: SavedTensor, owner) -> str:
         _SavedMeta(*saved.meta) if saved.hooks is not None else saved.data if t is None else t._data
     )
     type_name = _TYPE_NAMES.get(str(data.dtype), f"{data.dtype}Tensor")
-    bumps = getattr(saved.counter, "history", None)
-    changed_by = [b for b in (bumps or [])[saved.version :] if b] or ["an in-place op"]
+    changed_by = _changed_by(saved.counter, saved.version)
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [teachgrad.{type_name} {list(data.shape)}]{which} is at version "
