@@ -104,12 +104,14 @@ def tensor_repr(t) -> str:
     if t._data.size == 0 and t._data.shape != (0,):
         parts.append(f"size={tuple(t._data.shape)}")
     dtype = t.dtype
-    if dtype is not _backend.get_default_dtype() and dtype not in (_backend.int64, _backend.bool_):
+    implied = (_backend.int64, _backend.bool_) if t._data.size else ()  # (by the values shown)
+    if dtype is not _backend.get_default_dtype() and dtype not in implied:
         parts.append(f"dtype={dtype!r}")
     if t.device.type != "cpu":
         parts.append(f"device='{t.device}'")
-    if t.grad_fn is not None:
-        parts.append(f"grad_fn=<{t.grad_fn.name()}>")
+    grad_fn = _grad_fn_or_invalid(t)
+    if grad_fn is not None:
+        parts.append(f"grad_fn=<{grad_fn}>")
     elif t._requires_grad:
         parts.append("requires_grad=True")
     name = t.__dict__.get("_name")
@@ -119,6 +121,16 @@ def tensor_repr(t) -> str:
     if tangent is not None:  # torch prints a 0-d tangent as a plain number
         parts.append(f"tangent={tangent.item() if tangent.ndim == 0 else repr(tangent)}")
     return _with_suffixes(prefix + parts[0], parts[1:], len(prefix))
+
+
+def _grad_fn_or_invalid(t):
+    """The name of ``t``'s grad_fn, or ``"Invalid"`` where reading it would raise (a view
+    made under no_grad whose base was then changed in place), as torch prints it."""
+    try:
+        fn = t.grad_fn
+    except RuntimeError:
+        return "Invalid"
+    return None if fn is None else fn.name()
 
 
 def _with_suffixes(text: str, suffixes: list, indent: int) -> str:

@@ -298,6 +298,11 @@ class Tensor:
     @property
     def _version(self) -> int:
         """How many in-place changes this tensor's storage has seen."""
+        if self._inference:
+            raise RuntimeError(
+                "Inference tensors do not track version counter.\n  This tensor was made in "
+                "inference_mode(), which skips the bookkeeping autograd needs."
+            )
         return self._counter.version
 
     @property
@@ -637,7 +642,7 @@ class Tensor:
         >>> tg.ones(2).numpy()
         array([1., 1.], dtype=float32)
         """
-        if self._requires_grad and not force:
+        if self._requires_grad and _grad_state.enabled and not force:  # (torch allows no_grad)
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
             )

@@ -473,11 +473,9 @@ def make_view(array, source):
     t._view_base_fn = base._grad_fn
     t._view_version = source._counter.version
     t._inference = source._inference
-    if _grad_state.inference:
-        t._creation_meta = "inference"
-    elif not _grad_state.enabled:
-        t._creation_meta = "no_grad"
-        t._requires_grad = base._requires_grad  # torch: such a view still says it requires grad
+    if not _grad_state.enabled:  # (inference mode too): torch's view still requires grad
+        t._creation_meta = "inference" if _grad_state.inference else "no_grad"
+        t._requires_grad = base._requires_grad
     else:
         t._creation_meta = source._creation_meta  # a view of an unbind() output inherits its limits
     return t

@@ -254,7 +254,7 @@ class Var(_Weighted):
 
     @staticmethod
     def weights(ctx, a, result):
-        return (a - a.mean(ctx.dims, keepdim=True)) * (2 / ctx.divisor)
+        return (a - a.mean(ctx.dims, keepdim=True)) * _over(2, ctx.divisor)
 
 
 class Std(_Weighted):
@@ -278,8 +278,14 @@ class Std(_Weighted):
     def weights(ctx, a, result):
         centered = a - a.mean(ctx.dims, keepdim=True)
         zero = _Reduction.spread(ctx, result == 0)  # all values equal: torch's gradient there is 0
-        scale = _Reduction.spread(ctx, 1 / where(result == 0, 1.0, result)) / ctx.divisor
+        scale = _Reduction.spread(ctx, 1 / where(result == 0, 1.0, result)) * _over(1, ctx.divisor)
         return where(zero, 0.0, scale * centered)
+
+
+def _over(x, divisor) -> float:
+    """``x / divisor``, inf for a divisor of 0 (as torch's float arithmetic gives: var of one
+    value has N − correction = 0, and its gradient is then NaN, not an error)."""
+    return x / divisor if divisor else math.inf
 
 
 def _float_only(a, message):
@@ -299,25 +305,27 @@ class _Extreme(_Weighted):
     formula = {"self": "grad · (self == result) / number of ties"}
     pick = "max"
     label = "max"  # the op's name in messages
+    nan_ties = False  # max()/min() of all elements: NaNs tie with a NaN result (torch's rule)
 
     @classmethod
     def forward(cls, ctx, a, dim, keepdim=False):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
         if a._data.size == 0 and 0 in [a._data.shape[d] for d in dims]:  # (`any` is the op here)
-            raise RuntimeError(
-                f"{cls.label}(): Expected reduction dim to be specified for input.numel() == 0. "
-                "Specify the reduction dim with the 'dim' argument."
-            )
+            _empty_reduction(cls.label, a._data.shape, dim)
         return getattr(array_module(a), cls.pick)(a._data, axis=dims, keepdims=keepdim)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
         ctx.to_save = (inputs[0], output)
 
-    @staticmethod
-    def weights(ctx, a, result):
-        hit = a == _Reduction.spread(ctx, result)
-        return where(hit, 1 / hit.sum(ctx.dims, keepdim=True), 0.0)
+    @classmethod
+    def weights(cls, ctx, a, result):
+        result = _Reduction.spread(ctx, result)
+        hit = a == result
+        if cls.nan_ties:
+            hit = hit | a.isnan() & result.isnan()
+        hit = hit.to(a.dtype)
+        return hit / hit.sum(ctx.dims, keepdim=True)  # (0 / 0 = NaN where none ties: a NaN result)
 
 
 class Amax(_Extreme):
@@ -335,11 +343,26 @@ class Amin(_Extreme):
 class MaxAll(_Extreme):
     node_name = "MaxBackward1"
     pick = label = "max"
+    nan_ties = True
 
 
 class MinAll(_Extreme):
     node_name = "MinBackward1"
     pick = label = "min"
+    nan_ties = True
+
+
+def _empty_reduction(name, shape, dim):
+    """torch's error for a max/min-like reduction over no elements: IndexError naming the
+    empty dim (as it was given) when dims were given, else RuntimeError asking for one."""
+    if dim is not None and dim != ():
+        given = dim if isinstance(dim, tuple | list) else (dim,)
+        empty = next(d for d in given if shape[_wrap_dim(d, len(shape))] == 0)
+        raise IndexError(f"{name}(): Expected reduction dim {empty} to have non-zero size.")
+    raise RuntimeError(
+        f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+        "Specify the reduction dim with the 'dim' argument."
+    )
 
 
 class _ExtremeAlongDim(Builtin):
@@ -353,6 +376,8 @@ class _ExtremeAlongDim(Builtin):
     def forward(cls, ctx, a, dim, keepdim):
         x = a._data
         xp = array_module(x)
+        if x.ndim and x.shape[_wrap_dim(dim, x.ndim)] == 0:
+            _empty_reduction(cls.pick, x.shape, dim)
         dim = _wrap_dim(dim, x.ndim)
         ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
         if x.ndim == 0:
@@ -683,19 +708,20 @@ def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001 - torch's 
 def _arg_extreme(name, input, dim, keepdim):
     x = input._data
     xp = array_module(x)
-    if x.size == 0 and (dim is None or x.ndim == 0 or x.shape[_wrap_dim(dim, x.ndim)] == 0):
+    if x.size == 0 and (dim is None or x.ndim == 0):
         raise IndexError(
             f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
         )
+    if dim is not None and x.ndim and x.shape[_wrap_dim(dim, x.ndim)] == 0:
+        _empty_reduction(name, x.shape, dim)
     if dim is not None and x.ndim == 0:
         _wrap_dim(dim, 0)  # a 0-d tensor accepts dim 0 / -1: the index is 0
         dim = None
     if dim is None:
         out = getattr(xp, name)(x.reshape(-1))
         return wrap_array(xp.asarray(out, dtype="int64").reshape((1,) * x.ndim if keepdim else ()))
-    return wrap_array(
-        getattr(xp, name)(x, axis=_wrap_dim(dim, x.ndim), keepdims=keepdim).astype("int64")
-    )
+    out = getattr(xp, name)(x, axis=_wrap_dim(dim, x.ndim), keepdims=keepdim)
+    return wrap_array(xp.asarray(out, dtype="int64"))  # (a 1-d input gives a NumPy scalar)
 
 
 @recorded_as("aten::argmax")

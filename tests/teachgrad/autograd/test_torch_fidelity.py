@@ -269,3 +269,135 @@ def test_backward_through_an_in_place_change_of_an_expanded_view(op, requires_gr
         return grad_list(e), e._version
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- reductions
+
+
+REDUCTIONS_OF_EMPTY = {
+    "max()": lambda x: x.max(),
+    "min()": lambda x: x.min(),
+    "amax()": lambda x: x.amax(),
+    "amax(1)": lambda x: x.amax(1),
+    "amin(-1)": lambda x: x.amin(-1),
+    "max(1)": lambda x: x.max(1),
+    "min(0)": lambda x: x.min(0),
+    "argmax()": lambda x: x.argmax(),
+    "argmax(1)": lambda x: x.argmax(1),
+    "argmin(0)": lambda x: x.argmin(0),
+}
+
+
+@pytest.mark.parametrize("op", REDUCTIONS_OF_EMPTY.values(), ids=REDUCTIONS_OF_EMPTY.keys())
+@pytest.mark.parametrize("shape", [(2, 0), (0, 3), (0,)])
+def test_max_and_min_over_no_elements(op, shape):
+    def program(lib):
+        out = op(lib.zeros(*shape))
+        outs = out if isinstance(out, tuple) else (out,)
+        return [(tuple(o.shape), repr(o).replace("teachgrad", "torch")) for o in outs]
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_argmax_along_the_only_dim_is_a_0d_tensor(name, keepdim):
+    def program(lib):
+        out = getattr(lib.tensor([1.0, 3.0, 2.0]), name)(0, keepdim=keepdim)
+        return repr(out).replace("teachgrad", "torch"), out.detach().tolist(), out.dtype.is_signed
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [lambda x: x.max(), lambda x: x.min(), lambda x: x.amax(), lambda x: x.amax(0)],
+    ids=["max()", "min()", "amax()", "amax(0)"],
+)
+@pytest.mark.parametrize(
+    "values",
+    [[float("nan"), float("nan")], [1.0, float("nan"), float("nan")], [2.0, 2.0, 1.0]],
+    ids=["all NaN", "NaN ties", "ties"],
+)
+def test_tied_extremes_share_the_gradient_as_in_torch(op, values):
+    """max()/min() count NaNs as tied with a NaN result; amax/amin compare with ==."""
+
+    def program(lib):
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        op(x).sum().backward()
+        return grad_list(x.grad)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("op", [lambda x: x.var(), lambda x: x.std()], ids=["var", "std"])
+@pytest.mark.parametrize("shape", [(), (1,)])
+def test_the_spread_of_one_value_has_a_nan_gradient(op, shape):
+    def program(lib):
+        x = lib.ones(shape, dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(op(x), x, materialize_grads=True)
+        return grad_list(g)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (NumPy's, on the degrees of freedom)
+        assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- tensors
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.tensor([], dtype=lib.int64),
+        lambda lib: lib.zeros(0, dtype=lib.bool),
+        lambda lib: lib.zeros(2, 0, dtype=lib.int32),
+        lambda lib: lib.zeros(0, dtype=lib.float64),
+        lambda lib: lib.tensor([1, 2]),
+    ],
+    ids=["int64", "bool", "int32 2x0", "float64", "int64 values"],
+)
+def test_an_empty_tensor_shows_its_dtype(make):
+    assert_like_torch(lambda lib: repr(make(lib)).replace("teachgrad", "torch"))
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "enabled"])
+def test_numpy_of_a_tensor_that_requires_grad_is_allowed_under_no_grad(mode):
+    def program(lib):
+        x = lib.ones(2, requires_grad=True)
+        context = lib.no_grad() if mode == "no_grad" else lib.enable_grad()
+        with context:
+            return x.numpy().tolist()
+
+    assert_like_torch(program)
+
+
+def test_an_inference_tensor_has_no_version():
+    def program(lib):
+        with lib.inference_mode():
+            x = lib.ones(2)
+        return x._version
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_views_taken_in_inference_mode(requires_grad):
+    def program(lib):
+        x = lib.ones(2, requires_grad=requires_grad)
+        with lib.inference_mode():
+            view, fresh = x[:1], lib.ones(2)[:1]
+        return [(t.requires_grad, t.is_inference()) for t in (view, fresh)]
+
+    assert_like_torch(program)
+
+
+def test_the_repr_of_a_view_whose_history_cannot_be_rebuilt():
+    def program(lib):
+        x = lib.ones(2, requires_grad=True).clone()
+        with lib.no_grad():
+            view = x[:1]
+            view.add_(1)
+        return repr(view).replace("teachgrad", "torch")
+
+    assert_like_torch(program)
