@@ -618,6 +618,7 @@ FUNCTIONS = {
     "mean": ("a", "axis", "dtype", "keepdims", "out"),
     "min": ("a", "axis", "keepdims", "out"),
     "moveaxis": ("a", "destination", "source"),
+    "nan_to_num": ("copy", "nan", "neginf", "posinf", "x"),
     "nonzero": ("a",),
     "ones": ("dtype", "order", "shape"),
     "ones_like": ("a", "dtype", "order", "shape", "subok"),

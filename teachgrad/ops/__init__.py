@@ -8,6 +8,8 @@ place that says which method is which op.
 
 from __future__ import annotations
 
+import warnings
+
 from .. import _backend, _seam
 from .._backend import as_device, as_dtype, check_cuda_index
 from .._backend import device as device_type
@@ -464,6 +466,13 @@ Tensor.T = property(
 
 
 def _mT(self):
+    if self.ndim == 0:  # torch's too: a 0-d tensor is its own transpose, with a warning
+        warnings.warn(
+            "Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return self
     if self.ndim < 2:
         raise RuntimeError(
             f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor."

@@ -371,9 +371,9 @@ _UFUNCS = {"add_": "add", "sub_": "subtract", "mul_": "multiply", "div_": "true_
 def _arith_in_place(x, op, other, alpha=1, rounding_mode=None) -> bool:
     """Unrecorded ``+= -= *= /=`` straight into x's memory (no temporary, as NumPy's ``-=``);
     False when the case needs the general path (which also gives the errors)."""
-    if rounding_mode is not None:
-        return False
     xd = x._data
+    if rounding_mode is not None or xd.dtype.kind == "b":  # (bools: the general path refuses)
+        return False
     if isinstance(other, Tensor):
         y = other._data
         if (

@@ -329,8 +329,8 @@ class Softmax(SavesResult):
         ctx.dim = dim
         x = a._data
         xp = array_module(x)
-        if x.ndim == 0:  # one element: its share is all of it
-            return xp.ones_like(x)
+        if x.ndim == 0 or x.size == 0:  # one element: its share is all of it (NaN for inf or NaN)
+            return xp.exp(x - x)
         e = xp.exp(x - x.max(axis=dim, keepdims=True))
         return e / e.sum(axis=dim, keepdims=True)
 
@@ -406,8 +406,8 @@ class LogSoftmax(SavesResult):
         ctx.dim = dim
         x = a._data
         xp = array_module(x)
-        if x.ndim == 0:
-            return xp.zeros_like(x)
+        if x.ndim == 0 or x.size == 0:  # log(its share of all of it) = 0 (NaN for inf or NaN)
+            return x - x
         shifted = x - x.max(axis=dim, keepdims=True)
         return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
 

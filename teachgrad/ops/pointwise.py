@@ -145,6 +145,23 @@ class Add(Builtin):
     jvp = staticmethod(linear_jvp)
 
 
+def _is_bool(x) -> bool:
+    return isinstance(x, Tensor) and x._data.dtype.kind == "b"
+
+
+def _refuse_bool_subtraction(x, y):
+    """torch has no ``-`` for bools: what is meant is xor, or not."""
+    if _is_bool(x) and _is_bool(y):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+            "`logical_xor()` operator instead."
+        )
+    raise RuntimeError(
+        "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+        "invert a mask, use the `~` or `logical_not()` operator instead."
+    )
+
+
 class Sub(Builtin):
     batchable = True
     node_name = "SubBackward0"
@@ -153,6 +170,8 @@ class Sub(Builtin):
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
+        if _is_bool(a) or _is_bool(b):
+            _refuse_bool_subtraction(a, b)
         x, y = operands(a, b)
         ctx.alpha = alpha
         return x - y if alpha == 1 else x - alpha * y
@@ -175,6 +194,8 @@ class Rsub(Builtin):
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
+        if _is_bool(a) or _is_bool(b):
+            _refuse_bool_subtraction(a, b)
         x, y = operands(a, b)
         ctx.alpha = alpha
         return y - alpha * x
@@ -427,6 +448,11 @@ class Neg(Builtin):
 
     @staticmethod
     def forward(ctx, a):
+        if a._data.dtype.kind == "b":
+            raise RuntimeError(
+                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+                "to invert a mask, use the `~` or `logical_not()` operator instead."
+            )
         return -a._data
 
     @staticmethod
@@ -685,7 +711,9 @@ def _zero_grad(name, node_name, compute):
     )
 
 
-Sign = _zero_grad("Sign", "SignBackward0", lambda xp, x: xp.sign(x))
+Sign = _zero_grad(  # torch: sign(NaN) is 0
+    "Sign", "SignBackward0", lambda xp, x: xp.nan_to_num(xp.sign(x), nan=0.0)
+)
 Floor = _zero_grad(
     "Floor", "FloorBackward0", lambda xp, x: xp.floor(x) if x.dtype.kind == "f" else x.copy()
 )

@@ -606,7 +606,10 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return Mean.apply(input, dim, keepdim)
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None):
+_ALL = object()  # prod(x) without dim (torch has no prod(x, dim=None))
+
+
+def prod(input, dim=_ALL, keepdim=False, *, dtype=None):
     """Product of all elements, or along one ``dim`` (zeros handled in backward).
 
     >>> import teachgrad as tg
@@ -615,8 +618,15 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     """
     if dtype is not None:
         input = input.to(dtype)
-    if dim is None:
+    if dim is _ALL:
         return ProdAll.apply(input, None, False)
+    if dim is None:
+        raise TypeError(
+            "prod() received an invalid combination of arguments - got (dim=NoneType, ), but "
+            "expected one of:\n * (*, torch.dtype dtype = None)\n * (int dim, bool keepdim = "
+            "False, *, torch.dtype dtype = None)\n  prod reduces one dim or all of them: leave "
+            "dim out for the product of every element."
+        )
     if not isinstance(dim, int):
         raise TypeError(
             "prod(): argument 'dim' must be int (one dimension), not " + type(dim).__name__

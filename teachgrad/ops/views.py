@@ -259,9 +259,9 @@ def squeeze(input, dim=None):
     ndim = input._data.ndim
     if dim is None:
         return SqueezeAll.apply(input, tuple(range(ndim)))
-    if isinstance(dim, int):
-        return Squeeze.apply(input, (_wrap_dim(dim, ndim),))
-    return SqueezeDims.apply(input, tuple(_wrap_dim(d, ndim) for d in dim))
+    dims = tuple(_wrap_dim(d, ndim) for d in ((dim,) if isinstance(dim, int) else dim))
+    dims = dims if ndim else ()  # a 0-d tensor takes dim 0 (or -1), and has nothing to squeeze
+    return (Squeeze if isinstance(dim, int) else SqueezeDims).apply(input, dims)
 
 
 class Unsqueeze(_View):
@@ -315,6 +315,8 @@ def permute(input, *dims):
     >>> tg.zeros(2, 3, 4).permute(2, 0, 1).shape
     teachgrad.Size([4, 2, 3])
     """
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _shape_args(dims)
     ndim = input._data.ndim
     wrapped = tuple(_wrap_dim(d, ndim) for d in dims)
@@ -336,7 +338,8 @@ class Transpose(_View):
     @staticmethod
     def forward(ctx, a, dim0, dim1):
         ctx.pair = (dim0, dim1)
-        return array_module(a).swapaxes(a._data, dim0, dim1)
+        x = a._data
+        return array_module(a).swapaxes(x, dim0, dim1) if x.ndim else x.view()  # 0-d: as it is
 
     @staticmethod
     def backward(ctx, grad):
@@ -347,11 +350,7 @@ class T(Transpose):
     node_name = "TBackward0"
     formula = {"self": "gradᵀ"}
 
-    @staticmethod
-    def forward(ctx, a, dim0, dim1):
-        ctx.pair = (dim0, dim1)
-        x = a._data
-        return array_module(a).swapaxes(x, dim0, dim1) if x.ndim else x.view()  # 0-d: as it is
+    forward = Transpose.forward
 
     @staticmethod
     def backward(ctx, grad):

@@ -401,3 +401,68 @@ def test_the_repr_of_a_view_whose_history_cannot_be_rebuilt():
         return repr(view).replace("teachgrad", "torch")
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- 0-d and empty
+
+
+ZERO_D = {
+    "squeeze(0)": lambda x: x.squeeze(0),
+    "squeeze(-1)": lambda x: x.squeeze(-1),
+    "squeeze((0,))": lambda x: x.squeeze((0,)),
+    "squeeze(1)": lambda x: x.squeeze(1),
+    "transpose(-1, 0)": lambda x: x.transpose(-1, 0),
+    "transpose(0, 1)": lambda x: x.transpose(0, 1),
+    "mT": lambda x: x.mT,
+    "t()": lambda x: x.t(),
+    "softmax(0)": lambda x: x.softmax(0),
+    "log_softmax(0)": lambda x: x.log_softmax(0),
+}
+
+
+@pytest.mark.parametrize("op", ZERO_D.values(), ids=ZERO_D.keys())
+@pytest.mark.parametrize("value", [3.0, float("inf"), float("nan")])
+def test_ops_on_a_0d_tensor(op, value):
+    def program(lib):
+        x = lib.tensor(value, dtype=lib.float64, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (torch: mT of 0-d is deprecated)
+            y = op(x)
+        y.backward()
+        return grad_list(y), y.shape == x.shape, grad_list(x.grad)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape,dim", [((0,), 0), ((2, 0), 1), ((0, 3), 1), ((0, 3), 0)])
+def test_softmax_of_no_elements(op, shape, dim):
+    def program(lib):
+        x = lib.zeros(shape, requires_grad=True)
+        getattr(x, op)(dim).sum().backward()
+        return tuple(x.grad.shape)
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+BAD_CALLS = {
+    "bool - bool": lambda lib: lib.tensor([True]) - lib.tensor([False]),
+    "bool - number": lambda lib: lib.tensor([True]) - 1,
+    "number - bool": lambda lib: 1 - lib.tensor([True]),
+    "int - bool": lambda lib: lib.tensor([1, 2]) - lib.tensor([True, False]),
+    "bool.sub_(bool)": lambda lib: lib.tensor([True]).sub_(lib.tensor([True])),
+    "-bool": lambda lib: -lib.tensor([True]),
+    "bool + bool": lambda lib: (lib.tensor([True]) + lib.tensor([True])).tolist(),
+    "prod(dim=None)": lambda lib: lib.ones(2).prod(dim=None),
+    "prod()": lambda lib: lib.ones(2, 3).prod().item(),
+    "permute()": lambda lib: lib.ones(2, 3).permute(),
+    "sign(nan)": lambda lib: lib.tensor([float("nan"), -2.0, 0.0]).sign().tolist(),
+}
+
+
+@pytest.mark.parametrize("call", BAD_CALLS.values(), ids=BAD_CALLS.keys())
+def test_calls_torch_refuses_or_answers_differently(call):
+    assert_like_torch(call)
