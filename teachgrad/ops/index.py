@@ -20,6 +20,7 @@ from .._backend import array_module
 from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
+from .linalg import scalar_type_name
 from .pointwise import broadcast_shape, where
 from .views import basic_getitem
 
@@ -197,6 +198,12 @@ class IndexPut(Builtin):
         ctx.key, ctx.accumulate = key, accumulate
         xp = array_module(a)
         out = a._data.copy()
+        if isinstance(values, Tensor) and values._data.dtype != out.dtype:
+            raise RuntimeError(
+                "Index put requires the source and destination dtypes match, got "
+                f"{scalar_type_name(a)} for the destination and {scalar_type_name(values)} for the "
+                "source.\n  Convert the values first, e.g. values.to(x.dtype)."
+            )
         v = values._data if isinstance(values, Tensor) else values
         try:
             if accumulate:

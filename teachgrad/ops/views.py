@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 from .._backend import array_module, result_type, strided_view
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import same_device
@@ -683,14 +683,22 @@ class Cat(Builtin):
     def forward(ctx, dim, *tensors):
         dt = result_type(*tensors).numpy
         arrays = [t._data if t._data.dtype == dt else t._data.astype(dt) for t in tensors]
+        legacy = [a.ndim == 1 and a.size == 0 for a in arrays]  # torch skips these (see cat)
+        if all(legacy):
+            legacy[0] = False
         ctx.dim = dim
-        ctx.sizes = [a.shape[dim] if a.ndim else 0 for a in arrays]
-        return array_module(arrays[0]).concatenate(arrays, axis=dim)
+        ctx.sizes = [None if skip else a.shape[dim] for a, skip in zip(arrays, legacy)]
+        joined = [a for a, skip in zip(arrays, legacy) if not skip]
+        return array_module(arrays[0]).concatenate(joined, axis=dim)
 
     @staticmethod
     def backward(ctx, grad):
         grads, start = [], 0
         for size, needed in zip(ctx.sizes, ctx.needs_input_grad[1:], strict=True):
+            if size is None:  # a skipped empty tensor: its gradient is empty too
+                empty = array_module(grad).zeros(0, grad._data.dtype)
+                grads.append(wrap_array(empty) if needed else None)
+                continue
             grads.append(narrow(grad, ctx.dim, start, size) if needed else None)
             start += size
         return (None, *grads)
@@ -727,7 +735,7 @@ def cat(tensors, dim=0):
                     f"size {b} for tensor number {i} in the list.\n  Shapes {tuple(ref.shape)} and "
                     f"{tuple(s)} differ in dim {j}; only dim {dim}, the one joined along, may differ."
                 )
-    return Cat.apply(dim, *kept)
+    return Cat.apply(dim, *tensors)
 
 
 class Stack(Builtin):

@@ -466,3 +466,53 @@ BAD_CALLS = {
 @pytest.mark.parametrize("call", BAD_CALLS.values(), ids=BAD_CALLS.keys())
 def test_calls_torch_refuses_or_answers_differently(call):
     assert_like_torch(call)
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [["empty", "2x3"], ["2x3", "empty", "2x3"], ["empty", "empty"], ["empty64", "2x3"]],
+    ids=str,
+)
+def test_cat_keeps_legacy_empty_tensors_in_the_graph_and_the_dtype(parts):
+    """torch skips 1-d empty tensors when joining, but they still promote the dtype, get an
+    edge in the graph and an (empty) gradient."""
+
+    def program(lib):
+        made = {
+            "empty": lambda: lib.zeros(0, requires_grad=True),
+            "empty64": lambda: lib.zeros(0, dtype=lib.float64, requires_grad=True),
+            "2x3": lambda: lib.ones(2, 3, requires_grad=True),
+        }
+        tensors = [made[p]() for p in parts]
+        y = lib.cat(tensors)
+        y.sum().backward()
+        return (
+            tuple(y.shape),
+            repr(y.dtype).replace("teachgrad", "torch"),
+            len(y.grad_fn.next_functions),
+            [tuple(t.grad.shape) for t in tensors],
+        )
+
+    assert_like_torch(program)
+
+
+INDEX_WRITES = {
+    "index_put_ long": lambda lib, x: x.index_put_((lib.tensor([0]),), lib.tensor([1])),
+    "index_put_ double": lambda lib, x: x.index_put_(
+        (lib.tensor([0]),), lib.tensor([1.0], dtype=lib.float64)
+    ),
+    "x[idx] = long": lambda lib, x: x.__setitem__(lib.tensor([0]), lib.tensor([1])),
+    "x[idx] = number": lambda lib, x: x.__setitem__(lib.tensor([0]), 1),
+    "x[0] = long 0-d": lambda lib, x: x.__setitem__(0, lib.tensor(1)),
+    "x[:2] = long": lambda lib, x: x.__setitem__(slice(0, 2), lib.tensor([1, 2])),
+}
+
+
+@pytest.mark.parametrize("write", INDEX_WRITES.values(), ids=INDEX_WRITES.keys())
+def test_writing_through_an_index_needs_the_same_dtype(write):
+    def program(lib):
+        x = lib.zeros(3)
+        write(lib, x)
+        return x.tolist()
+
+    assert_like_torch(program)
