@@ -331,7 +331,7 @@ class Softmax(SavesResult):
         ctx.dim = dim
         x = a._data
         xp = array_module(x)
-        if x.ndim == 0:  # one element: its share is all of it
+        if x.ndim == 0 or x.size == 0:  # one element: its share is all of it; none: nothing
             return xp.ones_like(x)
         e = xp.exp(x - x.max(axis=dim, keepdims=True))
         return e / e.sum(axis=dim, keepdims=True)
@@ -409,7 +409,7 @@ class LogSoftmax(SavesResult):
         ctx.dim = dim
         x = a._data
         xp = array_module(x)
-        if x.ndim == 0:
+        if x.ndim == 0 or x.size == 0:  # (NumPy's max of nothing raises)
             return xp.zeros_like(x)
         shifted = x - x.max(axis=dim, keepdims=True)
         return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))

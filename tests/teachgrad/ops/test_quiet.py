@@ -127,6 +127,7 @@ def test_special_values_match_torch(torch, fn, domain):
     np.testing.assert_allclose(outputs[2:], outputs[:2], rtol=1e-14)  # (nan where torch has nan)
 
 
+# and in place: x.div_(0) writes straight into x's memory
 EMPTY_AND_TOO_FEW = {
     "mean of nothing": lambda lib: lib.zeros(0, dtype=lib.float64).mean(),
     "mean(0) of nothing": lambda lib: lib.zeros(0, 3, dtype=lib.float64).mean(0),
@@ -137,6 +138,11 @@ EMPTY_AND_TOO_FEW = {
     "std(correction=4) of 2": lambda lib: lib.std(lib.tensor([1.0, 2.0]), correction=4),
     "logsumexp of nothing": lambda lib: lib.zeros(0).logsumexp(0),
     "prod of nothing": lambda lib: lib.zeros(0).prod(),
+    "softmax of nothing": lambda lib: lib.softmax(lib.zeros(2, 0), 1),
+    "log_softmax of nothing": lambda lib: lib.log_softmax(lib.zeros(0, 3), 1),
+    "div_ by 0": lambda lib: lib.tensor([0.0, -1.0, 2.0]).div_(0),
+    "/= a tensor of 0": lambda lib: lib.tensor([[0.0, -1.0]]).__itruediv__(lib.zeros(2)),
+    "log_ of 0 and -1": lambda lib: lib.tensor([0.0, -1.0]).log_(),
 }
 
 
