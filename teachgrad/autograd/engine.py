@@ -39,6 +39,7 @@ from .._events import HookFired, NodeFinished, NodeStarted
 from .._profiling import state as _profiling
 from .._tensor import Tensor, wrap_array
 from . import anomaly_mode
+from .builtin import quiet
 from .grad_mode import state as _grad_state
 from .tape import AccumulateGrad, Node, accumulate_grad, check_hook_result
 
@@ -143,10 +144,7 @@ def backward(
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     if create_graph:
         _warn_reference_cycle()
-    deque(
-        _steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads_private=True),
-        maxlen=0,
-    )  # run the generator to the end, keeping no step
+    _run(_steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads_private=True))
 
 
 def _old_name_for_grad_tensors(grad_variables, grad_tensors):
@@ -236,7 +234,7 @@ def grad(
     steps = _execute(
         roots, grads, keep, create_graph, targets, captured, False, batch=batch, observed=False
     )
-    deque(steps, maxlen=0)
+    _run(steps)
     result = []
     for i, (t, edge) in enumerate(zip(inputs, targets, strict=True)):
         g = captured.get(edge)
@@ -274,6 +272,12 @@ def _batch_size(outputs, grad_outputs) -> int:
             f"dimension, got sizes {sorted(sizes)}"
         )
     return sizes.pop()
+
+
+@quiet  # a backward pass makes inf/nan silently, as torch (one errstate for all its nodes)
+def _run(steps) -> None:
+    """Run the engine's generator to the end, keeping no step."""
+    deque(steps, maxlen=0)
 
 
 def _execute(

@@ -33,7 +33,7 @@ import warnings
 
 from .._backend import address, array_module, strided_view, to_device
 from .._tensor import Tensor, wrap_array
-from ..autograd.builtin import Builtin
+from ..autograd.builtin import Builtin, quiet
 from ..autograd.forward_ad import inplace_tangent, linear_jvp, zero_tangent
 from ..autograd.forward_ad import state as _fw_state
 from ..autograd.function import zeros_for
@@ -389,8 +389,12 @@ def _arith_in_place(x, op, other, alpha=1, rounding_mode=None) -> bool:
         return False
     if alpha != 1:
         y = y * alpha
+    ufunc = getattr(array_module(xd), _UFUNCS[op])
     try:
-        getattr(array_module(xd), _UFUNCS[op])(xd, y, out=xd)
+        if op == "div_":  # x / 0 makes inf or nan silently, as torch (see builtin.quiet)
+            quiet(ufunc)(xd, y, out=xd)
+        else:
+            ufunc(xd, y, out=xd)
     except ValueError:  # shapes don't broadcast to x: the general path says so
         return False
     x._counter.bump(op)

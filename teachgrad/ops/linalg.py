@@ -20,7 +20,7 @@ import string
 from .._backend import array_module, result_type
 from .._profiling import recorded_as
 from .._tensor import wrap_array
-from ..autograd.builtin import Builtin
+from ..autograd.builtin import Builtin, quiet
 from ..autograd.forward_ad import tangent_sum
 from ..autograd.grad_mode import is_grad_enabled
 from .pointwise import broadcast_shape, operands, same_device
@@ -34,6 +34,7 @@ class Matmul(Builtin):
     formula = {"self": "grad @ mat2ᵀ", "mat2": "selfᵀ @ grad"}
 
     @staticmethod
+    @quiet
     def forward(ctx, a, b):
         x, y = operands(a, b, broadcast=False)
         need_a, need_b = ctx.needs_input_grad
@@ -509,6 +510,7 @@ class Einsum(Builtin):
     formula = {"operands": "einsum of grad with the rest of the operands"}
 
     @staticmethod
+    @quiet
     def forward(ctx, spec, *operands):
         terms, out, sizes = spec
         ctx.spec = spec

@@ -40,8 +40,8 @@ import math
 import warnings
 
 from .._backend import array_module, device_assert, device_of, numpy_module, strided_view
-from .._tensor import _wrap_dim, wrap_array
-from ..autograd.builtin import Builtin
+from .._tensor import Tensor, _wrap_dim, wrap_array
+from ..autograd.builtin import Builtin, quiet
 from ..autograd.forward_ad import linear_jvp, tangent_sum
 from .linalg import scalar_type_name
 from .pointwise import SavesResult, _sigmoid, _unary, where
@@ -243,8 +243,8 @@ def _spread_loss_grad(grad, reduction, count):
 
 def _reduce_loss(loss, reduction):
     """Per-element losses (an array or a Tensor) reduced as ``reduction`` says."""
-    if reduction == "mean":
-        return loss.mean()
+    if reduction == "mean":  # (an array's mean of nothing warns: 0 / 0 makes the nan quietly)
+        return loss.mean() if isinstance(loss, Tensor) else loss.sum() / loss.size
     return loss.sum() if reduction == "sum" else loss
 
 
@@ -267,8 +267,8 @@ def _silu_slope(x):
 
 
 # fmt: off
-Erf = _unary("Erf", "ErfBackward0", _erf, lambda g, x: g * _erf_slope(x), formula="grad · 2/√π · exp(−self²)", module=__name__)
-Silu = _unary("Silu", "SiluBackward0", lambda xp, x: x * _sigmoid(xp, x), lambda g, x: g * _silu_slope(x), formula="grad · σ(self) · (1 + self · (1 − σ(self)))", module=__name__)
+Erf = _unary("Erf", "ErfBackward0", quiet(_erf), lambda g, x: g * _erf_slope(x), formula="grad · 2/√π · exp(−self²)", module=__name__)
+Silu = _unary("Silu", "SiluBackward0", quiet(lambda xp, x: x * _sigmoid(xp, x)), lambda g, x: g * _silu_slope(x), formula="grad · σ(self) · (1 + self · (1 − σ(self)))", module=__name__)
 # fmt: on
 
 
@@ -285,6 +285,7 @@ class Gelu(Builtin):
     formula = {"self": "grad · (Φ(self) + self · φ(self))"}
 
     @staticmethod
+    @quiet
     def forward(ctx, a, approximate):
         ctx.to_save = (a,)
         ctx.approximate = approximate
@@ -325,6 +326,7 @@ class Softmax(SavesResult):
     formula = {"self": "result · (grad − sum(grad · result, dim))"}
 
     @staticmethod
+    @quiet
     def forward(ctx, a, dim):
         ctx.dim = dim
         x = a._data
@@ -402,6 +404,7 @@ class LogSoftmax(SavesResult):
     formula = {"self": "grad − exp(result) · sum(grad, dim)"}
 
     @staticmethod
+    @quiet
     def forward(ctx, a, dim):
         ctx.dim = dim
         x = a._data
@@ -473,6 +476,7 @@ class Addmm(Builtin):
     formula = {"self": "grad summed over the rows", "mat1": "grad @ mat2ᵀ", "mat2": "mat1ᵀ @ grad"}
 
     @staticmethod
+    @quiet
     def forward(ctx, bias, mat1, mat2):
         _, need_1, need_2 = ctx.needs_input_grad
         ctx.to_save = (mat1 if need_2 else None, mat2 if need_1 else None)  # what backward uses
@@ -520,6 +524,7 @@ class MseLoss(Builtin):
     }
 
     @staticmethod
+    @quiet
     def forward(ctx, a, target, reduction):
         ctx.to_save = (a, target)
         ctx.reduction = reduction
@@ -554,6 +559,7 @@ class NllLoss(Builtin):
     formula = {"self": "zeros, −grad / W · weight[target] at target"}
 
     @staticmethod
+    @quiet
     def forward(ctx, a, target, weight, ignore_index, reduction):
         x, t = a._data, target._data
         xp = array_module(x)
@@ -698,6 +704,7 @@ class BinaryCrossEntropy(Builtin):
     }
 
     @staticmethod
+    @quiet
     def forward(ctx, a, target, weight, reduction):
         x, t = a._data, target._data
         xp = array_module(x)
@@ -763,6 +770,7 @@ class BinaryCrossEntropyWithLogits(BinaryCrossEntropy):
     }
 
     @staticmethod
+    @quiet
     def forward(ctx, a, target, weight, pos_weight, reduction):
         x, t = a._data, target._data
         xp = array_module(x)
@@ -811,6 +819,7 @@ class Convolution(Builtin):
     }
 
     @staticmethod
+    @quiet
     def forward(ctx, a, w, bias, stride, padding, dilation, groups):
         need_a, need_w = ctx.needs_input_grad[:2]
         ctx.to_save = (a if need_w else None, w if need_a else None)
@@ -1103,6 +1112,7 @@ class AvgPool2d(Builtin):
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
+    @quiet
     def forward(ctx, a, kernel, stride, padding, out_hw, divisors):
         x = _batched(a._data)
         ctx.in_shape, ctx.pool = a._data.shape, (kernel, stride, padding, out_hw, divisors)
@@ -1158,6 +1168,7 @@ class NativeLayerNorm(Builtin):
     }
 
     @staticmethod
+    @quiet
     def forward(ctx, a, weight, bias, k, eps):
         x = a._data
         xp = array_module(x)

@@ -27,7 +27,7 @@ from .._backend import (
 )
 from .._profiling import recorded_as
 from .._tensor import Tensor, wrap_array
-from ..autograd.builtin import Builtin
+from ..autograd.builtin import Builtin, quiet
 from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_tangent
 from ..autograd.tape import _dense as dense
 
@@ -237,6 +237,7 @@ class Div(_Binary):
     formula = {"self": "grad / other", "other": "−grad · self / other²"}
 
     @staticmethod
+    @quiet
     def forward(ctx, a, b):
         x, y = operands(a, b)
         need_a, need_b = ctx.needs_input_grad
@@ -290,6 +291,7 @@ class DivRounding(Builtin):
     formula = {"self": "0", "other": "0"}
 
     @staticmethod
+    @quiet
     def forward(ctx, a, b, rounding_mode):
         return _rounded_quotient(*operands(a, b), rounding_mode)
 
@@ -309,6 +311,7 @@ class FloorDivide(Builtin):
     formula = {"self": "no derivative: backward raises", "other": "no derivative: backward raises"}
 
     @staticmethod
+    @quiet
     def forward(ctx, a, b, op):
         ctx.op = op
         return _rounded_quotient(*operands(a, b), "floor")
@@ -330,6 +333,7 @@ class PowScalar(Builtin):
     formula = {"self": "grad · exponent · self^(exponent − 1)"}
 
     @staticmethod
+    @quiet
     def forward(ctx, a, exponent):
         ctx.to_save = (a, exponent)
         ctx.exponent = exponent
@@ -373,6 +377,7 @@ class Pow(Builtin):
     }
 
     @staticmethod
+    @quiet
     def forward(ctx, a, b):
         x, y = operands(a, b)
         return x**y
@@ -414,6 +419,7 @@ class Rpow(Builtin):
     formula = {"exponent": "grad · result · log(self)"}  # self: the number (the base)
 
     @staticmethod
+    @quiet
     def forward(ctx, exponent, base):
         y, x = operands(exponent, base)
         ctx.base = base
@@ -519,15 +525,15 @@ def _unary(name, node_name, compute, derivative, uses_result=False, *, formula, 
 # ops, so it can be differentiated again), and the rule that backward computes for ∂L/∂self.
 # fmt: off
 Exp = _unary("Exp", "ExpBackward0", lambda xp, x: xp.exp(x), lambda g, y: g * y, True, formula="grad · result")
-Log = _unary("Log", "LogBackward0", lambda xp, x: xp.log(x), lambda g, x: g / x, formula="grad / self")
-Log1p = _unary("Log1p", "Log1PBackward0", lambda xp, x: xp.log1p(x), lambda g, x: g / (x + 1), formula="grad / (self + 1)")
-Expm1 = _unary("Expm1", "Expm1Backward0", lambda xp, x: xp.expm1(x), lambda g, y: g * (y + 1), True, formula="grad · (result + 1)")
-Sqrt = _unary("Sqrt", "SqrtBackward0", lambda xp, x: xp.sqrt(x), lambda g, y: g / (2 * y), True, formula="grad / (2 · result)")
-Rsqrt = _unary("Rsqrt", "RsqrtBackward0", lambda xp, x: 1 / xp.sqrt(x), lambda g, y: -0.5 * g * y**3, True, formula="−grad · result³ / 2")
-Reciprocal = _unary("Reciprocal", "ReciprocalBackward0", lambda xp, x: 1 / x, lambda g, y: -g * y * y, True, formula="−grad · result²")
-Sin = _unary("Sin", "SinBackward0", lambda xp, x: xp.sin(x), lambda g, x: g * x.cos(), formula="grad · cos(self)")
-Cos = _unary("Cos", "CosBackward0", lambda xp, x: xp.cos(x), lambda g, x: -g * x.sin(), formula="−grad · sin(self)")
-Tan = _unary("Tan", "TanBackward0", lambda xp, x: xp.tan(x), lambda g, y: g * (1 + y * y), True, formula="grad · (1 + result²)")
+Log = _unary("Log", "LogBackward0", quiet(lambda xp, x: xp.log(x)), lambda g, x: g / x, formula="grad / self")
+Log1p = _unary("Log1p", "Log1PBackward0", quiet(lambda xp, x: xp.log1p(x)), lambda g, x: g / (x + 1), formula="grad / (self + 1)")
+Expm1 = _unary("Expm1", "Expm1Backward0", quiet(lambda xp, x: xp.expm1(x)), lambda g, y: g * (y + 1), True, formula="grad · (result + 1)")
+Sqrt = _unary("Sqrt", "SqrtBackward0", quiet(lambda xp, x: xp.sqrt(x)), lambda g, y: g / (2 * y), True, formula="grad / (2 · result)")
+Rsqrt = _unary("Rsqrt", "RsqrtBackward0", quiet(lambda xp, x: 1 / xp.sqrt(x)), lambda g, y: -0.5 * g * y**3, True, formula="−grad · result³ / 2")
+Reciprocal = _unary("Reciprocal", "ReciprocalBackward0", quiet(lambda xp, x: 1 / x), lambda g, y: -g * y * y, True, formula="−grad · result²")
+Sin = _unary("Sin", "SinBackward0", quiet(lambda xp, x: xp.sin(x)), lambda g, x: g * x.cos(), formula="grad · cos(self)")
+Cos = _unary("Cos", "CosBackward0", quiet(lambda xp, x: xp.cos(x)), lambda g, x: -g * x.sin(), formula="−grad · sin(self)")
+Tan = _unary("Tan", "TanBackward0", quiet(lambda xp, x: xp.tan(x)), lambda g, y: g * (1 + y * y), True, formula="grad · (1 + result²)")
 # fmt: on
 
 

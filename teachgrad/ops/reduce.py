@@ -15,12 +15,14 @@ gradient back down to a shape) is here too; the engine uses it for every op.
 from __future__ import annotations
 
 import math
+import warnings
 from collections import namedtuple
 
 from .._backend import array_module, as_dtype
 from .._profiling import recorded_as
 from .._tensor import Tensor, _wrap_dim, wrap_array
-from ..autograd.builtin import Builtin
+from ..autograd.anomaly_mode import _outside_teachgrad
+from ..autograd.builtin import Builtin, quiet
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import maximum, minimum, operands, where
 
@@ -129,6 +131,7 @@ class Sum(_Reduction):
     formula = {"self": "grad expanded to self's shape"}
 
     @staticmethod
+    @quiet
     def forward(ctx, a, dim, keepdim=False, dtype=None):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
         x = a._data
@@ -152,6 +155,7 @@ class Mean(_Reduction):
     formula = {"self": "grad expanded to self's shape / N"}  # N: how many elements each mean has
 
     @staticmethod
+    @quiet
     def forward(ctx, a, dim, keepdim=False):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
         x = a._data
@@ -161,9 +165,10 @@ class Mean(_Reduction):
                 f"complex dtype. Got: {a.dtype}. Hint: call .float() first."
             )
         ctx.count = count = _count(x.shape, dims)
-        if 0 < count <= 1 << 24 and x.dtype.itemsize > 2:
+        if count <= 1 << 24 and x.dtype.itemsize > 2:
             # NumPy's mean is this sum and division behind a slow Python wrapper. (It is exactly
-            # the same while the count is exact in float32; float16 sums in float32 there.)
+            # the same while the count is exact in float32; float16 sums in float32 there.) The
+            # mean of nothing is 0 / 0: nan, silently, where NumPy's mean warns.
             return x.sum(axis=dims, keepdims=keepdim) / count
         return x.mean(axis=dims, keepdims=keepdim)
 
@@ -188,6 +193,7 @@ class Prod(_Weighted):
     formula = {"self": "grad · result / self"}
 
     @staticmethod
+    @quiet
     def forward(ctx, a, dim, keepdim=False):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
         x = a._data
@@ -239,6 +245,30 @@ def _correction(unbiased, correction) -> float:
     return 1 if unbiased is None or unbiased else 0
 
 
+def _spread(name, a, dims, correction, keepdim, divisor):
+    """NumPy's ``var`` or ``std`` (``name``). With no degrees of freedom left (``divisor`` <= 0)
+    the result is nan or inf, and it is torch's UserWarning that says so, not NumPy's.
+
+    >>> import teachgrad as tg, warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     tg.ones(1).var(), str(caught[0].message)[:38]
+    (tensor(nan), 'var(): degrees of freedom is <= 0. Cor')
+    """
+    spread = quiet(getattr(array_module(a), name))  # (here, not on forward: the warning's line)
+    if divisor > 0:
+        return spread(a._data, axis=dims, ddof=correction, keepdims=keepdim)
+    warnings.warn(
+        f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+        "reduction factor (input numel divided by output numel).",
+        UserWarning,
+        stacklevel=_outside_teachgrad(),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's "Degrees of freedom <= 0"
+        return spread(a._data, axis=dims, ddof=correction, keepdims=keepdim)
+
+
 class Var(_Weighted):
     node_name = "VarBackward0"
     saved_names = ("self",)
@@ -250,7 +280,7 @@ class Var(_Weighted):
         _float_only(a, "std and var only support floating point and complex dtypes")
         ctx.to_save = (a, None)  # (the result is not needed)
         ctx.divisor = _count(a._data.shape, dims) - correction
-        return array_module(a).var(a._data, axis=dims, ddof=correction, keepdims=keepdim)
+        return _spread("var", a, dims, correction, keepdim, ctx.divisor)
 
     @staticmethod
     def weights(ctx, a, result):
@@ -268,7 +298,7 @@ class Std(_Weighted):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
         _float_only(a, "std and var only support floating point and complex dtypes")
         ctx.divisor = _count(a._data.shape, dims) - correction
-        return array_module(a).std(a._data, axis=dims, ddof=correction, keepdims=keepdim)
+        return _spread("std", a, dims, correction, keepdim, ctx.divisor)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -462,6 +492,7 @@ class Logsumexp(_Weighted):
     formula = {"self": "grad · exp(self − result)"}
 
     @staticmethod
+    @quiet
     def forward(ctx, a, dim, keepdim=False):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
         x = a._data if a._data.dtype.kind == "f" else a.float()._data
@@ -492,6 +523,7 @@ class Norm(_Weighted):
     formula = {"self": "grad · self · |self|^(p − 2) / result^(p − 1)"}
 
     @staticmethod
+    @quiet
     def forward(ctx, a, p, dim, keepdim=False):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
         _float_only(
@@ -549,6 +581,7 @@ class Cumsum(Builtin):
     jvp = staticmethod(linear_jvp)
 
     @staticmethod
+    @quiet
     def forward(ctx, a, dim, dtype):
         x = a._data
         ctx.dim = dim
