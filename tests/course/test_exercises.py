@@ -209,9 +209,11 @@ BUGS = [
         "detached",
     ),
     (
-        "05_double_backward",  # backward in NumPy: .numpy() of a tensor that requires grad
+        # backward in NumPy: .numpy() of a tensor that requires grad works where backward runs
+        # with grad mode off (as in torch), and is refused under create_graph=True
+        "05_double_backward",
         ("return 3 * x * x * grad", "return tg.tensor(3 * x.numpy() ** 2) * grad"),
-        {"test_cube", "test_cube_second", "test_gradgradcheck"},
+        {"test_cube_second", "test_gradgradcheck"},
         "detached",
     ),
     (
