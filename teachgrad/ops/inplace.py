@@ -32,6 +32,7 @@ from __future__ import annotations
 import warnings
 
 from .._backend import address, array_module, strided_view, to_device
+from .._profiling import recorded_as
 from .._tensor import Tensor, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import inplace_tangent, linear_jvp, zero_tangent
@@ -523,6 +524,9 @@ def _check_broadcasts_to(shape, target) -> None:
 
 
 def _method(op, fn):
+    """The method ``x.<op>(...)``: ``inplace(x, op, fn, ...)``, recorded by a profiler as
+    torch's ``aten::<op>`` (``aten::add_``), with the out-of-place op it runs inside."""
+
     def method(self, *args, **kwargs):
         return inplace(self, op, fn, *args, **kwargs)
 
@@ -532,7 +536,13 @@ def _method(op, fn):
         f"In-place ``{op.strip('_')}``: changes this tensor, bumps its version, returns it.\n\n"
         f"    >>> import teachgrad as tg\n    >>> x = tg.ones(2)\n    >>> x.{op}({example})._version\n    1\n"
     )
-    return method
+    if op in _NAMED_BY_THEIR_NODE:
+        return method
+    return recorded_as(f"aten::{op}")(method)
+
+
+# ops with no out-of-place twin: their node is already torch's in-place op (Zero: aten::zero_)
+_NAMED_BY_THEIR_NODE = {"zero_", "fill_", "copy_"}
 
 
 _EXAMPLE_ARGS = {
@@ -567,7 +577,7 @@ def setitem(x, key, value) -> None:
     tensor([[0., 7., 7.],
             [0., 0., 0.]])
     """
-
+    key = index.plain_key(x, key)
     keys = key if isinstance(key, tuple) else (key,)
     basic, advanced = [], []
     for k in keys:
@@ -578,7 +588,7 @@ def setitem(x, key, value) -> None:
             basic.append(k)
             if not isinstance(k, int):  # an int removes its dim from the view
                 advanced.append(k if k is Ellipsis else slice(None))
-    whole = all(k is Ellipsis or k == slice(None) for k in basic)
+    whole = all(k is Ellipsis or (isinstance(k, slice) and k == slice(None)) for k in basic)
     target = x if whole else basic_getitem(x, tuple(basic))  # writing all of x needs no view
     if (
         isinstance(value, Tensor)

@@ -146,6 +146,10 @@ OPS = {
     "t[-1] = 7.0": Op(_set_number(lambda lib, t: -1, 7.0)),
     "t[:] = v": Op(_setitem(lambda lib, t: slice(None)), value=(3, 4)),
     "t[...] = v row": Op(_setitem(lambda lib, t: Ellipsis), value=(4,)),
+    "t[tensor(1)] = v row": Op(_setitem(lambda lib, t: lib.tensor(1)), value=(4,)),
+    "t[index.sum()] = 7.0": Op(_set_number(lambda lib, t: _index(lib, 0, 2).sum(), 7.0)),
+    "t[tensor(1), 1:3] = v": Op(_setitem(lambda lib, t: (lib.tensor(1), slice(1, 3))), value=(2,)),
+    "t[np.int64(2)] = v row": Op(_setitem(lambda lib, t: np.int64(2)), value=(4,)),
     # __setitem__, advanced keys
     "t[[0, 2]] = v": Op(_setitem(lambda lib, t: [0, 2]), value=(2, 4)),
     "t[idx, idx] = v": Op(
