@@ -258,3 +258,20 @@ def test_in_place_op_matches_torch(op, place, value_grad):
         return
     bumps = facts["tg"]["bumps"]
     assert bumps == (1, 1)
+
+
+def test_a_loop_over_an_index_tensor_writes_as_in_torch():
+    """``for i in idx: g[i] += w[i]``: each ``i`` is a 0-d integer tensor, an index like an
+    int; the values, versions, grad_fn and the gradient of ``w`` all match torch's."""
+
+    def program(lib):
+        w = make(lib, np.array([1.0, 2.0, 3.0]), requires_grad=True)
+        g = w * 1
+        for i in lib.tensor([0, 2, 2]):
+            g[i] += w[i]
+        (g * make(lib, np.array([1.0, 10.0, 100.0]))).sum().backward()
+        return dict(g=numpy(g), version=g._version, grad_fn=name(g), w_grad=grad(w))
+
+    facts = assert_both_same(program)
+    # each ``g[i] += v`` is an add_ into the view g[i], then ``g[i] = that view``: 2 bumps
+    assert facts["tg"]["version"] == 6
