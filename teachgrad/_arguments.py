@@ -33,7 +33,7 @@ import functools
 import operator
 
 from ._backend import device, dtype
-from ._tensor import Tensor
+from ._tensor import Tensor, type_name  # (the Tensor's own setters need it too)
 
 _OPTIONS = (
     "teachgrad.dtype dtype = None, teachgrad.device device = None, bool requires_grad = False"
@@ -224,33 +224,6 @@ def given(**options) -> dict:
     {'device': 'cpu'}
     """
     return {k: v for k, v in options.items() if v is not None and v is not False}
-
-
-def type_name(value) -> str:
-    """How torch names the type of ``value`` in its errors.
-
-    >>> import numpy as np, teachgrad as tg
-    >>> [type_name(v) for v in (2.5, None, tg.ones(1), tg.float32, np.zeros(1))]
-    ['float', 'NoneType', 'Tensor', 'teachgrad.dtype', 'numpy.ndarray']
-    """
-    cls = type(value)
-    if isinstance(value, Tensor):
-        return "Tensor"
-    if cls.__module__ == "builtins":
-        return cls.__name__
-    return f"{cls.__module__.split('.')[0]}.{cls.__name__}"
-
-
-def check_bool(fn: str, name: str, value, position: int | None = None) -> None:
-    """torch's TypeError unless ``value`` is a bool (1, "yes" and None are not).
-
-    >>> check_bool("set_grad_enabled", "enabled", "a", 1)
-    Traceback (most recent call last):
-    TypeError: set_grad_enabled(): argument 'enabled' (position 1) must be bool, not str
-    """
-    if not isinstance(value, bool):
-        where = f" (position {position})" if position else ""
-        raise TypeError(f"{fn}(): argument '{name}'{where} must be bool, not {type_name(value)}")
 
 
 # --------------------------------------------------------------------------- the types

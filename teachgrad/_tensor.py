@@ -176,7 +176,11 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        value = bool(value)
+        if not isinstance(value, bool):  # 1, "yes", None and NumPy's bools too, as torch
+            raise RuntimeError(
+                "requires_grad must be a bool\n"
+                f"  It was {type_name(value)} {value!r}; write True or False."
+            )
         if self._grad_fn is not None and value:
             return  # a non-leaf already requires grad: asking again changes nothing (as torch)
         if self._grad_fn is not None:
@@ -193,10 +197,8 @@ class Tensor:
                 f"tensor was made by {self._grad_fn.name()}; its requires_grad follows from its inputs."
             )
         if value and self._data.dtype.kind != "f":
-            raise RuntimeError(
-                "only Tensors of floating point and complex dtype can require gradients "
-                f"(this tensor is {self.dtype}; make it float first, e.g. "
-                "tg.tensor([1, 2], dtype=tg.float32) or x.float())"
+            self._refuse_grad(
+                "only Tensors of floating point and complex dtype can require gradients"
             )
         if value and self._inference and not _grad_state.inference:
             raise RuntimeError(
@@ -207,12 +209,25 @@ class Tensor:
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return self.
 
+        Like the setter, but refused in the words of a method: a non-bool is a TypeError
+        naming the argument, and an integer tensor is told torch's shorter line.
+
         >>> import teachgrad as tg
         >>> tg.zeros(2).requires_grad_().requires_grad
         True
         """
+        check_bool("requires_grad_", "requires_grad", requires_grad, 1)
+        if requires_grad and self._data.dtype.kind != "f":
+            self._refuse_grad("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
+
+    def _refuse_grad(self, line: str) -> None:
+        """torch's ``line`` refusing grad to an integer tensor, then how to fix it."""
+        raise RuntimeError(
+            f"{line}\n  This tensor is {self.dtype}; make it float first, e.g. "
+            "tg.tensor([1, 2], dtype=tg.float32) or x.float()."
+        )
 
     @property
     def grad_fn(self):
@@ -260,6 +275,8 @@ class Tensor:
                     f"assigned grad expected to be a Tensor or None but got grad of type "
                     f"{type(value).__name__}"
                 )
+            if value is self:  # its grad would be accumulated into itself
+                raise RuntimeError("can't assign Variable as its own grad")
             if value.dtype is not self.dtype:
                 raise RuntimeError(
                     f"assigned grad has data of a different type ({value.dtype} vs {self.dtype})"
@@ -271,8 +288,9 @@ class Tensor:
                 )
             if value.shape != self.shape:
                 raise RuntimeError(
-                    f"assigned grad has data of a different size ({list(value.shape)} vs "
-                    f"{list(self.shape)})"
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                    f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
+                    "tensor are the same size"
                 )
         self._grad = value
 
@@ -294,6 +312,13 @@ class Tensor:
                 "data set to a tensor that requires gradients must be floating point or complex dtype"
             )
         self._data = value._data
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError(
+            "Deleting tensor data is not allowed. Delete tensor instead!\n"
+            "  A tensor always has its memory; `del x` drops the tensor itself."
+        )
 
     @property
     def _version(self) -> int:
@@ -776,3 +801,30 @@ def _wrap_dim(dim: int, ndim: int) -> int:
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )
     return dim % n
+
+
+def type_name(value) -> str:
+    """How torch names the type of ``value`` in its errors.
+
+    >>> import numpy as np, teachgrad as tg
+    >>> [type_name(v) for v in (2.5, None, tg.ones(1), tg.float32, np.zeros(1))]
+    ['float', 'NoneType', 'Tensor', 'teachgrad.dtype', 'numpy.ndarray']
+    """
+    cls = type(value)
+    if isinstance(value, Tensor):
+        return "Tensor"
+    if cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__.split('.')[0]}.{cls.__name__}"
+
+
+def check_bool(fn: str, name: str, value, position: int | None = None) -> None:
+    """torch's TypeError unless ``value`` is a bool (1, "yes" and None are not).
+
+    >>> check_bool("set_grad_enabled", "enabled", "a", 1)
+    Traceback (most recent call last):
+    TypeError: set_grad_enabled(): argument 'enabled' (position 1) must be bool, not str
+    """
+    if not isinstance(value, bool):
+        where = f" (position {position})" if position else ""
+        raise TypeError(f"{fn}(): argument '{name}'{where} must be bool, not {type_name(value)}")

@@ -18,8 +18,8 @@ import functools
 import inspect
 import warnings
 
-from .._arguments import check_bool
 from .._grad_state import state  # noqa: E402 - the flags live below Tensor
+from .._tensor import check_bool
 
 
 def is_grad_enabled() -> bool:

@@ -13,6 +13,7 @@ import warnings
 from .. import _backend, _seam
 from .._backend import as_device, as_dtype, check_cuda_index
 from .._backend import device as device_type
+from .._profiling import recorded_as
 from .._tensor import Tensor
 from . import index, inplace, linalg, nn, pointwise, reduce, shape, views  # noqa: F401 - the families
 from .index import gather, index_put, index_select, masked_fill, scatter, scatter_add
@@ -336,7 +337,12 @@ def _contiguous(self, memory_format=None):
     >>> tg.zeros(2, 3).t().contiguous().stride()
     (2, 1)
     """
-    return self if self._data.flags.c_contiguous else _P.Clone.apply(self, "C")
+    return self if self._data.flags.c_contiguous else _contiguous_copy(self)
+
+
+@recorded_as("aten::contiguous")  # (only a copy is an op: torch records nothing otherwise)
+def _contiguous_copy(self):
+    return _P.Clone.apply(self, "C")
 
 
 def _to_arguments(args, kwargs) -> tuple:
@@ -459,12 +465,17 @@ Tensor.long = _caster("int64")
 Tensor.int = _caster("int32")
 Tensor.bool = _caster("bool_")
 Tensor.type_as = _type_as
-Tensor.T = property(
-    lambda self: permute(self, tuple(range(self.ndim))[::-1]),
-    doc="All dims reversed (the transpose for a matrix).",
-)
 
 
+@recorded_as("aten::numpy_T")
+def _T(self):
+    return permute(self, tuple(range(self.ndim))[::-1])
+
+
+Tensor.T = property(_T, doc="All dims reversed (the transpose for a matrix).")
+
+
+@recorded_as("aten::mT")
 def _mT(self):
     if self.ndim == 0:  # torch's too: a 0-d tensor is its own transpose, with a warning
         warnings.warn(

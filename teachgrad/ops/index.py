@@ -14,10 +14,11 @@ gradients to ``x[0]``).
 from __future__ import annotations
 
 import functools
+import numbers
 import operator
 
 from .._backend import array_module
-from .._tensor import Tensor, _wrap_dim, wrap_array
+from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .linalg import scalar_type_name
@@ -85,10 +86,63 @@ def getitem(input, key):
     >>> x[1], x[:, 1:3].shape, x[None, ..., 0].shape, x[[0, 2], 1]
     (tensor([4, 5, 6, 7]), teachgrad.Size([3, 2]), teachgrad.Size([1, 3]), tensor([1, 9]))
     """
+    key = plain_key(input, key)
     keys = key if isinstance(key, tuple) else (key,)
     if any(_is_advanced(k) for k in keys):
         return advanced_getitem(input, keys)
     return basic_getitem(input, key)
+
+
+_NOT_AN_INDEX = (
+    "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+    "indices (got {})"
+)
+
+
+def plain_key(input, key):
+    """``key`` checked as torch checks it first, with its 0-d integer tensors and NumPy
+    ints made Python ints (so ``x[t.sum()]`` selects, as ``x[2]`` does).
+
+    A float or a string is no index: torch's IndexError / TypeError, where NumPy would
+    round the float down. A lone int can't index a 0-d tensor (``.item()`` reads it).
+
+    >>> import teachgrad as tg
+    >>> plain_key(tg.zeros(3), (tg.tensor(2), 1))
+    (2, 1)
+    >>> plain_key(tg.zeros(3), 1.5)
+    Traceback (most recent call last):
+    IndexError: only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got float)
+    """
+    if input._data.ndim == 0:  # every other bad key into a 0-d tensor is "too many indices"
+        if isinstance(key, int) and not isinstance(key, bool):
+            raise IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+            )
+        return key
+    if isinstance(key, tuple):
+        return tuple(_plain(k) for k in key)
+    return _plain(key)
+
+
+_PLAIN = {int, slice, type(None), type(Ellipsis)}
+
+
+def _plain(k):
+    """One part of a key, checked: see ``plain_key``."""
+    if type(k) in _PLAIN:  # the common parts, spared the slower checks below
+        return k
+    if isinstance(k, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if isinstance(k, numbers.Real) and not isinstance(k, numbers.Integral):  # NumPy's floats too
+        raise IndexError(_NOT_AN_INDEX.format(type_name(k)))
+    if isinstance(k, Tensor) and k._data.ndim == 0 and k._data.dtype.kind != "b":
+        if k._data.dtype.kind not in "iu":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return int(k)  # (on a GPU, a wait for the number, as in torch)
+    if isinstance(k, numbers.Integral) and not isinstance(k, bool):  # bools are masks
+        return int(k)
+    return k
 
 
 def _is_advanced(k) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 from .._backend import array_module, result_type, strided_view
+from .._profiling import recorded_as
 from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
@@ -131,6 +132,7 @@ def view(input, *shape):
     return View.apply(input, _infer_shape(_shape_args(shape), input._data.size))
 
 
+@recorded_as("aten::reshape")
 def reshape(input, *shape):
     """Another shape: a view when the layout allows, else a copy.
 
@@ -146,6 +148,7 @@ def reshape(input, *shape):
     return UnsafeView.apply(input, shape)
 
 
+@recorded_as("aten::view_as")
 def view_as(input, other):
     """``input.view(other.shape)``.
 
@@ -156,6 +159,7 @@ def view_as(input, other):
     return view(input, tuple(other.shape))
 
 
+@recorded_as("aten::reshape_as")
 def reshape_as(input, other):
     """``input.reshape(other.shape)``.
 
@@ -166,6 +170,7 @@ def reshape_as(input, other):
     return reshape(input, tuple(other.shape))
 
 
+@recorded_as("aten::flatten")
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one.
 
@@ -187,6 +192,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, shape[:start] + (merged,) + shape[end + 1 :])
 
 
+@recorded_as("aten::unflatten")
 def unflatten(input, dim, sizes):
     """Split dim ``dim`` into several with the given ``sizes`` (one may be -1): a view.
 
@@ -381,6 +387,7 @@ def t(input):
     return T.apply(input, 0, 1) if ndim == 2 else T.apply(input, 0, 0)
 
 
+@recorded_as("aten::movedim")
 def movedim(input, source, destination):
     """Move dim(s) ``source`` to position(s) ``destination`` (a permute).
 
@@ -479,6 +486,7 @@ def expand(input, *sizes):
     return Expand.apply(input, tuple(target))
 
 
+@recorded_as("aten::expand_as")
 def expand_as(input, other):
     """``input.expand(other.shape)``.
 
@@ -587,6 +595,7 @@ def _slice(input, dim, start, stop, step):
     return Slice.apply(input, dim, start, max(stop, start), step)
 
 
+@recorded_as("aten::narrow")
 def narrow(input, dim, start, length):
     """``length`` elements from ``start`` along ``dim`` (a view).
 
@@ -902,6 +911,7 @@ def split(input, split_size_or_sections, dim=0):
     return out if isinstance(out, tuple) else (out,)
 
 
+@recorded_as("aten::chunk")
 def chunk(input, chunks, dim=0):
     """Split into ``chunks`` pieces of (nearly) equal size along ``dim``.
 

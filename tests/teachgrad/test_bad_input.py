@@ -1,16 +1,19 @@
-"""Bad input to the factories, grad modes and devices fails exactly as in torch.
+"""Bad input to the factories, grad modes, devices, tensor attributes and indexing fails
+exactly as in torch.
 
 Each row is one call, written once for both libraries (``lambda lib: lib.zeros(-1)``).
 torch must refuse it (else the row tests nothing), and teachgrad must raise the same
 exception class with the same first line, torch's module name read as teachgrad's;
 teachgrad may add lines that teach. The rows cover each factory with arguments of the
 wrong type, negative and too large sizes, dtypes and devices given as bad strings,
-ragged nested lists, ranges that never end, and the grad-mode switches.
+ragged nested lists, ranges that never end, the grad-mode switches, a tensor's
+attributes set to what they can't hold, and keys that are no index (floats, strings).
 
 ``DIFFERS`` lists the few rows where teachgrad can't say torch's words, and why; there
 the rest of the line must still be torch's.
 """
 
+import operator
 import warnings
 
 import numpy as np
@@ -267,6 +270,63 @@ SWITCHES = {
     "to('float64')": lambda lib: lib.ones(2).to("float64"),
 }
 
+
+def _leaf(lib):
+    return lib.zeros(2, requires_grad=True)
+
+
+def _matrix(lib):
+    return lib.arange(6.0).reshape(2, 3)
+
+
+ATTRIBUTES = {
+    "requires_grad = 'yes'": lambda lib: setattr(lib.zeros(2), "requires_grad", "yes"),
+    "requires_grad = 1": lambda lib: setattr(lib.zeros(2), "requires_grad", 1),
+    "requires_grad = None": lambda lib: setattr(lib.zeros(2), "requires_grad", None),
+    "requires_grad = np.bool_": lambda lib: setattr(lib.zeros(2), "requires_grad", np.True_),
+    "requires_grad = 'yes' on int": lambda lib: setattr(lib.arange(2), "requires_grad", "yes"),
+    "requires_grad = True on int": lambda lib: setattr(lib.arange(2), "requires_grad", True),
+    "requires_grad_('yes')": lambda lib: lib.zeros(2).requires_grad_("yes"),
+    "requires_grad_(1)": lambda lib: lib.zeros(2).requires_grad_(1),
+    "requires_grad_(None)": lambda lib: lib.zeros(2).requires_grad_(None),
+    "requires_grad_(np.bool_)": lambda lib: lib.zeros(2).requires_grad_(np.True_),
+    "requires_grad_() on int": lambda lib: lib.arange(2).requires_grad_(),
+    "requires_grad_('yes') on int": lambda lib: lib.arange(2).requires_grad_("yes"),
+    "del x.data": lambda lib: delattr(lib.zeros(2), "data"),
+    "x.grad = x": lambda lib: (lambda x: setattr(x, "grad", x))(_leaf(lib)),
+    "x.grad = 3": lambda lib: setattr(_leaf(lib), "grad", 3),
+    "x.grad = wrong size": lambda lib: setattr(_leaf(lib), "grad", lib.zeros(3)),
+    "x.grad = wrong rank": lambda lib: setattr(_leaf(lib), "grad", lib.zeros(2, 1)),
+}
+
+INDEXING = {
+    "x[1.5]": lambda lib: _matrix(lib)[1.5],
+    "x[1.0]": lambda lib: _matrix(lib)[1.0],
+    "x[np.float64]": lambda lib: _matrix(lib)[np.float64(1.5)],
+    "x[np.float32]": lambda lib: _matrix(lib)[np.float32(1.5)],
+    "x[0, 1.5]": lambda lib: _matrix(lib)[0, 1.5],
+    "x[None, 1.5]": lambda lib: _matrix(lib)[None, 1.5],
+    "x[..., 1.5]": lambda lib: _matrix(lib)[..., 1.5],
+    "x[tensor(1.5)]": lambda lib: _matrix(lib)[lib.tensor(1.5)],
+    "x['a']": lambda lib: _matrix(lib)["a"],
+    "x[0, 'a']": lambda lib: _matrix(lib)[0, "a"],
+    "x[1.5] = 0": lambda lib: operator.setitem(_matrix(lib), 1.5, 0.0),
+    "x[np.float64] = 0": lambda lib: operator.setitem(_matrix(lib), np.float64(1.5), 0.0),
+    "x[0, 1.5] = 0": lambda lib: operator.setitem(_matrix(lib), (0, 1.5), 0.0),
+    "x[tensor(1.5)] = 0": lambda lib: operator.setitem(_matrix(lib), lib.tensor(1.5), 0.0),
+    "x['a'] = 0": lambda lib: operator.setitem(_matrix(lib), "a", 0.0),
+    "0-d[0]": lambda lib: lib.tensor(3.0)[0],
+    "0-d[0] = 1": lambda lib: operator.setitem(lib.tensor(3.0), 0, 1.0),
+    "0-d[0, 0]": lambda lib: lib.tensor(3.0)[0, 0],
+    "0-d[..., 0]": lambda lib: lib.tensor(3.0)[..., 0],
+    "0-d[1.5]": lambda lib: lib.tensor(3.0)[1.5],
+    "0-d[tensor(0)]": lambda lib: lib.tensor(3.0)[lib.tensor(0)],
+    "0-d[tensor([0])]": lambda lib: lib.tensor(3.0)[lib.tensor([0])],
+    "0-d[[0]]": lambda lib: lib.tensor(3.0)[[0]],
+    "0-d[tensor(0)] = 1": lambda lib: operator.setitem(lib.tensor(3.0), lib.tensor(0), 1.0),
+    "0-d[tensor([0])] = 1": lambda lib: operator.setitem(lib.tensor(3.0), lib.tensor([0]), 1.0),
+}
+
 CASES = {
     **TENSOR,
     **{k: v for name in SIZED for k, v in _sized(name).items()},
@@ -274,6 +334,8 @@ CASES = {
     **FULL,
     **RANGES,
     **SWITCHES,
+    **ATTRIBUTES,
+    **INDEXING,
 }
 
 # torch's words -> teachgrad's, where teachgrad can't say torch's (the rest must match)

@@ -233,6 +233,12 @@ WAITS_ONCE = {
     "a boolean mask": ("x[x > 0] (mask)", "x[row mask]", "x[[True, False, True]]", "x[mask, 1:]"),
     # the result's shape depends on the value of a tensor argument (as in torch)
     "a size given as a tensor": ("narrow(0, tensor(1), 1)",),
+    # a 0-d integer tensor as an index is read as a number, then selects as an int does
+    "a 0-d tensor as an index": (
+        "x[tensor(1)] (0-d int)",
+        "x[t.sum()] (0-d int)",
+        "x[1, tensor(-1)]",
+    ),
     # the backward divides the result by each element, unless the input holds a zero; the
     # zero-safe formula, products of the other elements, needs n² memory per row
     "prod's backward asks whether there is a zero": ("prod(",),

@@ -274,7 +274,62 @@ CALLS = {
         lib.randn_like(t["x"]),
     ],
     "equal, allclose": lambda lib, t: [lib.equal(t["x"], t["y"]), lib.allclose(t["x"], t["y"])],
+    "add_, sub_, mul_, div_": lambda lib, t: [
+        t["v"].add_(1),
+        t["v"].sub_(1),
+        t["v"].mul_(2),
+        t["v"].div_(2),
+    ],
+    "+=, -=, *=, /=": lambda lib, t: _augmented(t["v"]),
+    "pow_, neg_, abs_, exp_, log_": lambda lib, t: [
+        t["v"].pow_(2),
+        t["v"].neg_(),
+        t["v"].abs_(),
+        t["v"].exp_(),
+        t["v"].log_(),
+    ],
+    "sqrt_, sin_, cos_, tanh_, sigmoid_, relu_": lambda lib, t: [
+        t["v"].sqrt_(),
+        t["v"].sin_(),
+        t["v"].cos_(),
+        t["v"].tanh_(),
+        t["v"].sigmoid_(),
+        t["v"].relu_(),
+    ],
+    "clamp_, clip_, zero_, fill_, copy_": lambda lib, t: [
+        t["v"].clamp_(0, 1),
+        t["v"].clip_(0, 1),
+        t["v"].zero_(),
+        t["v"].fill_(2.0),
+        t["v"].copy_(t["v"]),
+    ],
+    "reshape, flatten, narrow": lambda lib, t: [
+        t["x"].reshape(12),
+        t["x"].reshape(4, 3),
+        t["x"].flatten(),
+        t["x"].narrow(1, 1, 2),
+    ],
+    "chunk, movedim, unflatten": lambda lib, t: [
+        t["x"].chunk(2),
+        t["x"].movedim(0, 1),
+        t["x"].unflatten(1, (2, 2)),
+    ],
+    "expand_as, view_as, reshape_as": lambda lib, t: [
+        t["v"].expand_as(t["x"]),
+        t["x"].view_as(t["y"]),
+        t["x"].reshape_as(t["y"]),
+    ],
+    "T, mT, contiguous": lambda lib, t: [t["x"].T, t["batch"].mT, t["x"].t().contiguous()],
 }
+
+
+def _augmented(v):
+    """``v += 1`` and the other augmented assignments (statements, so not in a lambda)."""
+    v += 1
+    v -= 1
+    v *= 2
+    v /= 2
+    return v
 
 
 def _top_level_names(lib, call):
@@ -659,12 +714,13 @@ def test_custom_function_returning_its_childs_output_counts_it_once():
     with profile(profile_memory=True) as prof:
         Twice.apply(x)
         TwiceAsColumn.apply(x)
-    twice, mul, column, mul2, view = prof.function_events
+    twice, mul, column, mul2, reshape, view = prof.function_events
     assert (twice.name, mul.name, mul.cpu_parent) == ("Twice", "aten::mul", twice)
     assert (mul.self_cpu_memory_usage, twice.self_cpu_memory_usage) == (20, 0)
     assert twice.cpu_memory_usage == 20
-    assert [c.name for c in column.cpu_children] == ["aten::mul", "aten::view"]
-    assert (mul2.cpu_memory_usage, view.cpu_memory_usage) == (20, 0)
+    assert [c.name for c in column.cpu_children] == ["aten::mul", "aten::reshape"]
+    assert [c.name for c in reshape.cpu_children] == ["aten::view"]
+    assert (mul2.cpu_memory_usage, reshape.cpu_memory_usage, view.cpu_memory_usage) == (20, 0, 0)
     assert (column.self_cpu_memory_usage, column.cpu_memory_usage) == (0, 20)
 
 

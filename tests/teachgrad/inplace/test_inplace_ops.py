@@ -146,6 +146,10 @@ OPS = {
     "t[-1] = 7.0": Op(_set_number(lambda lib, t: -1, 7.0)),
     "t[:] = v": Op(_setitem(lambda lib, t: slice(None)), value=(3, 4)),
     "t[...] = v row": Op(_setitem(lambda lib, t: Ellipsis), value=(4,)),
+    "t[tensor(1)] = v row": Op(_setitem(lambda lib, t: lib.tensor(1)), value=(4,)),
+    "t[index.sum()] = 7.0": Op(_set_number(lambda lib, t: _index(lib, 0, 2).sum(), 7.0)),
+    "t[tensor(1), 1:3] = v": Op(_setitem(lambda lib, t: (lib.tensor(1), slice(1, 3))), value=(2,)),
+    "t[np.int64(2)] = v row": Op(_setitem(lambda lib, t: np.int64(2)), value=(4,)),
     # __setitem__, advanced keys
     "t[[0, 2]] = v": Op(_setitem(lambda lib, t: [0, 2]), value=(2, 4)),
     "t[idx, idx] = v": Op(
@@ -254,3 +258,20 @@ def test_in_place_op_matches_torch(op, place, value_grad):
         return
     bumps = facts["tg"]["bumps"]
     assert bumps == (1, 1)
+
+
+def test_a_loop_over_an_index_tensor_writes_as_in_torch():
+    """``for i in idx: g[i] += w[i]``: each ``i`` is a 0-d integer tensor, an index like an
+    int; the values, versions, grad_fn and the gradient of ``w`` all match torch's."""
+
+    def program(lib):
+        w = make(lib, np.array([1.0, 2.0, 3.0]), requires_grad=True)
+        g = w * 1
+        for i in lib.tensor([0, 2, 2]):
+            g[i] += w[i]
+        (g * make(lib, np.array([1.0, 10.0, 100.0]))).sum().backward()
+        return dict(g=numpy(g), version=g._version, grad_fn=name(g), w_grad=grad(w))
+
+    facts = assert_both_same(program)
+    # each ``g[i] += v`` is an add_ into the view g[i], then ``g[i] = that view``: 2 bumps
+    assert facts["tg"]["version"] == 6

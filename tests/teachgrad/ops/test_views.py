@@ -10,6 +10,7 @@
 * bad shapes, dims and indices raise torch's exception class and key phrase.
 """
 
+import numpy as np
 import pytest
 
 import teachgrad as tg
@@ -73,6 +74,10 @@ VIEWS = {
     "x[...]": (lambda lib, x: x[...], [A(3, 4)]),
     "x[2:2] (empty)": (lambda lib, x: x[2:2] * 2, [A(4)]),
     "x[1:][::2][0]": (lambda lib, x: x[1:][::2][0], [A(5, 3)]),
+    "x[tensor(1)] (0-d int)": (lambda lib, x: x[lib.tensor(1)], [A(3, 4), A(4)]),
+    "x[t.sum()] (0-d int)": (lambda lib, x: x[lib.tensor([0, 2]).sum()], [A(3, 4)]),
+    "x[1, tensor(-1)]": (lambda lib, x: x[1, lib.tensor(-1)], [A(3, 4)]),
+    "x[np.int64(2)]": (lambda lib, x: x[np.int64(2)], [A(3, 4)]),
     "unbind(1)": (lambda lib, x: x.unbind(1), [A(3, 2)]),
     "split(2, dim=1)": (lambda lib, x: x.split(2, dim=1), [A(2, 5)]),
     "chunk(2)": (lambda lib, x: x.chunk(2), [A(4, 2), A(3)]),
