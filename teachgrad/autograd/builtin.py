@@ -46,24 +46,6 @@ from .function import Function, make_view, needs_grad, no_grads, record, wrap_ou
 
 _ndarray = numpy_module().ndarray
 
-quiet = numpy_module().errstate(all="ignore")
-"""Decorator: run a function with NumPy's floating-point warnings off.
-
-NumPy warns ("divide by zero encountered in log", "invalid value encountered in divide",
-"overflow encountered in exp") where it makes inf or nan; torch makes the same values
-silently, so teachgrad's ops must not warn either. Turning the warnings off costs about
-1 µs a call, so it is not done in ``Builtin.apply`` but only around the forward of the
-ops that can make inf/nan (``log(0)``, ``1 / 0``, ``sqrt(-1)``, ``sum([inf, -inf])``)
-and, once, around a whole backward pass (see ``engine._run``). ``add``, ``sub``, ``mul``
-and ``exp``, the hot path (bench.py's chain), are left out: they warn only where an input
-is inf or the result overflows. (Measured on 10 numbers: ``tg.log(x)`` 2.6 µs before,
-3.4 µs after; ``x / y`` 4.3 µs, 4.9 µs; ``x * y`` 2.8 µs, unchanged.)
-
-    >>> import numpy
-    >>> quiet(numpy.log)(numpy.zeros(1))
-    array([-inf])
-"""
-
 
 class Builtin(Function):
     """The base class of teachgrad's own ops (see the module docstring)."""

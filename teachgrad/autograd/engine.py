@@ -34,12 +34,11 @@ from heapq import heappop, heappush
 from typing import NamedTuple
 
 from .. import _events, _seam
-from .._backend import array_module
+from .._backend import array_module, quiet
 from .._events import HookFired, NodeFinished, NodeStarted
 from .._profiling import state as _profiling
 from .._tensor import Tensor, wrap_array
 from . import anomaly_mode
-from .builtin import quiet
 from .grad_mode import state as _grad_state
 from .tape import AccumulateGrad, Node, accumulate_grad, check_hook_result
 

@@ -383,9 +383,10 @@ def nll_loss(
     reduction = _reduction(size_average, reduce, reduction)
     same_device(input, target, weight)
     _check_class_target(input, target, weight)
-    if input.ndim <= 2:
+    ndim = input._data.ndim
+    if ndim <= 2:
         return _nn.NllLoss.apply(input, target, weight, ignore_index, reduction)
-    if input.ndim == 4:
+    if ndim == 4:
         return _nn.NllLoss2d.apply(input, target, weight, ignore_index, reduction)
     # other ranks go through the 4-d case with the positions flattened, as torch does
     n, c = input.shape[:2]
@@ -426,13 +427,12 @@ def cross_entropy(
             f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}\n  It is the share "
             "of each target's probability spread evenly over all classes."
         )
-    class_dim = 0 if input.ndim == 1 else 1
-    n_classes = input.shape[class_dim] if input.ndim else 1
+    ndim = input._data.ndim
+    class_dim = 0 if ndim == 1 else 1
+    n_classes = input._data.shape[class_dim] if ndim else 1
     weight_view = None
     if weight is not None:  # one weight per class, placed along the class dim
-        weight_view = weight.reshape(
-            [n_classes if d == class_dim else 1 for d in range(input.ndim)]
-        )
+        weight_view = weight.reshape([n_classes if d == class_dim else 1 for d in range(ndim)])
     logp = log_softmax(input, class_dim)
 
     if target.is_floating_point() and target.shape == input.shape:  # class probabilities

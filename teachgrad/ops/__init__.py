@@ -477,18 +477,19 @@ Tensor.T = property(_T, doc="All dims reversed (the transpose for a matrix).")
 
 @recorded_as("aten::mT")
 def _mT(self):
-    if self.ndim == 0:  # torch's too: a 0-d tensor is its own transpose, with a warning
+    ndim = self._data.ndim
+    if ndim >= 2:
+        return transpose(self, -2, -1)
+    if ndim == 0:  # torch's too: a 0-d tensor is its own transpose, with a warning
         warnings.warn(
             "Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.",
             UserWarning,
             stacklevel=2,
         )
         return self
-    if self.ndim < 2:
-        raise RuntimeError(
-            f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor."
-        )
-    return transpose(self, -2, -1)
+    raise RuntimeError(
+        f"tensor.mT is only supported on matrices or batches of matrices. Got {ndim}-D tensor."
+    )
 
 
 Tensor.mT = property(_mT, doc="The last two dims swapped (matrices or batches of matrices).")

@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import warnings
 
-from .._backend import address, array_module, strided_view, to_device
+from .._backend import address, array_module, quiet, strided_view, to_device
 from .._profiling import state as _profiling
 from .._tensor import Tensor, wrap_array
-from ..autograd.builtin import Builtin, quiet
+from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import inplace_tangent, linear_jvp, zero_tangent
 from ..autograd.forward_ad import state as _fw_state
 from ..autograd.function import zeros_for

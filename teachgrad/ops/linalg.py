@@ -17,10 +17,10 @@ from __future__ import annotations
 import math
 import string
 
-from .._backend import array_module, result_type
+from .._backend import array_module, quiet, result_type
 from .._profiling import recorded_as
 from .._tensor import wrap_array
-from ..autograd.builtin import Builtin, quiet
+from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import tangent_sum
 from ..autograd.grad_mode import is_grad_enabled
 from .pointwise import broadcast_shape, operands, same_device
@@ -281,7 +281,7 @@ def matmul(input, other):
     (teachgrad.Size([4, 2, 5]), tensor(3.))
     """
     same_device(input, other)
-    a, b = input.ndim, other.ndim
+    a, b = input._data.ndim, other._data.ndim
     if a == 0 or b == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {a}D and {b}D"

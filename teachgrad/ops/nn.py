@@ -39,9 +39,9 @@ from __future__ import annotations
 import math
 import warnings
 
-from .._backend import array_module, device_assert, device_of, numpy_module, strided_view
+from .._backend import array_module, device_assert, device_of, numpy_module, quiet, strided_view
 from .._tensor import Tensor, _wrap_dim, wrap_array
-from ..autograd.builtin import Builtin, quiet
+from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum
 from .linalg import scalar_type_name
 from .pointwise import SavesResult, _sigmoid, _unary, where

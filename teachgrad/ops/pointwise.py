@@ -22,12 +22,13 @@ from .._backend import (
     as_array,
     get_default_dtype,
     numpy_module,
+    quiet,
     result_type,
     to_device,
 )
 from .._profiling import recorded_as
 from .._tensor import Tensor, wrap_array
-from ..autograd.builtin import Builtin, quiet
+from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_tangent
 from ..autograd.tape import _dense as dense
 

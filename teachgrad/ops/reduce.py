@@ -18,11 +18,11 @@ import math
 import warnings
 from collections import namedtuple
 
-from .._backend import array_module, as_dtype
+from .._backend import array_module, as_dtype, quiet
 from .._profiling import recorded_as
 from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.anomaly_mode import _outside_teachgrad
-from ..autograd.builtin import Builtin, quiet
+from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import maximum, minimum, operands, where
 

@@ -16,6 +16,7 @@ F = tg.nn.functional
 STEPS = 2_000
 
 
+@pytest.mark.no_standin("measures host memory: the stand-in's own bookkeeping would count")
 @pytest.mark.parametrize(
     "make",
     [
