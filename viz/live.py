@@ -147,9 +147,10 @@ def failed_call(error: BaseException):
     """
     tb = error.__traceback__
     while tb is not None:
-        frame = tb.tb_frame
-        if frame.f_globals.get("__name__", "").split(".")[0] == "teachgrad":
-            return _called(frame)
+        module = tb.tb_frame.f_globals.get("__name__", "")
+        # (the profiler's wrapper around some functions, recorded_as, is not the call itself)
+        if module.split(".")[0] == "teachgrad" and module != "teachgrad._profiling":
+            return _called(tb.tb_frame)
         tb = tb.tb_next
     return None
 
