@@ -31,7 +31,7 @@ def assert_like_torch(program):
     return want
 
 
-def grad_list(t):
+def as_numpy(t):
     return None if t is None else t.detach().cpu().numpy()
 
 
@@ -59,7 +59,7 @@ def test_a_flat_op_gives_zeros_even_when_inf_or_nan_comes_down(op, upstream):
     def program(lib):
         x = lib.tensor([1.5, -2.25, 0.0], dtype=lib.float64, requires_grad=True)
         (op(x) * upstream).sum().backward()
-        return grad_list(x.grad)
+        return as_numpy(x.grad)
 
     assert_like_torch(program)
 
@@ -69,7 +69,7 @@ def test_a_flat_op_gradient_made_with_create_graph_needs_no_graph(op):
     def program(lib):
         x = lib.tensor([1.5, -2.25], dtype=lib.float64, requires_grad=True)
         (g,) = lib.autograd.grad(op(x).sum(), x, create_graph=True)
-        return grad_list(g), g.requires_grad
+        return as_numpy(g), g.requires_grad
 
     assert_like_torch(program)
 
@@ -81,7 +81,7 @@ def test_a_number_to_a_tensor_power_differentiates_like_torch_at_zero_base(base)
     def program(lib):
         b = lib.tensor([-1.0, 0.0, 2.0, 3.5], dtype=lib.float64, requires_grad=True)
         (base**b).sum().backward()
-        return grad_list(b.grad)
+        return as_numpy(b.grad)
 
     with np.errstate(divide="ignore", invalid="ignore"):
         assert_like_torch(program)
@@ -107,7 +107,7 @@ def test_vjp_is_backward_s_other_name_and_defining_both_is_refused(backward, vjp
         x = lib.tensor([1.0, 2.0], requires_grad=True)
         y = _function(lib, backward, vjp).apply(x)
         y.sum().backward()
-        return grad_list(x.grad)
+        return as_numpy(x.grad)
 
     assert_like_torch(program)
 
@@ -138,7 +138,7 @@ def test_setup_context_sees_forward_s_defaults(call):
         x = lib.tensor([1.0], requires_grad=True)
         out = call(Scaled, x)
         out.sum().backward()
-        return seen, grad_list(out), grad_list(x.grad)
+        return seen, as_numpy(out), as_numpy(x.grad)
 
     assert_like_torch(program)
 
@@ -176,7 +176,7 @@ def test_materialized_zeros_require_grad_with_create_graph(create_graph):
         grads = lib.autograd.grad(
             (x * x).sum(), [x, unused], create_graph=create_graph, materialize_grads=True
         )
-        return [(grad_list(g), g.requires_grad) for g in grads]
+        return [(as_numpy(g), g.requires_grad) for g in grads]
 
     assert_like_torch(program)
 
@@ -191,7 +191,7 @@ def test_a_post_accumulate_grad_hook_must_return_none(result):
         x = lib.tensor([1.0], requires_grad=True)
         x.register_post_accumulate_grad_hook(lambda t: t.grad * 2 if result == "tensor" else result)
         (x * 2).sum().backward()
-        return grad_list(x.grad)
+        return as_numpy(x.grad)
 
     assert_like_torch(program)
 
@@ -213,7 +213,7 @@ def test_backward_to_a_non_leaf_runs_its_node_and_its_hooks(inputs):
         c.grad_fn.register_prehook(lambda g: log.append("c pre-hook"))
         chosen = [{"a": a, "b": b, "c": c}[name] for name in inputs.split(", ")]
         (c * 3).sum().backward(inputs=chosen)
-        return log, [grad_list(t.grad) for t in (a, b, c)]
+        return log, [as_numpy(t.grad) for t in (a, b, c)]
 
     assert_like_torch(program)
 
@@ -266,7 +266,7 @@ def test_backward_through_an_in_place_change_of_an_expanded_view(op, requires_gr
         eval(f"e.{op}")
         if requires_grad:
             e.sum().backward()
-        return grad_list(e), e._version
+        return as_numpy(e), e._version
 
     assert_like_torch(program)
 
@@ -325,7 +325,7 @@ def test_tied_extremes_share_the_gradient_as_in_torch(op, values):
     def program(lib):
         x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
         op(x).sum().backward()
-        return grad_list(x.grad)
+        return as_numpy(x.grad)
 
     assert_like_torch(program)
 
@@ -336,7 +336,7 @@ def test_the_spread_of_one_value_has_a_nan_gradient(op, shape):
     def program(lib):
         x = lib.ones(shape, dtype=lib.float64, requires_grad=True)
         (g,) = lib.autograd.grad(op(x), x, materialize_grads=True)
-        return grad_list(g)
+        return as_numpy(g)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # (NumPy's, on the degrees of freedom)
@@ -429,7 +429,7 @@ def test_ops_on_a_0d_tensor(op, value):
             warnings.simplefilter("ignore")  # (torch: mT of 0-d is deprecated)
             y = op(x)
         y.backward()
-        return grad_list(y), y.shape == x.shape, grad_list(x.grad)
+        return as_numpy(y), y.shape == x.shape, as_numpy(x.grad)
 
     assert_like_torch(program)
 
