@@ -39,12 +39,13 @@ loop).
 
 from __future__ import annotations
 
-from .._backend import numpy_module
+from .._backend import as_array, numpy_module
 from .._profiling import state as _profiling
 from .._tensor import _new, wrap_array
 from .function import Function, make_view, needs_grad, no_grads, record, wrap_outputs
 
 _ndarray = numpy_module().ndarray
+_SCALARS = {numpy_module().dtype(t).type for t in "?bhilqBHILQefdgFDG"}  # NumPy's scalar types
 
 
 class Builtin(Function):
@@ -67,6 +68,10 @@ class Builtin(Function):
         ctx.needs_input_grad = needs or no_grads(len(args))
         # 2. run forward on the arrays, and wrap its result
         out = cls.forward(ctx, *args, **kwargs)
+        if (
+            type(out) is not _ndarray and type(out) in _SCALARS
+        ):  # NumPy gives a full reduction as a scalar: make it 0-d
+            out = as_array(out)
         if type(out) is _ndarray:  # one array: the common case, kept fast
             outputs = (make_view(out, args[0]) if cls.view_of_input else wrap_array(out),)
             single = True

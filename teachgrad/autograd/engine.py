@@ -83,38 +83,23 @@ def _steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads
     roots = _root_edges(tensors)
     grads = _make_root_grads(tensors, _as_tuple(grad_tensors, len(tensors)), create_graph)
     keep = create_graph if retain_graph is None else retain_graph
-    if inputs is None:
-        yield from _execute(
-            roots,
-            grads,
-            keep,
-            create_graph,
-            steal=keep_grads_private,
-            observed=not keep_grads_private,
-        )
-        return
-    inputs = _check_inputs(inputs, "backward")
-    targets = [t._edge() for t in inputs]
-    captured = {}
-    yield from _execute(
-        roots,
-        grads,
-        keep,
-        create_graph,
-        targets,
-        captured,
-        accumulate=True,
-        steal=keep_grads_private,
-        observed=not keep_grads_private,
-    )
-    for t, edge in zip(inputs, targets, strict=True):
-        # a non-leaf in inputs= gets a .grad too (retain_grad's hook already gave it one)
-        if (
-            not isinstance(edge[0], AccumulateGrad)
-            and captured.get(edge) is not None
-            and not t.retains_grad
-        ):
-            accumulate_grad(t, captured[edge])
+    if inputs is not None:
+        run = _PassTo(roots, keep, create_graph, _check_inputs(inputs, "backward"), True)
+    else:
+        run = _Pass(keep, create_graph)
+    run.steal = keep_grads_private
+    yield from _execute(run, roots, grads, observed=not keep_grads_private)
+    if inputs is not None:
+        _give_non_leaves_their_grad(run)
+
+
+def _give_non_leaves_their_grad(run) -> None:
+    """``backward(inputs=...)``: a non-leaf among the inputs gets a ``.grad`` too (unless
+    retain_grad's hook already gave it one)."""
+    for t, edge in zip(run.inputs, run.targets, strict=True):
+        g = run.captured.get(edge)
+        if not isinstance(edge[0], AccumulateGrad) and g is not None and not t.retains_grad:
+            accumulate_grad(t, g)
 
 
 def backward(
@@ -228,12 +213,10 @@ def grad(
     roots = _root_edges(outputs)
     grads = _make_root_grads(outputs, grad_outputs, create_graph, batch)
     keep = create_graph if retain_graph is None else retain_graph
-    targets = [t._edge() for t in inputs]
-    captured = {}
-    steps = _execute(
-        roots, grads, keep, create_graph, targets, captured, False, batch=batch, observed=False
-    )
-    _run(steps)
+    run = _PassTo(roots, keep, create_graph, inputs, accumulate=False)
+    run.batch = batch
+    _run(_execute(run, roots, grads, observed=False))
+    captured, targets = run.captured, run.targets
     result = []
     for i, (t, edge) in enumerate(zip(inputs, targets, strict=True)):
         g = captured.get(edge)
@@ -279,28 +262,14 @@ def _run(steps) -> None:
     deque(steps, maxlen=0)
 
 
-def _execute(
-    roots,
-    root_grads,
-    keep_graph,
-    create_graph,
-    targets=None,
-    captured=None,
-    accumulate=True,
-    steal=False,
-    batch=None,
-    observed=True,
-):
+def _execute(run, roots, root_grads, observed=True):
     """The engine loop (a generator), in the three steps of the module docstring.
 
-    ``targets``: edges whose arriving grads go into ``captured``; with targets, only nodes
-    leading to them run (and AccumulateGrad nodes only when ``accumulate`` and they are
-    targets). ``steal``: see ``_made_by``. ``batch``: every gradient has an extra first
-    dim of this size (``is_grads_batched``). ``observed``: yield a ``BackwardStep`` after
-    each node (``backward_steps``); without it the loop just runs.
+    ``run`` is the pass (``_Pass``: its options and state); ``observed``: yield a
+    ``BackwardStep`` after each node (``backward_steps``), else the loop just runs.
     """
     # 1. dependencies: how many gradients each node waits for
-    run = _Pass(roots, keep_graph, create_graph, targets, captured, accumulate, steal, batch)
+    run.deps = _dependencies(roots)
     # 2. the roots' gradients; nodes waiting for nothing else are ready
     for (node, nr), g in zip(roots, root_grads, strict=True):
         run.add(node, nr, g)
@@ -308,13 +277,13 @@ def _execute(
         if node not in run.deps:
             run.ready(node)
     # 3. run the latest-created ready node, send its gradients on, until none is ready
-    deeper = 1 if create_graph else 0  # nodes made now: the graph of the gradient (stamp)
+    deeper = 1 if run.create_graph else 0  # nodes made now: the graph of the gradient (stamp)
     _grad_state.layer += deeper
     try:
         while run.heap:
             node = heappop(run.heap)[2]
             grads = run.buffers.pop(node)
-            previous_mode, _grad_state.enabled = _grad_state.enabled, create_graph
+            previous_mode, _grad_state.enabled = _grad_state.enabled, run.create_graph
             try:
                 ran = run.node(node, grads)
                 if ran is not None:
@@ -332,74 +301,56 @@ def _execute(
 
 class _Pass:
     """One backward pass: its options, and the state the loop reads and writes (each
-    node's dependency count and gradient buffer, the heap of ready nodes)."""
+    node's dependency count and gradient buffer, the heap of ready nodes).
 
-    __slots__ = (
-        "keep_graph", "create_graph", "steal", "batch", "deps", "capture_at", "runs",
-        "captured", "buffers", "heap", "pushed",
-    )  # fmt: skip
+    ``keep_graph``: do not free saved tensors; ``create_graph``: record the backward pass;
+    ``steal``: see ``_claim``; ``batch``: every gradient has an extra first dim of this
+    size (``is_grads_batched``). ``reached``: None, every node runs (see ``_PassTo``).
+    """
 
-    def __init__(
-        self, roots, keep_graph, create_graph, targets, captured, accumulate, steal, batch
-    ):
-        self.keep_graph, self.create_graph, self.steal, self.batch = (
-            keep_graph,
-            create_graph,
-            steal,
-            batch,
-        )
-        self.deps = _dependencies(roots)
-        self.capture_at = self.runs = None  # runs None: every node runs
-        self.captured = captured
-        if targets is not None:
-            self.capture_at = {}
-            for node, nr in targets:
-                if node is not None:
-                    self.capture_at.setdefault(node, []).append(nr)
-            self.runs = _nodes_to_run(roots, self.capture_at, accumulate)
+    steal, batch, reached = False, None, None
+
+    def __init__(self, keep_graph, create_graph):
+        self.keep_graph, self.create_graph = keep_graph, create_graph
+        self.deps = {}  # node -> how many gradients it still waits for
         self.buffers = {}  # node -> one gradient (or None) per output of the node
         self.heap = []  # ready nodes: (-sequence number, tiebreak, node); latest created first
         self.pushed = 0
 
-    def add(self, node, nr, g) -> None:
-        """Add gradient ``g`` into input ``nr`` of ``node``'s buffer."""
-        _add_to_buffer(self.buffers, node, nr, g)
+    def add(self, node, nr, g):
+        """Add gradient ``g`` into input ``nr`` of ``node``'s buffer; return what is there now."""
+        buf = self.buffers.get(node)
+        if buf is None:
+            buf = self.buffers[node] = [None] * len(node._output_meta)
+        if g is not None:
+            buf[nr] = g if buf[nr] is None else buf[nr] + g
+        return buf[nr]
 
     def ready(self, node) -> None:
         heappush(self.heap, (-node._seq, self.pushed, node))
         self.pushed += 1
 
     def node(self, node, grads):
-        """Run one node: tensor hooks, ``grad()``'s capture, pre-hooks, its backward
-        formula, post-hooks, then free its saved tensors. Returns ``(grad_outputs,
-        grad_inputs)``, or None for a node ``grad()`` does not need."""
+        """Run one node: tensor hooks, pre-hooks, its backward formula, post-hooks, then
+        free its saved tensors. Returns ``(grad_outputs, grad_inputs)``, or None for a node
+        a pass towards inputs does not need."""
         if node._tensor_hooks or node._retain_grad:
             grads = node._run_tensor_hooks(grads)
-        if self.capture_at is not None and node in self.capture_at:
-            for nr in self.capture_at[node]:
-                self.captured[(node, nr)] = grads[nr]
-        if self.runs is not None and node not in self.runs:
-            return None
+        if self.reached is not None and not self.takes(node, grads):
+            return None  # (a pass towards inputs: this node leads to none of them)
         if node._pre_hooks:
             grads = _run_pre_hooks(node, grads)
         grad_outputs = tuple(grads)
         if NodeStarted.on:
             _events.emit(NodeStarted, node=node, grad_outputs=grad_outputs)
-        if _profiling.active:  # inside profile(): time this node
-            grad_inputs = _profiling.recorder.backward(node, _formula, grads, self.batch)
-        elif self.batch is None:  # (the common case inline: no extra call per node)
-            grad_inputs = node._apply(grads)
-        else:
+        if _profiling.active or self.batch is not None:
             grad_inputs = _formula(node, grads, self.batch)
+        else:
+            grad_inputs = node._apply(grads)  # the backward formula
         if node._post_hooks:
             grad_inputs = _run_post_hooks(node, grad_inputs, grad_outputs)
         if NodeFinished.on:
-            _events.emit(
-                NodeFinished,
-                node=node,
-                grad_outputs=grad_outputs,
-                grad_inputs=tuple(grad_inputs),
-            )
+            _finished(node, grad_outputs, grad_inputs)
         if not self.keep_graph and node._saved:
             node._release_saved()
         return grad_outputs, grad_inputs
@@ -407,33 +358,57 @@ class _Pass:
     def send(self, node, grad_outputs, grad_inputs) -> None:
         """Send each gradient along its edge: add it into the next node's buffer, count
         one dependency down, and push the next node once it waits for nothing else."""
-        buffers, deps, runs = self.buffers, self.deps, self.runs
+        deps, reached = self.deps, self.reached
         for (nxt, nr), g in zip(node.next_functions, grad_inputs):
-            if nxt is None or runs is not None and nxt not in runs and nxt not in self.capture_at:
+            if nxt is None or reached is not None and nxt not in reached:
                 continue
-            buf = buffers.get(nxt)
-            if buf is None:
-                buf = buffers[nxt] = [None] * len(nxt._output_meta)
-            if g is not None:
-                if buf[nr] is not None:
-                    g = buf[nr] + g
-                    g._engine_owned = self.steal  # a fresh sum: nobody else has it
-                elif (
-                    self.steal
-                    and type(nxt) is AccumulateGrad
-                    and _made_by(node, g, grad_outputs, grad_inputs)
-                ):
-                    g._engine_owned = True
-                buf[nr] = g
-            left = deps[nxt] - 1
-            deps[nxt] = left
-            if left == 0:
+            kept = self.add(nxt, nr, g)
+            if self.steal and g is not None:
+                _claim(kept, g, nxt, node, grad_outputs, grad_inputs)
+            deps[nxt] -= 1
+            if deps[nxt] == 0:
                 self.ready(nxt)
 
 
+class _PassTo(_Pass):
+    """A pass towards ``inputs`` (``grad()``, ``backward(inputs=...)``): the gradients
+    arriving at the inputs' edges go into ``captured``, and only nodes on a path to an
+    input run (the inputs' own nodes too when ``accumulate``, as in torch)."""
+
+    def __init__(self, roots, keep_graph, create_graph, inputs, accumulate):
+        super().__init__(keep_graph, create_graph)
+        self.inputs = inputs
+        self.targets = [t._edge() for t in inputs]
+        self.captured = {}
+        self.capture_at = {}
+        for node, nr in self.targets:
+            if node is not None:
+                self.capture_at.setdefault(node, []).append(nr)
+        self.runs = _nodes_to_run(roots, self.capture_at, accumulate)
+        self.reached = self.runs | self.capture_at.keys()
+
+    def takes(self, node, grads) -> bool:
+        """Capture what arrives at an input's edge (after its tensor hooks, as torch);
+        whether ``node`` runs: only if it leads to an input."""
+        for nr in self.capture_at.get(node, ()):
+            self.captured[(node, nr)] = grads[nr]
+        return node in self.runs
+
+
 def _formula(node, grads, batch) -> tuple:
-    """One backward node's formula (batched for is_grads_batched) and the checks."""
+    """One node's backward formula when someone watches (``profile()`` times it) or the
+    gradients come in a batch (``is_grads_batched``)."""
+    if _profiling.active:
+        return _profiling.recorder.backward(node, _batched, grads, batch)
+    return _batched(node, grads, batch)
+
+
+def _batched(node, grads, batch) -> tuple:
     return node._apply(grads) if batch is None else _apply_batched(node, grads, batch)
+
+
+def _finished(node, grad_outputs, grad_inputs) -> None:
+    _events.emit(NodeFinished, node=node, grad_outputs=grad_outputs, grad_inputs=tuple(grad_inputs))
 
 
 def _run_pre_hooks(node, grads) -> list:
@@ -491,6 +466,18 @@ def _checked_hook_values(hook, new, old, node) -> list:
 _new_step = tuple.__new__  # BackwardStep(...) without the namedtuple's Python-level __new__
 
 
+def _claim(kept, g, nxt, node, grad_outputs, grad_inputs) -> None:
+    """Speed: mark a gradient that only the engine holds (``_engine_owned``), so that
+    ``accumulate_grad`` may make it ``.grad`` itself instead of copying it. That is a
+    fresh sum in a buffer, or a gradient ``node`` just made (``_made_by``) for a leaf.
+    Only ``backward()`` claims (``steal``): ``backward_steps`` shows every gradient to
+    its caller. Saves one copy per leaf per backward (the MLP step's weight grads)."""
+    if kept is not g:
+        kept._engine_owned = True
+    elif type(nxt) is AccumulateGrad and _made_by(node, g, grad_outputs, grad_inputs):
+        g._engine_owned = True
+
+
 def _made_by(node, g, grad_outputs, grad_inputs) -> bool:
     """True if ``node`` just created ``g`` (not a pass-through of its input, not sent to two
     edges, not a view of another buffer, not shown to a hook): then only the engine holds it."""
@@ -504,14 +491,6 @@ def _made_by(node, g, grad_outputs, grad_inputs) -> bool:
         if x is g:
             count += 1
     return count == 1
-
-
-def _add_to_buffer(buffers, node, nr, g) -> None:
-    buf = buffers.get(node)
-    if buf is None:
-        buf = buffers[node] = [None] * len(node._output_meta)
-    if g is not None:
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
 
 
 def _dependencies(roots) -> dict:
@@ -582,53 +561,66 @@ def _as_tuple(x, n=None) -> tuple:
 
 
 def _root_edges(tensors) -> list:
-    edges = []
+    """The edge each output's gradient enters the graph by."""
     for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"backward/grad expects Tensors, but element {i} is {type(t).__name__}")
-        if not t._requires_grad:
-            raise RuntimeError(
-                f"element {i} of tensors does not require grad and does not have a grad_fn\n"
-                "  This tensor is not connected to anything that requires grad, so there is nothing to "
-                "differentiate. Did you forget requires_grad=True on an input, compute it under no_grad(), "
-                "or .detach() it?"
-            )
-        edges.append(t._edge())
-    return edges
+        if not isinstance(t, Tensor) or not t._requires_grad:
+            raise _not_differentiable(i, t)
+    return [t._edge() for t in tensors]
 
 
 def _make_root_grads(tensors, grads, create_graph, batch=None) -> list:
+    """The gradient each output starts with: ones for a one-element output when none is
+    given ("dy/dy = 1"), else the given one (a number is filled into the output's shape)."""
     result = []
     for i, (t, g) in enumerate(zip(tensors, grads, strict=True)):
         if g is None:
             if t._data.size != 1:
-                raise RuntimeError(
-                    "grad can be implicitly created only for scalar outputs\n"
-                    f"  Output {i} has shape {tuple(t.shape)}. backward() needs the vector v of the "
-                    "vector-Jacobian product: pass gradient=tg.ones_like(out) (or reduce it first, e.g. "
-                    "out.sum().backward())."
-                )
+                raise _not_scalar(i, t)
             g = wrap_array(array_module(t._data).ones_like(t._data))
         elif not isinstance(g, Tensor):
             g = wrap_array(array_module(t._data).full_like(t._data, g))
-        elif batch is not None:  # (shapes checked by _batch_size)
-            g = g if create_graph else g.detach()
         else:
-            if g.shape != t.shape:
-                raise RuntimeError(
-                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
-                    f"output[{i}] has a shape of {t.shape}.\n  The gradient you pass for an output "
-                    "is dLoss/dOutput: it must have exactly that output's shape."
-                )
-            if g.device != t.device:
-                raise RuntimeError(
-                    f"Expected all tensors to be on the same device: grad_output[{i}] is on "
-                    f"{g.device} but output[{i}] is on {t.device}"
-                )
+            if batch is None:  # (is_grads_batched: shapes checked by _batch_size)
+                _check_grad_output(i, g, t)
             if not create_graph:
                 g = g.detach()
         result.append(g)
     return result
+
+
+def _not_differentiable(i, t) -> Exception:
+    if not isinstance(t, Tensor):
+        return TypeError(f"backward/grad expects Tensors, but element {i} is {type(t).__name__}")
+    return RuntimeError(
+        f"element {i} of tensors does not require grad and does not have a grad_fn\n"
+        "  This tensor is not connected to anything that requires grad, so there is nothing to "
+        "differentiate. Did you forget requires_grad=True on an input, compute it under no_grad(), "
+        "or .detach() it?"
+    )
+
+
+def _not_scalar(i, t) -> Exception:
+    return RuntimeError(
+        "grad can be implicitly created only for scalar outputs\n"
+        f"  Output {i} has shape {tuple(t.shape)}. backward() needs the vector v of the "
+        "vector-Jacobian product: pass gradient=tg.ones_like(out) (or reduce it first, e.g. "
+        "out.sum().backward())."
+    )
+
+
+def _check_grad_output(i, g, t) -> None:
+    """A given gradient must have its output's shape and device."""
+    if g.shape != t.shape:
+        raise RuntimeError(
+            f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+            f"output[{i}] has a shape of {t.shape}.\n  The gradient you pass for an output "
+            "is dLoss/dOutput: it must have exactly that output's shape."
+        )
+    if g.device != t.device:
+        raise RuntimeError(
+            f"Expected all tensors to be on the same device: grad_output[{i}] is on "
+            f"{g.device} but output[{i}] is on {t.device}"
+        )
 
 
 def _check_inputs(inputs, where: str) -> tuple:

@@ -46,6 +46,11 @@ from .tape import Node, SavedTensor, _saved_property, stamp
 
 _NO_GRADS = [(False,) * n for n in range(256)]  # needs_input_grad when nothing is recorded
 
+_NOTHING_SAVED_YET = (
+    "saved_tensors is only available after forward has run and, for Functions, when the result "
+    "requires grad"
+)
+
 
 class FunctionCtx:
     """What ``forward`` uses to leave information for ``backward``.
@@ -108,10 +113,7 @@ class FunctionCtx:
             return tuple(self.saved_for_forward)
         saved = self._saved
         if saved is None:
-            raise RuntimeError(
-                "saved_tensors is only available after forward has run and, for "
-                "Functions, when the result requires grad"
-            )
+            raise RuntimeError(_NOTHING_SAVED_YET)
         values = []
         for s in saved:
             values.append(s.unpack(self) if type(s) is SavedTensor else s)
@@ -135,35 +137,23 @@ class BackwardFunction(FunctionCtx, Node):
         return self._forward_cls._builtin and self._forward_cls.batchable
 
     def _apply(self, grad_outputs: list, batch=None) -> tuple:
+        """The backward formula, then torch's checks on what it returned: one gradient per
+        input, each of the input's shape, dtype and device (summed back or cast if need be)."""
         if self.materialize_grads and (len(grad_outputs) > 1 or grad_outputs[0] is None):
-            for i, g in enumerate(grad_outputs):
-                if g is None and self._output_meta[i] is not None:  # non-tensor outputs stay None
-                    grad_outputs[i] = zeros_for(self._output_meta[i], batch)
-        cls = self._forward_cls
+            _materialize(self, grad_outputs, batch)
         result = self._backward(self, *grad_outputs)
         if type(result) is not tuple:
             result = (result,)
-        n_args = len(self.needs_input_grad)
-        if len(result) != n_args:
-            if len(result) > n_args and _all_none(result[n_args:]):
-                result = result[:n_args]
-            else:
-                raise RuntimeError(
-                    f"function {self.name()} returned an incorrect number of gradients (expected "
-                    f"{n_args}, got {len(result)}).\n  backward must return one gradient per "
-                    f"argument of forward ({cls.__name__}.forward takes {n_args} besides ctx), "
-                    "using None for arguments that are not Tensors or need no gradient."
-                )
+        if len(result) != len(self.needs_input_grad):
+            result = _one_per_input(self, result)
         meta = self._input_meta
-        if len(meta) != n_args and not cls._builtin:  # (built-ins are tested instead)
+        if len(meta) != len(result) and not self._forward_cls._builtin:  # (built-ins are tested)
             _check_non_tensor_grads(result, meta, self)
         grads = []
         for edge, (pos, shape, dtype, array_type) in enumerate(meta):
             g = result[pos] if array_type is not None else None  # a number operand has no gradient
-            if batch is not None:  # is_grads_batched: each gradient is a stack of `batch` of them
-                shape = (batch, *shape)
-                if isinstance(g, Tensor) and g.ndim > len(shape):  # sum broadcast dims, keep dim 0
-                    g = g.sum(tuple(range(1, g.ndim - len(shape) + 1)))
+            if batch is not None:
+                g, shape = _batched_grad(g, shape, batch)
             # the usual case needs no work: a Tensor of the input's exact shape, dtype and device
             if (
                 g is None
@@ -176,6 +166,35 @@ class BackwardFunction(FunctionCtx, Node):
             else:
                 grads.append(validate_grad(g, (shape, dtype, array_type), self, edge))
         return tuple(grads)
+
+
+def _materialize(node, grad_outputs, batch) -> None:
+    """Zeros for the outputs that got no gradient (``ctx.set_materialize_grads``)."""
+    for i, g in enumerate(grad_outputs):
+        if g is None and node._output_meta[i] is not None:  # non-tensor outputs stay None
+            grad_outputs[i] = zeros_for(node._output_meta[i], batch)
+
+
+def _one_per_input(node, result) -> tuple:
+    """backward must return one gradient per forward argument (extra Nones are dropped)."""
+    n_args = len(node.needs_input_grad)
+    if len(result) > n_args and _all_none(result[n_args:]):
+        return result[:n_args]
+    raise RuntimeError(
+        f"function {node.name()} returned an incorrect number of gradients (expected "
+        f"{n_args}, got {len(result)}).\n  backward must return one gradient per "
+        f"argument of forward ({node._forward_cls.__name__}.forward takes {n_args} besides ctx), "
+        "using None for arguments that are not Tensors or need no gradient."
+    )
+
+
+def _batched_grad(g, shape, batch) -> tuple:
+    """``is_grads_batched``: each gradient is a stack of ``batch`` of them; a gradient with
+    broadcast dims is summed over them (dim 0 kept)."""
+    shape = (batch, *shape)
+    if isinstance(g, Tensor) and g.ndim > len(shape):
+        g = g.sum(tuple(range(1, g.ndim - len(shape) + 1)))
+    return g, shape
 
 
 def _all_none(values) -> bool:

@@ -176,29 +176,28 @@ class SavedTensor:
 
     def __init__(self, tensor, owner, name: str):
         if tensor._inference:
-            raise RuntimeError(
-                "Inference tensors cannot be saved for backward. To work around you can make a clone to "
-                f"get a normal tensor and use it in autograd.\n  {owner.name()} wanted to save '{name}' "
-                f"(shape {tuple(tensor.shape)}), which was created inside inference_mode(); tensors made "
-                "there can never take part in backward. Create it outside inference_mode, or use no_grad()."
-            )
+            raise _inference_saved(tensor, owner, name)
         self.name = name
         self.counter = tensor._counter
         self.version = tensor._counter.version
         self.released = False
-        if tensor._grad_fn is owner:  # an output of the node that saves it
-            self.tensor = None
-            self.data = tensor._data
-            self.output_nr = tensor._output_nr
-            self.is_output = True
-            self.base = tensor._base
-            self.tangent = None  # (forward AD: filled in by push_tangents, kept for the rebuild)
+        self.is_output = tensor._grad_fn is owner
+        if self.is_output:
+            self._keep_output(tensor)
         else:
             self.tensor = tensor
-            self.is_output = False
         self.hooks = None
         if _saved_hooks and not _hooks_disabled:  # saved_tensors_hooks: keep what pack returns
             self._pack(tensor)
+
+    def _keep_output(self, tensor) -> None:
+        """An output of the node that saves it is kept without its Tensor (which holds the
+        node: a reference cycle); ``unpack`` makes the Tensor again."""
+        self.tensor = None
+        self.data = tensor._data
+        self.output_nr = tensor._output_nr
+        self.base = tensor._base
+        self.tangent = None  # (forward AD: filled in by push_tangents, kept for the rebuild)
 
     def _pack(self, tensor) -> None:
         pack, unpack = _saved_hooks[-1]  # the innermost saved_tensors_hooks wins
@@ -221,8 +220,10 @@ class SavedTensor:
             _events.emit(_events.SavedTensorUnpacked, node=owner, name=self.name)
         if self.hooks is not None:
             return self._unpack_with_hook(owner)
-        if not self.is_output:
-            return self.tensor
+        return self._rebuilt_output(owner) if self.is_output else self.tensor
+
+    def _rebuilt_output(self, owner):
+        """The saved output as a Tensor again: the same memory, made by ``owner``."""
         t = _new(Tensor)
         t._data = self.data
         t._counter = self.counter
@@ -277,6 +278,15 @@ _TYPE_NAMES = {
     "int32": "IntTensor",
     "bool": "BoolTensor",
 }
+
+
+def _inference_saved(tensor, owner, name) -> RuntimeError:
+    return RuntimeError(
+        "Inference tensors cannot be saved for backward. To work around you can make a clone to "
+        f"get a normal tensor and use it in autograd.\n  {owner.name()} wanted to save '{name}' "
+        f"(shape {tuple(tensor.shape)}), which was created inside inference_mode(); tensors made "
+        "there can never take part in backward. Create it outside inference_mode, or use no_grad()."
+    )
 
 
 def _short(node) -> str:
@@ -496,15 +506,17 @@ class AccumulateGrad(Node):
         g, grads[0] = grads[0], None  # drop the list's reference: accumulate_grad counts them
         if g is not None:
             accumulate_grad(self.variable, g)
-            hooks = self.variable.__dict__.get("_post_acc_hooks")
-            if hooks:
-                for fn in list(hooks.values()):
-                    _post_accumulate_result(fn(self.variable))
-                    if _events.HookFired.on:
-                        _events.emit(
-                            _events.HookFired, kind="post_accumulate", owner=self.variable, hook=fn
-                        )
+            if "_post_acc_hooks" in self.variable.__dict__:
+                _run_post_accumulate_hooks(self.variable)
         return ()
+
+
+def _run_post_accumulate_hooks(variable) -> None:
+    """The hooks that run once ``variable.grad`` holds the new gradient."""
+    for fn in list(variable.__dict__["_post_acc_hooks"].values()):
+        _post_accumulate_result(fn(variable))
+        if _events.HookFired.on:
+            _events.emit(_events.HookFired, kind="post_accumulate", owner=variable, hook=fn)
 
 
 def _post_accumulate_result(result) -> None:
@@ -544,33 +556,41 @@ def accumulate_grad(var, g) -> None:
 
 
 def _store_grad(var, g) -> None:
+    """The three cases of ``accumulate_grad``'s docstring."""
     old = var._grad
     if _grad_state.enabled:
-        new = _copy_with_layout(g, var) if old is None else old + g
-        if not _strides_match(new._data, var._data):
-            new = _copy_with_layout(new, var)
-        var._grad = new
-        return
-    if old is None:
+        var._grad = _recorded_sum(old, g, var)
+    elif old is None:
         if g._engine_owned and _strides_match(g._data, var._data):
             g._engine_owned = False  # it is var.grad now: visible to everyone
             var._grad = g  # made by this backward pass and held by nobody else: no copy needed
         else:
             var._grad = _copy_with_layout(g, var)
     else:
-        if not _strides_match(old._data, var._data):
-            warnings.warn(
-                "grad and param do not obey the gradient layout contract. This is not an error, but may "
-                f"impair performance.\ngrad.sizes() = {list(old.shape)}, strides() = {list(old.stride())}\n"
-                f"param.sizes() = {list(var.shape)}, strides() = {list(var.stride())}",
-                UserWarning,
-                stacklevel=2,
-            )
-        if is_writeable(old._data):
-            old._data += g._data
-            old._counter.bump("gradient accumulation")
-        else:
-            var._grad = old + g
+        _add_in_place(old, g, var)
+
+
+def _recorded_sum(old, g, var):
+    """``create_graph=True``: the new ``.grad`` is recorded (a copy, or old + g)."""
+    new = _copy_with_layout(g, var) if old is None else old + g
+    return new if _strides_match(new._data, var._data) else _copy_with_layout(new, var)
+
+
+def _add_in_place(old, g, var) -> None:
+    """Add ``g`` into the existing ``.grad`` buffer (a new one if it is read-only)."""
+    if not _strides_match(old._data, var._data):
+        warnings.warn(
+            "grad and param do not obey the gradient layout contract. This is not an error, but may "
+            f"impair performance.\ngrad.sizes() = {list(old.shape)}, strides() = {list(old.stride())}\n"
+            f"param.sizes() = {list(var.shape)}, strides() = {list(var.stride())}",
+            UserWarning,
+            stacklevel=3,
+        )
+    if is_writeable(old._data):
+        old._data += g._data
+        old._counter.bump("gradient accumulation")
+    else:
+        var._grad = old + g
 
 
 def _strides_match(a, b) -> bool:
