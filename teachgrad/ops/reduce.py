@@ -36,6 +36,10 @@ def reduction_dims(dim, ndim: int) -> tuple:
     if type(dim) is int:  # the common case, quickly (a bad dim is an error even for 0-d)
         d = _wrap_dim(dim, ndim)
         return (d,) if ndim else ()
+    return _sequence_of_dims(dim, ndim)
+
+
+def _sequence_of_dims(dim, ndim: int) -> tuple:
     if isinstance(dim, int):
         dim = (dim,)
     dims = tuple(sorted({_wrap_dim(d, ndim) for d in dim}))

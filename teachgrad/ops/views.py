@@ -457,33 +457,36 @@ def expand(input, *sizes):
     """
     sizes = tuple(int(s) for s in _shape_args(sizes))
     shape = input._data.shape
-    lead = len(sizes) - len(shape)
+    lead = len(sizes) - len(shape)  # new leading dims
     if lead < 0:
-        raise RuntimeError(
-            f"expand(teachgrad.FloatTensor{{{list(shape)}}}, size=[{len(sizes)}]): the number of "
+        raise _expand_error(shape, sizes, None)
+    target = sizes[:lead] + tuple(old if s == -1 else s for old, s in zip(shape, sizes[lead:]))
+    for i, (old, new) in enumerate(zip((1,) * lead + shape, target)):
+        if new < 0 or old != new and old != 1:
+            raise _expand_error(shape, sizes, i)
+    return Expand.apply(input, target)
+
+
+def _expand_error(shape, sizes, i) -> RuntimeError:
+    """torch's message for the first size ``expand`` cannot give (``i``; None: too few)."""
+    if i is None:
+        return RuntimeError(
+            f"expand(teachgrad.FloatTensor{{{list(shape)}}}, size={list(sizes)}): the number of "
             f"sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions "
             f"in the tensor ({len(shape)})"
         )
-    target = []
-    for i, s in enumerate(sizes):
-        if i < lead:
-            if s < 0:
-                raise RuntimeError(
-                    f"The expanded size of the tensor (-1) isn't allowed in a leading, "
-                    f"non-existing dimension {i}"
-                )
-            target.append(s)
-            continue
-        old = shape[i - lead]
-        new = old if s == -1 else s
-        if old != new and old != 1:
-            raise RuntimeError(
-                f"The expanded size of the tensor ({new}) must match the existing size ({old}) at "
-                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
-                f"{list(shape)}"
-            )
-        target.append(new)
-    return Expand.apply(input, tuple(target))
+    lead = len(sizes) - len(shape)
+    if i < lead:
+        return RuntimeError(
+            f"The expanded size of the tensor ({sizes[i]}) isn't allowed in a leading, "
+            f"non-existing dimension {i}"
+        )
+    old, new = shape[i - lead], sizes[i]
+    return RuntimeError(
+        f"The expanded size of the tensor ({new}) must match the existing size ({old}) at "
+        f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+        f"{list(shape)}"
+    )
 
 
 @recorded_as("aten::expand_as")

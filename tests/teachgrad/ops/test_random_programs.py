@@ -159,6 +159,7 @@ def test_random_programs_match_torch(torch, data):
         if data.draw(st.integers(0, 2)) == 0:  # binary, on two values whose shapes broadcast
             a = data.draw(st.sampled_from(usable))
             partners = [j for j in usable if _broadcasts(pool[a][0].shape, pool[j][0].shape)]
+            partners = partners or [a]  # (a value over MAX_NUMEL pairs with no other: itself)
             b = data.draw(st.sampled_from(partners))
             name = data.draw(st.sampled_from(sorted(BINARY)))
             fn = BINARY[name]
