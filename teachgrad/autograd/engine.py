@@ -317,14 +317,11 @@ class _Pass:
         self.heap = []  # ready nodes: (-sequence number, tiebreak, node); latest created first
         self.pushed = 0
 
-    def add(self, node, nr, g):
-        """Add gradient ``g`` into input ``nr`` of ``node``'s buffer; return what is there now."""
-        buf = self.buffers.get(node)
-        if buf is None:
-            buf = self.buffers[node] = [None] * len(node._output_meta)
+    def add(self, node, nr, g) -> None:
+        """Add a root's gradient ``g`` into input ``nr`` of ``node``'s buffer."""
+        buf = self.buffers.setdefault(node, [None] * len(node._output_meta))
         if g is not None:
             buf[nr] = g if buf[nr] is None else buf[nr] + g
-        return buf[nr]
 
     def ready(self, node) -> None:
         heappush(self.heap, (-node._seq, self.pushed, node))
@@ -358,15 +355,21 @@ class _Pass:
     def send(self, node, grad_outputs, grad_inputs) -> None:
         """Send each gradient along its edge: add it into the next node's buffer, count
         one dependency down, and push the next node once it waits for nothing else."""
-        deps, reached = self.deps, self.reached
+        buffers, deps, reached = self.buffers, self.deps, self.reached
         for (nxt, nr), g in zip(node.next_functions, grad_inputs):
             if nxt is None or reached is not None and nxt not in reached:
                 continue
-            kept = self.add(nxt, nr, g)
-            if self.steal and g is not None:
-                _claim(kept, g, nxt, node, grad_outputs, grad_inputs)
-            deps[nxt] -= 1
-            if deps[nxt] == 0:
+            buf = buffers.get(nxt)
+            if buf is None:
+                buf = buffers[nxt] = [None] * len(nxt._output_meta)
+            if g is not None:
+                summed = buf[nr] is not None
+                buf[nr] = buf[nr] + g if summed else g
+                if self.steal and (summed or type(nxt) is AccumulateGrad):
+                    _claim(buf[nr], summed, node, grad_outputs, grad_inputs)
+            left = deps[nxt] - 1
+            deps[nxt] = left
+            if left == 0:
                 self.ready(nxt)
 
 
@@ -466,15 +469,14 @@ def _checked_hook_values(hook, new, old, node) -> list:
 _new_step = tuple.__new__  # BackwardStep(...) without the namedtuple's Python-level __new__
 
 
-def _claim(kept, g, nxt, node, grad_outputs, grad_inputs) -> None:
+def _claim(g, summed, node, grad_outputs, grad_inputs) -> None:
     """Speed: mark a gradient that only the engine holds (``_engine_owned``), so that
-    ``accumulate_grad`` may make it ``.grad`` itself instead of copying it. That is a
-    fresh sum in a buffer, or a gradient ``node`` just made (``_made_by``) for a leaf.
-    Only ``backward()`` claims (``steal``): ``backward_steps`` shows every gradient to
-    its caller. Saves one copy per leaf per backward (the MLP step's weight grads)."""
-    if kept is not g:
-        kept._engine_owned = True
-    elif type(nxt) is AccumulateGrad and _made_by(node, g, grad_outputs, grad_inputs):
+    ``accumulate_grad`` may make it a leaf's ``.grad`` itself instead of copying it: a
+    fresh sum in a buffer, or a gradient ``node`` just made for a leaf (``_made_by``).
+    Only ``backward()`` claims (``steal``): ``backward_steps`` shows every gradient to its
+    caller. It saves one copy of every leaf's gradient per backward (the MLP step's
+    weight gradients)."""
+    if summed or _made_by(node, g, grad_outputs, grad_inputs):
         g._engine_owned = True
 
 

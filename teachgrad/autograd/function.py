@@ -144,10 +144,11 @@ class BackwardFunction(FunctionCtx, Node):
         result = self._backward(self, *grad_outputs)
         if type(result) is not tuple:
             result = (result,)
-        if len(result) != len(self.needs_input_grad):
+        n_args = len(self.needs_input_grad)
+        if len(result) != n_args:
             result = _one_per_input(self, result)
         meta = self._input_meta
-        if len(meta) != len(result) and not self._forward_cls._builtin:  # (built-ins are tested)
+        if len(meta) != n_args and not self._forward_cls._builtin:  # (built-ins are tested)
             _check_non_tensor_grads(result, meta, self)
         grads = []
         for edge, (pos, shape, dtype, array_type) in enumerate(meta):
