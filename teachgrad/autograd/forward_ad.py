@@ -33,6 +33,7 @@ from .. import _seam
 from .._backend import address, array_module, is_writeable
 from .._tensor import Tensor
 from .grad_mode import _DecoratorContextManager
+from .grad_mode import state as _grad_state
 
 
 class _Level:
@@ -136,26 +137,65 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level=None) -> Tensor:
         raise ValueError(
             f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
         )
+    if _grad_state.inference:  # torch: inference mode turns forward AD off, checks included
+        return tensor.detach() if tensor._inference else _forward_root_view(tensor)
+    _check_not_dual(tensor, tangent)
     if tangent.shape != tensor.shape:
         raise RuntimeError(
             "Trying to set a forward gradient that has a different size than that of the original "
             f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the "
             f"given forward gradient is of size {list(tangent.shape)}."
         )
-    if (
-        tangent._data.strides != tensor._data.strides
-    ):  # torch: the tangent takes the primal's layout
+    if not _same_layout(tangent, tensor):  # torch: the tangent takes the primal's layout
         copy = array_module(tensor._data).empty_like(tensor._data, dtype=tangent._data.dtype)
         copy[...] = tangent._data
         tangent = Tensor._make(copy)
+    if tensor._inference:  # torch: an inference tensor's dual is no view (it has no version)
+        dual = tensor.detach()
+        if tangent._inference:
+            return dual  # ... and no autograd kernel runs when both are inference tensors
+    else:
+        dual = _forward_root_view(tensor)
+    _set_tangent(dual, tangent)
+    return dual
+
+
+def _same_layout(tangent: Tensor, tensor: Tensor) -> bool:
+    """torch keeps the very tangent given (in-place changes of the dual then write into
+    it) when shape, strides, storage offset and storage size all match the primal's."""
+    return (
+        tangent._data.strides == tensor._data.strides
+        and tangent.storage_offset() == tensor.storage_offset()
+        and tangent._storage_array().nbytes == tensor._storage_array().nbytes
+    )
+
+
+def _check_not_dual(tensor: Tensor, tangent: Tensor) -> None:
+    """One level of tangents: neither the primal nor the tangent may carry one already."""
+    if tangent_of(tensor) is not None:
+        raise RuntimeError(
+            "Making a dual Tensor based on a Tensor that already has a forward gradient at the "
+            "same level 0 is not supported.\n  Use fwAD.unpack_dual(x).primal as the primal."
+        )
+    if tangent_of(tangent) is not None:
+        raise RuntimeError(
+            "Setting a forward grad that itself has a forward gradient at the same level0 is not "
+            "supported.\n  A tangent is a plain Tensor: pass fwAD.unpack_dual(t).primal (or "
+            "t.detach()); tangents of tangents need nested levels, which do not exist here."
+        )
+
+
+def _forward_root_view(tensor: Tensor) -> Tensor:
+    """A view of ``tensor`` for backward, but not for forward AD: its tangent is its own,
+    not a region of ``tensor``'s (torch's make_dual and unpack_dual views)."""
     level_now = state.level
     state.level = None  # the view itself must not pick up a tangent from ``tensor``
     try:
-        dual = tensor.view_as(tensor)
+        view = tensor.view_as(tensor)
     finally:
         state.level = level_now
-    _set_tangent(dual, tangent)
-    return dual
+    view._fw_base = None
+    return view
 
 
 def unpack_dual(tensor: Tensor, *, level=None) -> UnpackedDualTensor:
@@ -169,16 +209,11 @@ def unpack_dual(tensor: Tensor, *, level=None) -> UnpackedDualTensor:
     UnpackedDualTensor(primal=tensor(8.), tangent=tensor(12.))
     """
     _check_level(level)
-    tangent = tangent_of(tensor)
+    tangent = None if _grad_state.inference else tangent_of(tensor)  # inference mode: AD is off
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    level_now = state.level
-    state.level = None
-    try:
-        primal = tensor.view_as(tensor)  # a view of the same memory ...
-    finally:
-        state.level = level_now
-    _set_tangent(primal, None)  # ... that has no tangent, though its base has one
+    primal = _forward_root_view(tensor)  # a view of the same memory ...
+    _set_tangent(primal, None)  # ... with no tangent, and none taken from ``tensor`` later
     return UnpackedDualTensor(primal, tangent)
 
 
@@ -200,10 +235,10 @@ def tangent_of(t: Tensor):
             return None  # explicitly none: the primal returned by unpack_dual
     else:
         tangent = None
-    base = t._base
+    base = _forward_base(t)
     base_has_tangent = base is not None and base._fw_level is level and base._fw_grad is not None
     if base_has_tangent and (tangent is None or tangent._base is not base._fw_grad):
-        tangent = _region(_tangent_like(base), t)
+        tangent = _region(_tangent_like(base), t, base)
         _set_tangent(t, tangent)
     return tangent
 
@@ -213,11 +248,45 @@ def _set_tangent(t: Tensor, tangent: Tensor) -> None:
     t._fw_level = state.level
 
 
+def _forward_base(t: Tensor):
+    """The tensor whose tangent holds ``t``'s tangent as a region (None: ``t``'s is its own).
+
+    That is ``t._base`` for a view, except that torch's make_dual and unpack_dual
+    results are views for backward only (their tangent is their own), and views of
+    them take them as their forward base. Those carry ``_fw_base``; others have none.
+    """
+    return getattr(t, "_fw_base", t._base)
+
+
+def _inherit_forward_base(args, outputs) -> None:
+    """A view of a make_dual/unpack_dual result (or of a view of one) takes that
+    result, not the memory's base, as its forward base; one of an inference tensor
+    has none (torch gives it no tangent)."""
+    for out in outputs:
+        if not isinstance(out, Tensor) or out._base is None:
+            continue
+        if out._inference and not _grad_state.inference:
+            out._fw_base = None
+            continue
+        for a in args:
+            if isinstance(a, Tensor) and (a is out._base or a._base is out._base):
+                root = _forward_base(a)
+                root = a if root is None else root
+                if root is not out._base:
+                    out._fw_base = root
+                break
+
+
 def push_tangents(cls, ctx, args, kwargs, outputs) -> None:
     """Give the outputs of ``cls.apply(*args)`` their tangents, from ``cls.jvp``.
 
     Called by ``Function.apply`` only while a dual level is open.
     """
+    _inherit_forward_base(args, outputs)
+    if _grad_state.inference:
+        return  # torch: inference mode turns forward AD off (views still read their base's)
+    if cls._builtin and cls.view_of_input and args[0]._inference:
+        return  # torch: nor does a view of an inference tensor (e.g. of its make_dual) get one
     tangents = []
     has_tangent = False
     for a in args:
@@ -270,13 +339,14 @@ def inplace_tangent(x: Tensor, out: Tensor) -> None:
         return
     xp = array_module(x._data)
     new = xp.zeros_like(x._data) if t is None else t._data
-    if x._base is None:
+    base = _forward_base(x)
+    if base is None:
         if current is not None and is_writeable(current._data) and 0 not in current.stride():
             current._data[...] = new  # in place: views of x hold views of this tangent
         else:
             _set_tangent(x, Tensor._make(xp.array(new, dtype=x._data.dtype)))
         return
-    region = _region(_tangent_like(x._base), x)
+    region = _region(_tangent_like(base), x, base)
     region._data[...] = new
     _set_tangent(x, region)
 
@@ -286,7 +356,7 @@ def _tangent_like(base: Tensor) -> Tensor:
     view's strides and offset into the base apply to it too."""
     tangent = base._fw_grad if base._fw_level is state.level else None
     if tangent is None or tangent._data.strides != base._data.strides:
-        fresh = array_module(base._data).zeros_like(base._data)
+        fresh = _zeros_strided_like(base._data)
         if tangent is not None:
             fresh[...] = tangent._data
         tangent = Tensor._make(fresh)
@@ -294,13 +364,23 @@ def _tangent_like(base: Tensor) -> Tensor:
     return tangent
 
 
-def _region(base_tangent: Tensor, view: Tensor) -> Tensor:
-    """The part of ``base_tangent`` that ``view`` covers of its base (a view of it)."""
+def _zeros_strided_like(data):
+    """Zeros with ``data``'s shape and strides (``data`` may be a strided view, e.g. the
+    primal of a make_dual), in a fresh buffer spanning as many bytes as ``data`` does."""
+    xp = array_module(data)
+    span = sum((n - 1) * s for n, s in zip(data.shape, data.strides)) if data.size else 0
+    buffer = xp.zeros(span // data.itemsize + 1, dtype=data.dtype)
+    return xp.lib.stride_tricks.as_strided(buffer, data.shape, data.strides)
+
+
+def _region(base_tangent: Tensor, view: Tensor, base: Tensor) -> Tensor:
+    """The part of ``base_tangent`` (laid out like ``base``) that ``view`` covers of
+    ``base``'s memory: a view of it, at the same byte offset, with the same strides."""
     data = view._data
     xp = array_module(data)
-    offset = address(data) - address(view._base._data)
-    flat = base_tangent._data.ravel(order="K")[offset // data.itemsize :]
-    region = xp.lib.stride_tricks.as_strided(flat, data.shape, data.strides)
+    start = (address(data) - address(base._data)) // data.itemsize
+    flat = xp.lib.stride_tricks.as_strided(base_tangent._data, (start + 1,), (data.itemsize,))
+    region = xp.lib.stride_tricks.as_strided(flat[start:], data.shape, data.strides)
     return Tensor._make(region, base_tangent._counter, base_tangent)
 
 
