@@ -280,25 +280,36 @@ def _inherit_forward_base(args, outputs) -> None:
 def push_tangents(cls, ctx, args, kwargs, outputs) -> None:
     """Give the outputs of ``cls.apply(*args)`` their tangents, from ``cls.jvp``.
 
-    Called by ``Function.apply`` only while a dual level is open.
+    Called by ``Function.apply`` only while a dual level is open. A custom Function's
+    tangents pass torch's checks first (``_custom_tangent``).
     """
     _inherit_forward_base(args, outputs)
     if _grad_state.inference:
         return  # torch: inference mode turns forward AD off (views still read their base's)
     if cls._builtin and cls.view_of_input and args[0]._inference:
         return  # torch: nor does a view of an inference tensor (e.g. of its make_dual) get one
-    tangents = []
-    has_tangent = False
-    for a in args:
-        t = tangent_of(a) if isinstance(a, Tensor) else None
-        has_tangent = has_tangent or t is not None
-        tangents.append(t)
-    if not has_tangent or not any(_is_float(o) for o in outputs):
+    tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    if all(t is None for t in tangents) or not any(_is_float(o) for o in outputs):
         return  # e.g. a comparison: a bool result has no tangent
     if not cls._builtin and ctx.materialize_grads:  # your jvp gets zeros, never None
         for i, a in enumerate(args):
-            if tangents[i] is None and isinstance(a, Tensor) and a._data.dtype.kind == "f":
+            if tangents[i] is None and _is_float(a):
                 tangents[i] = Tensor._make(array_module(a._data).zeros_like(a._data))
+    versions = [t._version if t is not None else None for t in tangents]
+    result = _run_jvp(cls, ctx, args, kwargs, outputs, tangents)
+    for k, (out, t) in enumerate(zip(outputs, result)):
+        if not cls._builtin:
+            _custom_tangent(ctx, k, out, t, args, tangents, versions)
+        elif t is not None and _is_float(out):
+            _set_tangent(out, _checked_tangent(cls, k, out, t, tangents))
+    for saved in ctx._saved or ():  # an output saved for backward keeps its tangent too
+        if getattr(saved, "is_output", False):
+            out = outputs[saved.output_nr]
+            saved.tangent = (out._fw_grad, out._fw_level)
+
+
+def _run_jvp(cls, ctx, args, kwargs, outputs, tangents) -> tuple:
+    """``cls.jvp(ctx, *tangents)`` as a tuple with one tangent (or None) per output."""
     ctx.inputs, ctx.kwargs, ctx.outputs = args, kwargs, outputs
     ctx.result = outputs[0]
     level = state.level
@@ -312,18 +323,113 @@ def push_tangents(cls, ctx, args, kwargs, outputs) -> None:
     result = result if type(result) is tuple else (result,)
     if len(result) != len(outputs):
         raise RuntimeError(
-            f"function {cls.__name__}.jvp returned an incorrect number of forward gradients "
-            f"(expected {len(outputs)}, got {len(result)})\n  jvp returns one tangent per output "
-            "of forward (None for outputs that are not differentiable)."
+            f"Function's jvp returned an invalid number of forward gradients (expected "
+            f"{len(outputs)} but got {len(result)})\n  {cls.__name__}.jvp returns one tangent "
+            "per output of forward (None for outputs that are not differentiable)."
         )
-    for k, (out, t) in enumerate(zip(outputs, result)):
-        if t is None or not isinstance(out, Tensor) or out._data.dtype.kind != "f":
-            continue
-        _set_tangent(out, _checked_tangent(cls, k, out, t, tangents))
-    for saved in ctx._saved or ():  # an output saved for backward keeps its tangent too
-        if getattr(saved, "is_output", False):
-            out = outputs[saved.output_nr]
-            saved.tangent = (out._fw_grad, out._fw_level)
+    return result
+
+
+def _custom_tangent(ctx, k, out, t, args, tangents, versions) -> None:
+    """Check the tangent a custom Function's jvp gave output ``k`` as torch does, then set it.
+
+    An output marked dirty (changed in place) must get its input's tangent, changed in
+    place too; an output that is a view (or an input returned as-is) must get a view of
+    its input's tangent: the tangents then alias exactly as the values do.
+    """
+    if t is not None and not isinstance(t, Tensor):
+        raise RuntimeError(
+            f"expected Variable or None (got {type(t).__name__}) for grad output {k}.\n  jvp "
+            "returns Tensors (or None), one per output of forward."
+        )
+    if not _is_float(out) or any(out is o for o in ctx.non_differentiable):
+        if t is not None:
+            raise RuntimeError(
+                f"Function's jvp returned a gradient at position {k}, but  the corresponding "
+                "forward output is not a differentiable Tensor.You should return None at that "
+                "position instead.\n  (an integer output, or one given to "
+                "ctx.mark_non_differentiable, has no tangent)"
+            )
+        return
+    i = next((i for i, a in enumerate(args) if a is out), None)
+    if any(out is d for d in ctx.dirty_tensors):
+        _check_dirty_tangent(i, t, tangents, versions)
+    elif out._base is not None:
+        _check_view_tangent(out, t, args, tangents)
+    if t is None:
+        return
+    if t.shape != out.shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the original "
+            f"Tensor, this is not supported. Tensor is of size {list(out.shape)} while the given "
+            f"forward gradient is of size {list(t.shape)}.\n  A tangent has its output's shape."
+        )
+    if out._base is None and i is None and any(t is g for g in tangents):
+        t = t.clone()  # an input's tangent passed through: copy, so in-place changes stay apart
+    if i is None:
+        _set_tangent(out, t)
+    else:  # an input changed in place: its tangent too (already, unless jvp got zeros)
+        _write_tangent(out, t._data)
+
+
+def _check_dirty_tangent(i, t, tangents, versions) -> None:
+    """An input changed in place by forward: jvp changes its tangent in place and returns it."""
+    if i is None:
+        raise RuntimeError(
+            "Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is not an "
+            "input, there is no need to pass it to mark_dirty()."
+        )
+    g = tangents[i]
+    if t is None or g is None or t._counter is not g._counter or t._version == versions[i]:
+        raise RuntimeError(
+            "An inplace custom Function is not modifying the forward mode gradients inplace. If "
+            "the forward is modifying an input inplace, then the jvp function must modify the "
+            "corresponding gradient inplace.\n  e.g. forward does x.mul_(2): jvp does g.mul_(2)."
+        )
+    if t is not g:
+        raise RuntimeError(
+            "An inplace custom Function is not returning the forward mode gradients as-is. If "
+            "the forward is modifying an input inplace, then the jvp function must modify the "
+            "gradient inplace and return it as-is.\n  Return the very tangent jvp was given."
+        )
+
+
+def _check_view_tangent(out, t, args, tangents) -> None:
+    """Output ``out`` is a view (or an input returned as-is): ``t`` must be the same view
+    of its input's tangent."""
+    i = next((i for i, a in enumerate(args) if _shares_base(a, out)), None)
+    if t is None:
+        if i is not None:  # (torch fails inside, with this line)
+            raise RuntimeError(
+                "cannot call get_autograd_meta() on undefined tensor\n  jvp returned None for an "
+                "output that is a view of an input (or the input as-is): return the same view "
+                "of that input's tangent."
+            )
+        return
+    if t._base is None:
+        raise RuntimeError(
+            "A custom Function's forward is returning a view (or an input as-is) but the jvp is "
+            "not returning a view.\n  Return the same view of the tangent (e.g. g[:2] for "
+            "x[:2], g.view_as(g) for x itself)."
+        )
+    if i is None or tangents[i] is None:
+        return  # a view of a tensor made inside forward: no input tangent to relate to
+    g = tangents[i]
+    if _forward_base(args[i]) is not None:  # the input is a view too: compare their bases
+        if t._base is not g._base:
+            raise RuntimeError(
+                "A custom Function is returning a view but the jvp is not returning a view of the "
+                "same base as the given grad input.\n  Take the view of the tangent jvp was given."
+            )
+    elif t._base is not g:
+        raise RuntimeError(
+            "A custom Function is returning a view but the jvp is not returning a view of the "
+            "given grad input.\n  Take the view of the tangent jvp was given."
+        )
+
+
+def _shares_base(a, view: Tensor) -> bool:
+    return isinstance(a, Tensor) and (a is view._base or a._base is view._base)
 
 
 def inplace_tangent(x: Tensor, out: Tensor) -> None:
@@ -334,11 +440,17 @@ def inplace_tangent(x: Tensor, out: Tensor) -> None:
     """
     if state.level is None:
         return
-    t, current = tangent_of(out), tangent_of(x)
-    if t is None and current is None:
+    t = tangent_of(out)
+    if t is None and tangent_of(x) is None:
         return
+    _write_tangent(x, array_module(x._data).zeros_like(x._data) if t is None else t._data)
+
+
+def _write_tangent(x: Tensor, new) -> None:
+    """Make the array ``new`` ``x``'s tangent, writing into the tangent ``x`` shares with
+    its base (or with views of it) when there is one."""
+    current = tangent_of(x)
     xp = array_module(x._data)
-    new = xp.zeros_like(x._data) if t is None else t._data
     base = _forward_base(x)
     if base is None:
         if current is not None and is_writeable(current._data) and 0 not in current.stride():
