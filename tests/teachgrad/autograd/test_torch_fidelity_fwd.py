@@ -3,10 +3,13 @@ torch across their variations (issue 20): the same program runs on both librarie
 either both raise (same class, same first line) or both give the same values.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
 from tests.teachgrad.autograd.test_torch_fidelity import as_numpy, assert_like_torch
+from tests.teachgrad.inplace._common import both
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
 
@@ -400,3 +403,188 @@ def test_backward_still_reads_save_for_backward_after_a_jvp(in_jvp):
         return tangent, as_numpy(x.grad)
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- gradcheck
+
+
+def _undefined_grad_function(lib, materialize, backward, n_outputs=1):
+    """forward gives x * 2 (and x * 3); ``backward(lib, *grads)`` is the formula under test."""
+
+    class Scaled(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(materialize)
+            return (x * 2, x * 3) if n_outputs == 2 else x * 2
+
+        @staticmethod
+        def backward(ctx, *grads):
+            return backward(lib, *grads)
+
+    return Scaled
+
+
+def _fails_on_none(error):
+    def backward(lib, *grads):
+        if any(g is None for g in grads):
+            raise error("no gradient")
+        return sum(g * (k + 2) for k, g in enumerate(grads))
+
+    return backward
+
+
+def _nonzero_for_none(lib, *grads):
+    if all(g is None for g in grads):
+        return lib.ones(2, dtype=lib.float64)
+    return sum(g * (k + 2) for k, g in enumerate(grads) if g is not None)
+
+
+UNDEFINED_GRAD_BACKWARDS = {
+    "None handled": (False, lambda lib, g: None if g is None else g * 2),
+    "None -> RuntimeError": (False, _fails_on_none(RuntimeError)),
+    "None -> ValueError (escapes)": (False, _fails_on_none(ValueError)),
+    "None * 2 (TypeError escapes)": (False, lambda lib, g: g * 2),
+    "None -> nonzero": (False, _nonzero_for_none),
+    "zeros -> nonzero": (True, lambda lib, g: g * 2 + (0 if bool(g.any()) else 1)),
+}
+
+
+@pytest.mark.parametrize(
+    "formulas", UNDEFINED_GRAD_BACKWARDS.values(), ids=UNDEFINED_GRAD_BACKWARDS.keys()
+)
+@pytest.mark.parametrize("n_outputs", [1, 2])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"raise_exception": False}, {"check_undefined_grad": False}, {"fast_mode": True}],
+    ids=["default", "no raise", "check off", "fast"],
+)
+def test_gradcheck_runs_backward_with_undefined_output_grads(formulas, n_outputs, options):
+    """Each output's gradient undefined (None) in turn, then all: a RuntimeError from backward
+    or a nonzero gradient fails the check (after torch's warning); other errors escape."""
+    materialize, backward = formulas
+
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        Scaled = _undefined_grad_function(lib, materialize, backward, n_outputs)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ok = lib.autograd.gradcheck(Scaled.apply, (x,), **options)
+        return ok, [str(w.message).split(",")[0] for w in caught]
+
+    with np.errstate(all="ignore"):
+        assert_like_torch(program)
+
+
+def _branching(kind):
+    """A func whose output changes shape or dtype when the input's sum crosses 10."""
+
+    def func(lib, x):
+        y = x * 2
+        if float(x.detach().sum()) <= 10.0:
+            return y, (x * 0).long()
+        if kind == "shape":
+            return y.reshape(-1)[:1], (x * 0).long()
+        if kind == "dtype":
+            return y.float(), (x * 0).long()
+        return y, (x * 0).long().reshape(-1)[:1]  # the integer output changes
+
+    return func
+
+
+@pytest.mark.parametrize("kind", ["shape", "dtype", "integer output's shape"])
+@pytest.mark.parametrize("shape", [(4,), (2, 2), ()], ids=str)
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_gradcheck_needs_outputs_of_the_same_shape_and_dtype_near_the_input(kind, shape, fast_mode):
+    """Nudging one element (slow mode, which torch names by its index) or the whole input
+    (fast mode) down, then up, must give outputs of one shape and dtype."""
+
+    def program(lib):
+        x = lib.full(shape, 10.0 / np.prod(shape), dtype=lib.float64, requires_grad=True)
+        func = _branching(kind)
+        return lib.autograd.gradcheck(lambda x: func(lib, x), (x,), fast_mode=fast_mode)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+@pytest.mark.parametrize("check_backward_ad", [True, False])
+@pytest.mark.parametrize("y_requires_grad", [True, False])
+def test_gradcheck_s_forward_mode_pass_hands_func_duals_that_do_not_require_grad(
+    fast_mode, check_backward_ad, y_requires_grad
+):
+    """Every input that requires grad becomes a detached dual (a zero tangent but for the
+    input whose column is computed); the undefined-tangent check also hands in one plain."""
+
+    def program(lib):
+        fwAD = lib.autograd.forward_ad
+        seen = set()
+
+        def func(x, y, z):
+            seen.add(
+                tuple(
+                    (a.requires_grad, a.is_leaf, fwAD.unpack_dual(a).tangent is not None)
+                    for a in (x, y, z)
+                )
+            )
+            return x * y + z, (x * z).sum()
+
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([3.0, 4.0], dtype=lib.float64, requires_grad=y_requires_grad)
+        z = lib.tensor([5.0, 6.0], dtype=lib.float64)
+        ok = lib.autograd.gradcheck(
+            func, (x, y, z), check_forward_ad=True, check_backward_ad=check_backward_ad,
+            fast_mode=fast_mode,
+        )  # fmt: skip
+        return ok, sorted(seen)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_a_func_that_takes_gradients_itself_passes_both_modes(fast_mode):
+    """In the forward-mode pass its input does not require grad, so it takes the other branch."""
+
+    def program(lib):
+        def func(x):
+            if x.requires_grad:
+                (g,) = lib.autograd.grad((x * x).sum(), x, create_graph=True)
+                return g * x
+            return 2 * x * x
+
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        forward = lib.autograd.gradcheck(func, (x,), check_forward_ad=True, fast_mode=fast_mode)
+        gradgrad = lib.autograd.gradgradcheck(
+            lambda x, y: (x * x * y).sin(), (x, x.detach() + 1), check_fwd_over_rev=True,
+            fast_mode=fast_mode,
+        )  # fmt: skip
+        return forward, gradgrad
+
+    assert_like_torch(program)
+
+
+def test_a_jvp_that_treats_a_missing_tangent_unlike_a_zero_one_fails_gradcheck():
+    """(torch's message is a tuple's repr, so only the class is compared.)"""
+
+    def program(lib):
+        class Affine(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                ctx.set_materialize_grads(False)
+                return 3.0 * x + 2.0 * y
+
+            @staticmethod
+            def jvp(ctx, gx, gy):
+                return (3.0 * gx if gx is not None else 1.0) + (2.0 * gy if gy is not None else 1.0)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 3.0, g * 2.0
+
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([3.0, 4.0], dtype=lib.float64, requires_grad=True)
+        options = {"check_forward_ad": True, "check_backward_ad": False}
+        return lib.autograd.gradcheck(Affine.apply, (x, y), **options)
+
+    outcome = both(program)
+    assert outcome["tg"].type == outcome["torch"].type == "GradcheckError"
+    assert "Mismatch in tangent values for output with index: " in outcome["tg"].message
