@@ -269,7 +269,7 @@ def _inherit_forward_base(args, outputs) -> None:
             out._fw_base = None
             continue
         for a in args:
-            if isinstance(a, Tensor) and (a is out._base or a._base is out._base):
+            if _shares_base(a, out):
                 root = _forward_base(a)
                 root = a if root is None else root
                 if root is not out._base:
