@@ -469,6 +469,7 @@ class Tensor:
             )
         self._grad_fn = None
         self._requires_grad = False
+        self._fw_grad = None  # forward AD: the tangent goes too, as with detach()
         return self
 
     def is_inference(self) -> bool:

@@ -33,6 +33,7 @@ from .. import _seam
 from .._backend import address, array_module, is_writeable
 from .._tensor import Tensor
 from .grad_mode import _DecoratorContextManager
+from .grad_mode import state as _grad_state
 
 
 class _Level:
@@ -136,26 +137,65 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level=None) -> Tensor:
         raise ValueError(
             f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
         )
+    if _grad_state.inference:  # torch: inference mode turns forward AD off, checks included
+        return tensor.detach() if tensor._inference else _forward_root_view(tensor)
+    _check_not_dual(tensor, tangent)
     if tangent.shape != tensor.shape:
         raise RuntimeError(
             "Trying to set a forward gradient that has a different size than that of the original "
             f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the "
             f"given forward gradient is of size {list(tangent.shape)}."
         )
-    if (
-        tangent._data.strides != tensor._data.strides
-    ):  # torch: the tangent takes the primal's layout
+    if not _same_layout(tangent, tensor):  # torch: the tangent takes the primal's layout
         copy = array_module(tensor._data).empty_like(tensor._data, dtype=tangent._data.dtype)
         copy[...] = tangent._data
         tangent = Tensor._make(copy)
+    if tensor._inference:  # torch: an inference tensor's dual is no view (it has no version)
+        dual = tensor.detach()
+        if tangent._inference:
+            return dual  # ... and no autograd kernel runs when both are inference tensors
+    else:
+        dual = _forward_root_view(tensor)
+    _set_tangent(dual, tangent)
+    return dual
+
+
+def _same_layout(tangent: Tensor, tensor: Tensor) -> bool:
+    """torch keeps the very tangent given (in-place changes of the dual then write into
+    it) when shape, strides, storage offset and storage size all match the primal's."""
+    return (
+        tangent._data.strides == tensor._data.strides
+        and tangent.storage_offset() == tensor.storage_offset()
+        and tangent._storage_array().nbytes == tensor._storage_array().nbytes
+    )
+
+
+def _check_not_dual(tensor: Tensor, tangent: Tensor) -> None:
+    """One level of tangents: neither the primal nor the tangent may carry one already."""
+    if tangent_of(tensor) is not None:
+        raise RuntimeError(
+            "Making a dual Tensor based on a Tensor that already has a forward gradient at the "
+            "same level 0 is not supported.\n  Use fwAD.unpack_dual(x).primal as the primal."
+        )
+    if tangent_of(tangent) is not None:
+        raise RuntimeError(
+            "Setting a forward grad that itself has a forward gradient at the same level0 is not "
+            "supported.\n  A tangent is a plain Tensor: pass fwAD.unpack_dual(t).primal (or "
+            "t.detach()); tangents of tangents need nested levels, which do not exist here."
+        )
+
+
+def _forward_root_view(tensor: Tensor) -> Tensor:
+    """A view of ``tensor`` for backward, but not for forward AD: its tangent is its own,
+    not a region of ``tensor``'s (torch's make_dual and unpack_dual views)."""
     level_now = state.level
     state.level = None  # the view itself must not pick up a tangent from ``tensor``
     try:
-        dual = tensor.view_as(tensor)
+        view = tensor.view_as(tensor)
     finally:
         state.level = level_now
-    _set_tangent(dual, tangent)
-    return dual
+    view._fw_base = None
+    return view
 
 
 def unpack_dual(tensor: Tensor, *, level=None) -> UnpackedDualTensor:
@@ -169,16 +209,11 @@ def unpack_dual(tensor: Tensor, *, level=None) -> UnpackedDualTensor:
     UnpackedDualTensor(primal=tensor(8.), tangent=tensor(12.))
     """
     _check_level(level)
-    tangent = tangent_of(tensor)
+    tangent = None if _grad_state.inference else tangent_of(tensor)  # inference mode: AD is off
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    level_now = state.level
-    state.level = None
-    try:
-        primal = tensor.view_as(tensor)  # a view of the same memory ...
-    finally:
-        state.level = level_now
-    _set_tangent(primal, None)  # ... that has no tangent, though its base has one
+    primal = _forward_root_view(tensor)  # a view of the same memory ...
+    _set_tangent(primal, None)  # ... with no tangent, and none taken from ``tensor`` later
     return UnpackedDualTensor(primal, tangent)
 
 
@@ -200,10 +235,10 @@ def tangent_of(t: Tensor):
             return None  # explicitly none: the primal returned by unpack_dual
     else:
         tangent = None
-    base = t._base
+    base = _forward_base(t)
     base_has_tangent = base is not None and base._fw_level is level and base._fw_grad is not None
     if base_has_tangent and (tangent is None or tangent._base is not base._fw_grad):
-        tangent = _region(_tangent_like(base), t)
+        tangent = _region(_tangent_like(base), t, base)
         _set_tangent(t, tangent)
     return tangent
 
@@ -213,23 +248,68 @@ def _set_tangent(t: Tensor, tangent: Tensor) -> None:
     t._fw_level = state.level
 
 
+def _forward_base(t: Tensor):
+    """The tensor whose tangent holds ``t``'s tangent as a region (None: ``t``'s is its own).
+
+    That is ``t._base`` for a view, except that torch's make_dual and unpack_dual
+    results are views for backward only (their tangent is their own), and views of
+    them take them as their forward base. Those carry ``_fw_base``; others have none.
+    """
+    return getattr(t, "_fw_base", t._base)
+
+
+def _inherit_forward_base(args, outputs) -> None:
+    """A view of a make_dual/unpack_dual result (or of a view of one) takes that
+    result, not the memory's base, as its forward base; one of an inference tensor
+    has none (torch gives it no tangent)."""
+    for out in outputs:
+        if not isinstance(out, Tensor) or out._base is None:
+            continue
+        if out._inference and not _grad_state.inference:
+            out._fw_base = None
+            continue
+        for a in args:
+            if _shares_base(a, out):
+                root = _forward_base(a)
+                root = a if root is None else root
+                if root is not out._base:
+                    out._fw_base = root
+                break
+
+
 def push_tangents(cls, ctx, args, kwargs, outputs) -> None:
     """Give the outputs of ``cls.apply(*args)`` their tangents, from ``cls.jvp``.
 
-    Called by ``Function.apply`` only while a dual level is open.
+    Called by ``Function.apply`` only while a dual level is open. A custom Function's
+    tangents pass torch's checks first (``_custom_tangent``).
     """
-    tangents = []
-    has_tangent = False
-    for a in args:
-        t = tangent_of(a) if isinstance(a, Tensor) else None
-        has_tangent = has_tangent or t is not None
-        tangents.append(t)
-    if not has_tangent or not any(_is_float(o) for o in outputs):
+    _inherit_forward_base(args, outputs)
+    if _grad_state.inference:
+        return  # torch: inference mode turns forward AD off (views still read their base's)
+    if cls._builtin and cls.view_of_input and args[0]._inference:
+        return  # torch: nor does a view of an inference tensor (e.g. of its make_dual) get one
+    tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    if all(t is None for t in tangents) or not any(_is_float(o) for o in outputs):
         return  # e.g. a comparison: a bool result has no tangent
     if not cls._builtin and ctx.materialize_grads:  # your jvp gets zeros, never None
         for i, a in enumerate(args):
-            if tangents[i] is None and isinstance(a, Tensor) and a._data.dtype.kind == "f":
+            if tangents[i] is None and _is_float(a):
                 tangents[i] = Tensor._make(array_module(a._data).zeros_like(a._data))
+    versions = [t._version if t is not None else None for t in tangents]
+    result = _run_jvp(cls, ctx, args, kwargs, outputs, tangents)
+    for k, (out, t) in enumerate(zip(outputs, result)):
+        if not cls._builtin:
+            _custom_tangent(ctx, k, out, t, args, tangents, versions)
+        elif t is not None and _is_float(out):
+            _set_tangent(out, _checked_tangent(cls, k, out, t, tangents))
+    for saved in ctx._saved or ():  # an output saved for backward keeps its tangent too
+        if getattr(saved, "is_output", False):
+            out = outputs[saved.output_nr]
+            saved.tangent = (out._fw_grad, out._fw_level)
+
+
+def _run_jvp(cls, ctx, args, kwargs, outputs, tangents) -> tuple:
+    """``cls.jvp(ctx, *tangents)`` as a tuple with one tangent (or None) per output."""
     ctx.inputs, ctx.kwargs, ctx.outputs = args, kwargs, outputs
     ctx.result = outputs[0]
     level = state.level
@@ -243,18 +323,113 @@ def push_tangents(cls, ctx, args, kwargs, outputs) -> None:
     result = result if type(result) is tuple else (result,)
     if len(result) != len(outputs):
         raise RuntimeError(
-            f"function {cls.__name__}.jvp returned an incorrect number of forward gradients "
-            f"(expected {len(outputs)}, got {len(result)})\n  jvp returns one tangent per output "
-            "of forward (None for outputs that are not differentiable)."
+            f"Function's jvp returned an invalid number of forward gradients (expected "
+            f"{len(outputs)} but got {len(result)})\n  {cls.__name__}.jvp returns one tangent "
+            "per output of forward (None for outputs that are not differentiable)."
         )
-    for k, (out, t) in enumerate(zip(outputs, result)):
-        if t is None or not isinstance(out, Tensor) or out._data.dtype.kind != "f":
-            continue
-        _set_tangent(out, _checked_tangent(cls, k, out, t, tangents))
-    for saved in ctx._saved or ():  # an output saved for backward keeps its tangent too
-        if getattr(saved, "is_output", False):
-            out = outputs[saved.output_nr]
-            saved.tangent = (out._fw_grad, out._fw_level)
+    return result
+
+
+def _custom_tangent(ctx, k, out, t, args, tangents, versions) -> None:
+    """Check the tangent a custom Function's jvp gave output ``k`` as torch does, then set it.
+
+    An output marked dirty (changed in place) must get its input's tangent, changed in
+    place too; an output that is a view (or an input returned as-is) must get a view of
+    its input's tangent: the tangents then alias exactly as the values do.
+    """
+    if t is not None and not isinstance(t, Tensor):
+        raise RuntimeError(
+            f"expected Variable or None (got {type(t).__name__}) for grad output {k}.\n  jvp "
+            "returns Tensors (or None), one per output of forward."
+        )
+    if not _is_float(out) or any(out is o for o in ctx.non_differentiable):
+        if t is not None:
+            raise RuntimeError(
+                f"Function's jvp returned a gradient at position {k}, but  the corresponding "
+                "forward output is not a differentiable Tensor.You should return None at that "
+                "position instead.\n  (an integer output, or one given to "
+                "ctx.mark_non_differentiable, has no tangent)"
+            )
+        return
+    i = next((i for i, a in enumerate(args) if a is out), None)
+    if any(out is d for d in ctx.dirty_tensors):
+        _check_dirty_tangent(i, t, tangents, versions)
+    elif out._base is not None:
+        _check_view_tangent(out, t, args, tangents)
+    if t is None:
+        return
+    if t.shape != out.shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the original "
+            f"Tensor, this is not supported. Tensor is of size {list(out.shape)} while the given "
+            f"forward gradient is of size {list(t.shape)}.\n  A tangent has its output's shape."
+        )
+    if out._base is None and i is None and any(t is g for g in tangents):
+        t = t.clone()  # an input's tangent passed through: copy, so in-place changes stay apart
+    if i is None:
+        _set_tangent(out, t)
+    else:  # an input changed in place: its tangent too (already, unless jvp got zeros)
+        _write_tangent(out, t._data)
+
+
+def _check_dirty_tangent(i, t, tangents, versions) -> None:
+    """An input changed in place by forward: jvp changes its tangent in place and returns it."""
+    if i is None:
+        raise RuntimeError(
+            "Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is not an "
+            "input, there is no need to pass it to mark_dirty()."
+        )
+    g = tangents[i]
+    if t is None or g is None or t._counter is not g._counter or t._version == versions[i]:
+        raise RuntimeError(
+            "An inplace custom Function is not modifying the forward mode gradients inplace. If "
+            "the forward is modifying an input inplace, then the jvp function must modify the "
+            "corresponding gradient inplace.\n  e.g. forward does x.mul_(2): jvp does g.mul_(2)."
+        )
+    if t is not g:
+        raise RuntimeError(
+            "An inplace custom Function is not returning the forward mode gradients as-is. If "
+            "the forward is modifying an input inplace, then the jvp function must modify the "
+            "gradient inplace and return it as-is.\n  Return the very tangent jvp was given."
+        )
+
+
+def _check_view_tangent(out, t, args, tangents) -> None:
+    """Output ``out`` is a view (or an input returned as-is): ``t`` must be the same view
+    of its input's tangent."""
+    i = next((i for i, a in enumerate(args) if _shares_base(a, out)), None)
+    if t is None:
+        if i is not None:  # (torch fails inside, with this line)
+            raise RuntimeError(
+                "cannot call get_autograd_meta() on undefined tensor\n  jvp returned None for an "
+                "output that is a view of an input (or the input as-is): return the same view "
+                "of that input's tangent."
+            )
+        return
+    if t._base is None:
+        raise RuntimeError(
+            "A custom Function's forward is returning a view (or an input as-is) but the jvp is "
+            "not returning a view.\n  Return the same view of the tangent (e.g. g[:2] for "
+            "x[:2], g.view_as(g) for x itself)."
+        )
+    if i is None or tangents[i] is None:
+        return  # a view of a tensor made inside forward: no input tangent to relate to
+    g = tangents[i]
+    if _forward_base(args[i]) is not None:  # the input is a view too: compare their bases
+        if t._base is not g._base:
+            raise RuntimeError(
+                "A custom Function is returning a view but the jvp is not returning a view of the "
+                "same base as the given grad input.\n  Take the view of the tangent jvp was given."
+            )
+    elif t._base is not g:
+        raise RuntimeError(
+            "A custom Function is returning a view but the jvp is not returning a view of the "
+            "given grad input.\n  Take the view of the tangent jvp was given."
+        )
+
+
+def _shares_base(a, view: Tensor) -> bool:
+    return isinstance(a, Tensor) and (a is view._base or a._base is view._base)
 
 
 def inplace_tangent(x: Tensor, out: Tensor) -> None:
@@ -265,18 +440,25 @@ def inplace_tangent(x: Tensor, out: Tensor) -> None:
     """
     if state.level is None:
         return
-    t, current = tangent_of(out), tangent_of(x)
-    if t is None and current is None:
+    t = tangent_of(out)
+    if t is None and tangent_of(x) is None:
         return
+    _write_tangent(x, array_module(x._data).zeros_like(x._data) if t is None else t._data)
+
+
+def _write_tangent(x: Tensor, new) -> None:
+    """Make the array ``new`` ``x``'s tangent, writing into the tangent ``x`` shares with
+    its base (or with views of it) when there is one."""
+    current = tangent_of(x)
     xp = array_module(x._data)
-    new = xp.zeros_like(x._data) if t is None else t._data
-    if x._base is None:
+    base = _forward_base(x)
+    if base is None:
         if current is not None and is_writeable(current._data) and 0 not in current.stride():
             current._data[...] = new  # in place: views of x hold views of this tangent
         else:
             _set_tangent(x, Tensor._make(xp.array(new, dtype=x._data.dtype)))
         return
-    region = _region(_tangent_like(x._base), x)
+    region = _region(_tangent_like(base), x, base)
     region._data[...] = new
     _set_tangent(x, region)
 
@@ -286,7 +468,7 @@ def _tangent_like(base: Tensor) -> Tensor:
     view's strides and offset into the base apply to it too."""
     tangent = base._fw_grad if base._fw_level is state.level else None
     if tangent is None or tangent._data.strides != base._data.strides:
-        fresh = array_module(base._data).zeros_like(base._data)
+        fresh = _zeros_strided_like(base._data)
         if tangent is not None:
             fresh[...] = tangent._data
         tangent = Tensor._make(fresh)
@@ -294,13 +476,23 @@ def _tangent_like(base: Tensor) -> Tensor:
     return tangent
 
 
-def _region(base_tangent: Tensor, view: Tensor) -> Tensor:
-    """The part of ``base_tangent`` that ``view`` covers of its base (a view of it)."""
+def _zeros_strided_like(data):
+    """Zeros with ``data``'s shape and strides (``data`` may be a strided view, e.g. the
+    primal of a make_dual), in a fresh buffer spanning as many bytes as ``data`` does."""
+    xp = array_module(data)
+    span = sum((n - 1) * s for n, s in zip(data.shape, data.strides)) if data.size else 0
+    buffer = xp.zeros(span // data.itemsize + 1, dtype=data.dtype)
+    return xp.lib.stride_tricks.as_strided(buffer, data.shape, data.strides)
+
+
+def _region(base_tangent: Tensor, view: Tensor, base: Tensor) -> Tensor:
+    """The part of ``base_tangent`` (laid out like ``base``) that ``view`` covers of
+    ``base``'s memory: a view of it, at the same byte offset, with the same strides."""
     data = view._data
     xp = array_module(data)
-    offset = address(data) - address(view._base._data)
-    flat = base_tangent._data.ravel(order="K")[offset // data.itemsize :]
-    region = xp.lib.stride_tricks.as_strided(flat, data.shape, data.strides)
+    start = (address(data) - address(base._data)) // data.itemsize
+    flat = xp.lib.stride_tricks.as_strided(base_tangent._data, (start + 1,), (data.itemsize,))
+    region = xp.lib.stride_tricks.as_strided(flat[start:], data.shape, data.strides)
     return Tensor._make(region, base_tangent._counter, base_tangent)
 
 

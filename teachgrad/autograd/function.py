@@ -92,6 +92,11 @@ class FunctionCtx:
 
     def save_for_forward(self, *tensors) -> None:
         """Keep tensors for a ``jvp`` staticmethod (forward-mode AD)."""
+        if not all(t is None or isinstance(t, Tensor) for t in tensors):
+            raise AssertionError(  # torch asserts this, in every mode
+                "save_for_forward expects all arguments to be tensors; you should save "
+                "non-tensors as attributes on ctx."
+            )
         self.saved_for_forward = tensors
 
     def mark_dirty(self, *tensors) -> None:

@@ -182,9 +182,12 @@ def gradgradcheck(
         grad_outputs = tuple(_random_grad_output(y, gen_non_contig_grad_outputs) for y in outputs)
     grad_outputs = _as_tuple(grad_outputs)
     n_inputs = len(inputs)
+    differentiable = [_requires_grad(a) for a in inputs + grad_outputs]
 
     def first_order_grads(*args):
-        xs = [x for x in args[:n_inputs] if _requires_grad(x)]
+        # gradcheck's forward-mode pass hands in duals that do not require grad: restore it
+        args = [a.requires_grad_() if d else a for a, d in zip(args, differentiable)]
+        xs = [x for x, d in zip(args[:n_inputs], differentiable) if d]
         outputs = _differentiable_outputs(func(*args[:n_inputs]))
         grads = tg.autograd.grad(outputs, xs, args[n_inputs:], create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
@@ -255,6 +258,8 @@ def _gradcheck(func, inputs, *, check_undefined_grad, check_batched_grad, check_
         _fast_check(S, check_backward_ad, check_forward_ad)
     else:
         _slow_check(S, check_backward_ad, check_forward_ad)
+    if check_forward_ad and check_undefined_grad:
+        _check_undefined_tangent(S)
     if check_backward_ad:
         if check_batched_grad:
             for i, y in enumerate(S.ys):
@@ -334,13 +339,13 @@ def _numerical_jacobians(S, k, y_pos):
         original = x._data[index].copy()
         try:
             x._data[index] = original - eps
-            f_minus = _evaluate(func, inputs, y_pos, outputs, eps)
+            f_minus = _evaluate(func, inputs)
             x._data[index] = original + eps
-            f_plus = _evaluate(func, inputs, y_pos, outputs, eps)
+            f_plus = _evaluate(func, inputs)
         finally:
             x._data[index] = original  # put it back, also when func raises
-        for J_i, a, b in zip(J, f_minus, f_plus):
-            J_i[:, c] = (b - a) / (2 * eps)
+        for J_i, column in zip(J, _central_differences(f_minus, f_plus, y_pos, eps, index)):
+            J_i[:, c] = column
     return J
 
 
@@ -351,28 +356,37 @@ def _numerical_jvps(func, inputs, k, y_pos, u, eps):
     step = eps * u.reshape(original.shape)
     try:
         x._data[...] = original - step
-        f_minus = _evaluate(func, inputs, y_pos, None, eps)
+        f_minus = _evaluate(func, inputs)
         x._data[...] = original + step
-        f_plus = _evaluate(func, inputs, y_pos, None, eps)
+        f_plus = _evaluate(func, inputs)
     finally:
         x._data[...] = original
-    return [(b - a) / (2 * eps) for a, b in zip(f_minus, f_plus)]
+    return _central_differences(f_minus, f_plus, y_pos, eps)
 
 
-def _evaluate(func, inputs, y_pos, reference, eps):
-    """func's outputs at y_pos, as flat copies (an output may share memory with an input)."""
-    outputs = _as_tuple(func(*inputs))
-    values = []
-    for p in y_pos:
-        y, y0 = outputs[p], None if reference is None else reference[p]
-        if y0 is not None and (tuple(y.shape), y.dtype) != (tuple(y0.shape), y0.dtype):
-            raise AssertionError(
-                f"Expected `func` to return outputs with the same shape and dtype when inputs are "
-                f"perturbed by {eps}, but output #{p} changed from {tuple(y0.shape)} {y0.dtype} "
-                f"to {tuple(y.shape)} {y.dtype}."
-            )
-        values.append(y._data.reshape(-1).copy())
-    return values
+def _evaluate(func, inputs):
+    """func's outputs, the tensors copied (an output may share memory with an input)."""
+    return [
+        tg.Tensor._make(y._data.copy()) if _is_tensor(y) else y for y in _as_tuple(func(*inputs))
+    ]
+
+
+def _central_differences(f_minus, f_plus, y_pos, eps, index=None):
+    """(f_plus - f_minus) / (2 eps), flat, for the outputs at y_pos, once every output has
+    kept its shape and dtype across the perturbation (torch's check, and its words)."""
+    where = "" if index is None else f"on index {index} "
+    for p, (a, b) in enumerate(zip(f_minus, f_plus)):
+        if not _is_tensor(a):
+            continue
+        for what, one, other in (("shape", a.shape, b.shape), ("dtype", a.dtype, b.dtype)):
+            if one != other:
+                raise AssertionError(
+                    f"Expected `func` to return outputs with the same {what} when inputs are "
+                    f"perturbed {where}by {eps}, but got: {what}s {one} and {other}.\n  (output "
+                    f"#{p}, with the input nudged down, then up) gradcheck needs func to be a "
+                    "fixed smooth map near the input: no branching on values that changes it."
+                )
+    return [(f_plus[p]._data - f_minus[p]._data).reshape(-1) / (2 * eps) for p in y_pos]
 
 
 def _reverse_jacobians(S, i):
@@ -432,19 +446,24 @@ def _forward_jacobians(S, j):
 
 
 def _forward_jvps(S, j, tangents):
-    """For each tangent t of input j: the tangents J t of the outputs, flattened."""
-    k = S.x_pos[j]
+    """For each tangent t of input j: the tangents J t of the outputs, flattened.
+
+    As in torch, every input that requires grad becomes a dual of a detached copy (so
+    none requires grad here), with a zero tangent; input j's tangent is set to each t
+    in turn and back to zero.
+    """
     results = []
     with fwAD.dual_level():
+        args = list(S.inputs)
+        for k in S.x_pos:
+            args[k] = fwAD.make_dual(args[k].detach(), tg.zeros_like(args[k]))
+        tangent = fwAD.unpack_dual(args[S.x_pos[j]]).tangent  # (make_dual may copy it)
         for t in tangents:
-            tangent = tg.zeros_like(S.inputs[k])
             tangent._data[...] = t.reshape(tangent._data.shape)
-            args = list(S.inputs)
-            primal = S.inputs[k].detach().requires_grad_(S.inputs[k].requires_grad)
-            args[k] = fwAD.make_dual(primal, tangent)  # (func may itself take gradients)
             outputs = _as_tuple(S.func(*args))
             J_t = [fwAD.unpack_dual(outputs[p]).tangent for p in S.y_pos]
             results.append([_array_or_zeros(g, y).reshape(-1).copy() for g, y in zip(J_t, S.ys)])
+            tangent._data[...] = 0
     return results
 
 
@@ -544,17 +563,21 @@ def _check_zero_grad_output(ys, xs):
             continue
         if bool((g._data != 0).any()):
             raise GradcheckError(
-                f"backward not multiplied by grad_output: with grad_output = 0 the gradient for "
-                f"input {j} should be 0, but it is not.\n"
+                f"backward not multiplied by grad_output\n  With grad_output = 0 the gradient "
+                f"for input {j} should be 0, but it is not.\n"
                 "hint: by the chain rule backward returns grad_output * (local derivative); "
                 "it looks like the local derivative is returned on its own."
             )
-        if g.dtype != x.dtype:
-            raise GradcheckError(
-                f"grad is incorrect type: the gradient for input {j} is {g.dtype} but the input "
-                f"is {x.dtype}."
-            )
-        _check_grad(g, x, j, check_grad_dtypes=False)  # device, then size
+        for what, got, want in (
+            ("type", g.dtype, x.dtype),
+            ("device", g.device, x.device),
+            ("size", tuple(g.shape), tuple(x.shape)),
+        ):
+            if got != want:
+                raise GradcheckError(
+                    f"grad is incorrect {what}\n  The gradient for input {j} has {what} {got} "
+                    f"but the input has {want}."
+                )
 
 
 def _check_undefined_grad(func, inputs, xs):
@@ -569,19 +592,25 @@ def _check_undefined_grad(func, inputs, xs):
     def check(ys):
         try:
             grads = tg.autograd.grad(ys, xs, [tg.zeros_like(y) for y in ys], allow_unused=True)
-        except Exception as exc:
+        except RuntimeError as exc:  # (other errors propagate as they are, as in torch)
+            _warn_undefined_grad_check()
             raise GradcheckError(
-                "Expected backward function to handle undefined output grads: backward raised "
-                f"{type(exc).__name__}: {exc}\n"
+                "Expected backward function to handle undefined output grads. Please look at "
+                '"Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"\n'
+                f"  backward raised {type(exc).__name__}: {exc}\n"
                 "hint: when an output is not used, its grad_output is undefined. A custom "
                 "Function receives zeros for it, or None after ctx.set_materialize_grads(False): "
                 "treat None as zeros."
             ) from exc
         for j, g in enumerate(grads):
             if g is not None and bool((g._data != 0).any()):
+                _warn_undefined_grad_check()
                 raise GradcheckError(
                     "Expected all input grads to be undefined or zero when all output grads are "
-                    f"undefined or zero, but the gradient for input {j} is not."
+                    'undefined or zero. Please look at "Notes about undefined output gradients" in '
+                    '"tools/autograd/derivatives.yaml"\n'
+                    f"  The gradient for input {j} is not: backward must give None or zeros for "
+                    "it when every grad_output is None (or zero)."
                 )
 
     ys = _differentiable_outputs(func(*inputs))
@@ -589,6 +618,50 @@ def _check_undefined_grad(func, inputs, xs):
     for which in range(len(ys) if len(ys) > 1 else 0):
         ys = _differentiable_outputs(func(*inputs))
         check([_undefined_grad(y) if p == which else y for p, y in enumerate(ys)])
+
+
+def _warn_undefined_grad_check():
+    """torch warns before failing this check: it was added late and may break old callers."""
+    warnings.warn(
+        "Backwards compatibility: New undefined gradient support checking feature is enabled "
+        "by default, but it may break existing callers of this function. If this is true for "
+        'you, you can call this function with "check_undefined_grad=False" to disable the '
+        "feature",
+        stacklevel=5,
+    )
+
+
+def _check_undefined_tangent(S):
+    """Forward mode: an input without a tangent must count as one with a zero tangent.
+
+    For each input that requires grad, func runs twice with all those inputs as duals
+    (detached, so none requires grad): once with this input a dual whose tangent is
+    zero, once with it a plain tensor; output tangents present in both must agree.
+    """
+    with fwAD.dual_level():
+        duals = list(S.inputs)
+        for k in S.x_pos:
+            duals[k] = fwAD.make_dual(duals[k].detach(), tg.zeros_like(duals[k]))
+        for k in S.x_pos:
+            args = list(duals)
+            args[k] = fwAD.make_dual(S.inputs[k].detach(), tg.zeros_like(S.inputs[k]))
+            with_zeros = _float_outputs(S.func(*args))
+            args[k] = S.inputs[k].detach()
+            without = _float_outputs(S.func(*args))
+            for o, (a, b) in enumerate(zip(with_zeros, without)):
+                t_zero, t_none = fwAD.unpack_dual(a).tangent, fwAD.unpack_dual(b).tangent
+                if t_zero is None or t_none is None or tg.allclose(t_zero, t_none):
+                    continue
+                raise GradcheckError(
+                    f"Mismatch in tangent values for output with index: {o} when input: "
+                    f"#{k} has an undefined tangent value.\n  Got: {t_zero} but expected: "
+                    f"{t_none}.\nhint: jvp must treat a None tangent (set_materialize_grads"
+                    "(False)) exactly as a zero tangent."
+                )
+
+
+def _float_outputs(outputs):
+    return [y for y in _as_tuple(outputs) if _is_tensor(y) and y.is_floating_point()]
 
 
 def _check_batched_grad(y, xs, i):

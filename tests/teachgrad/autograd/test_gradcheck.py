@@ -358,13 +358,28 @@ def test_backward_that_cannot_take_an_undefined_grad_is_reported():
             ctx.set_materialize_grads(False)
             return Square.forward(ctx, x)
 
+    class NoneRefused(Square):  # its backward raises a RuntimeError when grad is None
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return Square.forward(ctx, x)
+
+        @staticmethod
+        def backward(ctx, grad):
+            if grad is None:
+                raise RuntimeError("no gradient")
+            return Square.backward(ctx, grad)
+
     x = x64(tg, X)
-    # torch lets the TypeError from backward escape here; teachgrad turns any error into a
-    # GradcheckError with torch's phrase and a hint (and raise_exception=False gives False)
-    with pytest.raises(GradcheckError, match="Expected backward function to handle undefined"):
+    # as in torch, a RuntimeError from backward becomes a GradcheckError (raise_exception=False
+    # gives False), after a warning; any other error (here a TypeError) escapes as it is
+    with pytest.warns(UserWarning, match="New undefined gradient support checking"):
+        with pytest.raises(GradcheckError, match="Expected backward function to handle undefined"):
+            gradcheck(NoneRefused.apply, (x,))
+        assert gradcheck(NoneRefused.apply, (x,), raise_exception=False) is False
+    with pytest.raises(TypeError):
         gradcheck(NoneUnsafe.apply, (x,))
     assert gradcheck(NoneUnsafe.apply, (x,), check_undefined_grad=False)
-    assert gradcheck(NoneUnsafe.apply, (x,), raise_exception=False) is False
 
 
 def test_outputs_detached_inside_func_are_reported():
