@@ -242,7 +242,7 @@ class Tensor:
         base = self._base
         changed = base._grad_fn is not self._view_base_fn
         meta = self._creation_meta
-        restricted = meta is not None and meta != "inference" and base._requires_grad
+        restricted = meta is not None and base._requires_grad
         if (
             restricted
             and _grad_state.enabled
@@ -712,6 +712,8 @@ class Tensor:
         return bool(_backend.to_host(self._data.reshape(())))
 
     def __float__(self) -> float:
+        if self._requires_grad and _grad_state.enabled:
+            _warn_scalar_of_requires_grad()
         return float(self.item())
 
     def __int__(self) -> int:
@@ -723,6 +725,8 @@ class Tensor:
         return int(self.item())
 
     def __complex__(self) -> complex:
+        if self._requires_grad and _grad_state.enabled:
+            _warn_scalar_of_requires_grad()
         return complex(self.item())
 
     __hash__ = object.__hash__
@@ -745,7 +749,7 @@ class Tensor:
         if id(self) in memo:
             return memo[id(self)]
         new = _new(type(self))
-        new.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_acc_ref",)})
+        new.__dict__.update({k: v for k, v in self.__dict__.items() if k not in _NOT_DEEPCOPIED})
         new._data = self._data.copy()
         new._counter = new_counter()
         new._base = None
@@ -784,6 +788,25 @@ _new = object.__new__
 
 def new_counter() -> VersionCounter:
     return _new(VersionCounter)
+
+
+_NOT_DEEPCOPIED = ("_acc_ref", "_backward_hooks", "_post_acc_hooks")  # (torch drops hooks too)
+
+_warned_scalar = False
+
+
+def _warn_scalar_of_requires_grad() -> None:
+    """torch's warning (once per process, as torch gives it) for ``float(t)`` of a tensor
+    that requires grad: the number has left the graph."""
+    global _warned_scalar
+    if not _warned_scalar:
+        _warned_scalar = True
+        warnings.warn(
+            "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+            "behavior.\nConsider using tensor.detach() first.",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def wrap_array(data) -> Tensor:

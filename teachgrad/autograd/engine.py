@@ -28,6 +28,8 @@ touching any ``.grad``.
 
 from __future__ import annotations
 
+import itertools
+import threading
 import warnings
 from collections import deque
 from heapq import heappop, heappush
@@ -79,12 +81,13 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
 def _steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads_private):
     """``backward_steps``; ``keep_grads_private``: nobody outside the engine sees the steps
     (``backward()``), so none are made and leaves may keep gradient buffers without a copy."""
+    inputs = None if inputs is None else _check_inputs(inputs, "backward")
     tensors = _as_tuple(tensors)
     roots = _root_edges(tensors)
     grads = _make_root_grads(tensors, _as_tuple(grad_tensors, len(tensors)), create_graph)
     keep = create_graph if retain_graph is None else retain_graph
     if inputs is not None:
-        run = _PassTo(roots, keep, create_graph, _check_inputs(inputs, "backward"), True)
+        run = _PassTo(roots, keep, create_graph, inputs, True)
     else:
         run = _Pass(keep, create_graph)
     run.steal = keep_grads_private
@@ -124,8 +127,6 @@ def backward(
     """
     if grad_variables is not None:
         grad_tensors = _old_name_for_grad_tensors(grad_variables, grad_tensors)
-    if inputs is not None and not isinstance(inputs, Tensor) and len(inputs) == 0:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     if create_graph:
         _warn_reference_cycle()
     _run(_steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads_private=True))
@@ -258,8 +259,46 @@ def _batch_size(outputs, grad_outputs) -> int:
 
 @quiet  # a backward pass makes inf/nan silently, as torch (one errstate for all its nodes)
 def _run(steps) -> None:
-    """Run the engine's generator to the end, keeping no step."""
-    deque(steps, maxlen=0)
+    """Run the engine's generator to the end, keeping no step.
+
+    A backward started inside a node's backward (reentrant) nests Python calls; past
+    ``_MAX_DEPTH`` levels it runs on a fresh thread (a fresh stack), as torch's engine
+    does, so that thousands of levels do not end in a RecursionError.
+    """
+    if _nesting.depth >= _MAX_DEPTH:
+        return _on_fresh_thread(steps)
+    _nesting.depth += 1
+    try:
+        deque(steps, maxlen=0)
+    finally:
+        _nesting.depth -= 1
+
+
+class _Nesting(threading.local):
+    depth = 0  # backward passes running on this thread, one inside another
+
+
+_nesting = _Nesting()
+_MAX_DEPTH = 25
+
+
+def _on_fresh_thread(steps) -> None:
+    """``_run(steps)`` on a new thread with this thread's grad mode; its error is raised here."""
+    modes = (_grad_state.enabled, _grad_state.inference, _grad_state.layer)
+    failed = []
+
+    def work():
+        _grad_state.enabled, _grad_state.inference, _grad_state.layer = modes
+        try:
+            _run(steps)
+        except BaseException as error:  # noqa: BLE001 - handed to the waiting thread
+            failed.append(error)
+
+    worker = threading.Thread(target=work, name="teachgrad-reentrant-backward")
+    worker.start()
+    worker.join()
+    if failed:
+        raise failed[0]
 
 
 def _execute(run, roots, root_grads, observed=True):
@@ -306,16 +345,16 @@ class _Pass:
     ``keep_graph``: do not free saved tensors; ``create_graph``: record the backward pass;
     ``steal``: see ``_claim``; ``batch``: every gradient has an extra first dim of this
     size (``is_grads_batched``). ``reached``: None, every node runs (see ``_PassTo``).
+    ``deps`` (node -> how many gradients it still waits for) is set by the loop's step 1.
     """
 
     steal, batch, reached = False, None, None
 
     def __init__(self, keep_graph, create_graph):
         self.keep_graph, self.create_graph = keep_graph, create_graph
-        self.deps = {}  # node -> how many gradients it still waits for
         self.buffers = {}  # node -> one gradient (or None) per output of the node
         self.heap = []  # ready nodes: (-sequence number, tiebreak, node); latest created first
-        self.pushed = 0
+        self.order = itertools.count()  # (ties between nodes made at once: first pushed first)
 
     def add(self, node, nr, g) -> None:
         """Add a root's gradient ``g`` into input ``nr`` of ``node``'s buffer."""
@@ -324,8 +363,7 @@ class _Pass:
             buf[nr] = g if buf[nr] is None else buf[nr] + g
 
     def ready(self, node) -> None:
-        heappush(self.heap, (-node._seq, self.pushed, node))
-        self.pushed += 1
+        heappush(self.heap, (-node._seq, next(self.order), node))
 
     def node(self, node, grads):
         """Run one node: tensor hooks, pre-hooks, its backward formula, post-hooks, then
@@ -503,13 +541,10 @@ def _dependencies(roots) -> dict:
     while stack:
         for child, _ in stack.pop().next_functions:
             if child is not None:
-                if child in deps:
-                    deps[child] += 1
-                else:
-                    deps[child] = 1
-                    if child not in seen:
-                        seen.add(child)
-                        stack.append(child)
+                deps[child] = deps.get(child, 0) + 1
+                if child not in seen:
+                    seen.add(child)
+                    stack.append(child)
     return deps
 
 
@@ -572,22 +607,26 @@ def _root_edges(tensors) -> list:
 
 def _make_root_grads(tensors, grads, create_graph, batch=None) -> list:
     """The gradient each output starts with: ones for a one-element output when none is
-    given ("dy/dy = 1"), else the given one (a number is filled into the output's shape)."""
+    given ("dy/dy = 1"), else the given one (``_given_root_grad``)."""
     result = []
     for i, (t, g) in enumerate(zip(tensors, grads, strict=True)):
-        if g is None:
-            if t._data.size != 1:
-                raise _not_scalar(i, t)
-            g = wrap_array(array_module(t._data).ones_like(t._data))
-        elif not isinstance(g, Tensor):
-            g = wrap_array(array_module(t._data).full_like(t._data, g))
+        if g is not None:
+            result.append(_given_root_grad(i, t, g, create_graph, batch))
+        elif t._data.size != 1:
+            raise _not_scalar(i, t)
         else:
-            if batch is None:  # (is_grads_batched: shapes checked by _batch_size)
-                _check_grad_output(i, g, t)
-            if not create_graph:
-                g = g.detach()
-        result.append(g)
+            result.append(wrap_array(array_module(t._data).ones_like(t._data)))
     return result
+
+
+def _given_root_grad(i, t, g, create_graph, batch):
+    """A gradient given for output ``i``: a number fills the output's shape; a Tensor must
+    have its shape and device (checked by ``_batch_size`` when batched)."""
+    if not isinstance(g, Tensor):
+        return wrap_array(array_module(t._data).full_like(t._data, g))
+    if batch is None:
+        _check_grad_output(i, g, t)
+    return g if create_graph else g.detach()
 
 
 def _not_differentiable(i, t) -> Exception:
@@ -627,6 +666,8 @@ def _check_grad_output(i, g, t) -> None:
 
 def _check_inputs(inputs, where: str) -> tuple:
     inputs = _as_tuple(inputs)
+    if not inputs and where == "backward":  # (grad() says it in its own words)
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor):
             raise TypeError(

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 
 from .. import _events, _seam
 from .._backend import array_module, as_array, device_type_of, from_numpy_dtype
@@ -42,7 +43,7 @@ from .forward_ad import push_tangents
 from .forward_ad import state as _fw_state
 from .grad_mode import no_grad
 from .grad_mode import state as _grad_state
-from .tape import Node, SavedTensor, _saved_property, stamp
+from .tape import Node, SavedTensor, _saved_property, freed_value_error, stamp
 
 _NO_GRADS = [(False,) * n for n in range(256)]  # needs_input_grad when nothing is recorded
 
@@ -117,12 +118,17 @@ class FunctionCtx:
         if self._in_jvp:  # inside jvp: what save_for_forward kept
             return tuple(self.saved_for_forward)
         saved = self._saved
-        if saved is None:
-            raise RuntimeError(_NOTHING_SAVED_YET)
+        if saved is None or self._values_freed:
+            raise _unreadable(self)
         values = []
         for s in saved:
             values.append(s.unpack(self) if type(s) is SavedTensor else s)
         return tuple(values)
+
+
+def _unreadable(ctx) -> RuntimeError:
+    """Why ``saved_tensors`` cannot be read: nothing recorded yet, or backward freed it."""
+    return freed_value_error(ctx) if ctx._values_freed else RuntimeError(_NOTHING_SAVED_YET)
 
 
 class BackwardFunction(FunctionCtx, Node):
@@ -324,10 +330,20 @@ class Function:
             cls._forward_signature = inspect.signature(cls.forward)
 
     def __init__(self, *args, **kwargs):
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions are all "
+            "static, so you should invoke them on the class itself. Instantiating an autograd "
+            "function will raise an error in a future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def __call__(self, *args, **kwargs):
         raise RuntimeError(
             "Legacy autograd function with non-static forward method is deprecated. Please use new-style "
-            "autograd function with static forward method: define forward/backward as @staticmethod "
-            "and call MyFunction.apply(...)."
+            "autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)\n  Define "
+            "forward/backward as @staticmethod and call MyFunction.apply(...), not an instance."
         )
 
     @staticmethod

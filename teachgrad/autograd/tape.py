@@ -61,6 +61,16 @@ _FREED = (
 )
 
 
+_PACK_IN_PLACE = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack "
+    "hook cannot be modified by in-place operations as this can lead to unexpected side-effects. "
+    "Please open an issue if you need to perform in-place operations on the input to a pack hook."
+)
+_DETACHED_IN_PLACE = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is "
+    "not supported, please use out-of-place `.detach()` instead"
+)
+
 _saved_hooks: list = []  # the (pack, unpack) pairs of the open saved_tensors_hooks blocks
 _hooks_disabled: list = []  # the messages of the open disable_saved_tensors_hooks blocks
 
@@ -143,6 +153,8 @@ class disable_saved_tensors_hooks:  # noqa: N801 - torch's name
         self.error_message = error_message
 
     def __enter__(self):
+        if _saved_hooks:  # torch: hooks already in force cannot be switched off from inside
+            raise RuntimeError(self.error_message)
         _hooks_disabled.append(self.error_message)
         return self
 
@@ -172,6 +184,7 @@ class SavedTensor:
         "meta",
         "hooks",
         "autograd",
+        "non_leaf",
     )
 
     def __init__(self, tensor, owner, name: str):
@@ -186,6 +199,7 @@ class SavedTensor:
             self._keep_output(tensor)
         else:
             self.tensor = tensor
+            self.non_leaf = tensor._grad_fn is not None  # (detach_() later is an error)
         self.hooks = None
         if _saved_hooks and not _hooks_disabled:  # saved_tensors_hooks: keep what pack returns
             self._pack(tensor)
@@ -206,7 +220,10 @@ class SavedTensor:
         # what the unpacked tensor needs so that autograd treats it as the original one
         leaf_acc = tensor._grad_accumulator() if tensor.is_leaf and tensor._requires_grad else None
         self.autograd = (tensor._grad_fn, tensor._output_nr, leaf_acc)
+        version = tensor._counter.version
         self.hooks = (unpack, pack(tensor))
+        if tensor._counter.version != version:
+            raise RuntimeError(_PACK_IN_PLACE)
         self.tensor = self.data = None
 
     def unpack(self, owner):
@@ -220,7 +237,11 @@ class SavedTensor:
             _events.emit(_events.SavedTensorUnpacked, node=owner, name=self.name)
         if self.hooks is not None:
             return self._unpack_with_hook(owner)
-        return self._rebuilt_output(owner) if self.is_output else self.tensor
+        if self.is_output:
+            return self._rebuilt_output(owner)
+        if self.tensor._grad_fn is None and self.non_leaf:
+            raise RuntimeError(_DETACHED_IN_PLACE + f"\n  ({owner.name()}'s saved '{self.name}')")
+        return self.tensor
 
     def _rebuilt_output(self, owner):
         """The saved output as a Tensor again: the same memory, made by ``owner``."""
@@ -246,14 +267,16 @@ class SavedTensor:
                 f"{type(t).__name__}\n  The unpack hook must give back the tensor ({owner.name()}'s "
                 f"saved '{self.name}') from what the pack hook returned."
             )
-        if t._grad_fn is None:  # reconnect it to the graph where the original was
-            fn, output_nr, leaf_acc = self.autograd
-            if self.is_output:
-                fn, output_nr = owner, self.output_nr
-            if fn is not None:
-                t._grad_fn, t._output_nr, t._requires_grad = fn, output_nr, True
-            elif leaf_acc is not None:
-                t._requires_grad, t._acc_ref = True, weakref.ref(leaf_acc)
+        fn, output_nr, leaf_acc = self.autograd
+        if self.is_output:
+            fn, output_nr = owner, self.output_nr
+        if fn is None and leaf_acc is None:
+            return t
+        t = t.detach()  # its values, in the original's place in the graph (not t's own history)
+        if fn is not None:
+            t._grad_fn, t._output_nr, t._requires_grad = fn, output_nr, True
+        else:
+            t._requires_grad, t._acc_ref = True, weakref.ref(leaf_acc)
         return t
 
     def release(self):
@@ -278,6 +301,14 @@ _TYPE_NAMES = {
     "int32": "IntTensor",
     "bool": "BoolTensor",
 }
+
+
+def freed_value_error(node) -> RuntimeError:
+    """Reading a plain value the node saved (a number, an index) after backward freed it."""
+    names = getattr(node, "_saved_names", ())
+    plain = [i for i, s in enumerate(node._saved) if s is not None and type(s) is not SavedTensor]
+    name = names[plain[0]] if plain and plain[0] < len(names) else "a saved value"
+    return RuntimeError(_FREED + f"\n  (node {node.name()} tried to read its saved '{name}')")
 
 
 def _inference_saved(tensor, owner, name) -> RuntimeError:
@@ -352,6 +383,7 @@ class Node:
     _output_meta: tuple = ()  # (shape, numpy dtype, array module) per output, for zero grads
     _tensor_hooks = None  # {output_nr: {id: fn}}: hooks registered on the output tensors
     _retain_grad = None  # {output_nr: weakref to the tensor that called retain_grad()}
+    _values_freed = False  # backward freed the plain values it saved (see _release_saved)
     _pre_hooks = None
     _post_hooks = None
     _metadata = None
@@ -408,11 +440,17 @@ class Node:
     # (one property per saved name, made with the node's class: see _saved_property. No
     # __getattr__ here: it would make every attribute access on every node slower.)
     def _release_saved(self):
+        """Free what the node saved. A plain value (the 2 of ``x * 2``, an index) counts
+        too: torch keeps those as saved tensors, so reading one again is the same error
+        (``_values_freed``; the value itself is small and stays)."""
         released = False
         for s in self._saved:
-            if isinstance(s, SavedTensor) and not s.released:
-                s.release()
-                released = True
+            if type(s) is SavedTensor:
+                if not s.released:
+                    s.release()
+                    released = True
+            elif s is not None:
+                self._values_freed = released = True
         if released and _events.SavedTensorReleased.on:
             _events.emit(_events.SavedTensorReleased, node=self)
 
@@ -504,7 +542,7 @@ class AccumulateGrad(Node):
 
     def _apply(self, grads):
         g, grads[0] = grads[0], None  # drop the list's reference: accumulate_grad counts them
-        if g is not None:
+        if g is not None and self.variable._requires_grad:  # (not after detach_(), as torch)
             accumulate_grad(self.variable, g)
             if "_post_acc_hooks" in self.variable.__dict__:
                 _run_post_accumulate_hooks(self.variable)
@@ -536,7 +574,11 @@ def _saved_property(i: int, name: str) -> property:
 
     def saved_value(node):
         saved = node._saved[i]
-        return saved.unpack(node) if isinstance(saved, SavedTensor) else saved
+        if isinstance(saved, SavedTensor):
+            return saved.unpack(node)
+        if node._values_freed and saved is not None:
+            raise freed_value_error(node)
+        return saved
 
     return property(saved_value, doc=f"The saved ``{name}`` (torch's _saved_{name}).")
 

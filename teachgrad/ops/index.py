@@ -45,12 +45,13 @@ class Index(Builtin):
     @staticmethod
     def forward(ctx, a, key):
         x = a._data
-        ctx.in_shape, ctx.key = x.shape, key
+        ctx.in_shape, ctx.to_save = x.shape, (key,)  # (saved: a second backward is an error)
         return x[key]
 
     @staticmethod
     def backward(ctx, grad):
-        return _IndexPut.apply(grad, ctx.in_shape, ctx.key), None
+        (key,) = ctx.saved_tensors
+        return _IndexPut.apply(grad, ctx.in_shape, key), None
 
     jvp = staticmethod(linear_jvp)
 
@@ -249,7 +250,7 @@ class IndexPut(Builtin):
         # writes with the key checked here, which is not checked again
         if not isinstance(key, _CheckedKey):
             key = _checked_key(a, key)
-        ctx.key, ctx.accumulate = key, accumulate
+        ctx.to_save, ctx.accumulate = (key,), accumulate  # (saved: a second backward is an error)
         xp = array_module(a)
         out = a._data.copy()
         if isinstance(values, Tensor) and values._data.dtype != out.dtype:
@@ -273,8 +274,9 @@ class IndexPut(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        grad_a = grad if ctx.accumulate else IndexPut.apply(grad, ctx.key, 0.0, False)
-        grad_values = Index.apply(grad, ctx.key) if ctx.needs_input_grad[2] else None
+        (key,) = ctx.saved_tensors
+        grad_a = grad if ctx.accumulate else IndexPut.apply(grad, key, 0.0, False)
+        grad_values = Index.apply(grad, key) if ctx.needs_input_grad[2] else None
         return grad_a, None, grad_values, None
 
     jvp = staticmethod(linear_jvp)

@@ -169,9 +169,11 @@ def rebase_view_history(view, node, index) -> None:
     data = view._data
     overlapping = any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape, strict=True))
     copy_slices = CopySlices(node, index, base._edge(), positions, base, overlapping)
+    retained = _stop_retaining(base)
     base._grad_fn = copy_slices
     base._output_nr = 0
     base._requires_grad = True
+    _retain_again(base, retained)
     _as_strided_history(view, positions)
 
 
@@ -179,7 +181,27 @@ def regenerate_view_grad_fn(view) -> None:
     """Give ``view`` a grad_fn that reads from its base's current history (torch refuses this
     for views whose history can't be rebuilt safely: outputs of unbind/split, no_grad views)."""
     refuse_stale_view(view)
+    retained = _stop_retaining(view)
     _as_strided_history(view, view_positions(view))
+    _retain_again(view, retained)
+
+
+def _stop_retaining(t):
+    """Before ``t`` gets a new grad_fn: take its ``retain_grad()`` off the old one (returns
+    it, or None). torch moves it to the new history, so ``.grad`` is the gradient of what
+    ``t`` holds now."""
+    node = t._grad_fn
+    retained = node._retain_grad if node is not None else None
+    ref = retained.get(t._output_nr) if retained else None
+    if ref is None or ref() is not t:
+        return None
+    return retained.pop(t._output_nr)
+
+
+def _retain_again(t, ref) -> None:
+    if ref is not None:
+        node = t._grad_fn
+        node._retain_grad = {**(node._retain_grad or {}), t._output_nr: ref}
 
 
 def refuse_stale_view(view) -> None:
@@ -193,6 +215,13 @@ def refuse_stale_view(view) -> None:
             "ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and "
             "the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or "
             "both outside (if you want the inplace to be tracked)."
+        )
+    if view._creation_meta == "inference":
+        raise RuntimeError(
+            f"A view was created in inference mode and {what} in normal mode. Given that this use case "
+            "is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+            "the view and the inplace either both inside the inference_mode block (if you don't want "
+            "the inplace to be tracked) or both outside (if you want the inplace to be tracked)."
         )
 
 

@@ -119,9 +119,12 @@ def test_no_graph_when_no_input_requires_grad_or_under_no_grad():
     assert (y.requires_grad, y.grad_fn) == (False, None)
 
 
-def test_function_cannot_be_instantiated():
-    with pytest.raises(RuntimeError):
-        Square()
+def test_instantiating_a_function_warns_and_calling_the_instance_raises():
+    """As torch: making an instance is deprecated (a warning), calling it is the legacy error."""
+    with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+        square = Square()
+    with pytest.raises(RuntimeError, match="^Legacy autograd function with non-static forward"):
+        square(tg.ones(1))
 
 
 def test_calling_forward_directly_is_plain_python():

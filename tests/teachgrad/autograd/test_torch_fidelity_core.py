@@ -1,0 +1,317 @@
+"""Torch fidelity of the engine's core (issue 20): saved-tensor hooks and what backward
+frees, retain_grad across in-place changes of views, inference-mode views, deepcopy,
+Function instances, reentrant backward. Each program runs on teachgrad and on torch and
+must end the same way (same values, or the same error class and first line).
+"""
+
+import copy
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.teachgrad.autograd.test_torch_fidelity import as_numpy, assert_like_torch
+
+pytestmark = pytest.mark.usefixtures("torch")
+
+# --------------------------------------------------------------------------- saved-tensor hooks
+
+PACKS = {
+    "2 * t": lambda t: 2 * t,
+    "t + 1": lambda t: t + 1,
+    "clone": lambda t: t.clone(),
+    "detach": lambda t: t.detach(),
+}
+SAVING_OPS = {
+    "x ** 3 (saves its input)": lambda x: x**3,
+    "exp (saves its output)": lambda x: x.exp(),
+    "x * x": lambda x: x * x,
+    "sin of a non-leaf": lambda x: (x * 1.5).sin(),
+}
+
+
+@pytest.mark.parametrize("pack", PACKS.values(), ids=PACKS.keys())
+@pytest.mark.parametrize("op", SAVING_OPS.values(), ids=SAVING_OPS.keys())
+def test_double_backward_through_unpacked_tensors_uses_the_original_place_in_the_graph(pack, op):
+    """What unpack returns takes the saved tensor's place in the graph: its values are
+    used, its own history (the pack hook's ``2 * t``) is not differentiated."""
+
+    def program(lib):
+        x = lib.tensor([0.5, 2.0], dtype=lib.float64, requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            y = op(x).sum()
+        (g,) = lib.autograd.grad(y, x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), x)
+        return as_numpy(g), as_numpy(gg)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("change", ["mul_", "add_", "zero_"])
+def test_a_pack_hook_must_not_change_its_input_in_place(change):
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        a = x * 1
+
+        def pack(t):
+            getattr(t, change)(*([] if change == "zero_" else [2.0]))
+            return t
+
+        with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            return as_numpy(a * a)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("leaf", [False, True], ids=["non-leaf", "leaf"])
+def test_detaching_a_saved_input_in_place(leaf):
+    """A non-leaf saved for backward and then detach_()'ed is an error at backward; a leaf
+    that was detach_()'ed simply gets no gradient."""
+
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        a = x if leaf else x * 1
+        y = a * a
+        a.detach_()
+        y.sum().backward()
+        return as_numpy(x.grad)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("order", ["disable inside hooks", "hooks inside disable", "both disable"])
+def test_disable_saved_tensors_hooks_raises_its_message_wherever_hooks_meet_it(order):
+    def program(lib):
+        graph = lib.autograd.graph
+        hooks = graph.saved_tensors_hooks(lambda t: t, lambda t: t)
+        first, second = {
+            "disable inside hooks": (hooks, graph.disable_saved_tensors_hooks("no hooks here")),
+            "hooks inside disable": (graph.disable_saved_tensors_hooks("no hooks here"), hooks),
+            "both disable": (
+                graph.disable_saved_tensors_hooks("outer"),
+                graph.disable_saved_tensors_hooks("inner"),
+            ),
+        }[order]
+        with first, second:
+            x = lib.ones(2, dtype=lib.float64, requires_grad=True)
+            return as_numpy(x * x)
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- what backward frees
+
+SECOND_BACKWARD = {
+    "x * 2 (a saved number)": lambda x: x * 2,
+    "x / 2": lambda x: x / 2,
+    "x + 2 (nothing saved)": lambda x: x + 2,
+    "sum (nothing saved)": lambda x: x.sum(),
+    "exp": lambda x: x.exp(),
+    "index with a list": lambda x: x[[1, 1, 0]],
+    "index with a tensor": lambda x: x[x.detach() > 1.5],
+    "index_put": lambda x: (x * 1).index_put((_long(x, [0, 2]),), x[:2] * 1),
+    "c[[1, 2]] = b[[1, 1]]": lambda x: _assign(x, [1, 1]),
+    "c[[1, 2]] = b[:2]": lambda x: _assign(x, slice(0, 2)),
+    "gather": lambda x: x.gather(0, _long(x, [2, 0])),
+}
+
+
+def _long(x, values):
+    return x.new_tensor(values).long()
+
+
+def _assign(x, key):
+    b = x * 1
+    c = x.detach() * 0
+    c[[1, 2]] = b[key]
+    return c
+
+
+@pytest.mark.parametrize("op", SECOND_BACKWARD.values(), ids=SECOND_BACKWARD.keys())
+def test_a_second_backward_through_a_freed_graph(op):
+    """Raises exactly where torch raises: where a node saved something (a tensor, a number
+    torch wraps as one, an index), not where nothing was saved."""
+
+    def program(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        s = op(x).sum()
+        s.backward()
+        s.backward()
+        return as_numpy(x.grad)
+
+    assert_like_torch(program)
+
+
+def test_reading_a_freed_saved_number_names_it():
+    import teachgrad as tg
+
+    x = tg.tensor([1.0], requires_grad=True)
+    y = x * 2
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="tried to read its saved 'other'"):
+        y.grad_fn._saved_other  # noqa: B018 - reading is the test
+
+
+# --------------------------------------------------------------------------- retain_grad and views
+
+RETAINS = {
+    "the other view": ("v2", "v1"),
+    "the modified view": ("v1", "v1"),
+    "the base": ("base", "v1"),
+    "the base, modified itself": ("base", "base"),
+    "a view, its base modified": ("v2", "base"),
+}
+
+
+@pytest.mark.parametrize(("retained", "modified"), RETAINS.values(), ids=RETAINS.keys())
+def test_retain_grad_follows_the_tensor_when_an_in_place_change_rewrites_its_history(
+    retained, modified
+):
+    def program(lib):
+        x = lib.tensor([1.0, 2.0, 3.0, 4.0], dtype=lib.float64, requires_grad=True)
+        base = x * 1
+        views = {"base": base, "v1": base[:2], "v2": base[2:]}
+        views[retained].retain_grad()
+        views[modified].mul_(2)
+        loss = (views[retained] * lib.arange(1.0, 1 + views[retained].numel())).sum()
+        loss.backward()
+        return as_numpy(views[retained].grad), as_numpy(x.grad)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("where", ["outside", "inside inference mode"])
+def test_a_view_made_in_inference_mode_whose_base_then_changes(where):
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        a = x * 1
+        with lib.inference_mode():
+            v = a[:1]
+            if where == "inside inference mode":
+                a.add_(1)
+        if where == "outside":
+            a.mul_(2)
+        return str(v.grad_fn is None)
+
+    assert_like_torch(program)
+
+
+def test_a_view_made_in_inference_mode_of_a_tensor_without_grad_is_fine():
+    def program(lib):
+        b = lib.ones(2, dtype=lib.float64)
+        with lib.inference_mode():
+            w = b[:1]
+        b.mul_(2)
+        return str(w.grad_fn), as_numpy(w)
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- copies and instances
+
+
+def test_deepcopy_leaves_hooks_behind():
+    """torch copies a parameter's values, not its hooks (an optimizer step registered as a
+    post-accumulate hook must not run for the copy)."""
+
+    def program(lib):
+        calls = []
+        m = lib.nn.Linear(2, 1).double()
+        m.weight.register_post_accumulate_grad_hook(lambda p: calls.append("post"))
+        m.weight.register_hook(lambda g: calls.append("hook"))
+        twin = copy.deepcopy(m)
+        twin(lib.ones(1, 2, dtype=lib.float64)).sum().backward()
+        copied = calls[:]
+        m(lib.ones(1, 2, dtype=lib.float64)).sum().backward()
+        return copied, calls
+
+    assert_like_torch(program)
+
+
+def test_a_function_instance_warns_and_calling_it_is_the_legacy_error():
+    def program(lib):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+            double = Double()
+        return as_numpy(double(lib.ones(1)))
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- reentrant backward
+
+
+def _nested_backwards(lib, depth, fail_at=None):
+    """A custom Function whose backward runs a whole backward of its own, ``depth`` deep;
+    each level adds its level number into ``acc.grad``."""
+    acc = lib.zeros(1, dtype=lib.float64, requires_grad=True)
+
+    class Reenter(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, t, level):
+            ctx.level = level
+            return t.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            if ctx.level == fail_at:
+                raise ValueError(f"stop at {ctx.level}")
+            if ctx.level < depth:
+                with lib.enable_grad():
+                    Reenter.apply(acc * 1, ctx.level + 1).sum().backward()
+            return g * ctx.level, None
+
+    Reenter.apply(acc * 1, 1).sum().backward()
+    return as_numpy(acc.grad)
+
+
+@pytest.mark.parametrize("depth", [10, 100, 2000])
+def test_reentrant_backward_goes_thousands_of_levels_deep(depth):
+    assert_like_torch(lambda lib: _nested_backwards(lib, depth))
+
+
+def test_an_error_deep_inside_reentrant_backward_reaches_the_caller():
+    assert_like_torch(lambda lib: _nested_backwards(lib, 200, fail_at=150))
+
+
+# --------------------------------------------------------------------------- float() of a tensor
+
+
+def _warnings_in_a_fresh_process(lib_name, statements):
+    code = textwrap.dedent(
+        f"""
+        import warnings
+        import {lib_name} as lib
+        x = lib.tensor(2.0, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            {statements}
+        print([str(w.message).splitlines()[0] for w in caught])
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize(
+    "statements",
+    [
+        "float(x); float(x); complex(x)",
+        "int(x); x.item(); bool(x); x.tolist()",
+        "with lib.no_grad(): float(x)",
+        "float(x.detach()); float(x * 1)",
+    ],
+)
+def test_float_of_a_tensor_that_requires_grad_warns_once_per_process(statements):
+    assert _warnings_in_a_fresh_process("teachgrad", statements) == _warnings_in_a_fresh_process(
+        "torch", statements
+    )
