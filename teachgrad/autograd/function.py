@@ -399,6 +399,7 @@ class Function:
         outputs = wrap_outputs((out,) if single else out, args, ctx, cls, needs)
         # 3. connect the node to the graph: the outputs' grad_fn, edges to the inputs
         record(cls, ctx, args, kwargs, outputs, needs)
+        ctx.dirty_tensors = ctx.non_differentiable = ()  # (outputs hold the node: no cycle back)
         # 4. return the outputs as forward did (one value, or a tuple)
         return outputs[0] if single else outputs
 
@@ -478,7 +479,7 @@ def _overrides(cls) -> set:
 def wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
     """Turn forward's results into Tensors: arrays are wrapped, views share storage."""
     for t in ctx.dirty_tensors:  # torch counts marking a tensor dirty as one more change
-        _check_dirty(t, cls, record, len(outs))
+        _check_dirty(t, cls, record, len(outs), args)
         t._counter.bump(f"{cls.__name__} (mark_dirty)")
     result = []
     for o in outs:
@@ -494,11 +495,31 @@ def wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
             else:
                 o = wrap_array(o)
         result.append(o)
+    if record and not cls._builtin:
+        _restrict_views(result, ctx.dirty_tensors)
     return tuple(result)
 
 
-def _check_dirty(t, cls, record, n_outputs) -> None:
+def _restrict_views(outputs, dirty) -> None:
+    """The views a custom Function returns (an input returned as-is is one too) may not be
+    changed in place later, as in torch: autograd's view+in-place rewrite would bypass the
+    custom backward ("custom_function"; "multi_output" when it returns several values).
+    An input marked dirty is not restricted: its history is rewritten as any in-place op's."""
+    meta = "multi_output" if len(outputs) > 1 else "custom_function"
+    for o in outputs:
+        if isinstance(o, Tensor) and o._base is not None and not _contains(dirty, o):
+            o._creation_meta = meta
+
+
+def _check_dirty(t, cls, record, n_outputs, args) -> None:
     """An input a custom Function marked dirty gets the checks of any in-place op."""
+    if not _contains(args, t):
+        warnings.warn(
+            "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that "
+            "have been mutated should be passed to ctx.mark_dirty().",
+            UserWarning,
+            stacklevel=4,
+        )
     _seam.check_inplace(t, f"{cls.__name__} (mark_dirty)", bool(record))
     if t._base is not None and record and n_outputs > 1:
         raise RuntimeError(

@@ -209,6 +209,8 @@ def refuse_stale_view(view) -> None:
     what = "its base or another view of its base has been modified inplace"
     if view._creation_meta == "multi_output":
         raise RuntimeError(multi_output_message(view, what))
+    if view._creation_meta == "custom_function":
+        raise RuntimeError(custom_function_message(view, what))
     if view._creation_meta == "no_grad":
         raise RuntimeError(
             f"A view was created in no_grad mode and {what} with grad mode enabled. Given that this use case is "
@@ -256,6 +258,16 @@ def multi_output_message(view, what: str) -> str:
         f"{start} This view is the output of a function that returns multiple views. Such functions do not "
         "allow the output views to be modified inplace. You should replace the inplace operation by an "
         "out-of-place one."
+    )
+
+
+def custom_function_message(view, what: str) -> str:
+    return (
+        f"Output {view._output_nr} of {_short(view._grad_fn)} is a view and {what}. This view was "
+        "created inside a custom Function (or because an input was returned as-is) and the autograd "
+        "logic to handle view+inplace would override the custom backward associated with the custom "
+        "Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by "
+        "cloning the output of the custom Function."
     )
 
 
@@ -321,6 +333,8 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
     meta = x._creation_meta
     if meta == "multi_output" and (x._requires_grad or record):
         raise RuntimeError(multi_output_message(x, "is being modified inplace"))
+    if meta == "custom_function" and (x._requires_grad or record):
+        raise RuntimeError(custom_function_message(x, "is being modified inplace"))
     if meta == "no_grad" and (base._requires_grad or record):
         raise RuntimeError(_NO_GRAD_VIEW)
     if meta == "inference" and base._requires_grad:

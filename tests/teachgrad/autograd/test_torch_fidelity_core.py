@@ -5,9 +5,12 @@ must end the same way (same values, or the same error class and first line).
 """
 
 import copy
+import gc
 import subprocess
 import sys
 import textwrap
+import warnings
+import weakref
 
 import pytest
 
@@ -315,3 +318,96 @@ def test_float_of_a_tensor_that_requires_grad_warns_once_per_process(statements)
     assert _warnings_in_a_fresh_process("teachgrad", statements) == _warnings_in_a_fresh_process(
         "torch", statements
     )
+
+
+# --------------------------------------------------------------------------- custom Function views
+
+
+def _custom(lib, kind):
+    """A custom Function returning a view of its input: one view, two views, or the input."""
+
+    class View(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            if kind == "two views":
+                return x.view_as(x), x[:1]
+            return x if kind == "the input as-is" else x.view_as(x)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            return grads[0]
+
+    return View
+
+
+@pytest.mark.parametrize("kind", ["one view", "two views", "the input as-is"])
+@pytest.mark.parametrize(
+    "when", ["changed", "changed under no_grad", "input needs no grad", "its base changed"]
+)
+def test_a_view_returned_by_a_custom_function_may_not_change_in_place(kind, when):
+    def program(lib):
+        x = lib.ones(3, dtype=lib.float64, requires_grad=when != "input needs no grad").clone()
+        out = _custom(lib, kind).apply(x)
+        y = out[0] if isinstance(out, tuple) else out
+        if when == "its base changed":
+            x.mul_(2)
+            return str(y.grad_fn is None)
+        if when == "changed under no_grad":
+            with lib.no_grad():
+                y.mul_(2)
+        else:
+            y.mul_(2)
+        return as_numpy(y)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("marked", ["a new tensor", "the input"])
+def test_mark_dirty_of_a_tensor_that_is_not_an_input_warns(marked):
+    def program(lib):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                t = x if marked == "the input" else x.clone()
+                t.mul_(2)
+                ctx.mark_dirty(t)
+                return t
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = Double.apply(lib.ones(2, dtype=lib.float64, requires_grad=True).clone())
+        return as_numpy(out), [str(w.message).split(".")[0] for w in caught]
+
+    assert_like_torch(program)
+
+
+def test_an_input_marked_dirty_and_saved_is_freed_without_the_cyclic_collector():
+    def program(lib):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.mul_(2)
+                ctx.mark_dirty(x)
+                ctx.save_for_backward(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * 2
+
+        gc.disable()
+        try:
+            a = lib.ones(2, dtype=lib.float64, requires_grad=True).clone()
+            alive = weakref.ref(a)
+            Double.apply(a)
+            del a
+            return alive() is None
+        finally:
+            gc.enable()
+
+    assert_like_torch(program)
