@@ -285,7 +285,7 @@ class MaskedFill(Builtin):
     formula = {"self": "where(mask, 0, grad)"}
 
     @staticmethod
-    def forward(ctx, a, mask, value):
+    def forward(ctx, a, value, *, mask):
         if mask._data.dtype.kind != "b":
             raise RuntimeError(
                 f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}"
@@ -303,13 +303,15 @@ class MaskedFill(Builtin):
     @staticmethod
     def backward(ctx, grad):
         (mask,) = ctx.saved_tensors
-        grad_value = where(mask, grad, 0.0).sum() if ctx.needs_input_grad[2] else None
-        return where(mask, 0.0, grad), None, grad_value
+        grad_value = where(mask, grad, 0.0).sum() if ctx.needs_input_grad[1] else None
+        return where(mask, 0.0, grad), grad_value
 
     @staticmethod
-    def jvp(ctx, ta, _, tvalue):
+    def jvp(ctx, ta, tvalue):
         zero = 0.0
-        return where(ctx.inputs[1], zero if tvalue is None else tvalue, zero if ta is None else ta)
+        return where(
+            ctx.kwargs["mask"], zero if tvalue is None else tvalue, zero if ta is None else ta
+        )
 
 
 class MaskedFillTensor(MaskedFill):
@@ -325,7 +327,8 @@ def masked_fill(input, mask, value):
     tensor([1., 0., 3.])
     """
     broadcast_shape(mask.shape, input.shape)  # torch's error when the mask does not fit
-    return (MaskedFillTensor if isinstance(value, Tensor) else MaskedFill).apply(input, mask, value)
+    fill = MaskedFillTensor if isinstance(value, Tensor) else MaskedFill
+    return fill.apply(input, value, mask=mask)  # (by keyword: the mask gets no edge, as in torch)
 
 
 def index_put(input, indices, values, accumulate=False):
@@ -420,6 +423,11 @@ def _multiply_at(out, key, src):
     out[...] = flat[:-1].reshape(out.shape)
 
 
+# The ops below take their integer index by keyword (``Gather.apply(x, dim, index=index)``):
+# an argument passed by keyword gets no edge in the graph, and torch gives an index none (it
+# is not differentiable), so ``next_functions`` and a node hook's ``grad_inputs`` match torch.
+
+
 class _ReadAlongDim(Builtin):
     """Gather and IndexSelect: read ``a`` at ``index`` along ``dim``. Both are linear, and both
     backwards add the gradient into zeros of the input's shape at the same places
@@ -429,14 +437,14 @@ class _ReadAlongDim(Builtin):
     jvp = staticmethod(linear_jvp)
 
     @classmethod
-    def forward(cls, ctx, a, dim, index):
+    def forward(cls, ctx, a, dim, *, index):
         ctx.in_shape, ctx.dim, ctx.to_save = a._data.shape, dim, (index,)
         return cls.read(a._data, dim, index._data)
 
     @classmethod
     def backward(cls, ctx, grad):
         (index,) = ctx.saved_tensors
-        return cls.add_back(grad, ctx.in_shape, ctx.dim, index), None, None
+        return cls.add_back(grad, ctx.in_shape, ctx.dim, index), None
 
 
 class Gather(_ReadAlongDim):
@@ -450,7 +458,7 @@ class Gather(_ReadAlongDim):
     @staticmethod
     def add_back(grad, in_shape, dim, index):
         zeros = wrap_array(array_module(grad).zeros(in_shape, grad._data.dtype))
-        return ScatterAdd.apply(zeros, dim, index, grad)
+        return ScatterAdd.apply(zeros, dim, grad, index=index)
 
 
 class Scatter(Builtin):
@@ -460,7 +468,7 @@ class Scatter(Builtin):
     jvp = staticmethod(linear_jvp)  # linear in input and src together
 
     @staticmethod
-    def forward(ctx, a, dim, index, src):
+    def forward(ctx, a, dim, src, *, index):
         ctx.dim, ctx.to_save = dim, (index,)
         return _scattered(a, dim, index, src)
 
@@ -468,10 +476,10 @@ class Scatter(Builtin):
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
         # the scattered places were overwritten: the input's old values there got no gradient
-        grad_input = ScatterValue.apply(grad, ctx.dim, index, 0)
+        grad_input = ScatterValue.apply(grad, ctx.dim, 0, index=index)
         # Gather itself, not gather(): scatter checked the index (again would wait for a GPU)
-        grad_src = Gather.apply(grad, ctx.dim, index) if ctx.needs_input_grad[3] else None
-        return grad_input, None, None, grad_src
+        grad_src = Gather.apply(grad, ctx.dim, index=index) if ctx.needs_input_grad[2] else None
+        return grad_input, None, grad_src
 
 
 class ScatterValue(Scatter):
@@ -480,8 +488,8 @@ class ScatterValue(Scatter):
 
     @staticmethod
     def jvp(ctx, t, *_):
-        _, dim, index, _ = ctx.inputs
-        return ScatterValue.apply(t, dim, index, 0)  # the written value is a constant
+        # the written value is a constant
+        return ScatterValue.apply(t, ctx.inputs[1], 0, index=ctx.kwargs["index"])
 
 
 class ScatterAdd(Builtin):
@@ -491,15 +499,15 @@ class ScatterAdd(Builtin):
     jvp = staticmethod(linear_jvp)
 
     @staticmethod
-    def forward(ctx, a, dim, index, src):
+    def forward(ctx, a, dim, src, *, index):
         ctx.dim, ctx.to_save = dim, (index,)
         return _scattered(a, dim, index, src, array_module(a).add)  # repeats add up
 
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors  # checked by scatter_add: read with Gather itself, as above
-        grad_src = Gather.apply(grad, ctx.dim, index) if ctx.needs_input_grad[3] else None
-        return grad, None, None, grad_src
+        grad_src = Gather.apply(grad, ctx.dim, index=index) if ctx.needs_input_grad[2] else None
+        return grad, None, grad_src
 
 
 class ScatterReduce(Builtin):
@@ -509,7 +517,7 @@ class ScatterReduce(Builtin):
     formula = {"self": "no derivative: backward raises", "src": "no derivative: backward raises"}
 
     @staticmethod
-    def forward(ctx, a, dim, index, src, reduce):
+    def forward(ctx, a, dim, src, reduce, *, index):
         xp = array_module(a)
         return _scattered(a, dim, index, src, xp.add if reduce == "add" else xp.multiply)
 
@@ -583,7 +591,7 @@ def gather(input, dim, index, *, sparse_grad=False):
     """
     dim = _wrap_dim(dim, input._data.ndim)
     _check_index("gather", input, dim, index)
-    return Gather.apply(input, dim, index)
+    return Gather.apply(input, dim, index=index)
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
@@ -615,8 +623,8 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
             raise RuntimeError(
                 f"reduce argument must be either add or multiply.\n  Got reduce={reduce!r}."
             )
-        return ScatterReduce.apply(input, dim, index, src, reduce)
-    return (Scatter if is_tensor else ScatterValue).apply(input, dim, index, src)
+        return ScatterReduce.apply(input, dim, src, reduce, index=index)
+    return (Scatter if is_tensor else ScatterValue).apply(input, dim, src, index=index)
 
 
 def scatter_add(input, dim, index, src):
@@ -634,7 +642,7 @@ def scatter_add(input, dim, index, src):
     dim = _wrap_dim(dim, input._data.ndim)
     _check_index("scatter", input, dim, index, src)
     _check_same_dtype(input, src)
-    return ScatterAdd.apply(input, dim, index, src)
+    return ScatterAdd.apply(input, dim, src, index=index)
 
 
 # --------------------------------------------------------------------------- index_select
@@ -651,7 +659,7 @@ class IndexSelect(_ReadAlongDim):
 
     @staticmethod
     def add_back(grad, in_shape, dim, index):
-        return _IndexAdd.apply(grad, in_shape, dim, index)
+        return _IndexAdd.apply(grad, in_shape, dim, index=index)
 
 
 class _IndexAdd(Builtin):
@@ -662,7 +670,7 @@ class _IndexAdd(Builtin):
     jvp = staticmethod(linear_jvp)
 
     @staticmethod
-    def forward(ctx, grad, in_shape, dim, index):
+    def forward(ctx, grad, in_shape, dim, *, index):
         ctx.dim, ctx.index = dim, index
         g = grad._data
         xp = array_module(g)
@@ -673,7 +681,7 @@ class _IndexAdd(Builtin):
 
     @staticmethod
     def backward(ctx, gg):
-        return IndexSelect.apply(gg, ctx.dim, ctx.index), None, None, None
+        return IndexSelect.apply(gg, ctx.dim, index=ctx.index), None, None
 
 
 def index_select(input, dim, index):
@@ -703,4 +711,4 @@ def index_select(input, dim, index):
             f"index out of range in self\n  index_select indices along dim {dim} must be in "
             f"[0, {size - 1}]; got {index.tolist()}."
         )
-    return IndexSelect.apply(input, dim, index)
+    return IndexSelect.apply(input, dim, index=index)
