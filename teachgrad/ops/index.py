@@ -17,12 +17,12 @@ import functools
 import numbers
 import operator
 
-from .._backend import array_module
+from .._backend import array_module, numpy_module
 from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .linalg import scalar_type_name
-from .pointwise import broadcast_shape, where
+from .pointwise import broadcast_shape, broadcast_strides, iterator_strides, where, with_strides
 from .views import basic_getitem
 
 
@@ -46,13 +46,56 @@ class Index(Builtin):
     def forward(ctx, a, key):
         x = a._data
         ctx.in_shape, ctx.key = x.shape, key
-        return x[key]
+        out = x[key]
+        if out.ndim < 2 or x.flags.c_contiguous and hasattr(key[0], "dtype"):
+            return out  # (a row-major x indexed from dim 0: a row-major result, as in torch)
+        return _torch_index_layout(x, key, out)
 
     @staticmethod
     def backward(ctx, grad):
         return _IndexPut.apply(grad, ctx.in_shape, ctx.key), None
 
     jvp = staticmethod(linear_jvp)
+
+
+def _torch_index_layout(x, key, out):
+    """``out = x[key]`` laid out as torch lays it out (NumPy may give the same values in
+    another order in memory, e.g. dims after the indexed ones first).
+
+    torch indexes with a TensorIterator over ``x`` (strides 0 along the indexed dims) and the
+    index arrays (strides only there), ordering the result's dims as ``iterator_strides``
+    says. ``key`` holds ``:``, ``...`` and integer arrays (basic entries were applied before).
+    """
+    if any(k is None or (hasattr(k, "dtype") and k.ndim == 0) for k in key):
+        return out  # (a 0-d bool adds a dim: NumPy's layout is kept)
+    used = sum(1 for k in key if k is not Ellipsis)
+    dims, arrays, dim = [], [], 0  # the indexed dims of x, and their index arrays
+    for k in key:
+        if k is Ellipsis:
+            dim += x.ndim - used
+        else:
+            if not isinstance(k, slice):
+                dims.append(dim)
+                arrays.append(k)
+            dim += 1
+    size = x.itemsize
+    order = list(range(x.ndim))
+    if dims != list(range(dims[0], dims[0] + len(dims))):  # apart: torch moves them first
+        order = dims + [d for d in order if d not in dims]
+        dims = list(range(len(dims)))
+    before, after = order[: dims[0]], order[dims[0] + len(dims) :]
+    shape = out.shape
+    n_index = len(shape) - len(before) - len(after)
+    src = (
+        [x.strides[d] // size for d in before]
+        + [0] * n_index
+        + [x.strides[d] // size for d in after]
+    )
+    index_shape = shape[len(before) : len(before) + n_index]
+    indices = [
+        (0,) * len(before) + broadcast_strides(k, index_shape) + (0,) * len(after) for k in arrays
+    ]
+    return with_strides(out, iterator_strides(shape, [src, *indices]))
 
 
 class _IndexPut(Builtin):
@@ -152,8 +195,75 @@ def _is_advanced(k) -> bool:
 
 
 def advanced_getitem(input, key):
-    """``x[key]`` where ``key`` holds integer/bool tensors or lists (a copy)."""
-    return Index.apply(input, _checked_key(input, key))
+    """``x[key]`` where ``key`` holds integer/bool tensors or lists (a copy).
+
+    As in torch, the key's ints, slices and None are applied first, as a view (``x[0, :, i]``
+    selects ``x[0]``, then indexes its last dim: NumPy would count the 0 as an index array
+    too, and put the result's dims in another order); the index arrays then index that view.
+    """
+    if len(key) == 1:  # x[idx]: nothing to apply first (the common case, kept quick)
+        return Index.apply(input, _checked_key(input, key))
+    view, rest = _basic_first(input, key)
+    return Index.apply(view, _checked_key(view, rest))
+
+
+def _basic_first(input, key):
+    """``(view, rest)``: ``input`` with the basic entries of ``key`` applied (torch's view
+    ops, none for ``:``), and the key that indexes the view (``:`` for each of its dims that
+    no index array covers)."""
+    if all(_is_advanced(k) or k is Ellipsis or k == _WHOLE for k in key):
+        return input, key  # nothing to apply first (the common case, spared the walk below)
+    ndim = input._data.ndim
+    widths = [_width(k) for k in key]
+    fill = ndim - sum(w for k, w in zip(key, widths) if k is not None and k is not Ellipsis)
+    basic, rest, dim, plain = [], [], 0, True
+    for k, width in zip(key, widths):
+        if k is Ellipsis:
+            basic.append(k)
+            rest.append(k)
+            dim += max(fill, 0)
+        elif k is None:
+            basic.append(k)
+            rest.append(slice(None))
+            plain = False
+        elif isinstance(k, int) and not isinstance(k, bool):
+            basic.append(k)  # (its dim is gone from the view)
+            dim += 1
+            plain = False
+        elif isinstance(k, slice):
+            whole = dim < ndim and k.indices(input._data.shape[dim]) == (
+                0,
+                input._data.shape[dim],
+                1,
+            )
+            basic.append(k)
+            rest.append(slice(None))
+            plain = plain and whole  # torch skips a slice over a whole dim
+            dim += 1
+        else:
+            basic += [slice(None)] * width
+            rest.append(k)
+            dim += width
+    if plain or dim > ndim:  # (too many indices: Index's checks say so)
+        return input, key
+    return basic_getitem(input, tuple(basic)), tuple(rest)
+
+
+_WHOLE = slice(None)
+
+
+def _width(k) -> int:
+    """How many dims of the tensor a key entry indexes (a mask: its own; 0-d ones none)."""
+    if k is None or k is Ellipsis:
+        return 0
+    if isinstance(k, Tensor):
+        return k._data.ndim if k._data.dtype.kind == "b" else 1
+    if isinstance(k, bool):
+        return 0
+    if isinstance(k, list | tuple) or hasattr(k, "__array__"):
+        a = numpy_module().asarray(k)
+        return a.ndim if a.dtype.kind == "b" else 1
+    return 1
 
 
 class _CheckedKey(tuple):
@@ -199,6 +309,7 @@ def check_key(shape, key) -> None:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     dim = 0
     integer_indices = []  # (index, dim, size): checked together at the end
+    n_arrays = 0  # torch numbers an index array by its place among them (a mask counts ndim)
     for k in key:
         if k is Ellipsis:
             dim += ndim - used
@@ -212,8 +323,12 @@ def check_key(shape, key) -> None:
                         f"the indexed tensor {list(shape)} at index {dim + j}"
                     )
             dim += k.ndim
+            n_arrays += k.ndim
         else:
-            if not isinstance(k, slice):
+            if hasattr(k, "dtype"):
+                integer_indices.append((k, n_arrays, shape[dim]))
+                n_arrays += 1
+            elif not isinstance(k, slice):  # an int: torch selects with it, naming the dim
                 integer_indices.append((k, dim, shape[dim]))
             dim += 1
     _check_bounds(integer_indices)
@@ -298,7 +413,9 @@ class MaskedFill(Builtin):
         ctx.to_save = (mask,)
         v = value._data if isinstance(value, Tensor) else value
         xp = array_module(a)
-        return xp.where(mask._data, xp.asarray(v, dtype=a._data.dtype), a._data)
+        out = xp.where(mask._data, xp.asarray(v, dtype=a._data.dtype), a._data)
+        # torch fills a row-major clone of the input (NumPy would keep a transposed layout)
+        return out if out.flags.c_contiguous else xp.ascontiguousarray(out)
 
     @staticmethod
     def backward(ctx, grad):

@@ -623,13 +623,13 @@ def sum(input, dim=_ALL, keepdim=False, *, dtype=None):  # noqa: A001 - torch's 
     np_dtype = None if dtype is None else _np_dtype(dtype)
     if dim is _ALL:
         return SumAll.apply(input, None, False, np_dtype)
-    return Sum.apply(input, _all_if_empty(dim), keepdim, np_dtype)
+    return Sum.apply(input, dim if type(dim) is int else _all_if_empty(dim), keepdim, np_dtype)
 
 
 def _all_if_empty(dim):
     """``dim``, or None (every dim) for an empty list of dims, which torch's sum and mean
     read as "all of them"."""
-    return None if type(dim) is not int and dim is not None and len(dim) == 0 else dim
+    return None if dim is not None and len(dim) == 0 else dim
 
 
 def _np_dtype(dtype):
@@ -647,7 +647,7 @@ def mean(input, dim=_ALL, keepdim=False, *, dtype=None):
         input = input.to(dtype)
     if dim is _ALL:
         return MeanAll.apply(input, None, False)
-    return Mean.apply(input, _all_if_empty(dim), keepdim)
+    return Mean.apply(input, dim if type(dim) is int else _all_if_empty(dim), keepdim)
 
 
 def prod(input, dim=_ALL, keepdim=False, *, dtype=None):

@@ -262,3 +262,163 @@ def test_second_derivatives_through_gather_and_nll_loss_match_torch():
         return as_numpy(g), as_numpy(h), names(g.grad_fn)
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- strides
+
+
+LAYOUTS = {
+    "row-major": lambda lib, a: lib.tensor(a),
+    "transposed": lambda lib, a: lib.tensor(np.ascontiguousarray(np.moveaxis(a, 0, -1))).movedim(
+        -1, 0
+    ),
+    "every other column": lambda lib, a: lib.tensor(np.repeat(a, 2, axis=-1))[..., ::2],
+    "expanded": lambda lib, a: lib.tensor(a[:1]).expand(*a.shape),
+    "permuted 3-d": lambda lib, a: lib.tensor(
+        np.ascontiguousarray(a.reshape(4, 2, 3).transpose(1, 2, 0))
+    ).permute(2, 0, 1),
+}
+
+
+def laid_out(lib, layout, dtype="float64"):
+    """The numbers 1..24 as a (4, 6) tensor (a (4, 2, 3) one for "permuted 3-d") whose memory
+    is laid out as ``layout`` says."""
+    a = np.arange(1.0, 25.0).reshape(4, 6)
+    if layout == "permuted 3-d":
+        a = a.reshape(4, 2, 3)
+    return LAYOUTS[layout](lib, a).to(getattr(lib, dtype))
+
+
+KEYS = {
+    "x[i]": lambda lib, x: x[lib.tensor([2, 0, 2])],
+    "x[i2d]": lambda lib, x: x[lib.tensor([[0, 1], [3, 0]])],
+    "x[:, i]": lambda lib, x: x[:, lib.tensor([1, 0])],
+    "x[..., i]": lambda lib, x: x[..., lib.tensor([1])],
+    "x[i, j]": lambda lib, x: x[lib.tensor([0, 3]), lib.tensor([1, 0])],
+    "x[i, :1]": lambda lib, x: x[lib.tensor([1, 0]), :1],
+    "x[:, None, i2d]": lambda lib, x: x[:, None, lib.tensor([[0], [1]])],
+    "x[0, :, i]": lambda lib, x: x[0, ..., lib.tensor([1, 0])],
+    "x[1:, i]": lambda lib, x: x[1:, lib.tensor([1, 0])],
+    "x[i, :, j] (apart)": lambda lib, x: x[lib.tensor([0, 1]), ..., lib.tensor([1, 0])],
+    "x[mask]": lambda lib, x: x[x > 3],
+    "x[[0, 1]]": lambda lib, x: x[[0, 1]],
+    "index_select(1)": lambda lib, x: x.index_select(1, lib.tensor([1, 0])),
+    "masked_fill": lambda lib, x: x.masked_fill(x > 3, 0.0),
+    "masked_fill(0-d mask)": lambda lib, x: x.masked_fill(lib.tensor(True), 1.0),
+}
+
+
+@pytest.mark.parametrize("key", KEYS.values(), ids=KEYS.keys())
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_indexing_lays_its_result_out_as_torch(key, layout, dtype):
+    """Shape, strides, values and the graph (basic entries first, as view nodes)."""
+
+    def program(lib):
+        x = laid_out(lib, layout, dtype).requires_grad_()
+        y = key(lib, x)
+        y.sum().backward()
+        return tuple(y.shape), y.stride(), as_numpy(y), names(y.grad_fn), as_numpy(x.grad)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [(slice(None), [9]), (Ellipsis, [9]), ([0], [9]), ([0], slice(None), [9]), (0, [9]), ([9],)],
+    ids=str,
+)
+def test_an_index_out_of_bounds_is_numbered_among_the_index_tensors(key):
+    def program(lib):
+        return lib.ones(4, 5, 6)[key]
+
+    assert_like_torch(program)
+
+
+COPIES = {
+    "float()": lambda lib, x: x.float(),
+    "double()": lambda lib, x: x.double(),
+    "half()": lambda lib, x: x.to(lib.float16),
+    "long()": lambda lib, x: x.long(),
+    "to(copy=True)": lambda lib, x: x.to(x.dtype, copy=True),
+    "clone()": lambda lib, x: x.clone(),
+    "contiguous()": lambda lib, x: x.contiguous(),
+}
+ONE_OPERAND = {
+    "exp()": lambda lib, x: x.exp(),
+    "x * 2": lambda lib, x: x * 2,
+    "x + 1": lambda lib, x: x + 1,
+    "where(x > 3, x, 0)": lambda lib, x: lib.where(x > 3, x, 0.0),
+    "x > 3": lambda lib, x: x > 3,
+}
+COPY_LAYOUTS = dict(
+    LAYOUTS,
+    **{"a column, transposed": lambda lib, a: lib.tensor(np.ascontiguousarray(a[:1])).t()},
+)
+
+
+@pytest.mark.parametrize(
+    "op,layout",
+    [(op, layout) for op in COPIES.values() for layout in COPY_LAYOUTS]
+    + [(op, layout) for op in ONE_OPERAND.values() for layout in LAYOUTS],
+    ids=[f"{op}-{layout}" for op in COPIES for layout in COPY_LAYOUTS]
+    + [f"{op}-{layout}" for op in ONE_OPERAND for layout in LAYOUTS],
+)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_copies_and_one_operand_ops_keep_torch_s_layout(op, layout, dtype):
+    """A dense input's strides are kept exactly (a size-1 dim's too, for copies), any other
+    input gives a row-major result."""
+
+    def program(lib):
+        a = np.arange(1.0, 25.0).reshape(4, 6)
+        x = COPY_LAYOUTS[layout](lib, a if layout != "permuted 3-d" else a.reshape(4, 2, 3))
+        y = op(lib, x.to(getattr(lib, dtype)))
+        return tuple(y.shape), y.stride(), str(y.dtype)
+
+    assert_like_torch(lambda lib: repr(program(lib)).replace("teachgrad", "torch"))
+
+
+GRAD_PATHS = {
+    "sum": lambda y: y.sum(),
+    "times a tensor": lambda y: (y * y.detach()).sum(),
+    "exp": lambda y: y.exp().sum(),
+    "through a transpose": lambda y: (y.transpose(0, 1) * 1).sum(),
+    "expanded again": lambda y: y.unsqueeze(0).expand(2, *y.shape).sum(),
+}
+LEAVES = {
+    "expanded row": lambda lib: lib.ones(3, dtype=lib.float64).expand(2, 3),
+    "expanded 0-d": lambda lib: lib.tensor(1.0, dtype=lib.float64).expand(2, 3),
+    "transposed": lambda lib: lib.ones(3, 2, dtype=lib.float64).t(),
+    "every other column": lambda lib: lib.ones(3, 4, dtype=lib.float64)[:, ::2],
+    "permuted": lambda lib: lib.ones(2, 3, 4, dtype=lib.float64).permute(2, 0, 1),
+    "empty, transposed": lambda lib: lib.ones(0, 3, dtype=lib.float64).t(),
+}
+
+
+@pytest.mark.parametrize("path", GRAD_PATHS.values(), ids=GRAD_PATHS.keys())
+@pytest.mark.parametrize("leaf", LEAVES.values(), ids=LEAVES.keys())
+def test_a_leaf_s_new_grad_has_torch_s_strides(path, leaf):
+    """A dense leaf's grad takes its strides, an expanded (not dense) leaf's is row-major."""
+
+    def program(lib):
+        x = leaf(lib).requires_grad_()
+        path(x).backward()
+        return x.grad.stride() if x.numel() else tuple(x.grad.shape), as_numpy(x.grad)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("op", ["sum", "times 2", "hook"])
+@pytest.mark.parametrize("shape", [(2, 3), (2, 1), (1, 3)], ids=str)
+def test_the_gradient_flowing_into_an_expanded_tensor_is_row_major(op, shape):
+    def program(lib):
+        x = lib.ones(shape[-1], dtype=lib.float64, requires_grad=True)
+        e = x.expand(*shape)
+        seen = []
+        e.register_hook(lambda g: seen.append(g.stride()))
+        out = e.sum() if op == "sum" else (e * 2).sum()
+        (g,) = lib.autograd.grad(out, e, retain_graph=True)
+        out.backward()
+        return g.stride(), seen, x.grad.stride()
+
+    assert_like_torch(program)
