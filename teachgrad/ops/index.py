@@ -231,14 +231,10 @@ def _basic_first(input, key):
             dim += 1
             plain = False
         elif isinstance(k, slice):
-            whole = dim < ndim and k.indices(input._data.shape[dim]) == (
-                0,
-                input._data.shape[dim],
-                1,
-            )
+            size = input._data.shape[dim] if dim < ndim else 0
             basic.append(k)
             rest.append(slice(None))
-            plain = plain and whole  # torch skips a slice over a whole dim
+            plain = plain and k.indices(size) == (0, size, 1)  # torch skips a whole-dim slice
             dim += 1
         else:
             basic += [slice(None)] * width
