@@ -130,7 +130,8 @@ def _grad_fn_or_invalid(t):
         fn = t.grad_fn
     except RuntimeError:
         return "Invalid"
-    return None if fn is None else fn.name()
+    # torch prints a C++-only node without its namespace (CopySlices, not torch::autograd::...)
+    return None if fn is None else fn.name().rsplit("::", 1)[-1]
 
 
 def _with_suffixes(text: str, suffixes: list, indent: int) -> str:

@@ -109,9 +109,9 @@ class Tensor:
     _engine_owned = False  # a gradient only the backward engine holds (see accumulate_grad)
     _view_base_fn = None  # for views: the base's grad_fn when this view's grad_fn was made
     # for views: "no_grad", "inference" or "multi_output" when torch restricts in-place changes,
-    # and the storage's version when the view was made
+    # and the storage's version when its grad_fn was made (None: not followed, e.g. the engine's)
     _creation_meta = None
-    _view_version = 0
+    _view_version = None
     _pinned = False  # made by pin_memory()
     _fw_grad = None  # forward-mode AD: the tangent, valid while _fw_level is the open level
     _fw_level = None
@@ -241,19 +241,18 @@ class Tensor:
         give this view a new grad_fn reading from the base's new history (as torch does)."""
         base = self._base
         changed = base._grad_fn is not self._view_base_fn
+        # torch also regenerates after an unrecorded change (under no_grad): the version moved
+        stale = self._view_version is not None and self._counter.version != self._view_version
         meta = self._creation_meta
         restricted = meta is not None and base._requires_grad
-        if (
-            restricted
-            and _grad_state.enabled
-            and (changed or self._counter.version != self._view_version)
-        ):
+        if restricted and _grad_state.enabled and (changed or stale):
             _seam.refuse_stale_view(self)  # unbind()/split() outputs and no_grad views can't follow
-        if not changed:
+        if not changed and (restricted or not stale):
             return
         if base._requires_grad:
             _seam.regenerate_view_grad_fn(self)  # may refuse, as torch does for some kinds of views
         self._view_base_fn = base._grad_fn
+        self._view_version = self._counter.version
 
     @property
     def is_leaf(self) -> bool:
@@ -422,6 +421,7 @@ class Tensor:
         base = self._base if self._base is not None else self
         t = Tensor._make(self._data, self._counter, base)
         t._view_base_fn = base._grad_fn
+        t._view_version = self._counter.version
         return t
 
     def _rebase_history(self, node, output_nr, input_index=0) -> None:

@@ -385,13 +385,17 @@ def nll_loss(
     _check_class_target(input, target, weight)
     ndim = input._data.ndim
     if ndim <= 2:
-        return _nn.NllLoss.apply(input, target, weight, ignore_index, reduction)
+        return _nn.NllLoss.apply(input, ignore_index, reduction, target=target, weight=weight)
     if ndim == 4:
-        return _nn.NllLoss2d.apply(input, target, weight, ignore_index, reduction)
+        return _nn.NllLoss2d.apply(input, ignore_index, reduction, target=target, weight=weight)
     # other ranks go through the 4-d case with the positions flattened, as torch does
     n, c = input.shape[:2]
     flat = _nn.NllLoss2d.apply(
-        input.reshape(n, c, 1, -1), target.reshape(n, 1, -1), weight, ignore_index, reduction
+        input.reshape(n, c, 1, -1),
+        ignore_index,
+        reduction,
+        target=target.reshape(n, 1, -1),
+        weight=weight,
     )
     return flat.view(target.shape) if reduction == "none" else flat
 

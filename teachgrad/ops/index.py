@@ -17,12 +17,12 @@ import functools
 import numbers
 import operator
 
-from .._backend import array_module
+from .._backend import array_module, numpy_module
 from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .linalg import scalar_type_name
-from .pointwise import broadcast_shape, where
+from .pointwise import broadcast_shape, broadcast_strides, iterator_strides, where, with_strides
 from .views import basic_getitem
 
 
@@ -46,7 +46,10 @@ class Index(Builtin):
     def forward(ctx, a, key):
         x = a._data
         ctx.in_shape, ctx.to_save = x.shape, (key,)  # (saved: a second backward is an error)
-        return x[key]
+        out = x[key]
+        if out.ndim < 2 or x.flags.c_contiguous and hasattr(key[0], "dtype"):
+            return out  # (a row-major x indexed from dim 0: a row-major result, as in torch)
+        return _torch_index_layout(x, key, out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -54,6 +57,46 @@ class Index(Builtin):
         return _IndexPut.apply(grad, ctx.in_shape, key), None
 
     jvp = staticmethod(linear_jvp)
+
+
+def _torch_index_layout(x, key, out):
+    """``out = x[key]`` laid out as torch lays it out (NumPy may give the same values in
+    another order in memory, e.g. dims after the indexed ones first).
+
+    torch indexes with a TensorIterator over ``x`` (strides 0 along the indexed dims) and the
+    index arrays (strides only there), ordering the result's dims as ``iterator_strides``
+    says. ``key`` holds ``:``, ``...`` and integer arrays (basic entries were applied before).
+    """
+    if any(k is None or (hasattr(k, "dtype") and k.ndim == 0) for k in key):
+        return out  # (a 0-d bool adds a dim: NumPy's layout is kept)
+    used = sum(1 for k in key if k is not Ellipsis)
+    dims, arrays, dim = [], [], 0  # the indexed dims of x, and their index arrays
+    for k in key:
+        if k is Ellipsis:
+            dim += x.ndim - used
+        else:
+            if not isinstance(k, slice):
+                dims.append(dim)
+                arrays.append(k)
+            dim += 1
+    size = x.itemsize
+    order = list(range(x.ndim))
+    if dims != list(range(dims[0], dims[0] + len(dims))):  # apart: torch moves them first
+        order = dims + [d for d in order if d not in dims]
+        dims = list(range(len(dims)))
+    before, after = order[: dims[0]], order[dims[0] + len(dims) :]
+    shape = out.shape
+    n_index = len(shape) - len(before) - len(after)
+    src = (
+        [x.strides[d] // size for d in before]
+        + [0] * n_index
+        + [x.strides[d] // size for d in after]
+    )
+    index_shape = shape[len(before) : len(before) + n_index]
+    indices = [
+        (0,) * len(before) + broadcast_strides(k, index_shape) + (0,) * len(after) for k in arrays
+    ]
+    return with_strides(out, iterator_strides(shape, [src, *indices]))
 
 
 class _IndexPut(Builtin):
@@ -153,8 +196,71 @@ def _is_advanced(k) -> bool:
 
 
 def advanced_getitem(input, key):
-    """``x[key]`` where ``key`` holds integer/bool tensors or lists (a copy)."""
-    return Index.apply(input, _checked_key(input, key))
+    """``x[key]`` where ``key`` holds integer/bool tensors or lists (a copy).
+
+    As in torch, the key's ints, slices and None are applied first, as a view (``x[0, :, i]``
+    selects ``x[0]``, then indexes its last dim: NumPy would count the 0 as an index array
+    too, and put the result's dims in another order); the index arrays then index that view.
+    """
+    if len(key) == 1:  # x[idx]: nothing to apply first (the common case, kept quick)
+        return Index.apply(input, _checked_key(input, key))
+    view, rest = _basic_first(input, key)
+    return Index.apply(view, _checked_key(view, rest))
+
+
+def _basic_first(input, key):
+    """``(view, rest)``: ``input`` with the basic entries of ``key`` applied (torch's view
+    ops, none for ``:``), and the key that indexes the view (``:`` for each of its dims that
+    no index array covers)."""
+    if all(_is_advanced(k) or k is Ellipsis or k == _WHOLE for k in key):
+        return input, key  # nothing to apply first (the common case, spared the walk below)
+    ndim = input._data.ndim
+    widths = [_width(k) for k in key]
+    fill = ndim - sum(w for k, w in zip(key, widths) if k is not None and k is not Ellipsis)
+    basic, rest, dim, plain = [], [], 0, True
+    for k, width in zip(key, widths):
+        if k is Ellipsis:
+            basic.append(k)
+            rest.append(k)
+            dim += max(fill, 0)
+        elif k is None:
+            basic.append(k)
+            rest.append(slice(None))
+            plain = False
+        elif isinstance(k, int) and not isinstance(k, bool):
+            basic.append(k)  # (its dim is gone from the view)
+            dim += 1
+            plain = False
+        elif isinstance(k, slice):
+            size = input._data.shape[dim] if dim < ndim else 0
+            basic.append(k)
+            rest.append(slice(None))
+            plain = plain and k.indices(size) == (0, size, 1)  # torch skips a whole-dim slice
+            dim += 1
+        else:
+            basic += [slice(None)] * width
+            rest.append(k)
+            dim += width
+    if plain or dim > ndim:  # (too many indices: Index's checks say so)
+        return input, key
+    return basic_getitem(input, tuple(basic)), tuple(rest)
+
+
+_WHOLE = slice(None)
+
+
+def _width(k) -> int:
+    """How many dims of the tensor a key entry indexes (a mask: its own; 0-d ones none)."""
+    if k is None or k is Ellipsis:
+        return 0
+    if isinstance(k, Tensor):
+        return k._data.ndim if k._data.dtype.kind == "b" else 1
+    if isinstance(k, bool):
+        return 0
+    if isinstance(k, list | tuple) or hasattr(k, "__array__"):
+        a = numpy_module().asarray(k)
+        return a.ndim if a.dtype.kind == "b" else 1
+    return 1
 
 
 class _CheckedKey(tuple):
@@ -200,6 +306,7 @@ def check_key(shape, key) -> None:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     dim = 0
     integer_indices = []  # (index, dim, size): checked together at the end
+    n_arrays = 0  # torch numbers an index array by its place among them (a mask counts ndim)
     for k in key:
         if k is Ellipsis:
             dim += ndim - used
@@ -213,8 +320,12 @@ def check_key(shape, key) -> None:
                         f"the indexed tensor {list(shape)} at index {dim + j}"
                     )
             dim += k.ndim
+            n_arrays += k.ndim
         else:
-            if not isinstance(k, slice):
+            if hasattr(k, "dtype"):
+                integer_indices.append((k, n_arrays, shape[dim]))
+                n_arrays += 1
+            elif not isinstance(k, slice):  # an int: torch selects with it, naming the dim
                 integer_indices.append((k, dim, shape[dim]))
             dim += 1
     _check_bounds(integer_indices)
@@ -287,7 +398,7 @@ class MaskedFill(Builtin):
     formula = {"self": "where(mask, 0, grad)"}
 
     @staticmethod
-    def forward(ctx, a, mask, value):
+    def forward(ctx, a, value, *, mask):
         if mask._data.dtype.kind != "b":
             raise RuntimeError(
                 f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}"
@@ -300,18 +411,22 @@ class MaskedFill(Builtin):
         ctx.to_save = (mask,)
         v = value._data if isinstance(value, Tensor) else value
         xp = array_module(a)
-        return xp.where(mask._data, xp.asarray(v, dtype=a._data.dtype), a._data)
+        out = xp.where(mask._data, xp.asarray(v, dtype=a._data.dtype), a._data)
+        # torch fills a row-major clone of the input (NumPy would keep a transposed layout)
+        return out if out.flags.c_contiguous else xp.ascontiguousarray(out)
 
     @staticmethod
     def backward(ctx, grad):
         (mask,) = ctx.saved_tensors
-        grad_value = where(mask, grad, 0.0).sum() if ctx.needs_input_grad[2] else None
-        return where(mask, 0.0, grad), None, grad_value
+        grad_value = where(mask, grad, 0.0).sum() if ctx.needs_input_grad[1] else None
+        return where(mask, 0.0, grad), grad_value
 
     @staticmethod
-    def jvp(ctx, ta, _, tvalue):
+    def jvp(ctx, ta, tvalue):
         zero = 0.0
-        return where(ctx.inputs[1], zero if tvalue is None else tvalue, zero if ta is None else ta)
+        return where(
+            ctx.kwargs["mask"], zero if tvalue is None else tvalue, zero if ta is None else ta
+        )
 
 
 class MaskedFillTensor(MaskedFill):
@@ -327,7 +442,8 @@ def masked_fill(input, mask, value):
     tensor([1., 0., 3.])
     """
     broadcast_shape(mask.shape, input.shape)  # torch's error when the mask does not fit
-    return (MaskedFillTensor if isinstance(value, Tensor) else MaskedFill).apply(input, mask, value)
+    fill = MaskedFillTensor if isinstance(value, Tensor) else MaskedFill
+    return fill.apply(input, value, mask=mask)  # (by keyword: the mask gets no edge, as in torch)
 
 
 def index_put(input, indices, values, accumulate=False):
@@ -422,6 +538,11 @@ def _multiply_at(out, key, src):
     out[...] = flat[:-1].reshape(out.shape)
 
 
+# The ops below take their integer index by keyword (``Gather.apply(x, dim, index=index)``):
+# an argument passed by keyword gets no edge in the graph, and torch gives an index none (it
+# is not differentiable), so ``next_functions`` and a node hook's ``grad_inputs`` match torch.
+
+
 class _ReadAlongDim(Builtin):
     """Gather and IndexSelect: read ``a`` at ``index`` along ``dim``. Both are linear, and both
     backwards add the gradient into zeros of the input's shape at the same places
@@ -431,14 +552,14 @@ class _ReadAlongDim(Builtin):
     jvp = staticmethod(linear_jvp)
 
     @classmethod
-    def forward(cls, ctx, a, dim, index):
+    def forward(cls, ctx, a, dim, *, index):
         ctx.in_shape, ctx.dim, ctx.to_save = a._data.shape, dim, (index,)
         return cls.read(a._data, dim, index._data)
 
     @classmethod
     def backward(cls, ctx, grad):
         (index,) = ctx.saved_tensors
-        return cls.add_back(grad, ctx.in_shape, ctx.dim, index), None, None
+        return cls.add_back(grad, ctx.in_shape, ctx.dim, index), None
 
 
 class Gather(_ReadAlongDim):
@@ -452,7 +573,7 @@ class Gather(_ReadAlongDim):
     @staticmethod
     def add_back(grad, in_shape, dim, index):
         zeros = wrap_array(array_module(grad).zeros(in_shape, grad._data.dtype))
-        return ScatterAdd.apply(zeros, dim, index, grad)
+        return ScatterAdd.apply(zeros, dim, grad, index=index)
 
 
 class Scatter(Builtin):
@@ -462,7 +583,7 @@ class Scatter(Builtin):
     jvp = staticmethod(linear_jvp)  # linear in input and src together
 
     @staticmethod
-    def forward(ctx, a, dim, index, src):
+    def forward(ctx, a, dim, src, *, index):
         ctx.dim, ctx.to_save = dim, (index,)
         return _scattered(a, dim, index, src)
 
@@ -470,10 +591,10 @@ class Scatter(Builtin):
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
         # the scattered places were overwritten: the input's old values there got no gradient
-        grad_input = ScatterValue.apply(grad, ctx.dim, index, 0)
+        grad_input = ScatterValue.apply(grad, ctx.dim, 0, index=index)
         # Gather itself, not gather(): scatter checked the index (again would wait for a GPU)
-        grad_src = Gather.apply(grad, ctx.dim, index) if ctx.needs_input_grad[3] else None
-        return grad_input, None, None, grad_src
+        grad_src = Gather.apply(grad, ctx.dim, index=index) if ctx.needs_input_grad[2] else None
+        return grad_input, None, grad_src
 
 
 class ScatterValue(Scatter):
@@ -482,8 +603,8 @@ class ScatterValue(Scatter):
 
     @staticmethod
     def jvp(ctx, t, *_):
-        _, dim, index, _ = ctx.inputs
-        return ScatterValue.apply(t, dim, index, 0)  # the written value is a constant
+        # the written value is a constant
+        return ScatterValue.apply(t, ctx.inputs[1], 0, index=ctx.kwargs["index"])
 
 
 class ScatterAdd(Builtin):
@@ -493,15 +614,15 @@ class ScatterAdd(Builtin):
     jvp = staticmethod(linear_jvp)
 
     @staticmethod
-    def forward(ctx, a, dim, index, src):
+    def forward(ctx, a, dim, src, *, index):
         ctx.dim, ctx.to_save = dim, (index,)
         return _scattered(a, dim, index, src, array_module(a).add)  # repeats add up
 
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors  # checked by scatter_add: read with Gather itself, as above
-        grad_src = Gather.apply(grad, ctx.dim, index) if ctx.needs_input_grad[3] else None
-        return grad, None, None, grad_src
+        grad_src = Gather.apply(grad, ctx.dim, index=index) if ctx.needs_input_grad[2] else None
+        return grad, None, grad_src
 
 
 class ScatterReduce(Builtin):
@@ -511,7 +632,7 @@ class ScatterReduce(Builtin):
     formula = {"self": "no derivative: backward raises", "src": "no derivative: backward raises"}
 
     @staticmethod
-    def forward(ctx, a, dim, index, src, reduce):
+    def forward(ctx, a, dim, src, reduce, *, index):
         xp = array_module(a)
         return _scattered(a, dim, index, src, xp.add if reduce == "add" else xp.multiply)
 
@@ -585,7 +706,7 @@ def gather(input, dim, index, *, sparse_grad=False):
     """
     dim = _wrap_dim(dim, input._data.ndim)
     _check_index("gather", input, dim, index)
-    return Gather.apply(input, dim, index)
+    return Gather.apply(input, dim, index=index)
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
@@ -617,8 +738,8 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
             raise RuntimeError(
                 f"reduce argument must be either add or multiply.\n  Got reduce={reduce!r}."
             )
-        return ScatterReduce.apply(input, dim, index, src, reduce)
-    return (Scatter if is_tensor else ScatterValue).apply(input, dim, index, src)
+        return ScatterReduce.apply(input, dim, src, reduce, index=index)
+    return (Scatter if is_tensor else ScatterValue).apply(input, dim, src, index=index)
 
 
 def scatter_add(input, dim, index, src):
@@ -636,7 +757,7 @@ def scatter_add(input, dim, index, src):
     dim = _wrap_dim(dim, input._data.ndim)
     _check_index("scatter", input, dim, index, src)
     _check_same_dtype(input, src)
-    return ScatterAdd.apply(input, dim, index, src)
+    return ScatterAdd.apply(input, dim, src, index=index)
 
 
 # --------------------------------------------------------------------------- index_select
@@ -653,7 +774,7 @@ class IndexSelect(_ReadAlongDim):
 
     @staticmethod
     def add_back(grad, in_shape, dim, index):
-        return _IndexAdd.apply(grad, in_shape, dim, index)
+        return _IndexAdd.apply(grad, in_shape, dim, index=index)
 
 
 class _IndexAdd(Builtin):
@@ -664,7 +785,7 @@ class _IndexAdd(Builtin):
     jvp = staticmethod(linear_jvp)
 
     @staticmethod
-    def forward(ctx, grad, in_shape, dim, index):
+    def forward(ctx, grad, in_shape, dim, *, index):
         ctx.dim, ctx.index = dim, index
         g = grad._data
         xp = array_module(g)
@@ -675,7 +796,7 @@ class _IndexAdd(Builtin):
 
     @staticmethod
     def backward(ctx, gg):
-        return IndexSelect.apply(gg, ctx.dim, ctx.index), None, None, None
+        return IndexSelect.apply(gg, ctx.dim, index=ctx.index), None, None
 
 
 def index_select(input, dim, index):
@@ -705,4 +826,4 @@ def index_select(input, dim, index):
             f"index out of range in self\n  index_select indices along dim {dim} must be in "
             f"[0, {size - 1}]; got {index.tolist()}."
         )
-    return IndexSelect.apply(input, dim, index)
+    return IndexSelect.apply(input, dim, index=index)

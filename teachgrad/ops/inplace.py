@@ -21,8 +21,8 @@ the tensor takes over the node.
     >>> a = tg.ones(3, requires_grad=True)
     >>> b = a * 2
     >>> b[0] = 10.0            # a view of b is written: b's history is rewritten
-    >>> b.grad_fn.name()
-    'CopySlices'
+    >>> b.grad_fn.name(), b.grad_fn
+    ('torch::autograd::CopySlices', <CopySlices object at ...>)
     >>> b.sum().backward(); a.grad
     tensor([0., 2., 2.])
 """
@@ -54,7 +54,7 @@ def view_positions(view):
     """For each element of ``view``, its flat (row-major) index in ``view._base``."""
     base = view._base._data
     xp = array_module(base)
-    if not _dense(base):
+    if not _dense(base) and base.size:  # (an empty base has no element to locate)
         raise RuntimeError(
             "in-place changes to a view are only supported when its base tensor is dense "
             "(not itself strided); clone() the base first"
@@ -106,6 +106,15 @@ class AsStrided(Builtin):
         return take_region(t_base, ctx.positions).reshape(ctx.result.shape)
 
 
+def torch_cpp_node(cls):
+    """Name ``cls``'s nodes as torch names its C++-only nodes: ``name()`` carries the namespace
+    (``torch::autograd::CopySlices``, what a profiler shows too), the repr the bare class name."""
+    cls.name = lambda self: f"torch::autograd::{type(self).__name__}"
+    cls.__repr__ = lambda self: f"<{type(self).__name__} object at {hex(id(self))}>"
+    return cls
+
+
+@torch_cpp_node
 class CopySlices(Node):
     """The new history of a base after one of its views was changed in place.
 
@@ -167,7 +176,9 @@ def rebase_view_history(view, node, index) -> None:
     base = view._base
     positions = view_positions(view)
     data = view._data
-    overlapping = any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape, strict=True))
+    overlapping = data.size > 0 and any(  # (NumPy may give an empty array 0 strides)
+        s == 0 and n > 1 for s, n in zip(data.strides, data.shape, strict=True)
+    )
     copy_slices = CopySlices(node, index, base._edge(), positions, base, overlapping)
     retained = _stop_retaining(base)
     base._grad_fn = copy_slices
@@ -235,6 +246,7 @@ def _as_strided_history(view, positions) -> None:
     view._output_nr = 0
     view._requires_grad = True
     view._view_base_fn = base._grad_fn
+    view._view_version = view._counter.version
 
 
 # --------------------------------------------------------------------------- the in-place mechanism
@@ -298,8 +310,10 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
             "https://github.com/pytorch/rfcs/pull/17 for more details."
         )
     data = x._data
-    if op not in ("fill_", "zero_") and any(
-        s == 0 and n > 1 for s, n in zip(data.strides, data.shape, strict=True)
+    if (
+        op not in ("fill_", "zero_")
+        and data.size  # (NumPy gives an empty array 0 strides; nothing is repeated in it)
+        and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape, strict=True))
     ):
         if op in _DEPRECATED_ON_EXPANDED:  # torch still allows these, with a warning
             warnings.warn(
@@ -557,6 +571,9 @@ class Copy(Builtin):
         return constant_zeros(grad), g
 
     jvp = staticmethod(linear_jvp)
+
+
+torch_cpp_node(Copy._backward_cls)  # (the node class Function made for Copy)
 
 
 def _check_broadcasts_to(shape, target) -> None:

@@ -551,6 +551,8 @@ class NllLoss(Builtin):
     equal to ``ignore_index`` contribute nothing; ``'mean'`` divides by the summed
     weight of the targets that count. The gradient is ``-weight[t]`` (over that sum)
     at each sample's target class and zero elsewhere (``NllLossGrad``).
+
+    ``target`` and ``weight`` come by keyword: torch gives them no edge in the graph.
     """
 
     node_name = "NllLossBackward0"
@@ -560,7 +562,7 @@ class NllLoss(Builtin):
 
     @staticmethod
     @quiet
-    def forward(ctx, a, target, weight, ignore_index, reduction):
+    def forward(ctx, a, ignore_index, reduction, *, target, weight):
         x, t = a._data, target._data
         xp = array_module(x)
         class_dim = 0 if x.ndim == 1 else 1
@@ -616,11 +618,11 @@ class NllLoss(Builtin):
     def backward(cls, ctx, grad):
         target, weight = ctx.saved_tensors
         gradient = NllLoss2dGrad if cls is NllLoss2d else NllLossGrad  # torch's node names
-        return gradient.apply(grad, target, weight, *ctx.options, ctx), None, None, None, None
+        return gradient.apply(grad, *ctx.options, ctx, target=target, weight=weight), None, None
 
     @staticmethod
     def jvp(ctx, t, *_):  # linear in the input (the weights are constants)
-        return type(ctx)._forward_cls.apply(t, *ctx.inputs[1:])
+        return type(ctx)._forward_cls.apply(t, *ctx.inputs[1:], **ctx.kwargs)
 
 
 class NllLoss2d(NllLoss):
@@ -651,7 +653,7 @@ class NllLossGrad(Builtin):
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
-    def forward(ctx, grad, target, weight, ignore_index, reduction, loss):
+    def forward(ctx, grad, ignore_index, reduction, loss, *, target, weight):
         # ``loss`` is the node of the NllLoss being differentiated: its forward left there the
         # input's shape, the class dim, the targets (ignored ones made valid) and coefficients
         ctx.to_save, ctx.options = (target, weight), (ignore_index, reduction)
@@ -673,7 +675,7 @@ class NllLossGrad(Builtin):
     @staticmethod
     def backward(ctx, gg):
         target, weight = ctx.saved_tensors
-        return ctx.loss_cls.apply(gg, target, weight, *ctx.options), *(None,) * 5
+        return ctx.loss_cls.apply(gg, *ctx.options, target=target, weight=weight), None, None, None
 
 
 class NllLoss2dGrad(NllLossGrad):

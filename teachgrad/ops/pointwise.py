@@ -24,6 +24,7 @@ from .._backend import (
     numpy_module,
     quiet,
     result_type,
+    strided_view,
     to_device,
 )
 from .._profiling import recorded_as
@@ -92,6 +93,88 @@ def broadcast_shape(*shapes) -> tuple:
                 )
         result = tuple(p if q == 1 else q for p, q in zip(a, b))
     return result
+
+
+# --------------------------------------------------------------------------- memory layout
+#
+# ``.stride()`` is part of torch's contract. torch lays out a new elementwise result, and the
+# result of advanced indexing, with its TensorIterator: the dims are ordered by the operands'
+# strides, the first operand with a clear order deciding (``iterator_strides``). NumPy's
+# ufuncs agree when one operand sets the order; indexing (ops/index.py) and copies
+# (``preserved_copy``) use the helpers below. (Binary ops whose operands disagree, as in
+# ``x.t() + y``, keep NumPy's layout: checking would cost every op some time.)
+
+
+def iterator_strides(shape, operand_strides) -> tuple:
+    """The strides torch's TensorIterator gives a new output of ``shape``.
+
+    ``operand_strides``: each input's strides over ``shape`` (0 along a dim it is broadcast
+    in), in operand order. Dims are sorted fastest first by the operands' strides (an operand
+    broadcast in either dim has no say; on a tie the smaller dim goes first), then the output
+    is laid out densely in that order.
+
+    >>> iterator_strides((3, 4), [(1, 3), (4, 1)])  # x.t() + y: the first operand decides
+    (1, 3)
+    """
+    ndim = len(shape)
+
+    def should_swap(d0, d1) -> int:  # 1: d1 is faster than d0; -1: it is not; 0: no operand says
+        for strides in operand_strides:
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(ndim - 1, -1, -1))  # fastest first: row-major to start with
+    for i in range(1, ndim):  # insertion sort that steps over the dims no operand orders
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            order = should_swap(perm[d0], perm[d1])
+            if order > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif order < 0:
+                break
+    out, step = [0] * ndim, 1
+    for d in perm:
+        out[d], step = step, step * shape[d]
+    return tuple(out)
+
+
+def broadcast_strides(a, shape) -> tuple:
+    """``a``'s strides (in elements) over ``shape``, 0 along the dims it is broadcast in."""
+    pad = len(shape) - a.ndim
+    size = a.itemsize
+    return (0,) * pad + tuple(
+        0 if n == 1 and m != 1 else s // size
+        for n, m, s in zip(a.shape, shape[pad:], a.strides, strict=True)
+    )
+
+
+def with_strides(out, strides):
+    """``out``, or a copy of it with these strides (in elements) if it has others."""
+    size = out.itemsize
+    if out.size == 0 or all(s * size == t for s, t in zip(strides, out.strides, strict=True)):
+        return out
+    fresh = array_module(out).empty(out.size, out.dtype)
+    laid = strided_view(fresh, out.shape, tuple(s * size for s in strides))
+    laid[...] = out
+    return laid
+
+
+def preserved_copy(a, dtype):
+    """A copy of ``a`` as ``dtype`` in torch's ``preserve_format`` layout: a dense array keeps
+    its strides exactly (a size-1 dim's too, which NumPy would re-pick), any other is row-major.
+    """
+    if a.flags.c_contiguous and 1 not in a.shape:  # plain row-major: NumPy's copy is torch's
+        return a.astype(dtype)
+    if not _dense(a):
+        return a.astype(dtype, order="C")
+    return with_strides(a.astype(dtype, order="K"), [s // a.itemsize for s in a.strides])
 
 
 def same_device(*tensors) -> None:
@@ -955,9 +1038,9 @@ class ToCopy(Builtin):
         ctx.in_dtype, ctx.in_device = a.dtype, a.device
         out = a._data if dev is None else to_device(a._data, dev)
         if np_dtype is not None and out.dtype != np_dtype:
-            out = out.astype(np_dtype)
+            out = preserved_copy(out, np_dtype)
         elif out is a._data:
-            out = out.copy()
+            out = preserved_copy(out, out.dtype)
         return out
 
     @staticmethod
@@ -979,9 +1062,7 @@ class Clone(Builtin):
     def forward(ctx, a, layout="K"):
         x = a._data
         if isinstance(layout, str):
-            if layout == "K" and not _dense(x):
-                layout = "C"
-            return x.copy(order=layout)
+            return preserved_copy(x, x.dtype) if layout == "K" else x.copy(order=layout)
         out = array_module(x).empty_like(layout)
         out[...] = x
         return out

@@ -611,8 +611,13 @@ class Cumsum(Builtin):
 # --------------------------------------------------------------------------- functions
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's name
-    """Sum of all elements, or over ``dim`` (an int or tuple).
+# torch has two overloads, sum(*, dtype) and sum(dim, keepdim, *, dtype): only the first makes
+# SumBackward0. So dim=None given (x.sum(dim=None)) takes the second: SumBackward1, keepdim kept.
+_ALL = object()  # dim not given
+
+
+def sum(input, dim=_ALL, keepdim=False, *, dtype=None):  # noqa: A001 - torch's name
+    """Sum of all elements, or over ``dim`` (an int, a tuple, or None: all of them).
 
     >>> import teachgrad as tg
     >>> x = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
@@ -620,17 +625,23 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's 
     (tensor(10.), tensor([3., 7.]), tensor([[10.]]))
     """
     np_dtype = None if dtype is None else _np_dtype(dtype)
-    if dim is None:
+    if dim is _ALL:
         return SumAll.apply(input, None, False, np_dtype)
-    return Sum.apply(input, dim, keepdim, np_dtype)
+    return Sum.apply(input, dim if type(dim) is int else _all_if_empty(dim), keepdim, np_dtype)
+
+
+def _all_if_empty(dim):
+    """``dim``, or None (every dim) for an empty list of dims, which torch's sum and mean
+    read as "all of them"."""
+    return None if dim is not None and len(dim) == 0 else dim
 
 
 def _np_dtype(dtype):
     return as_dtype(dtype).numpy
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None):
-    """Mean of all elements, or over ``dim``.
+def mean(input, dim=_ALL, keepdim=False, *, dtype=None):
+    """Mean of all elements, or over ``dim`` (None: all of them, as MeanBackward1, like ``sum``).
 
     >>> import teachgrad as tg
     >>> tg.tensor([1.0, 2.0, 6.0]).mean()
@@ -638,12 +649,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     """
     if dtype is not None:
         input = input.to(dtype)
-    if dim is None:
+    if dim is _ALL:
         return MeanAll.apply(input, None, False)
-    return Mean.apply(input, dim, keepdim)
-
-
-_ALL = object()  # prod(x) without dim (torch has no prod(x, dim=None))
+    return Mean.apply(input, dim if type(dim) is int else _all_if_empty(dim), keepdim)
 
 
 def prod(input, dim=_ALL, keepdim=False, *, dtype=None):
