@@ -821,6 +821,11 @@ def index_select(input, dim, index):
             "indices are integers, e.g. tg.tensor([0, 2])."
         )
     size = _at_least_1d(input._data).shape[dim]
+    if size == 0 and i.size:
+        raise RuntimeError(
+            "index_select(): self indexing axis dim should be positive\n  Dim "
+            f"{dim} of the input is empty: there is nothing to select."
+        )
     if bool(((i < 0) | (i >= size)).any()):
         raise IndexError(
             f"index out of range in self\n  index_select indices along dim {dim} must be in "

@@ -290,8 +290,11 @@ _DEPRECATED_ON_EXPANDED = {
 
 
 def _check_inputs_overlap(x, op, args) -> None:
-    """torch's refusal when an argument partly overlaps the memory being written."""
+    """torch's refusal when an argument partly overlaps the memory being written (not for
+    ``x[key] = v`` with a 0-d ``v``: torch writes that with ``fill_``, which reads v once)."""
     for a in args:
+        if op == "__setitem__" and isinstance(a, Tensor) and not a._data.ndim:
+            continue
         if isinstance(a, Tensor) and _overlap(a._data, x._data) == "partial":
             raise RuntimeError(
                 "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "

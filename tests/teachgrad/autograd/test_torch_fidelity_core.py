@@ -411,3 +411,56 @@ def test_an_input_marked_dirty_and_saved_is_freed_without_the_cyclic_collector()
             gc.enable()
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- writes into memory
+
+WRITES = {
+    "v[None] = v (0-d)": lambda lib, v: v.__setitem__(None, v),
+    "v[...] = v (0-d)": lambda lib, v: v.__setitem__(Ellipsis, v),
+    "v.copy_(v[None][0])": lambda lib, v: v.copy_(v[None][0]),
+    "w[0] = w[0] (1-d)": lambda lib, v: v.reshape(1).__setitem__(0, v.reshape(1)[0]),
+    "v[None][:] = v": lambda lib, v: v[None].__setitem__(slice(None), v),
+    "v[None].copy_(v)": lambda lib, v: v[None].copy_(v),
+    "add_ of a size-1 view": lambda lib, v: v.reshape(1, 1).add_(v.reshape(1)),
+    "v[None].add_(v)": lambda lib, v: v[None].add_(v),
+}
+
+
+@pytest.mark.parametrize("write", WRITES.values(), ids=WRITES.keys())
+def test_a_single_element_written_from_itself(write):
+    """Views of one element laid out differently (0-d, (1,), (1, 1)) overlap partly for torch
+    (their strides differ), except that ``x[key] = v`` with a 0-d ``v`` is a fill."""
+
+    def program(lib):
+        v = lib.tensor(3.0, dtype=lib.float64)
+        write(lib, v)
+        return as_numpy(v)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("op", ["add_", "mul_", "index_put_", "masked_fill_"])
+def test_in_place_on_an_empty_tensor_or_expanded_empty_tensor(op):
+    def program(lib):
+        out = []
+        for x in (lib.zeros(0, 3, dtype=lib.float64), lib.zeros(0, dtype=lib.float64).expand(3, 0)):
+            if op == "index_put_":
+                x.index_put_((lib.zeros(0, dtype=lib.long),), lib.tensor(1.0, dtype=lib.float64))
+            elif op == "masked_fill_":
+                x.masked_fill_(lib.zeros(x.shape, dtype=lib.bool), 1.0)
+            else:
+                getattr(x, op)(2.0)
+            out.append(tuple(x.shape))
+        return out
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("index", [[0], [], [0, 0]])
+def test_index_select_along_an_empty_dim(index):
+    def program(lib):
+        x = lib.zeros(3, 0, dtype=lib.float64)
+        return tuple(x.index_select(1, lib.tensor(index, dtype=lib.long)).shape)
+
+    assert_like_torch(program)
