@@ -377,6 +377,21 @@ def strided_view(x, shape, strides):
     return array_module(x).lib.stride_tricks.as_strided(x, shape, strides)
 
 
+def empty_strided(like, strides):
+    """An uninitialised array of ``like``'s shape and dtype with exactly these byte strides
+    (torch's ``empty_strided``; NumPy's ``empty_like`` renumbers the strides of size-1 dims).
+    For the strides of a dense array, which never step outside ``like.size`` elements.
+
+    >>> import numpy as np
+    >>> empty_strided(np.zeros((3, 1, 2)), (8, 48, 24)).strides
+    (8, 48, 24)
+    """
+    xp = array_module(like)
+    if any(s < 0 for s in strides):  # (NumPy's reversed views: torch has none to copy)
+        return xp.empty_like(like)
+    return strided_view(xp.empty(like.size, like.dtype), like.shape, strides)
+
+
 def device_of(array) -> device:
     """The device an array lives on."""
     if isinstance(array, numpy.ndarray):

@@ -636,7 +636,18 @@ def _add_in_place(old, g, var) -> None:
 
 
 def _strides_match(a, b) -> bool:
-    return a.strides == b.strides or not _dense(b) and a.flags.c_contiguous
+    return a.strides == b.strides or _obeys_layout_contract(a, b)
+
+
+def _obeys_layout_contract(grad, var) -> bool:
+    """torch's rule for a gradient's layout: a dense ``var``'s strides, except along dims of
+    size 1 (any stride but 0 there); row-major for a ``var`` that is not dense."""
+    if not _dense(var):
+        return grad.flags.c_contiguous
+    for g, v, n in zip(grad.strides, var.strides, grad.shape, strict=True):
+        if g != v if n != 1 else g == 0 and v != 0:
+            return False
+    return True
 
 
 def _dense(a) -> bool:

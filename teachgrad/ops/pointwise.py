@@ -20,6 +20,7 @@ import math
 from .._backend import (
     array_module,
     as_array,
+    empty_strided,
     get_default_dtype,
     numpy_module,
     quiet,
@@ -1063,7 +1064,7 @@ class Clone(Builtin):
         x = a._data
         if isinstance(layout, str):
             return preserved_copy(x, x.dtype) if layout == "K" else x.copy(order=layout)
-        out = array_module(x).empty_like(layout)
+        out = empty_strided(x, layout.strides)  # the very strides of `layout` (a dense array)
         out[...] = x
         return out
 

@@ -464,3 +464,32 @@ def test_index_select_along_an_empty_dim(index):
         return tuple(x.index_select(1, lib.tensor(index, dtype=lib.long)).shape)
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- gradient layout
+
+LEAVES = {
+    "a transposed column": lambda base: base[:3].reshape(1, 3).t(),
+    "a row": lambda base: base[:3].reshape(1, 3),
+    "transposed": lambda base: base.reshape(2, 3).t(),
+    "permuted with a size-1 dim": lambda base: base.reshape(1, 2, 3).permute(2, 0, 1),
+    "every second element": lambda base: base[::2],
+    "expanded": lambda base: base[:1].expand(3),
+}
+
+
+@pytest.mark.parametrize("make", LEAVES.values(), ids=LEAVES.keys())
+def test_a_leaf_s_grad_follows_torch_s_layout_contract(make):
+    """The first ``.grad`` copies the leaf's strides exactly (size-1 dims too); adding more
+    keeps them, with no layout warning where only size-1 dims differ."""
+
+    def program(lib):
+        x = make(lib.arange(6.0, dtype=lib.float64)).detach().requires_grad_()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            (x * 2).sum().backward()
+            first = x.grad.stride()
+            x.exp().sum().backward()
+        return first, x.grad.stride(), as_numpy(x.grad), [str(w.message)[:30] for w in caught]
+
+    assert_like_torch(program)
