@@ -29,6 +29,7 @@ touching any ``.grad``.
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 import warnings
 from collections import deque
@@ -261,25 +262,24 @@ def _batch_size(outputs, grad_outputs) -> int:
 def _run(steps) -> None:
     """Run the engine's generator to the end, keeping no step.
 
-    A backward started inside a node's backward (reentrant) nests Python calls; past
-    ``_MAX_DEPTH`` levels it runs on a fresh thread (a fresh stack), as torch's engine
+    A backward started inside a node's backward (reentrant) runs deeper in the call stack;
+    once the stack is deep, it runs on a fresh thread (a fresh stack), as torch's engine
     does, so that thousands of levels do not end in a RecursionError.
     """
-    if _nesting.depth >= _MAX_DEPTH:
+    if _deep_in_the_stack():
         return _on_fresh_thread(steps)
-    _nesting.depth += 1
-    try:
-        deque(steps, maxlen=0)
-    finally:
-        _nesting.depth -= 1
+    deque(steps, maxlen=0)
 
 
-class _Nesting(threading.local):
-    depth = 0  # backward passes running on this thread, one inside another
-
-
-_nesting = _Nesting()
-_MAX_DEPTH = 25
+def _deep_in_the_stack(frames: int = 400) -> bool:
+    """Whether this thread's call stack is more than ``frames`` deep (a quarter of Python's
+    default recursion limit; a reentrant backward adds about 15 frames per level)."""
+    frame = sys._getframe()
+    for _ in range(frames):
+        frame = frame.f_back
+        if frame is None:
+            return False
+    return True
 
 
 def _on_fresh_thread(steps) -> None:

@@ -34,6 +34,7 @@ from .. import _events, _seam
 from .._backend import device_of, is_writeable
 from .._hooks import RemovableHandle, add_hook, hooks_of
 from .._tensor import Tensor, _new
+from . import anomaly_mode
 from .grad_mode import state as _grad_state
 
 # Nodes run latest-created first; AccumulateGrad nodes get the largest number so a
@@ -353,13 +354,26 @@ def version_error(saved: SavedTensor, owner) -> str:
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [teachgrad.{type_name} {list(data.shape)}]{which} is at version "
-        f"{saved.counter.version}; expected version {saved.version} instead.\n"
+        f"{saved.counter.version}; expected version {saved.version} instead. {_version_hint()}\n"
         f"  What happened: {owner.name()} saved this tensor as '{saved.name}' (shape "
         f"{tuple(data.shape)}) when the forward pass ran, at version {saved.version}. Then "
         f"{', '.join(changed_by)} changed it in place, so its version is now {saved.counter.version} and the "
         "gradient formula would use the wrong values.\n"
         "  Hint: use the out-of-place op (e.g. `y = y * 2` instead of `y *= 2`, `x.exp()` instead of "
         "`x.exp_()`), or `.clone()` the tensor before changing it."
+    )
+
+
+def _version_hint() -> str:
+    """The hint torch ends the first line of the version error with (anomaly mode on or off)."""
+    if anomaly_mode.state.enabled:
+        return (
+            "Hint: the backtrace further above shows the operation that failed to compute its "
+            "gradient. The variable in question was changed in there or anywhere later. Good luck!"
+        )
+    return (
+        "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+        "with teachgrad.autograd.set_detect_anomaly(True, check_nan=False)."
     )
 
 

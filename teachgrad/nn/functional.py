@@ -320,6 +320,12 @@ def _check_class_target(input, target, weight):
     """torch's checks of nll_loss's arguments: dims, target dtype, batch size, weight size."""
     # (on the arrays' own shapes and dtypes: this runs at every training step)
     shape, target_shape = input._data.shape, target._data.shape
+    if weight is not None and weight._requires_grad and is_grad_enabled():
+        raise RuntimeError(
+            f"The function '{'nll_loss2d' if len(shape) > 2 else 'nll_loss'}_forward' is not "
+            "differentiable with respect to argument 'weight'. This input cannot have requires_grad "
+            "True.\n  Class weights are constants of the loss: pass weight.detach()."
+        )
     ndim, target_ndim = len(shape), len(target_shape)
     if ndim < 1:
         raise ValueError(

@@ -626,8 +626,25 @@ def sum(input, dim=_ALL, keepdim=False, *, dtype=None):  # noqa: A001 - torch's 
     """
     np_dtype = None if dtype is None else _np_dtype(dtype)
     if dim is _ALL:
-        return SumAll.apply(input, None, False, np_dtype)
+        return SumAll.apply(input, None, _no_keepdim("sum", keepdim), np_dtype)
     return Sum.apply(input, dim if type(dim) is int else _all_if_empty(dim), keepdim, np_dtype)
+
+
+def _no_keepdim(op: str, keepdim) -> bool:
+    """False: the reduction over every element has no ``keepdim`` (torch's overload takes
+    none), so asking for one without a dim is torch's TypeError."""
+    if keepdim:
+        raise _keepdim_without_dim(op)
+    return False
+
+
+def _keepdim_without_dim(op: str) -> TypeError:
+    return TypeError(
+        f"{op}() received an invalid combination of arguments - got (keepdim=bool, ), but "
+        f"expected one of:\n * (*, torch.dtype dtype = None)\n * (int dim, bool keepdim = "
+        f"False, *, torch.dtype dtype = None)\n  keepdim needs a dim: {op}(dim=None, "
+        "keepdim=True) reduces every dim and keeps them."
+    )
 
 
 def _all_if_empty(dim):
@@ -650,7 +667,7 @@ def mean(input, dim=_ALL, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
     if dim is _ALL:
-        return MeanAll.apply(input, None, False)
+        return MeanAll.apply(input, None, _no_keepdim("mean", keepdim))
     return Mean.apply(input, dim if type(dim) is int else _all_if_empty(dim), keepdim)
 
 
@@ -664,7 +681,7 @@ def prod(input, dim=_ALL, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
     if dim is _ALL:
-        return ProdAll.apply(input, None, False)
+        return ProdAll.apply(input, None, _no_keepdim("prod", keepdim))
     if dim is None:
         raise TypeError(
             "prod() received an invalid combination of arguments - got (dim=NoneType, ), but "

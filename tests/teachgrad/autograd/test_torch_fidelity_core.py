@@ -493,3 +493,55 @@ def test_a_leaf_s_grad_follows_torch_s_layout_contract(make):
         return first, x.grad.stride(), as_numpy(x.grad), [str(w.message)[:30] for w in caught]
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "prod"])
+@pytest.mark.parametrize("form", ["keepdim only", "dim=None and keepdim", "nothing"])
+def test_keepdim_needs_a_dim(op, form):
+    def program(lib):
+        x = lib.arange(1.0, 7.0, dtype=lib.float64).reshape(2, 3)
+        kwargs = {"keepdim only": {"keepdim": True}, "nothing": {}}.get(form)
+        if kwargs is None:
+            if op == "prod":
+                return "prod takes no dim=None"
+            kwargs = {"dim": None, "keepdim": True}
+        return as_numpy(getattr(x, op)(**kwargs))
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("ndim", [2, 4])
+def test_class_weights_that_require_grad_are_refused(loss, ndim):
+    def program(lib):
+        shape = (2, 3) if ndim == 2 else (2, 3, 2, 2)
+        scores = lib.zeros(shape, dtype=lib.float64, requires_grad=True)
+        target = lib.zeros((2,) if ndim == 2 else (2, 2, 2), dtype=lib.long)
+        weight = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        inputs = scores.log_softmax(1) if loss == "nll_loss" else scores
+        return as_numpy(getattr(lib.nn.functional, loss)(inputs, target, weight=weight))
+
+    assert_like_torch(program)
+
+
+def test_the_version_error_ends_its_first_line_with_torch_s_hint():
+    def program(lib):
+        out = []
+        for anomaly in (False, True):
+            x = lib.ones(2, dtype=lib.float64, requires_grad=True)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with lib.autograd.set_detect_anomaly(anomaly):
+                    y = x * 1
+                    z = y * y
+                    y.add_(1)
+                    try:
+                        z.sum().backward()
+                    except RuntimeError as error:
+                        out.append(str(error).splitlines()[0].replace("teachgrad.", "torch."))
+        return out
+
+    assert_like_torch(program)
