@@ -314,8 +314,10 @@ def freed_value_error(node) -> RuntimeError:
 
 def _inference_saved(tensor, owner, name) -> RuntimeError:
     return RuntimeError(
-        "Inference tensors cannot be saved for backward. To work around you can make a clone to "
-        f"get a normal tensor and use it in autograd.\n  {owner.name()} wanted to save '{name}' "
+        "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+        "inference mode in computation tracked by autograd. To work around this, you can make a clone "
+        "to get a normal tensor and use it in autograd, or use `teachgrad.no_grad()` instead of "
+        f"`teachgrad.inference_mode()`.\n  {owner.name()} wanted to save '{name}' "
         f"(shape {tuple(tensor.shape)}), which was created inside inference_mode(); tensors made "
         "there can never take part in backward. Create it outside inference_mode, or use no_grad()."
     )

@@ -222,20 +222,8 @@ def refuse_stale_view(view) -> None:
         raise RuntimeError(multi_output_message(view, what))
     if view._creation_meta == "custom_function":
         raise RuntimeError(custom_function_message(view, what))
-    if view._creation_meta == "no_grad":
-        raise RuntimeError(
-            f"A view was created in no_grad mode and {what} with grad mode enabled. Given that this use case is "
-            "ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and "
-            "the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or "
-            "both outside (if you want the inplace to be tracked)."
-        )
-    if view._creation_meta == "inference":
-        raise RuntimeError(
-            f"A view was created in inference mode and {what} in normal mode. Given that this use case "
-            "is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
-            "the view and the inplace either both inside the inference_mode block (if you don't want "
-            "the inplace to be tracked) or both outside (if you want the inplace to be tracked)."
-        )
+    if view._creation_meta in ("no_grad", "inference"):
+        raise RuntimeError(mode_view_message(view, what))
 
 
 def _as_strided_history(view, positions) -> None:
@@ -252,12 +240,24 @@ def _as_strided_history(view, positions) -> None:
 # --------------------------------------------------------------------------- the in-place mechanism
 
 
-_NO_GRAD_VIEW = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this "
-    "use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view "
-    "and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both "
-    "outside (if you want the inplace to be tracked)."
-)
+def mode_view_message(view, what: str) -> str:
+    """torch's refusal for a view made in no_grad or inference mode (or a view of such a view,
+    which has a grad_fn) that ``what`` (changed in place) where grad mode records it."""
+    start = (
+        f"Output {view._output_nr} of {_short(view._grad_fn)} is a view of a view which was created in"
+        if view._grad_fn is not None
+        else "A view was created in"
+    )
+    if view._creation_meta == "inference":
+        where, block = f"inference mode and {what} in normal mode", "inference_mode"
+    else:
+        where, block = f"no_grad mode and {what} with grad mode enabled", "no_grad"
+    return (
+        f"{start} {where}. Given that this use case is ambiguous and error-prone, it is forbidden. You "
+        f"can clarify your code by moving both the view and the inplace either both inside the {block} "
+        "block (if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+        "to be tracked)."
+    )
 
 
 def multi_output_message(view, what: str) -> str:
@@ -307,6 +307,8 @@ def _check_inputs_overlap(x, op, args) -> None:
 def check_inplace(x, op: str, record: bool, args=()) -> None:
     """torch's refusals, checked before anything is changed (in torch's order)."""
     if x._inference and not _grad_state.inference:
+        if x._requires_grad and _grad_state.enabled:  # (an inference tensor is always a leaf)
+            raise _leaf_in_place(op)  # torch's autograd layer refuses this one first
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
             "clone to get a normal tensor before doing inplace update.See "
@@ -339,13 +341,7 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
     base = x._base
     if base is None:
         if x._grad_fn is None and x._requires_grad:
-            verb = "has been" if op.endswith("(mark_dirty)") else "is being"
-            raise RuntimeError(
-                f"a leaf Variable that requires grad {verb} used in an in-place operation.\n"
-                f"  {op} would overwrite a leaf (a parameter you asked gradients for): its gradient would no "
-                "longer match the value you see. Update parameters inside `with tg.no_grad():`, or use an "
-                "out-of-place op."
-            )
+            raise _leaf_in_place(op)
         return
     meta = x._creation_meta
     if meta == "multi_output" and (x._requires_grad or record):
@@ -353,16 +349,25 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
     if meta == "custom_function" and (x._requires_grad or record):
         raise RuntimeError(custom_function_message(x, "is being modified inplace"))
     if meta == "no_grad" and (base._requires_grad or record):
-        raise RuntimeError(_NO_GRAD_VIEW)
+        raise RuntimeError(mode_view_message(x, "is being modified inplace"))
     if meta == "inference" and base._requires_grad:
-        raise RuntimeError(
-            "A view was created in inference mode and is being modified inplace in normal mode."
-        )
+        raise RuntimeError(mode_view_message(x, "is being modified inplace"))
     if base._grad_fn is None and base._requires_grad:
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation.\n"
             f"  {op} writes into part of a leaf that requires grad; do it under no_grad(), or work on a clone."
         )
+
+
+def _leaf_in_place(op: str) -> RuntimeError:
+    """torch's refusal to change a leaf that requires grad, with why."""
+    verb = "has been" if op.endswith("(mark_dirty)") else "is being"
+    return RuntimeError(
+        f"a leaf Variable that requires grad {verb} used in an in-place operation.\n"
+        f"  {op} would overwrite a leaf (a parameter you asked gradients for): its gradient would no "
+        "longer match the value you see. Update parameters inside `with tg.no_grad():`, or use an "
+        "out-of-place op."
+    )
 
 
 def _overlap(a, b) -> str:
