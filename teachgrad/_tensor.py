@@ -418,6 +418,10 @@ class Tensor:
 
     def _alias(self) -> Tensor:
         """A new tensor object on the same memory and version counter (a view of self)."""
+        if self._inference:  # as torch's: no view, for there is no version counter to share
+            t = Tensor._make(self._data)
+            t._inference = True
+            return t
         base = self._base if self._base is not None else self
         t = Tensor._make(self._data, self._counter, base)
         t._view_base_fn = base._grad_fn

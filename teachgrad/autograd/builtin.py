@@ -73,7 +73,7 @@ class Builtin(Function):
         ):  # NumPy gives a full reduction as a scalar: make it 0-d
             out = as_array(out)
         if type(out) is _ndarray:  # one array: the common case, kept fast
-            outputs = (make_view(out, args[0]) if cls.view_of_input else wrap_array(out),)
+            outputs = (make_view(out, args[0], ctx) if cls.view_of_input else wrap_array(out),)
             single = True
         else:
             single = type(out) is not tuple

@@ -489,8 +489,8 @@ def wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
         elif hasattr(o, "dtype"):
             o = as_array(o)  # a full reduction in NumPy returns a scalar, not a 0-d array
             if cls._builtin and cls.view_of_input:
-                o = make_view(o, args[0])
-                if cls.returns_many_views:
+                o = make_view(o, args[0], ctx)
+                if cls.returns_many_views and o._creation_meta != "inference":
                     o._creation_meta = "multi_output"  # torch forbids in-place on these
             else:
                 o = wrap_array(o)
@@ -528,18 +528,30 @@ def _check_dirty(t, cls, record, n_outputs, args) -> None:
         )
 
 
-def make_view(array, source):
-    """A Tensor for ``array``, a view of ``source``'s memory: same storage and version counter."""
+def make_view(array, source, ctx):
+    """A Tensor for ``array``, a view of ``source``'s memory: same storage and version counter
+    (of an inference tensor, see ``_inference_view``; ``ctx`` is the op's node)."""
+    if source._inference:
+        return _inference_view(array, ctx)
     base = source._base if source._base is not None else source
     t = Tensor._make(array, source._counter, base)
-    t._view_base_fn = base._grad_fn
-    t._view_version = source._counter.version
-    t._inference = source._inference
+    # the base's history and version when the view is taken (to tell later if they changed)
+    t._view_base_fn, t._view_version = base._grad_fn, source._counter.version
     if not _grad_state.enabled:  # (inference mode too): torch's view still requires grad
         t._creation_meta = "inference" if _grad_state.inference else "no_grad"
         t._requires_grad = base._requires_grad
     else:
         t._creation_meta = source._creation_meta  # a view of an unbind() output inherits its limits
+    return t
+
+
+def _inference_view(array, ctx):
+    """A view of an inference tensor, as torch makes it: an inference tensor on the same memory
+    but no view (with no version counter there is nothing to share with a base), and outside
+    any graph even when the op is recorded (``ctx`` marks it non-differentiable)."""
+    t = wrap_array(array)
+    t._inference = True
+    ctx.non_differentiable = (*ctx.non_differentiable, t)
     return t
 
 
