@@ -1,0 +1,473 @@
+"""Inference mode as PyTorch's own inference-mode tests exercise it (issue 20).
+
+Each test walks through one behaviour those tests check (the mode flag, inference tensors
+meeting functional, view and in-place ops inside and outside the mode, normal tensors
+changed or viewed inside it, and the mix of the two) and compares what teachgrad does with
+what torch does: the same program runs on both, and every fact it records must match. A
+step that may raise is recorded with ``outcome`` so that later steps still run.
+"""
+
+import pytest
+
+from tests.teachgrad.autograd.test_torch_fidelity import as_numpy, assert_like_torch
+from tests.teachgrad.inplace._common import torch_phrase
+
+pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
+
+REQUIRES_GRAD = pytest.mark.parametrize("requires_grad", [True, False])
+
+
+def write_first_row(x):
+    """``x[0] = 5``, an in-place change through a view (torch's tests also use transpose_,
+    which teachgrad does not have)."""
+    x[0] = 5.0
+    return x
+
+
+IN_PLACE = {"add_": lambda x: x.add_(2), "x[0] = 5": write_first_row}
+EACH_IN_PLACE = pytest.mark.parametrize("change", IN_PLACE.values(), ids=IN_PLACE.keys())
+
+
+def outcome(step):
+    """``step()``'s result, or the class and first line of what it raised (library named
+    neutrally), so one program can record an error and go on."""
+    try:
+        return step()
+    except Exception as exc:  # noqa: BLE001 - the error is the fact we compare
+        return type(exc).__name__, torch_phrase(str(exc).splitlines()[0])
+
+
+def facts(lib, t):
+    """What the inference-mode tests look at on a tensor."""
+    return {
+        "inference": t.is_inference(),
+        "requires_grad": t.requires_grad,
+        "view": t._is_view(),
+        "leaf": outcome(lambda: t.is_leaf),
+    }
+
+
+def made_in_inference_mode(lib, requires_grad):
+    """A fresh tensor made inside ``inference_mode()``."""
+    with lib.inference_mode():
+        return lib.ones(1, 2, 3, requires_grad=requires_grad)
+
+
+def normal_non_leaf(lib, requires_grad):
+    """A tensor made outside inference mode, not a leaf when it requires grad."""
+    return lib.ones(1, 2, 3, requires_grad=requires_grad).clone()
+
+
+# --------------------------------------------------------------------------- the mode itself
+
+
+def test_the_mode_flag_follows_nested_blocks():
+    def program(lib):
+        seen = [lib.is_inference_mode_enabled()]
+        with lib.inference_mode():
+            seen.append(lib.is_inference_mode_enabled())
+            with lib.inference_mode(False):
+                seen.append(lib.is_inference_mode_enabled())
+            seen.append(lib.is_inference_mode_enabled())
+        return [*seen, lib.is_inference_mode_enabled()]
+
+    assert_like_torch(program)
+
+
+@REQUIRES_GRAD
+def test_a_decorated_function_runs_in_the_mode_and_returns_an_inference_tensor(requires_grad):
+    def program(lib):
+        @lib.inference_mode()
+        def square(x):
+            return x * x, lib.is_inference_mode_enabled()
+
+        out, enabled = square(lib.ones(1, 2, 3, requires_grad=requires_grad))
+        return enabled, facts(lib, out), lib.is_inference_mode_enabled()
+
+    assert_like_torch(program)
+
+
+def test_constructors_in_the_mode_make_inference_tensors_that_keep_requires_grad():
+    def program(lib):
+        with lib.inference_mode():
+            made = [
+                lib.ones(1, 2, 3),
+                lib.ones(1, 2, 3, requires_grad=True),
+                lib.ones(1, 2, 3).requires_grad_(False),
+                lib.ones(1, 2, 3).requires_grad_(True),
+            ]
+        return [facts(lib, t) for t in made]
+
+    assert_like_torch(program)
+
+
+def test_an_inference_tensor_has_no_version_counter():
+    def program(lib):
+        with lib.inference_mode():
+            x = lib.ones(2)
+        inside = outcome(lambda: x._version)
+        return inside, outcome(lambda: x.view(-1)._version), outcome(lambda: (x * 2)._version)
+
+    assert_like_torch(program)
+
+
+def test_a_change_in_the_mode_to_a_saved_normal_tensor_breaks_its_backward():
+    def program(lib):
+        a = normal_non_leaf(lib, True)
+        out = a * a  # saves a at version 0
+        with lib.inference_mode():
+            a.add_(2)
+        version = a._version
+        out.backward(lib.ones_like(out))
+        return a.is_inference(), version
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- inference tensors
+
+
+@REQUIRES_GRAD
+def test_ops_in_the_mode_on_an_inference_tensor(requires_grad):
+    """A functional op and a view both give inference tensors that do not require grad."""
+
+    def program(lib):
+        with lib.inference_mode():
+            c = lib.ones(1, 2, 3, requires_grad=requires_grad)
+            product, view = c * c, c.view(-1)
+            view_of_view = view.view(2, 3)
+        return [facts(lib, t) for t in (product, view, view_of_view)]
+
+    assert_like_torch(program)
+
+
+@REQUIRES_GRAD
+@EACH_IN_PLACE
+def test_an_in_place_change_in_the_mode_keeps_an_inference_tensor_one(change, requires_grad):
+    def program(lib):
+        with lib.inference_mode():
+            c = lib.ones(1, 2, 3, requires_grad=requires_grad)
+            change(c)
+            change(c)
+            return facts(lib, c), tuple(c.shape), as_numpy(c)
+
+    assert_like_torch(program)
+
+
+@REQUIRES_GRAD
+def test_a_functional_op_outside_the_mode_on_an_inference_tensor(requires_grad):
+    """The result is a normal tensor, a leaf that does not require grad... unless the
+    inference tensor requires grad, when the op is recorded."""
+
+    def program(lib):
+        c = made_in_inference_mode(lib, requires_grad)
+        out = c * 3
+        return facts(lib, out), outcome(lambda: out.grad_fn and out.grad_fn.name())
+
+    assert_like_torch(program)
+
+
+@REQUIRES_GRAD
+@EACH_IN_PLACE
+def test_an_in_place_change_outside_the_mode_to_an_inference_tensor(change, requires_grad):
+    def program(lib):
+        c = made_in_inference_mode(lib, requires_grad)
+        return outcome(lambda: facts(lib, change(c)))
+
+    assert_like_torch(program)
+
+
+@REQUIRES_GRAD
+@EACH_IN_PLACE
+def test_an_in_place_change_outside_the_mode_under_no_grad(change, requires_grad):
+    """no_grad lifts the leaf check but not the inference-tensor one."""
+
+    def program(lib):
+        c = made_in_inference_mode(lib, requires_grad)
+        with lib.no_grad():
+            return outcome(lambda: facts(lib, change(c)))
+
+    assert_like_torch(program)
+
+
+VIEWS = {
+    "view": lambda c: c.view(-1),
+    "view_as": lambda c: c.view_as(c),
+    "c[0]": lambda c: c[0],
+    "t": lambda c: c[0].t(),
+    "mT": lambda c: c.mT,
+    "unsqueeze": lambda c: c.unsqueeze(0),
+    "expand": lambda c: c.expand(2, 2, 3),
+    "reshape": lambda c: c.reshape(6),
+    "narrow": lambda c: c.narrow(2, 0, 1),
+    "diagonal": lambda c: c[0].diagonal(),
+    "unbind": lambda c: c.unbind(1)[0],
+    "split": lambda c: c.split(1, 2)[1],
+    "detach": lambda c: c.detach(),
+}
+
+
+@REQUIRES_GRAD
+@pytest.mark.parametrize("inside", [True, False], ids=["inside the mode", "outside it"])
+@pytest.mark.parametrize("op", VIEWS.values(), ids=VIEWS.keys())
+def test_a_view_of_an_inference_tensor_is_a_new_inference_tensor(op, inside, requires_grad):
+    """No view, no base, no history, whatever the mode, yet the same memory."""
+
+    def program(lib):
+        c = made_in_inference_mode(lib, requires_grad)
+        with lib.inference_mode(inside):
+            out = op(c)
+        shared = out.data_ptr() >= c.data_ptr()
+        with lib.inference_mode():
+            out.add_(1)  # reaches c: the memory is shared
+        return facts(lib, out), out._base is None, out.grad_fn, shared, as_numpy(c)
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- normal tensors
+
+
+@REQUIRES_GRAD
+@EACH_IN_PLACE
+def test_a_normal_tensor_changed_in_place_in_the_mode_stays_normal(change, requires_grad):
+    def program(lib):
+        a = normal_non_leaf(lib, requires_grad)
+        seen = []
+        with lib.inference_mode():
+            change(a)
+            seen.append((facts(lib, a), a._version))
+            change(a)
+            seen.append((facts(lib, a), a._version))
+            view = a.view(-1)
+            seen.append(facts(lib, view))
+        return seen, as_numpy(a)
+
+    assert_like_torch(program)
+
+
+@REQUIRES_GRAD
+@EACH_IN_PLACE
+def test_a_normal_tensor_changed_in_the_mode_then_outside_it(change, requires_grad):
+    def program(lib):
+        a = normal_non_leaf(lib, requires_grad)
+        with lib.inference_mode():
+            change(a)
+        seen = []
+        for _ in range(2):
+            change(a)
+            seen.append((facts(lib, a), a._version, outcome(lambda: a.grad_fn.name())))
+        view = a.view(-1)
+        return seen, facts(lib, view), as_numpy(a)
+
+    assert_like_torch(program)
+
+
+@REQUIRES_GRAD
+def test_views_of_a_normal_tensor_taken_and_changed_in_the_mode(requires_grad):
+    def program(lib):
+        a = normal_non_leaf(lib, requires_grad)
+        with lib.inference_mode():
+            out = a.view(-1)
+            tmp = out.view(-1)
+            seen = [facts(lib, out), facts(lib, tmp)]
+            tmp.add_(2)
+            seen.append((tmp.is_inference(), tmp.requires_grad, tmp._is_view()))
+            seen.append((a._version, tmp._version, out._version))
+        return seen, as_numpy(a)
+
+    assert_like_torch(program)
+
+
+@REQUIRES_GRAD
+def test_a_view_taken_in_the_mode_used_outside_it(requires_grad):
+    """Reading it works; changing it in place is refused when its base requires grad."""
+
+    def program(lib):
+        a = normal_non_leaf(lib, requires_grad)
+        with lib.inference_mode():
+            out = a.view(-1)
+        tmp = out * out
+        changed = outcome(lambda: out.add_(2) is out)
+        later = out.view(2, 3)
+        return [facts(lib, out), facts(lib, tmp), changed, facts(lib, later), as_numpy(a)]
+
+    assert_like_torch(program)
+
+
+@REQUIRES_GRAD
+@EACH_IN_PLACE
+def test_changing_a_view_taken_in_the_mode(change, requires_grad):
+    def program(lib):
+        a = normal_non_leaf(lib, requires_grad)
+        with lib.inference_mode():
+            view = a.view_as(a)
+        return outcome(lambda: change(view) is view), a._version
+
+    assert_like_torch(program)
+
+
+@REQUIRES_GRAD
+@EACH_IN_PLACE
+def test_a_view_taken_in_the_mode_after_its_base_changes_outside_it(change, requires_grad):
+    """Its history cannot be rebuilt: asking for its grad_fn raises when the base requires
+    grad."""
+
+    def program(lib):
+        a = normal_non_leaf(lib, requires_grad)
+        with lib.inference_mode():
+            view = a.view(-1)
+        change(a)
+        grad_fn = outcome(lambda: view.grad_fn)
+        return grad_fn, outcome(lambda: view.is_leaf), as_numpy(view)
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- mixing the two
+
+
+@REQUIRES_GRAD
+def test_adding_an_inference_tensor_to_a_normal_one(requires_grad):
+    """add saves nothing, so it works and a gradient reaches the inference leaf."""
+
+    def program(lib):
+        s = lib.ones(1, 2, 3, requires_grad=requires_grad)
+        c = made_in_inference_mode(lib, requires_grad)
+        out = c.add(s)
+        if requires_grad:
+            out.backward(lib.ones_like(out))
+        return facts(lib, out), as_numpy(c.grad), as_numpy(s.grad)
+
+    assert_like_torch(program)
+
+
+OPS_THAT_SAVE = {
+    "mul": lambda lib, s, c: c * s,
+    "mul reflected": lambda lib, s, c: s * c,
+    "stack": lambda lib, s, c: lib.stack([s, c]),
+    "matmul": lambda lib, s, c: s.view(2, 3) @ c.view(3, 2),
+    "mul_": lambda lib, s, c: s.clone().mul_(c),
+}
+
+
+@REQUIRES_GRAD
+@pytest.mark.parametrize("op", OPS_THAT_SAVE.values(), ids=OPS_THAT_SAVE.keys())
+def test_an_op_that_would_save_an_inference_tensor(op, requires_grad):
+    """Refused when the op is recorded (s requires grad), fine otherwise."""
+
+    def program(lib):
+        s = lib.ones(1, 2, 3, requires_grad=requires_grad)
+        with lib.inference_mode():
+            c = lib.ones(1, 2, 3)
+        out = op(lib, s, c)
+        return out.requires_grad, out.is_inference(), as_numpy(out)
+
+    assert_like_torch(program)
+
+
+@REQUIRES_GRAD
+def test_view_as_between_an_inference_tensor_and_a_normal_one(requires_grad):
+    def program(lib):
+        s = lib.ones(1, 2, 3, requires_grad=requires_grad)
+        with lib.inference_mode():
+            c = lib.ones(1, 2, 3)
+        return facts(lib, c.view_as(s)), facts(lib, s.view_as(c))
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- custom Functions
+
+
+@pytest.mark.parametrize("inside", [True, False], ids=["inside the mode", "outside it"])
+def test_a_custom_function_that_saves_an_inference_tensor(inside):
+    def program(lib):
+        class Square(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return 2 * x * g
+
+        c = made_in_inference_mode(lib, True)
+        if inside:
+            with lib.inference_mode():
+                out = Square.apply(c)
+        else:
+            out = Square.apply(c)
+        result = facts(lib, out), outcome(lambda: out.sum().backward())
+        return result, as_numpy(c.grad)
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- views of such views
+
+MODES = {"inference_mode": lambda lib: lib.inference_mode(), "no_grad": lambda lib: lib.no_grad()}
+VIEWS_OF_THE_VIEW = {
+    "v[0]": lambda v: v[0],
+    "v.view(-1)": lambda v: v.view(-1),
+    "v.unbind()[0]": lambda v: v.unbind()[0],
+}
+EACH_MODE = pytest.mark.parametrize("mode", MODES.values(), ids=MODES.keys())
+EACH_VIEW_OF_THE_VIEW = pytest.mark.parametrize(
+    "view_of", VIEWS_OF_THE_VIEW.values(), ids=VIEWS_OF_THE_VIEW.keys()
+)
+
+
+@EACH_MODE
+@EACH_VIEW_OF_THE_VIEW
+def test_changing_a_view_taken_outside_the_mode_of_a_view_taken_in_it(view_of, mode):
+    """The restriction passes on to the new view, and torch's message names its grad_fn."""
+
+    def program(lib):
+        a = normal_non_leaf(lib, True).view(2, 3)
+        with mode(lib):
+            v = a.view_as(a)
+        w = view_of(v)
+        return outcome(lambda: w.add_(1) is w), outcome(lambda: write_first_row(v) is v)
+
+    assert_like_torch(program)
+
+
+@EACH_MODE
+@EACH_VIEW_OF_THE_VIEW
+def test_a_view_of_a_view_taken_in_the_mode_after_its_base_changes(view_of, mode):
+    def program(lib):
+        a = normal_non_leaf(lib, True).view(2, 3)
+        with mode(lib):
+            v = a.view_as(a)
+        w = view_of(v)
+        a.mul_(2)
+        return outcome(lambda: w.grad_fn), outcome(lambda: v.grad_fn)
+
+    assert_like_torch(program)
+
+
+@REQUIRES_GRAD
+@pytest.mark.parametrize("inside", [True, False], ids=["inside the mode", "outside it"])
+def test_a_custom_function_that_returns_its_inference_input_as_is(inside, requires_grad):
+    """The output is a new inference tensor, no view of the input; recorded when it may be."""
+
+    def program(lib):
+        class Same(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return 3 * g
+
+        c = made_in_inference_mode(lib, requires_grad)
+        with lib.inference_mode(inside):
+            out = Same.apply(c)
+        backward = outcome(lambda: (out * 2).sum().backward())
+        return facts(lib, out), out is c, backward, as_numpy(c.grad)
+
+    assert_like_torch(program)
