@@ -169,10 +169,10 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
-        """Whether gradients will be computed for this tensor."""
-        if self._base is not None:
-            self._refresh_view()
-        return self._requires_grad
+        """Whether gradients will be computed for this tensor (for a view: also when its base
+        requires grad; reading this never rebuilds a view's history, as in torch)."""
+        base = self._base
+        return self._requires_grad or (base is not None and base._requires_grad)
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -233,19 +233,20 @@ class Tensor:
     def grad_fn(self):
         """The node that created this tensor (None for leaves), e.g. ``<MulBackward0>``."""
         if self._base is not None:
-            self._refresh_view()
+            self._refresh_view(asked=True)
         return self._grad_fn
 
-    def _refresh_view(self) -> None:
+    def _refresh_view(self, asked=False) -> None:
         """After an in-place change through another alias rewrote the base's history,
-        give this view a new grad_fn reading from the base's new history (as torch does)."""
+        give this view a new grad_fn reading from the base's new history (as torch does).
+        A restricted view refuses when its history is ``asked`` for, or needed (grad mode)."""
         base = self._base
         changed = base._grad_fn is not self._view_base_fn
         # torch also regenerates after an unrecorded change (under no_grad): the version moved
         stale = self._view_version is not None and self._counter.version != self._view_version
         meta = self._creation_meta
         restricted = meta is not None and base._requires_grad
-        if restricted and _grad_state.enabled and (changed or stale):
+        if restricted and (_grad_state.enabled or asked) and (changed or stale):
             _seam.refuse_stale_view(self)  # unbind()/split() outputs and no_grad views can't follow
         if not changed and (restricted or not stale):
             return

@@ -471,3 +471,33 @@ def test_a_custom_function_that_returns_its_inference_input_as_is(inside, requir
         return facts(lib, out), out is c, backward, as_numpy(c.grad)
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- reading a stale view
+
+ALL_MODES = {"normal": lambda lib: lib.enable_grad(), **MODES}
+RESTRICTED_VIEWS = {
+    "inference_mode view": ("inference_mode", lambda a: a.view(-1)),
+    "no_grad view": ("no_grad", lambda a: a.view(-1)),
+    "unbind output": ("normal", lambda a: a.unbind()[0]),
+}
+
+
+@pytest.mark.parametrize("made", RESTRICTED_VIEWS.values(), ids=RESTRICTED_VIEWS.keys())
+@pytest.mark.parametrize("changed_in", ALL_MODES.keys())
+@pytest.mark.parametrize("read_in", ALL_MODES.keys())
+def test_reading_a_restricted_view_after_its_base_changed(made, changed_in, read_in):
+    """Asking for its grad_fn (or is_leaf) refuses in every mode; requires_grad never does."""
+
+    def program(lib):
+        a = normal_non_leaf(lib, True).view(2, 3)
+        mode, take = made
+        with ALL_MODES[mode](lib):
+            v = take(a)
+        with ALL_MODES[changed_in](lib):
+            a.mul_(2)
+        with ALL_MODES[read_in](lib):
+            grad_fn = outcome(lambda: v.grad_fn and v.grad_fn.name())
+            return grad_fn, outcome(lambda: v.is_leaf), v.requires_grad, as_numpy(v)
+
+    assert_like_torch(program)
