@@ -501,3 +501,30 @@ def test_reading_a_restricted_view_after_its_base_changed(made, changed_in, read
             return grad_fn, outcome(lambda: v.is_leaf), v.requires_grad, as_numpy(v)
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- requires_grad and grad()
+
+
+@pytest.mark.parametrize("value", [True, False])
+@pytest.mark.parametrize("inside", [True, False], ids=["inside the mode", "outside it"])
+def test_switching_requires_grad_of_an_inference_tensor(inside, value):
+    def program(lib):
+        with lib.inference_mode():
+            c = lib.ones(2)
+        with lib.inference_mode(inside):
+            return outcome(lambda: facts(lib, c.requires_grad_(value)))
+
+    assert_like_torch(program)
+
+
+def test_grad_with_respect_to_an_inference_leaf():
+    """A gradient reaches it through ops that save nothing of it."""
+
+    def program(lib):
+        c = made_in_inference_mode(lib, True)
+        s = lib.full((1, 2, 3), 2.0, requires_grad=True)
+        out = (c + s * s).sum()
+        return [as_numpy(g) for g in lib.autograd.grad(out, [c, s])]
+
+    assert_like_torch(program)
