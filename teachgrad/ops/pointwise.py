@@ -147,7 +147,8 @@ class Add(Builtin):
 
 
 def _is_bool(x) -> bool:
-    return isinstance(x, Tensor) and x._data.dtype.kind == "b"
+    """A bool tensor or a Python bool (torch refuses both in a subtraction)."""
+    return isinstance(x, bool) or (isinstance(x, Tensor) and x._data.dtype.kind == "b")
 
 
 def _refuse_bool_subtraction(x, y):
@@ -954,10 +955,11 @@ class ToCopy(Builtin):
     def forward(ctx, a, np_dtype, dev):
         ctx.in_dtype, ctx.in_device = a.dtype, a.device
         out = a._data if dev is None else to_device(a._data, dev)
+        layout = "K" if _dense(out) else "C"  # torch's preserve_format, as clone()
         if np_dtype is not None and out.dtype != np_dtype:
-            out = out.astype(np_dtype)
+            out = out.astype(np_dtype, order=layout)
         elif out is a._data:
-            out = out.copy()
+            out = out.copy(order=layout)
         return out
 
     @staticmethod

@@ -164,9 +164,11 @@ class Mean(_Reduction):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
         x = a._data
         if x.dtype.kind != "f":
+            from .linalg import scalar_type_name  # (linalg imports this module)
+
             raise RuntimeError(
                 "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                f"complex dtype. Got: {a.dtype}. Hint: call .float() first."
+                f"complex dtype. Got: {scalar_type_name(a)}\n  Hint: call .float() first."
             )
         ctx.count = count = _count(x.shape, dims)
         if count <= 1 << 24 and x.dtype.itemsize > 2:
