@@ -108,6 +108,7 @@ class Tensor:
     _acc_ref = None
     _engine_owned = False  # a gradient only the backward engine holds (see accumulate_grad)
     _view_base_fn = None  # for views: the base's grad_fn when this view's grad_fn was made
+    _own_requires_grad = False  # requires_grad was set on this tensor itself (not inherited)
     # for views: "no_grad", "inference" or "multi_output" when torch restricts in-place changes,
     # and the storage's version when the view was made
     _creation_meta = None
@@ -171,6 +172,8 @@ class Tensor:
     def requires_grad(self) -> bool:
         """Whether gradients will be computed for this tensor."""
         if self._base is not None:
+            if self._creation_meta is not None and self._base._requires_grad:
+                return True  # (asking does not rebuild a view's history: torch doesn't refuse)
             self._refresh_view()
         return self._requires_grad
 
@@ -205,6 +208,7 @@ class Tensor:
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
             )
         self._requires_grad = value
+        self._own_requires_grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return self.
@@ -243,12 +247,10 @@ class Tensor:
         changed = base._grad_fn is not self._view_base_fn
         meta = self._creation_meta
         restricted = meta is not None and base._requires_grad
-        if (
-            restricted
-            and _grad_state.enabled
-            and (changed or self._counter.version != self._view_version)
-        ):
-            _seam.refuse_stale_view(self)  # unbind()/split() outputs and no_grad views can't follow
+        if restricted and (changed or self._counter.version != self._view_version):
+            # unbind()/split() outputs and no_grad views can't follow (in any grad mode: torch's
+            # grad_fn refuses even under no_grad)
+            _seam.refuse_stale_view(self)
         if not changed:
             return
         if base._requires_grad:
@@ -405,9 +407,16 @@ class Tensor:
             self._refresh_view()
         if self._grad_fn is not None:
             return (self._grad_fn, self._output_nr)
-        if self._requires_grad:
+        if self._requires_grad and not self._inherits_requires_grad():
             return (self._grad_accumulator(), 0)
         return (None, 0)
+
+    def _inherits_requires_grad(self) -> bool:
+        """A view without a grad_fn (made under no_grad or inference_mode) requires grad
+        because its base does, but has no gradient slot of its own: gradients sent to it go
+        nowhere (as torch's, which has no grad accumulator unless ``requires_grad_()`` was
+        set on the view itself)."""
+        return self._base is not None and not self._own_requires_grad
 
     def _grad_accumulator(self):
         ref = self._acc_ref
@@ -573,9 +582,12 @@ class Tensor:
         >>> tg.zeros(2, 3).stride(), tg.zeros(2, 3).t().stride()
         ((3, 1), (1, 3))
         """
-        size = self._data.itemsize
-        strides = tuple(s // size for s in self._data.strides)
-        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+        data = self._data
+        if data.size == 0 and data.base is None:
+            strides = _row_major_strides(data.shape)  # NumPy says 0 for every dim: torch doesn't
+        else:
+            strides = tuple(s // data.itemsize for s in data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, data.ndim)]
 
     def is_contiguous(self, memory_format=None) -> bool:
         """True if the elements lie in memory in row-major order without gaps.
@@ -793,6 +805,15 @@ def new_counter() -> VersionCounter:
 _NOT_DEEPCOPIED = ("_acc_ref", "_backward_hooks", "_post_acc_hooks")  # (torch drops hooks too)
 
 _warned_scalar = False
+
+
+def _row_major_strides(shape) -> tuple:
+    """torch's strides of a fresh contiguous tensor (a dim of size 0 counts as 1)."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
 
 
 def _warn_scalar_of_requires_grad() -> None:
