@@ -241,21 +241,23 @@ class Tensor:
         return self._grad_fn
 
     def _refresh_view(self) -> None:
-        """After an in-place change through another alias rewrote the base's history,
-        give this view a new grad_fn reading from the base's new history (as torch does)."""
+        """After an in-place change through another alias (even one not recorded, under
+        no_grad), give this view a new grad_fn reading from the base's current history (as
+        torch does: its AsStridedBackward0; hooks on the old grad_fn stay there)."""
         base = self._base
-        changed = base._grad_fn is not self._view_base_fn
-        meta = self._creation_meta
-        restricted = meta is not None and base._requires_grad
-        if restricted and (changed or self._counter.version != self._view_version):
+        changed = (
+            base._grad_fn is not self._view_base_fn or self._counter.version != self._view_version
+        )
+        if not changed:
+            return
+        if self._creation_meta is not None and base._requires_grad:
             # unbind()/split() outputs and no_grad views can't follow (in any grad mode: torch's
             # grad_fn refuses even under no_grad)
             _seam.refuse_stale_view(self)
-        if not changed:
-            return
         if base._requires_grad:
             _seam.regenerate_view_grad_fn(self)  # may refuse, as torch does for some kinds of views
         self._view_base_fn = base._grad_fn
+        self._view_version = self._counter.version
 
     @property
     def is_leaf(self) -> bool:

@@ -212,20 +212,28 @@ def refuse_stale_view(view) -> None:
         raise RuntimeError(multi_output_message(view, what))
     if view._creation_meta == "custom_function":
         raise RuntimeError(custom_function_message(view, what))
-    if view._creation_meta == "no_grad":
-        raise RuntimeError(
-            f"A view was created in no_grad mode and {what} with grad mode enabled. Given that this use case is "
-            "ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and "
-            "the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or "
-            "both outside (if you want the inplace to be tracked)."
-        )
-    if view._creation_meta == "inference":
-        raise RuntimeError(
-            f"A view was created in inference mode and {what} in normal mode. Given that this use case "
-            "is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
-            "the view and the inplace either both inside the inference_mode block (if you don't want "
-            "the inplace to be tracked) or both outside (if you want the inplace to be tracked)."
-        )
+    if view._creation_meta in ("no_grad", "inference"):
+        raise RuntimeError(grad_mode_view_message(view, what))
+
+
+def grad_mode_view_message(view, what: str) -> str:
+    """torch's refusal for a view made under no_grad or inference_mode (or a view, made
+    later, of such a view: then torch names the view's node first)."""
+    inference = view._creation_meta == "inference"
+    made = "inference mode" if inference else "no_grad mode"
+    start = (
+        f"Output {view._output_nr} of {_short(view._grad_fn)} is a view of a view which was created in {made}"
+        if view._grad_fn is not None
+        else f"A view was created in {made}"
+    )
+    when = "in normal mode" if inference else "with grad mode enabled"
+    block = "inference_mode" if inference else "no_grad"
+    return (
+        f"{start} and {what} {when}. Given that this use case is ambiguous and error-prone, it is "
+        "forbidden. You can clarify your code by moving both the view and the inplace either both "
+        f"inside the {block} block (if you don't want the inplace to be tracked) or both outside (if "
+        "you want the inplace to be tracked)."
+    )
 
 
 def _as_strided_history(view, positions) -> None:
@@ -236,17 +244,10 @@ def _as_strided_history(view, positions) -> None:
     view._output_nr = 0
     view._requires_grad = True
     view._view_base_fn = base._grad_fn
+    view._view_version = view._counter.version  # the history is current at this version
 
 
 # --------------------------------------------------------------------------- the in-place mechanism
-
-
-_NO_GRAD_VIEW = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this "
-    "use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view "
-    "and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both "
-    "outside (if you want the inplace to be tracked)."
-)
 
 
 def multi_output_message(view, what: str) -> str:
@@ -361,11 +362,9 @@ def _check_grad_rules(x, op: str, record: bool) -> None:
     if meta == "custom_function" and (x._requires_grad or record):
         raise RuntimeError(custom_function_message(x, "is being modified inplace"))
     if meta == "no_grad" and (base._requires_grad or record):
-        raise RuntimeError(_NO_GRAD_VIEW)
+        raise RuntimeError(grad_mode_view_message(x, "is being modified inplace"))
     if meta == "inference" and base._requires_grad:
-        raise RuntimeError(
-            "A view was created in inference mode and is being modified inplace in normal mode."
-        )
+        raise RuntimeError(grad_mode_view_message(x, "is being modified inplace"))
     if base._grad_fn is None and base._requires_grad:
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation.\n"
