@@ -123,6 +123,7 @@ VIEWS = {
     "detach()": (lambda lib, x, o, d: x.detach(), _any),
 }
 
+NO_GRAD_MODES = ("no_grad", "set_grad_enabled(False)")
 MULTI_OUTPUT_VIEWS = ("unbind(d)[0]", "split(1, d)[-1]")
 
 # in-place ops return x itself; ``o`` is a tensor that broadcasts to x, or a number
@@ -234,18 +235,22 @@ def _draw_inputs(data, dims, dtypes, layouts):
 
 
 class Program:
-    """Values made so far on both libraries (``tg[k]`` and ``torch[k]`` are value ``k``),
-    the text of the steps, and each library's hook log."""
+    """Values made so far on both libraries (``values["tg"][k]`` and ``values["torch"][k]``
+    are value ``k``), which strides of each are compared, the text of the steps, and each
+    library's hook log."""
 
     def __init__(self, torch, inputs):
         self.libs = {"tg": tg, "torch": torch}
         self.values = {"tg": [], "torch": []}
         self.logs = {"tg": [], "torch": []}
+        self.strides = []
+        self.inference_views = set()  # values that are views of a view made in inference mode
         self.text = []
         for array, dtype, layout, requires_grad in inputs:
             for key, lib in self.libs.items():
                 made = _make_input(lib, array, dtype, layout, requires_grad)
                 self.values[key].extend(made)
+            self.strides.extend(["real dims"] * len(made))
             k = len(self.values["tg"]) - 1
             what = f"{dtype}, shape {array.shape}, requires_grad={requires_grad}"
             if layout == "plain":
@@ -262,7 +267,7 @@ class Program:
     def where(self):
         return "program:\n  " + "\n  ".join(self.text)
 
-    def run(self, mode, line, fn, *refs, full_strides=False, new_value=True):
+    def run(self, mode, line, fn, *refs, strides="real dims", new_value=True):
         """Run ``fn(lib, *values)`` on both libraries inside ``mode``; compare what came out.
         Returns False when both raised (the program stops there)."""
         self.text.append(line + ("" if mode == "grad" else f"   [{mode}]"))
@@ -275,12 +280,11 @@ class Program:
             self.last_error = out["torch"].first_line
             return False
         if new_value and out["torch"] is not None:
-            seen = {
-                key: call(self.libs[key], "grad", _facts, out[key], full_strides) for key in out
-            }
+            seen = {key: call(self.libs[key], "grad", _facts, out[key], strides) for key in out}
             self.expect_same(seen["tg"], seen["torch"], "result")
             for key in out:
                 self.values[key].append(out[key])
+            self.strides.append(strides)
         return True
 
     def wrote_before_raising(self):
@@ -298,7 +302,8 @@ class Program:
         if isinstance(got, Raised) != isinstance(want, Raised):
             diffs = [f"teachgrad {_brief(got)}, torch {_brief(want)}"]
         else:
-            diffs = differences(got, want, what)
+            float32 = any(str(v.dtype).endswith("float32") for v in self.values["torch"])
+            diffs = differences(got, want, what, loose=float32)
         assert not diffs, self.where() + "\n" + "\n".join(diffs)
 
 
@@ -312,8 +317,8 @@ class Ref:
         return f"v{self.k}"
 
 
-def _facts(lib, t, full_strides):
-    return facts(t, full_strides)
+def _facts(lib, t, strides):
+    return facts(t, strides)
 
 
 def _brief(outcome):
@@ -336,32 +341,43 @@ def _draw_step(data, prog, config):
     d = data.draw(st.integers(-len(shape), len(shape) - 1)) if shape else 0
     mode = data.draw(st.sampled_from(config["modes"]), label="mode")
     kind = data.draw(st.sampled_from(config["kinds"]), label="kind")
-    contiguous = _row_major(x)
+    if kind == "inplace" and x.is_inference() and not x.is_floating_point() and "inf" not in mode:
+        # Excluded torch quirk: torch runs an in-place kernel on an inference tensor before it
+        # refuses the update outside inference_mode (see wrote_before_raising), so a kernel
+        # error (an int tensor's div_) comes first there. Floats meet the refusal itself.
+        kind = "pointwise"
     if kind == "pointwise":
         name = data.draw(st.sampled_from(sorted(POINTWISE)))
         line = f"v{len(prog)} = {name}(v{k})"
-        return prog.run(mode, line, _op(POINTWISE[name], d), Ref(k), full_strides=contiguous)
+        strides = _computed_strides(prog, [Ref(k)])
+        return prog.run(mode, line, _op(POINTWISE[name], d), Ref(k), strides=strides)
     if kind == "binary":
         o = _draw_other(data, prog, lambda s: _broadcast_small(s, shape))
         name = data.draw(st.sampled_from(sorted(BINARY)))
-        both_contiguous = contiguous and (
-            not isinstance(o, Ref) or _row_major(prog.torch_value(o.k))
-        )
         line = f"v{len(prog)} = {name}(x=v{k}, y={_show(o)})"
-        return prog.run(mode, line, _binary(BINARY[name]), Ref(k), o, full_strides=both_contiguous)
+        strides = _computed_strides(prog, [Ref(k), o])
+        return prog.run(mode, line, _binary(BINARY[name]), Ref(k), o, strides=strides)
+    if kind == "view" and k in prog.inference_views and mode in NO_GRAD_MODES:
+        # Excluded, reported (the fix belongs in teachgrad/autograd/function.py, which another
+        # change owns): a view taken under no_grad of a view made in inference mode stays an
+        # inference-mode view in torch; teachgrad makes it a no_grad view (another message
+        # when it is changed in place later).
+        kind = "reduce"
     if kind in ("reduce", "view"):
         table = REDUCE if kind == "reduce" else VIEWS
         names = [n for n, (_, ok) in table.items() if ok(shape)]
         if mode != "grad":
-            # Excluded, reported (the fix belongs in teachgrad/autograd/function.py, which
-            # another change owns): unbind()/split() under no_grad make "multi_output" views,
-            # where torch's are plain no_grad views, so an in-place change of one later is
-            # refused with another message.
+            # Excluded, reported (function.py again): unbind()/split() under no_grad make
+            # "multi_output" views, where torch's are plain no_grad views, so an in-place
+            # change of one later is refused with another message.
             names = [n for n in names if n not in MULTI_OUTPUT_VIEWS]
         name = data.draw(st.sampled_from(sorted(names)))
         line = f"v{len(prog)} = {name}(v{k}, d={d})"
-        full = kind == "reduce" and contiguous
-        return prog.run(mode, line, _op(table[name][0], d), Ref(k), full_strides=full)
+        strides = _computed_strides(prog, [Ref(k)]) if kind == "reduce" else "real dims"
+        made = prog.run(mode, line, _op(table[name][0], d), Ref(k), strides=strides)
+        if made and kind == "view" and (k in prog.inference_views or "inference" in mode):
+            prog.inference_views.add(len(prog) - 1)
+        return made
     if kind == "inplace":
         o = _draw_other(data, prog, lambda s: _broadcasts_to(s, shape))
         name = data.draw(st.sampled_from(sorted(INPLACE)))
@@ -370,7 +386,7 @@ def _draw_step(data, prog, config):
         if not prog.run(mode, line, fn, Ref(k), o, new_value=False):
             return False
         seen = {
-            key: call(lib, "grad", _facts, prog.values[key][k], False)
+            key: call(lib, "grad", _facts, prog.values[key][k], prog.strides[k])
             for key, lib in prog.libs.items()
         }
         prog.expect_same(seen["tg"], seen["torch"], f"v{k} after")
@@ -380,6 +396,19 @@ def _draw_step(data, prog, config):
     line = f"v{k}.{name}"
     fn = _hook(HOOKS[name], prog, k)
     return prog.run(mode, line, fn, Ref(k), new_value=False)
+
+
+def _computed_strides(prog, operands):
+    """Which strides of a pointwise or reduction result to compare: all of them when every
+    tensor operand is laid out row-major; none when one is expanded (excluded, reported:
+    NumPy puts a stride-0 dim innermost in a new array, torch keeps row-major order there,
+    and teachgrad follows NumPy); else those of the dims longer than one."""
+    tensors = [prog.torch_value(o.k) for o in operands if isinstance(o, Ref)]
+    if all(_row_major(t) for t in tensors):
+        return "all"
+    if any(s == 0 and n > 1 for t in tensors for s, n in zip(t.stride(), t.shape)):
+        return "none"
+    return "real dims"
 
 
 def _row_major(t):
@@ -414,6 +443,11 @@ def _inplace(fn, k):
 def _hook(fn, prog, k):
     def register(lib, x):
         key = "tg" if lib is tg else "torch"
+        # Excluded torch bug: register_hook() on a view whose base was changed in place since
+        # the view's grad_fn was last read crashes torch 2.13 (segmentation fault), e.g.
+        # s = x * 2; v = s.unsqueeze(0); s.neg_(); v.register_hook(f). Reading grad_fn first
+        # rebuilds the view's history, as register_hook itself should.
+        x.grad_fn  # noqa: B018
         fn(lib, x, f"v{k}", prog.logs[key])
 
     return register
@@ -466,7 +500,10 @@ def _check_program(data, torch, config):
                 return
             break
     prog.text.append("backward of the loss")
-    seen = {key: call(lib, "grad", _all_facts, prog.values[key]) for key, lib in prog.libs.items()}
+    seen = {
+        key: call(lib, "grad", _all_facts, prog.values[key], prog.strides)
+        for key, lib in prog.libs.items()
+    }
     prog.expect_same(seen["tg"], seen["torch"], "values at the end")
     end = {
         key: call(
@@ -477,8 +514,8 @@ def _check_program(data, torch, config):
     prog.expect_same(end["tg"], end["torch"], "grads")
 
 
-def _all_facts(lib, values):
-    return [facts(v) for v in values]
+def _all_facts(lib, values, strides):
+    return [facts(v, how) for v, how in zip(values, strides)]
 
 
 # --------------------------------------------------------------------------- the tests
