@@ -55,6 +55,8 @@ def view_positions(view):
     """For each element of ``view``, its flat (row-major) index in ``view._base``."""
     base = view._base._data
     xp = array_module(base)
+    if view._data.size == 0:  # (nothing to place; an empty base has no layout to check)
+        return xp.empty(view._data.shape, dtype="int64")
     if not _dense(base):
         raise RuntimeError(
             "in-place changes to a view are only supported when its base tensor is dense "
