@@ -672,3 +672,135 @@ def test_everything_together(torch, data):
         steps=6,
     )
     _check_program(data, torch, config)
+
+
+# --------------------------------------------------------------------------- found by the fuzzer
+# Each program is a minimised mismatch the tests above found; teachgrad now answers as torch.
+
+
+def _no_grad_view_in_the_loss(lib):
+    x = lib.tensor(1.0, dtype=lib.float64, requires_grad=True)
+    with lib.no_grad():
+        v = x.flatten()
+    (x * 0.5 + v.sum()).backward()  # v requires grad, but has no gradient slot: v gets nothing
+    return x.grad, v.grad, v.requires_grad, v.is_leaf
+
+
+def _stale_no_grad_view(read):
+    def program(lib):
+        x = lib.ones(2, requires_grad=True).clone()
+        with lib.no_grad():
+            v = x[:1]
+            x.add_(1)
+        if read == "requires_grad":
+            return v.requires_grad  # asking is fine ...
+        with lib.no_grad():
+            return v.grad_fn  # ... reading the history is refused, even under no_grad
+
+    return program
+
+
+def _view_of_a_no_grad_view_changed(mode):
+    def program(lib):
+        x = lib.ones(2, 2, requires_grad=True).clone()
+        with getattr(lib, mode)():
+            v = x[0]
+        v[:1].add_(1)
+
+    return program
+
+
+def _hook_of_a_view_whose_base_changed(lib):
+    x = lib.ones(1, 1, dtype=lib.float64, requires_grad=True)
+    v = x.t()
+    v.register_hook(lambda g: g * 2)  # on v's grad_fn then; the change below gives v a new one
+    with lib.no_grad():
+        x.add_(1)
+    (v.sum() + x.sum()).backward()
+    return x.grad, v.grad_fn.name()
+
+
+def _setitem(value, target_shape=()):
+    def program(lib):
+        x = lib.zeros(target_shape, dtype=lib.float64, requires_grad=True).clone()
+        x[...] = value(lib)
+        return x, x.grad_fn.name().removeprefix("torch::autograd::")
+
+    return program
+
+
+FOUND = {
+    "a no_grad view in the loss": _no_grad_view_in_the_loss,
+    "requires_grad of a stale no_grad view": _stale_no_grad_view("requires_grad"),
+    "grad_fn of a stale no_grad view": _stale_no_grad_view("grad_fn"),
+    "view of a no_grad view changed": _view_of_a_no_grad_view_changed("no_grad"),
+    "view of an inference view changed": _view_of_a_no_grad_view_changed("inference_mode"),
+    "no_grad view changed after its base": lambda lib: _changed_after_base(lib),
+    "hook of a view whose base changed": _hook_of_a_view_whose_base_changed,
+    "x - True": lambda lib: lib.tensor(1.0) - True,
+    "True - x": lambda lib: True - lib.tensor(1.0),
+    "mean of int": lambda lib: lib.ones(2, dtype=lib.int64).mean(),
+    "add_ on an empty tensor": lambda lib: lib.zeros(0, 2).add_(1),
+    "add_ on an empty expanded tensor": lambda lib: lib.zeros(0).expand(3, 0).add_(1),
+    "leaf.copy_(its diagonal)": lambda lib: _leaf_copy_diagonal(lib),
+    "copy_ of the same expanded data": lambda lib: _copy_same_expanded(lib),
+    "0-d[...] = 0-d tensor": _setitem(lambda lib: lib.tensor(1.0, dtype=lib.float64)),
+    "0-d[...] = number": _setitem(lambda lib: 1.5),
+    "0-d[...] = [1.]": _setitem(lambda lib: lib.ones(1, dtype=lib.float64)),
+    "(3,)[...] = ones(1, 1, 3)": _setitem(lambda lib: lib.ones(1, 1, 3, dtype=lib.float64), (3,)),
+    "(3,)[...] = ones(1, 2, 3)": _setitem(lambda lib: lib.ones(1, 2, 3, dtype=lib.float64), (3,)),
+    "double() of an expanded view": lambda lib: lib.arange(2.0)[None].expand(2, 2).double(),
+    "strides of zeros(2, 0)": lambda lib: lib.zeros(2, 0).stride(),
+    "empty view of a changed base": lambda lib: _empty_view_of_changed_base(lib),
+}
+
+
+def _changed_after_base(lib):
+    x = lib.ones(1, dtype=lib.float64, requires_grad=True)
+    with lib.no_grad():
+        v = x.expand(2, 1)
+        x.add_(1)
+    v.add_(1)
+
+
+def _leaf_copy_diagonal(lib):
+    x = lib.ones(1, 1, requires_grad=True)
+    x.copy_(x.diagonal())
+
+
+def _copy_same_expanded(lib):
+    x = lib.ones(1, 3, dtype=lib.float64, requires_grad=True).clone()
+    v = x.expand(2, 3)
+    v.copy_(x.expand(2, 3))  # torch returns at once: the same elements, the same layout
+    return v, v._version
+
+
+def _empty_view_of_changed_base(lib):
+    x = lib.zeros(0, 1, dtype=lib.float64, requires_grad=True)
+    v = x.t()
+    with lib.no_grad():
+        x.add_(1)
+    (v.sum() + x.sum()).backward()
+    return x.grad, v.grad_fn.name()
+
+
+def _outcome(lib, program):
+    """What ``program(lib)`` gives, as comparable facts (tensors read with :func:`facts`)."""
+    out = call(lib, "grad", lambda lib: program(lib))
+    if isinstance(out, Raised):
+        return out
+    items = out if isinstance(out, tuple | list) else [out]
+    return [
+        facts(v, "real dims")
+        if hasattr(v, "grad_fn")
+        else (repr(v).split(" object")[0] if v else v)
+        for v in items
+    ]
+
+
+@pytest.mark.parametrize("program", FOUND.values(), ids=FOUND.keys())
+def test_found_by_the_fuzzer(torch, program):
+    got, want = _outcome(tg, program), _outcome(torch, program)
+    if isinstance(got, Raised) != isinstance(want, Raised):
+        pytest.fail(f"teachgrad {got!r}, torch {want!r}")
+    assert not differences(got, want)
