@@ -25,7 +25,7 @@ import teachgrad as tg
 from tests.teachgrad.ops._lockstep import MODES, Raised, call, differences, facts, numpy
 
 pytest.importorskip("hypothesis")
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import event, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
@@ -208,8 +208,9 @@ def _make_input(lib, array, dtype, layout, requires_grad):
     return [leaf] if view is None else [leaf, view(leaf)]
 
 
-def _draw_inputs(data, dims, dtypes, layouts):
-    """Draw 1-3 inputs: (numpy values, dtype, layout, requires_grad) each."""
+def _draw_inputs(data, dims, dtypes, layouts, grad_inputs):
+    """Draw 1-3 inputs: (numpy values, dtype, layout, requires_grad) each; with
+    ``grad_inputs`` every float input requires grad."""
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
     base = data.draw(st.lists(dims, min_size=0, max_size=3).map(tuple), label="base shape")
     inputs = []
@@ -229,7 +230,7 @@ def _draw_inputs(data, dims, dtypes, layouts):
             # (a fresh array: torch.tensor() keeps a NumPy array's odd strides on dims of
             # size 1, teachgrad lays every new tensor out row-major)
             array = np.broadcast_to(array[:1], shape).copy()
-        requires_grad = dtype != "int64" and data.draw(st.booleans())
+        requires_grad = dtype != "int64" and (grad_inputs or data.draw(st.booleans()))
         inputs.append((array, dtype, layout, requires_grad))
     return inputs
 
@@ -531,11 +532,13 @@ def _finish(lib, values, log):
 def _check_program(data, torch, config):
     """Draw inputs and steps per ``config``, run them, then compare every value and the
     gradients of the final loss."""
-    inputs = _draw_inputs(data, config["dims"], config["dtypes"], config["layouts"])
+    grad_inputs = config.get("grad_inputs", False)
+    inputs = _draw_inputs(data, config["dims"], config["dtypes"], config["layouts"], grad_inputs)
     prog = Program(torch, inputs)
     n_steps = data.draw(st.integers(1, config["steps"]), label="number of steps")
     for _ in range(n_steps):
         if not _draw_step(data, prog, config):
+            event("a step raised (in both libraries)")
             if prog.wrote_before_raising():
                 return
             break
@@ -552,6 +555,8 @@ def _check_program(data, torch, config):
         for key, lib in prog.libs.items()
     }
     prog.expect_same(end["tg"], end["torch"], "grads")
+    event("backward raised" if isinstance(end["torch"], Raised) else "backward ran")
+    event(f"hooks fired: {'yes' if prog.logs['torch'] else 'no'}")
 
 
 def _all_facts(lib, values, strides):
@@ -576,6 +581,7 @@ def test_hooks_and_retain_grad(torch, data):
         modes=("grad",),
         kinds=("pointwise", "binary", "view", "hook", "hook", "reduce"),
         steps=6,
+        grad_inputs=True,
     )
     _check_program(data, torch, config)
 
