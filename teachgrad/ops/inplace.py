@@ -303,7 +303,9 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
             "https://github.com/pytorch/rfcs/pull/17 for more details."
         )
     _check_grad_rules(x, op, record)
-    if op == "copy_" and _same_data(x, args[0]):
+    if op == "sub_" and args and (pointwise._is_bool(x) or pointwise._is_bool(args[0])):
+        pointwise._refuse_bool_subtraction(x, args[0])  # (torch's sub_ checks this first)
+    if op in ("copy_", "__setitem__") and args and _same_data(x, args[0]):
         return  # torch's copy_ returns at once, before its kernel looks for overlaps
     data = x._data
     # (an empty tensor has nothing to overlap, whatever its strides: NumPy gives it 0s)

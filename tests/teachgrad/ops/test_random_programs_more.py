@@ -194,7 +194,9 @@ def _make_input(lib, array, dtype, layout, requires_grad):
     the strided layouts, the leaf itself when plain)."""
     dt = getattr(lib, dtype)
     if layout == "transposed":  # a row-major leaf of the transposed values, viewed back
-        leaf = lib.tensor(np.ascontiguousarray(array.swapaxes(-1, -2)), dtype=dt)
+        # (a fresh copy: torch.tensor() keeps a NumPy array's odd strides on dims of size 1,
+        # which swapaxes gives and ascontiguousarray keeps; teachgrad lays it out row-major)
+        leaf = lib.tensor(array.swapaxes(-1, -2).copy(), dtype=dt)
         view = lambda t: t.transpose(-1, -2)  # noqa: E731
     elif layout == "sliced":  # every second row of a leaf twice as long
         leaf = lib.tensor(np.repeat(array, 2, axis=0), dtype=dt)
@@ -227,9 +229,7 @@ def _draw_inputs(data, dims, dtypes, layouts, grad_inputs):
         else:
             array = rng.uniform(-2, 2, shape).round(3)
         if layout == "expanded":
-            # (a fresh array: torch.tensor() keeps a NumPy array's odd strides on dims of
-            # size 1, teachgrad lays every new tensor out row-major)
-            array = np.broadcast_to(array[:1], shape).copy()
+            array = np.broadcast_to(array[:1], shape).copy()  # (fresh, as above)
         requires_grad = dtype != "int64" and (grad_inputs or data.draw(st.booleans()))
         inputs.append((array, dtype, layout, requires_grad))
     return inputs
@@ -745,11 +745,13 @@ FOUND = {
     "hook of a view whose base changed": _hook_of_a_view_whose_base_changed,
     "x - True": lambda lib: lib.tensor(1.0) - True,
     "True - x": lambda lib: True - lib.tensor(1.0),
+    "expanded.sub_(True)": lambda lib: lib.tensor(1.0).expand(2).sub_(True),
     "mean of int": lambda lib: lib.ones(2, dtype=lib.int64).mean(),
     "add_ on an empty tensor": lambda lib: lib.zeros(0, 2).add_(1),
     "add_ on an empty expanded tensor": lambda lib: lib.zeros(0).expand(3, 0).add_(1),
     "leaf.copy_(its diagonal)": lambda lib: _leaf_copy_diagonal(lib),
     "copy_ of the same expanded data": lambda lib: _copy_same_expanded(lib),
+    "y[..., -1] = y[..., -1], y expanded": lambda lib: _setitem_same_expanded(lib),
     "0-d[...] = 0-d tensor": _setitem(lambda lib: lib.tensor(1.0, dtype=lib.float64)),
     "0-d[...] = number": _setitem(lambda lib: 1.5),
     "0-d[...] = [1.]": _setitem(lambda lib: lib.ones(1, dtype=lib.float64)),
@@ -779,6 +781,13 @@ def _copy_same_expanded(lib):
     v = x.expand(2, 3)
     v.copy_(x.expand(2, 3))  # torch returns at once: the same elements, the same layout
     return v, v._version
+
+
+def _setitem_same_expanded(lib):
+    x = lib.ones(3, 4, dtype=lib.float64, requires_grad=True)
+    y = (x * 1).expand(2, 3, 4)[..., ::2]
+    y[..., -1] = y[..., -1]
+    return y, y._version, y.grad_fn.name()
 
 
 def _empty_view_of_changed_base(lib):
