@@ -16,6 +16,38 @@ import numpy
 
 from . import _backend, _seam
 
+
+def scalar_type_name(t) -> str:
+    """torch's name for a tensor's element type in messages: Float, Double, Long ...
+
+    >>> import teachgrad as tg
+    >>> scalar_type_name(tg.ones(1)), scalar_type_name(tg.ones(1, dtype=tg.int64))
+    ('Float', 'Long')
+    """
+    return scalar_name(t.dtype.name)
+
+
+def scalar_name(dtype_name: str) -> str:
+    """torch's name for a NumPy dtype name (``'float32'`` -> ``'Float'``).
+
+    >>> scalar_name("int64")
+    'Long'
+    """
+    return _SCALAR_NAMES.get(dtype_name, dtype_name)
+
+
+_SCALAR_NAMES = {
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "int8": "Char",
+    "uint8": "Byte",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "bool": "Bool",
+}
+
 LINE_WIDTH = 80
 THRESHOLD = 1000  # more elements than this: print only the edges
 EDGE_ITEMS = 3

@@ -108,6 +108,7 @@ class Tensor:
     _acc_ref = None
     _engine_owned = False  # a gradient only the backward engine holds (see accumulate_grad)
     _view_base_fn = None  # for views: the base's grad_fn when this view's grad_fn was made
+    _own_requires_grad = False  # requires_grad was set on this tensor itself (not inherited)
     # for views: "no_grad", "inference" or "multi_output" when torch restricts in-place changes,
     # and the storage's version when its grad_fn was made (None: not followed, e.g. the engine's)
     _creation_meta = None
@@ -205,6 +206,7 @@ class Tensor:
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
             )
         self._requires_grad = value
+        self._own_requires_grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return self.
@@ -405,7 +407,10 @@ class Tensor:
             self._refresh_view()
         if self._grad_fn is not None:
             return (self._grad_fn, self._output_nr)
-        if self._requires_grad:
+        # a view without a grad_fn (made under no_grad or inference_mode) requires grad because
+        # its base does, but has no gradient slot of its own unless requires_grad_() was set on
+        # it: gradients sent to it go nowhere (as torch's, with no grad accumulator)
+        if self._requires_grad and (self._base is None or self._own_requires_grad):
             return (self._grad_accumulator(), 0)
         return (None, 0)
 
@@ -578,9 +583,12 @@ class Tensor:
         >>> tg.zeros(2, 3).stride(), tg.zeros(2, 3).t().stride()
         ((3, 1), (1, 3))
         """
-        size = self._data.itemsize
-        strides = tuple(s // size for s in self._data.strides)
-        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+        data = self._data
+        if data.size == 0 and data.base is None:
+            strides = _row_major_strides(data.shape)  # NumPy says 0 for every dim: torch doesn't
+        else:
+            strides = tuple(s // data.itemsize for s in data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, data.ndim)]
 
     def is_contiguous(self, memory_format=None) -> bool:
         """True if the elements lie in memory in row-major order without gaps.
@@ -798,6 +806,15 @@ def new_counter() -> VersionCounter:
 _NOT_DEEPCOPIED = ("_acc_ref", "_backward_hooks", "_post_acc_hooks")  # (torch drops hooks too)
 
 _warned_scalar = False
+
+
+def _row_major_strides(shape) -> tuple:
+    """torch's strides of a fresh contiguous tensor (a dim of size 0 counts as 1)."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
 
 
 def _warn_scalar_of_requires_grad() -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import warnings
 
 from .._creation import arange, rand
+from .._printing import scalar_type_name as _type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
@@ -23,7 +24,6 @@ from ..ops import nn as _nn
 from ..ops import stack
 from ..ops.inplace import inplace as _inplace
 from ..ops.linalg import matmul
-from ..ops.linalg import scalar_type_name as _type_name
 from ..ops.nn import (  # (F's: they live with the ops, as Tensor.softmax needs them)
     log_softmax,
     softmax,

@@ -18,10 +18,10 @@ import numbers
 import operator
 
 from .._backend import array_module, numpy_module
+from .._printing import scalar_type_name
 from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
-from .linalg import scalar_type_name
 from .pointwise import broadcast_shape, broadcast_strides, iterator_strides, where, with_strides
 from .views import basic_getitem
 

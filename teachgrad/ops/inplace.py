@@ -32,6 +32,7 @@ from __future__ import annotations
 import warnings
 
 from .._backend import address, array_module, quiet, strided_view, to_device
+from .._printing import scalar_type_name
 from .._profiling import state as _profiling
 from .._tensor import Tensor, wrap_array
 from ..autograd.builtin import Builtin
@@ -54,7 +55,9 @@ def view_positions(view):
     """For each element of ``view``, its flat (row-major) index in ``view._base``."""
     base = view._base._data
     xp = array_module(base)
-    if not _dense(base) and base.size:  # (an empty base has no element to locate)
+    if view._data.size == 0:  # (nothing to place; an empty base has no layout to check)
+        return xp.empty(view._data.shape, dtype="int64")
+    if not _dense(base):
         raise RuntimeError(
             "in-place changes to a view are only supported when its base tensor is dense "
             "(not itself strided); clone() the base first"
@@ -305,7 +308,8 @@ def _check_inputs_overlap(x, op, args) -> None:
 
 
 def check_inplace(x, op: str, record: bool, args=()) -> None:
-    """torch's refusals, checked before anything is changed (in torch's order)."""
+    """torch's refusals, checked before anything is changed (in torch's order: the autograd
+    rules on leaves and views before the memory-overlap checks of the kernel)."""
     if x._inference and not _grad_state.inference:
         if x._requires_grad and _grad_state.enabled:  # (an inference tensor is always a leaf)
             raise _leaf_in_place(op)  # torch's autograd layer refuses this one first
@@ -314,6 +318,11 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
             "clone to get a normal tensor before doing inplace update.See "
             "https://github.com/pytorch/rfcs/pull/17 for more details."
         )
+    _check_grad_rules(x, op, record)
+    if op == "sub_" and args and (pointwise._is_bool(x) or pointwise._is_bool(args[0])):
+        pointwise._refuse_bool_subtraction(x, args[0])  # (torch's sub_ checks this first)
+    if op in ("copy_", "__setitem__") and args and _same_data(x, args[0]):
+        return  # torch's copy_ returns at once, before its kernel looks for overlaps
     data = x._data
     if (
         op not in ("fill_", "zero_")
@@ -336,6 +345,23 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
                 f"(strides {x.stride()}), so its elements share memory."
             )
     _check_inputs_overlap(x, op, args)
+
+
+def _same_data(x, src) -> bool:
+    """``src`` reads exactly the elements ``x`` is, in the same order, with the same dtype."""
+    return (
+        isinstance(src, Tensor)
+        and src._counter is x._counter
+        and src.data_ptr() == x.data_ptr()
+        and src.shape == x.shape
+        and src.stride() == x.stride()
+        and src.dtype is x.dtype
+    )
+
+
+def _check_grad_rules(x, op: str, record: bool) -> None:
+    """The refusals of autograd: an in-place change of a leaf that requires grad, or of a view
+    whose history cannot be rewritten."""
     if not _grad_state.enabled:
         return
     base = x._base
@@ -388,19 +414,25 @@ def _overlap(a, b) -> str:
     return "partial" if start_a < end_b and start_b < end_a else "none"
 
 
+def _records(x, args, kwargs) -> bool:
+    """Whether an in-place op on ``x`` with these arguments goes into the graph."""
+    return _grad_state.enabled and (
+        x._requires_grad
+        or any(isinstance(a, Tensor) and a.requires_grad for a in args)
+        or any(isinstance(v, Tensor) and v.requires_grad for v in kwargs.values())
+    )
+
+
 def inplace(x, op: str, fn, *args, **kwargs):
     """``x.<op>(*args)``: compute ``fn(x, *args)`` out of place, write it into ``x``,
     bump the version, and (when recording) make the op's node ``x``'s new history."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}() needs a Tensor")
-    if x._base is not None:
+    record = _records(x, args, kwargs)
+    check_inplace(x, op, record, args)  # before reading a view's history, as torch does
+    if x._base is not None and _grad_state.enabled:  # (nothing is recorded otherwise)
         x._refresh_view()
-    record = _grad_state.enabled and (
-        x._requires_grad
-        or any(isinstance(a, Tensor) and a.requires_grad for a in args)
-        or any(isinstance(v, Tensor) and v.requires_grad for v in kwargs.values())
-    )
-    check_inplace(x, op, record, args)
+        record = _records(x, args, kwargs)  # (the base may require grad since the view was made)
     if not record:
         if op in _UFUNCS and _fw_state.level is None and _arith_in_place(x, op, *args, **kwargs):
             return x
@@ -644,6 +676,13 @@ def _copy(x, src, non_blocking=False):
     return Copy.apply(x, src)
 
 
+def _strip_leading_ones(value):
+    """``value`` without its leading dims of size 1 (a view)."""
+    while value._data.ndim and value.shape[0] == 1:
+        value = value[0]
+    return value
+
+
 def setitem(x, key, value) -> None:
     """``x[key] = value``, decomposed as torch does: the basic part of the key (ints, slices,
     None) selects a view, then a copy/fill into it, or ``index_put_`` for the advanced part.
@@ -666,19 +705,22 @@ def setitem(x, key, value) -> None:
                 advanced.append(k if k is Ellipsis else slice(None))
     whole = all(k is Ellipsis or (isinstance(k, slice) and k == slice(None)) for k in basic)
     target = x if whole else basic_getitem(x, tuple(basic))  # writing all of x needs no view
-    if (
-        isinstance(value, Tensor)
-        and value._data.ndim > target._data.ndim
-        and len(advanced) == len([k for k in advanced if not _is_advanced(k)])
-    ):
-        raise RuntimeError(
-            f"expand(teachgrad.{value.dtype.name}{{{list(value.shape)}}}, size={list(target.shape)}): the number of "
-            f"sizes provided ({target.ndim}) must be greater or equal to the number of dimensions in the tensor "
-            f"({value.ndim})"
-        )
-    if len(advanced) != len([k for k in advanced if not _is_advanced(k)]):
+    basic_only = len(advanced) == len([k for k in advanced if not _is_advanced(k)])
+    if isinstance(value, Tensor) and basic_only and value._data.ndim > target._data.ndim:
+        value = _strip_leading_ones(value)  # torch drops them first: [[1., 2.]] fits a row
+        if value._data.ndim > target._data.ndim:
+            raise RuntimeError(
+                f"expand(teachgrad.{scalar_type_name(value)}Tensor{{{list(value.shape)}}}, size="
+                f"{list(target.shape)}): the number of sizes provided ({target.ndim}) must be greater "
+                f"or equal to the number of dimensions in the tensor ({value.ndim})"
+            )
+    if not basic_only:
         index_put_(target, tuple(advanced), value)
-    elif isinstance(value, Tensor) and value._data.ndim:
+    elif isinstance(value, Tensor) and (value._data.ndim or not target._data.ndim):
+        # (a 0-d target is copied into even from a 0-d value: torch's node is CopyBackwards)
+        inplace(target, "__setitem__", _copy, value)
+    elif not target._data.ndim:  # a number into a 0-d target: a copy of it, as torch
+        value = wrap_array(array_module(x).asarray(value, dtype=x._data.dtype))
         inplace(target, "__setitem__", _copy, value)
     else:  # torch wraps a number as a tensor here (the node gets an edge for it)
         if not isinstance(value, Tensor):

@@ -18,6 +18,7 @@ import math
 import string
 
 from .._backend import array_module, quiet, result_type
+from .._printing import scalar_name
 from .._profiling import recorded_as
 from .._tensor import wrap_array
 from ..autograd.builtin import Builtin
@@ -125,29 +126,6 @@ _C_NAMES = {
 }
 
 
-def scalar_type_name(t) -> str:
-    """torch's name for a tensor's element type in messages: Float, Double, Long ...
-
-    >>> import teachgrad as tg
-    >>> scalar_type_name(tg.ones(1)), scalar_type_name(tg.ones(1, dtype=tg.int64))
-    ('Float', 'Long')
-    """
-    return _SCALAR_NAMES.get(t.dtype.name, t.dtype.name)
-
-
-_SCALAR_NAMES = {
-    "float16": "Half",
-    "float32": "Float",
-    "float64": "Double",
-    "int8": "Char",
-    "uint8": "Byte",
-    "int16": "Short",
-    "int32": "Int",
-    "int64": "Long",
-    "bool": "Bool",
-}
-
-
 def _fail(message, hint):
     raise RuntimeError(f"{message}\n  {hint}")
 
@@ -157,7 +135,7 @@ def _check_same_dtype(kind, a, b):
     if a._data.dtype == b._data.dtype:
         return
     da, db = a._data.dtype.name, b._data.dtype.name
-    sa, sb = _SCALAR_NAMES.get(da, da), _SCALAR_NAMES.get(db, db)
+    sa, sb = scalar_name(da), scalar_name(db)
     message = {
         "dot": f"dot : expected both vectors to have same dtype, but found {sa} and {sb}",
         "mv": f"addmv input tensors must have the same dtype, but got {sa} and {sb}",
@@ -621,8 +599,7 @@ def einsum(equation, *operands):
             if o.dtype != operands[0].dtype:
                 first, other = operands[0]._data.dtype.name, o._data.dtype.name
                 _fail(
-                    f"expected scalar type {_SCALAR_NAMES.get(first, first)} but found "
-                    f"{_SCALAR_NAMES.get(other, other)}",
+                    f"expected scalar type {scalar_name(first)} but found {scalar_name(other)}",
                     "einsum's operands must have one dtype: convert them first, e.g. b.to(a.dtype).",
                 )
     cls = EinsumMul if not summed else EinsumSum if len(operands) == 1 else Einsum

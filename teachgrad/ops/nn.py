@@ -40,10 +40,10 @@ import math
 import warnings
 
 from .._backend import array_module, device_assert, device_of, numpy_module, quiet, strided_view
+from .._printing import scalar_type_name
 from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum
-from .linalg import scalar_type_name
 from .pointwise import SavesResult, _sigmoid, _unary, where
 from .reduce import sum_to
 from .shape import pad_array

@@ -231,7 +231,8 @@ class Add(Builtin):
 
 
 def _is_bool(x) -> bool:
-    return isinstance(x, Tensor) and x._data.dtype.kind == "b"
+    """A bool tensor or a Python bool (torch refuses both in a subtraction)."""
+    return isinstance(x, bool) or (isinstance(x, Tensor) and x._data.dtype.kind == "b")
 
 
 def _refuse_bool_subtraction(x, y):

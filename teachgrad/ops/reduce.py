@@ -19,6 +19,7 @@ import warnings
 from collections import namedtuple
 
 from .._backend import array_module, as_dtype, quiet
+from .._printing import scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.anomaly_mode import _outside_teachgrad
@@ -166,7 +167,7 @@ class Mean(_Reduction):
         if x.dtype.kind != "f":
             raise RuntimeError(
                 "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                f"complex dtype. Got: {a.dtype}. Hint: call .float() first."
+                f"complex dtype. Got: {scalar_type_name(a)}\n  Hint: call .float() first."
             )
         ctx.count = count = _count(x.shape, dims)
         if count <= 1 << 24 and x.dtype.itemsize > 2:
