@@ -345,15 +345,16 @@ class _Pass:
     ``keep_graph``: do not free saved tensors; ``create_graph``: record the backward pass;
     ``steal``: see ``_claim``; ``batch``: every gradient has an extra first dim of this
     size (``is_grads_batched``). ``reached``: None, every node runs (see ``_PassTo``).
-    ``deps`` (node -> how many gradients it still waits for) is set by the loop's step 1.
+    ``deps`` (node -> how many gradients it still waits for) is set by the loop's step 1;
+    ``buffers``: node -> one gradient (or None) per output of the node; ``heap``: the ready
+    nodes as (-sequence number, tiebreak, node), the latest created first.
     """
 
     steal, batch, reached = False, None, None
 
     def __init__(self, keep_graph, create_graph):
         self.keep_graph, self.create_graph = keep_graph, create_graph
-        self.buffers = {}  # node -> one gradient (or None) per output of the node
-        self.heap = []  # ready nodes: (-sequence number, tiebreak, node); latest created first
+        self.buffers, self.heap = {}, []  # (both described in the class docstring)
         self.order = itertools.count()  # (ties between nodes made at once: first pushed first)
 
     def add(self, node, nr, g) -> None:

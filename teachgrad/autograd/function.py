@@ -490,7 +490,11 @@ def wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
             o = as_array(o)  # a full reduction in NumPy returns a scalar, not a 0-d array
             if cls._builtin and cls.view_of_input:
                 o = make_view(o, args[0], ctx)
-                if cls.returns_many_views and o._creation_meta != "inference":
+                if (
+                    cls.returns_many_views
+                    and _grad_state.enabled
+                    and o._creation_meta != "inference"
+                ):
                     o._creation_meta = "multi_output"  # torch forbids in-place on these
             else:
                 o = wrap_array(o)
@@ -538,11 +542,17 @@ def make_view(array, source, ctx):
     # the base's history and version when the view is taken (to tell later if they changed)
     t._view_base_fn, t._view_version = base._grad_fn, source._counter.version
     if not _grad_state.enabled:  # (inference mode too): torch's view still requires grad
-        t._creation_meta = "inference" if _grad_state.inference else "no_grad"
+        t._creation_meta = _mode_meta(source)
         t._requires_grad = base._requires_grad
     else:
         t._creation_meta = source._creation_meta  # a view of an unbind() output inherits its limits
     return t
+
+
+def _mode_meta(src) -> str:
+    """The limits of a view of ``src`` made with grad mode off: inference mode's (also for a
+    view of a view made in inference mode, as torch propagates them), else no_grad's."""
+    return "inference" if _grad_state.inference or src._creation_meta == "inference" else "no_grad"
 
 
 def _inference_view(array, ctx):

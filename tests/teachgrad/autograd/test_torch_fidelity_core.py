@@ -4,6 +4,7 @@ Function instances, reentrant backward. Each program runs on teachgrad and on to
 must end the same way (same values, or the same error class and first line).
 """
 
+import contextlib
 import copy
 import gc
 import subprocess
@@ -543,5 +544,43 @@ def test_the_version_error_ends_its_first_line_with_torch_s_hint():
                     except RuntimeError as error:
                         out.append(str(error).splitlines()[0].replace("teachgrad.", "torch."))
         return out
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- views and grad modes
+
+MODES = {
+    "no_grad": lambda lib: lib.no_grad(),
+    "inference_mode": lambda lib: lib.inference_mode(),
+    "grad": lambda lib: contextlib.nullcontext(),
+}
+
+
+@pytest.mark.parametrize("mode", MODES.values(), ids=MODES.keys())
+@pytest.mark.parametrize("split", ["unbind", "split"])
+def test_unbind_and_split_outputs_made_in_a_grad_mode_carry_that_mode_s_limits(mode, split):
+    def program(lib):
+        x = lib.arange(6.0, dtype=lib.float64).reshape(2, 3).requires_grad_()
+        base = x * 1
+        with mode(lib):
+            part = base.unbind(0)[0] if split == "unbind" else base.split(1, 0)[-1]
+        part.mul_(2)
+        return as_numpy(part)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("second", ["no_grad", "grad"])
+def test_a_view_of_a_view_made_in_inference_mode_keeps_inference_mode_s_limits(second):
+    def program(lib):
+        x = lib.arange(4.0, dtype=lib.float64).requires_grad_()
+        base = x * 1
+        with lib.inference_mode():
+            first = base[1:]
+        with MODES[second](lib):
+            view = first[1:]
+        base.add_(1)
+        return str(view.grad_fn is None)
 
     assert_like_torch(program)
