@@ -387,7 +387,7 @@ def empty_strided(like, strides):
     (8, 48, 24)
     """
     xp = array_module(like)
-    if any(s < 0 for s in strides):  # (NumPy's reversed views: torch has none to copy)
+    if min(strides, default=0) < 0:  # (NumPy's reversed views: torch has none to copy)
         return xp.empty_like(like)
     return strided_view(xp.empty(like.size, like.dtype), like.shape, strides)
 

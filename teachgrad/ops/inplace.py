@@ -318,7 +318,8 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
             "clone to get a normal tensor before doing inplace update.See "
             "https://github.com/pytorch/rfcs/pull/17 for more details."
         )
-    _check_grad_rules(x, op, record)
+    if _grad_state.enabled:  # (an optimizer's step, under no_grad, skips the call)
+        _check_grad_rules(x, op, record)
     if op == "sub_" and args and (pointwise._is_bool(x) or pointwise._is_bool(args[0])):
         pointwise._refuse_bool_subtraction(x, args[0])  # (torch's sub_ checks this first)
     if op in ("copy_", "__setitem__") and args and _same_data(x, args[0]):
@@ -360,10 +361,8 @@ def _same_data(x, src) -> bool:
 
 
 def _check_grad_rules(x, op: str, record: bool) -> None:
-    """The refusals of autograd: an in-place change of a leaf that requires grad, or of a view
-    whose history cannot be rewritten."""
-    if not _grad_state.enabled:
-        return
+    """The refusals of autograd (grad mode on): an in-place change of a leaf that requires
+    grad, or of a view whose history cannot be rewritten."""
     base = x._base
     if base is None:
         if x._grad_fn is None and x._requires_grad:
@@ -428,7 +427,7 @@ def inplace(x, op: str, fn, *args, **kwargs):
     bump the version, and (when recording) make the op's node ``x``'s new history."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}() needs a Tensor")
-    record = _records(x, args, kwargs)
+    record = _grad_state.enabled and _records(x, args, kwargs)
     check_inplace(x, op, record, args)  # before reading a view's history, as torch does
     if x._base is not None and _grad_state.enabled:  # (nothing is recorded otherwise)
         x._refresh_view()
