@@ -357,7 +357,17 @@ def _node_label(node, snap, leaf_of: dict, options: _Options) -> Html:
             lines += _data_and_grad(node, options)
         elif options.show_grads and node.grad is not None:
             lines.append((f"grad {node.grad}", "grad"))
-    return _label(node.name, *lines)
+    return _label(short_name(node.name), *lines)
+
+
+def short_name(name: str) -> str:
+    """A node's name as torch's repr prints it, without a C++ namespace: the box says
+    ``CopySlices`` where ``name()`` says ``torch::autograd::CopySlices``.
+
+    >>> short_name("torch::autograd::CopySlices"), short_name("MulBackward0")
+    ('CopySlices', 'MulBackward0')
+    """
+    return name.rpartition("::")[2]
 
 
 def _data_and_grad(node, options: _Options) -> list:
@@ -466,7 +476,7 @@ def _fold_line(fold_box, snap, order: dict) -> str:
     whether any of it matters now (backward's progress, stale saved tensors)."""
     hidden = sorted((snap.node(i) for i in fold_box.members), key=lambda n: order[n.id])
     runnable = [n for n in hidden if n.kind in ("function", "accumulate")]
-    ops = list(dict.fromkeys(n.name for n in hidden if n.kind == "function"))
+    ops = list(dict.fromkeys(short_name(n.name) for n in hidden if n.kind == "function"))
     lines = [(" → ".join(ops[:4]) + (" ..." if len(ops) > 4 else ""), None)] if ops else []
     lines.append((f"{len(hidden)} nodes folded", None))
     states = []

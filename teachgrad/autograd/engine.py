@@ -274,11 +274,10 @@ def _run(steps) -> None:
 def _deep_in_the_stack(frames: int = 400) -> bool:
     """Whether this thread's call stack is more than ``frames`` deep (a quarter of Python's
     default recursion limit; a reentrant backward adds about 15 frames per level)."""
-    frame = sys._getframe()
-    for _ in range(frames):
-        frame = frame.f_back
-        if frame is None:
-            return False
+    try:
+        sys._getframe(frames)  # (walks the frames in C; raises when there are fewer)
+    except ValueError:
+        return False
     return True
 
 
