@@ -579,7 +579,9 @@ def _connect(ctx, cls, args, outputs) -> None:
             edges.append((None, 0))
             meta.append((i, (), None, None))
     ctx.next_functions = tuple(edges)
-    ctx._input_meta = meta
+    ctx._input_meta = tuple(
+        meta
+    )  # (tuples, not lists: the GC stops tracking tuples of plain values)
     stamp(ctx)
 
     output_meta = []
@@ -598,7 +600,7 @@ def _connect(ctx, cls, args, outputs) -> None:
             t._grad_fn = ctx
             t._output_nr = nr
             t._requires_grad = True
-    ctx._output_meta = output_meta
+    ctx._output_meta = tuple(output_meta)
 
     to_save = ctx.to_save
     if to_save:
@@ -608,7 +610,7 @@ def _connect(ctx, cls, args, outputs) -> None:
             if isinstance(t, Tensor):
                 t = SavedTensor(t, ctx, names[j] if j < len(names) else f"saved_tensors[{j}]")
             saved.append(t)  # built-ins may keep plain numbers too (the 3 of x * 3), as they are
-        ctx._saved = saved
+        ctx._saved = tuple(saved)
         ctx.to_save = ()
     else:
         ctx._saved = ()

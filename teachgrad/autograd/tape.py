@@ -34,12 +34,13 @@ from .. import _events, _seam
 from .._backend import device_of, is_writeable
 from .._hooks import RemovableHandle, add_hook, hooks_of
 from .._tensor import Tensor, _new
-from . import anomaly_mode
+from . import anomaly_mode, gc_pacing
 from .grad_mode import state as _grad_state
 
 # Nodes run latest-created first; AccumulateGrad nodes get the largest number so a
 # leaf's gradient is stored as soon as it is complete (torch does the same).
 _sequence = itertools.count()
+gc_pacing.watch(_sequence.__next__)  # (taking a number leaves a gap in the order: harmless)
 
 
 def stamp(node) -> None:

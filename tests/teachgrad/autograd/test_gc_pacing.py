@@ -1,0 +1,105 @@
+"""Big graphs keep Python's cyclic GC linear (``autograd/gc_pacing.py``).
+
+A recorded graph has no reference cycles; the pacing only spaces out full collections
+while it is big, and hands the user's thresholds back afterwards."""
+
+import gc
+
+import numpy as np
+import pytest
+
+import teachgrad as tg
+from teachgrad.autograd import gc_pacing
+
+
+@pytest.fixture
+def user_thresholds():
+    """Run with Python's default thresholds, and leave the process as it was."""
+    before = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    gc.collect()
+    yield
+    gc.set_threshold(*before)
+    gc.collect()
+
+
+def objects_visited_per_node(n_nodes: int) -> float:
+    """Objects the full collections visit while a chain of ``n_nodes`` ops is recorded."""
+    visited = []
+
+    def count(phase, info):
+        if phase == "start" and info["generation"] == 2:
+            visited.append(sum(len(gc.get_objects(g)) for g in range(3)))
+
+    x = tg.tensor(np.full(4, 0.1), requires_grad=True)
+    gc.collect()
+    gc.callbacks.insert(0, count)
+    try:
+        y = x
+        for _ in range(n_nodes // 2):
+            y = (y * 0.9).tanh()
+        y.sum().backward()
+    finally:
+        gc.callbacks.remove(count)
+    return sum(visited) / n_nodes
+
+
+def test_the_pacing_is_registered_once():
+    assert gc.callbacks.count(gc_pacing.pace_full_collections) == 1
+
+
+def test_a_recorded_graph_leaves_nothing_for_the_cyclic_gc():
+    x = tg.randn(3, 4, requires_grad=True)
+    gc.collect()
+    y = (x.t() @ x).tanh().sigmoid().clone()
+    v = y[1]
+    v.mul_(2)
+    y.sum().backward()
+    del y, v
+    assert gc.collect() == 0
+
+
+def test_full_collections_visit_a_big_graph_about_twice_not_five_times(user_thresholds):
+    paced = objects_visited_per_node(60_000)
+    gc.callbacks.remove(gc_pacing.pace_full_collections)
+    try:
+        gc.set_threshold(700, 10, 10)
+        gc.collect()
+        unpaced = objects_visited_per_node(60_000)
+    finally:
+        gc.callbacks.append(gc_pacing.pace_full_collections)
+    assert paced < unpaced / 2, (paced, unpaced)
+
+
+def test_the_users_thresholds_come_back_once_no_graph_is_being_recorded(user_thresholds):
+    objects_visited_per_node(60_000)
+    gc.collect()  # (this one still sees the nodes recorded since the last one)
+    gc.collect()  # no new nodes: the user's thresholds are back
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_thresholds_the_user_sets_are_obeyed(user_thresholds):
+    objects_visited_per_node(60_000)
+    assert gc.get_threshold()[2] > 10  # paced
+    gc.set_threshold(500, 5, 7)  # the user's own choice, while paced
+    objects_visited_per_node(60_000)
+    young, middle, full = gc.get_threshold()
+    assert (young, middle) == (500, 5) and full >= 7  # only the wait is ever lengthened
+    gc.collect()
+    gc.collect()
+    assert gc.get_threshold() == (500, 5, 7)
+
+
+def test_a_heap_that_is_not_a_graph_is_not_paced(user_thresholds):
+    big = [[i] for i in range(300_000)]
+    gc.collect()
+    gc.collect()
+    assert gc.get_threshold() == (700, 10, 10)
+    del big
+
+
+def test_no_pacing_when_the_user_turns_collection_off(user_thresholds):
+    gc.set_threshold(0)
+    objects_visited_per_node(60_000)
+    gc.collect()
+    assert gc.get_threshold()[0] == 0
