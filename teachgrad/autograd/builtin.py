@@ -17,7 +17,10 @@ a dialect that is closer to the arrays, and so faster:
    edge even when they are numbers, as torch wraps them), ``view_of_input`` (the
    outputs share the first input's memory) and ``returns_many_views`` (unbind/split:
    torch forbids changing such views in place), ``batchable`` (backward also works on
-   gradients with an extra leading batch dim, so ``is_grads_batched`` runs it once).
+   gradients with an extra leading batch dim, so ``is_grads_batched`` runs it once),
+   ``on_arrays`` (backward uses only what arrays and Tensors both have: arithmetic, ``@``,
+   ``.mT``, ``.reshape``, indexing; then, when no graph of the gradient is wanted, the
+   engine runs the same formula on the arrays, which is much faster).
 
 ``Builtin.apply`` is ``Function.apply``'s four steps with one shortcut: forward's result
 is already an array, so it is wrapped directly (one array, the common case, without a
@@ -57,6 +60,7 @@ class Builtin(Function):
     view_of_input = False
     returns_many_views = False
     batchable = False
+    on_arrays = False
 
     @classmethod
     def apply(cls, *args, **kwargs):

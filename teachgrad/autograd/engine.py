@@ -521,14 +521,17 @@ def _claim(g, summed, node, grad_outputs, grad_inputs) -> None:
 def _made_by(node, g, grad_outputs, grad_inputs) -> bool:
     """True if ``node`` just created ``g`` (not a pass-through of its input, not sent to two
     edges, not a view of another buffer, not shown to a hook): then only the engine holds it."""
-    if node._post_hooks is not None or g._data.base is not None:
+    data = g._data
+    if node._post_hooks is not None or data.base is not None:
         return False
-    for o in grad_outputs:  # (plain loops: no generator objects on this per-edge path)
-        if o is g:
+    # (by their arrays: a formula run on arrays wraps each result anew, see _formula_on_arrays;
+    # plain loops: no generator objects on this per-edge path)
+    for o in grad_outputs:
+        if o is not None and o._data is data:
             return False
     count = 0
     for x in grad_inputs:
-        if x is g:
+        if x is not None and x._data is data:
             count += 1
     return count == 1
 

@@ -229,6 +229,25 @@ class SavedTensor:
         self.tensor = self.data = None
 
     def unpack(self, owner):
+        self._check_unchanged(owner)
+        if self.hooks is not None:
+            return self._unpack_with_hook(owner)
+        if self.is_output:
+            return self._rebuilt_output(owner)
+        if self.tensor._grad_fn is None and self.non_leaf:
+            raise RuntimeError(_DETACHED_IN_PLACE + f"\n  ({owner.name()}'s saved '{self.name}')")
+        return self.tensor
+
+    def unpack_array(self, owner):
+        """What ``unpack`` gives, as the array alone (for a formula that runs on arrays):
+        the same checks, and a saved output needs no Tensor made again."""
+        if self.hooks is not None or not self.is_output:
+            return self.unpack(owner)._data
+        self._check_unchanged(owner)
+        return self.data
+
+    def _check_unchanged(self, owner) -> None:
+        """The saved value may be read: backward has not freed it, nothing changed it."""
         if self.released:
             raise RuntimeError(
                 _FREED + f"\n  (node {owner.name()} tried to read its saved '{self.name}')"
@@ -237,13 +256,6 @@ class SavedTensor:
             raise RuntimeError(version_error(self, owner))
         if _events.SavedTensorUnpacked.on:
             _events.emit(_events.SavedTensorUnpacked, node=owner, name=self.name)
-        if self.hooks is not None:
-            return self._unpack_with_hook(owner)
-        if self.is_output:
-            return self._rebuilt_output(owner)
-        if self.tensor._grad_fn is None and self.non_leaf:
-            raise RuntimeError(_DETACHED_IN_PLACE + f"\n  ({owner.name()}'s saved '{self.name}')")
-        return self.tensor
 
     def _rebuilt_output(self, owner):
         """The saved output as a Tensor again: the same memory, made by ``owner``."""

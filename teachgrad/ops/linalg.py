@@ -29,6 +29,7 @@ from .views import diagonal, permute
 
 
 class Matmul(Builtin):
+    on_arrays = True  # (indexing, not unsqueeze: arrays have it too)
     node_name = "UnsafeViewBackward0"  # torch's name for the general broadcast batched case
     batchable = True  # the formulas below broadcast over a leading batch dim of grad
     saved_names = ("self", "mat2")
@@ -53,18 +54,18 @@ class Matmul(Builtin):
         grad_a = grad_b = None
         if need_a:
             if b_ndim == 1:  # (..., n) = (..., n, k) @ (k,): dA = dC ⊗ b
-                grad_a = grad.unsqueeze(-1) * b
+                grad_a = grad[..., None] * b
             elif a_ndim == 1:  # a was a row vector
-                grad_a = (grad.unsqueeze(-2) @ b.mT).squeeze(-2)
+                grad_a = (grad[..., None, :] @ b.mT).squeeze(-2)
             else:
                 grad_a = grad @ b.mT
         if need_b:
             if a_ndim == 1:  # (..., m) = (k,) @ (..., k, m): dB = a ⊗ dC
-                grad_b = a.unsqueeze(-1) * grad.unsqueeze(-2)
+                grad_b = a[:, None] * grad[..., None, :]
             elif b_ndim == 1 and a_ndim == 2:  # dB = dC @ A: one product, even for a batch of dC
                 grad_b = grad @ a
             elif b_ndim == 1:
-                grad_b = (a.mT @ grad.unsqueeze(-1)).squeeze(-1)
+                grad_b = (a.mT @ grad[..., None]).squeeze(-1)
             else:
                 grad_b = a.mT @ grad
         return grad_a, grad_b

@@ -267,8 +267,8 @@ def _silu_slope(x):
 
 
 # fmt: off
-Erf = _unary("Erf", "ErfBackward0", quiet(_erf), lambda g, x: g * _erf_slope(x), formula="grad · 2/√π · exp(−self²)", module=__name__)
-Silu = _unary("Silu", "SiluBackward0", quiet(lambda xp, x: x * _sigmoid(xp, x)), lambda g, x: g * _silu_slope(x), formula="grad · σ(self) · (1 + self · (1 − σ(self)))", module=__name__)
+Erf = _unary("Erf", "ErfBackward0", quiet(_erf), lambda g, x: g * _erf_slope(x), formula="grad · 2/√π · exp(−self²)", module=__name__, arrays=False)
+Silu = _unary("Silu", "SiluBackward0", quiet(lambda xp, x: x * _sigmoid(xp, x)), lambda g, x: g * _silu_slope(x), formula="grad · σ(self) · (1 + self · (1 − σ(self)))", module=__name__, arrays=False)
 # fmt: on
 
 

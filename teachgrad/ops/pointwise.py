@@ -212,6 +212,7 @@ class _Binary(Builtin):
 
 
 class Add(Builtin):
+    on_arrays = True
     batchable = True
     node_name = "AddBackward0"
     formula = {"self": "grad", "other": "grad · alpha"}
@@ -249,6 +250,7 @@ def _refuse_bool_subtraction(x, y):
 
 
 class Sub(Builtin):
+    on_arrays = True
     batchable = True
     node_name = "SubBackward0"
     formula = {"self": "grad", "other": "−grad · alpha"}
@@ -274,6 +276,8 @@ class Sub(Builtin):
 class Rsub(Builtin):
     """``number - tensor``."""
 
+    on_arrays = True
+
     batchable = True
     node_name = "RsubBackward1"
     formula = {"self": "−grad · alpha"}
@@ -296,6 +300,7 @@ class Rsub(Builtin):
 
 
 class Mul(_Binary):
+    on_arrays = True
     node_name = "MulBackward0"
     formula = {"self": "grad · other", "other": "grad · self"}
 
@@ -319,6 +324,7 @@ class Mul(_Binary):
 
 
 class Div(_Binary):
+    on_arrays = True
     node_name = "DivBackward0"
     formula = {"self": "grad / other", "other": "−grad · self / other²"}
 
@@ -534,6 +540,7 @@ def _log_of_number(x: float) -> float:
 
 
 class Neg(Builtin):
+    on_arrays = True
     batchable = True
     node_name = "NegBackward0"
     formula = {"self": "−grad"}
@@ -587,10 +594,21 @@ class _Unary(Builtin):
         return cls.derivative(t, ctx.result if cls.uses_result else ctx.inputs[0])
 
 
-def _unary(name, node_name, compute, derivative, uses_result=False, *, formula, module=__name__):
+def _unary(
+    name,
+    node_name,
+    compute,
+    derivative,
+    uses_result=False,
+    *,
+    formula,
+    module=__name__,
+    arrays=True,
+):
     """Make a ``_Unary`` subclass: ``compute(xp, x)`` forward, ``derivative(grad, x_or_y)``
     and its ``formula``, the rule for ∂L/∂self that ``derivative`` computes
-    (``module``: where it is defined, when that is not this file)."""
+    (``module``: where it is defined, when that is not this file; ``arrays``: the
+    derivative works on arrays too, see ``Builtin.on_arrays``)."""
     return type(
         name,
         (_Unary,),
@@ -598,6 +616,7 @@ def _unary(name, node_name, compute, derivative, uses_result=False, *, formula, 
             "node_name": node_name,
             "saved_names": ("result",) if uses_result else ("self",),
             "uses_result": uses_result,
+            "on_arrays": arrays,
             "formula": {"self": formula},
             "compute": staticmethod(compute),
             "derivative": staticmethod(derivative),
@@ -617,8 +636,8 @@ Expm1 = _unary("Expm1", "Expm1Backward0", quiet(lambda xp, x: xp.expm1(x)), lamb
 Sqrt = _unary("Sqrt", "SqrtBackward0", quiet(lambda xp, x: xp.sqrt(x)), lambda g, y: g / (2 * y), True, formula="grad / (2 · result)")
 Rsqrt = _unary("Rsqrt", "RsqrtBackward0", quiet(lambda xp, x: 1 / xp.sqrt(x)), lambda g, y: -0.5 * g * y**3, True, formula="−grad · result³ / 2")
 Reciprocal = _unary("Reciprocal", "ReciprocalBackward0", quiet(lambda xp, x: 1 / x), lambda g, y: -g * y * y, True, formula="−grad · result²")
-Sin = _unary("Sin", "SinBackward0", quiet(lambda xp, x: xp.sin(x)), lambda g, x: g * x.cos(), formula="grad · cos(self)")
-Cos = _unary("Cos", "CosBackward0", quiet(lambda xp, x: xp.cos(x)), lambda g, x: -g * x.sin(), formula="−grad · sin(self)")
+Sin = _unary("Sin", "SinBackward0", quiet(lambda xp, x: xp.sin(x)), lambda g, x: g * x.cos(), formula="grad · cos(self)", arrays=False)
+Cos = _unary("Cos", "CosBackward0", quiet(lambda xp, x: xp.cos(x)), lambda g, x: -g * x.sin(), formula="−grad · sin(self)", arrays=False)
 Tan = _unary("Tan", "TanBackward0", quiet(lambda xp, x: xp.tan(x)), lambda g, y: g * (1 + y * y), True, formula="grad · (1 + result²)")
 # fmt: on
 
@@ -636,8 +655,7 @@ class _TanhGrad(Builtin):
     @staticmethod
     def forward(ctx, g, y):
         ctx.to_save = (g, y)
-        yd = y._data
-        return g._data * (1 - yd * yd)
+        return _tanh_grad(g._data, y._data)
 
     @staticmethod
     def backward(ctx, gg):
@@ -665,8 +683,7 @@ class _SigmoidGrad(Builtin):
     @staticmethod
     def forward(ctx, g, y):
         ctx.to_save = (g, y)
-        yd = y._data
-        return g._data * yd * (1 - yd)
+        return _sigmoid_grad(g._data, y._data)
 
     @staticmethod
     def backward(ctx, gg):
@@ -681,9 +698,24 @@ class _SigmoidGrad(Builtin):
         )
 
 
+def _tanh_grad(g, y):
+    """``g · (1 − y²)`` on arrays: tanh's backward, and _TanhGrad's forward."""
+    return g * (1 - y * y)
+
+
+def _sigmoid_grad(g, y):
+    """``g · y · (1 − y)`` on arrays: sigmoid's backward, and _SigmoidGrad's forward."""
+    return g * y * (1 - y)
+
+
+def _one_op_or_arrays(grad_op, on_arrays):
+    """A derivative that is one differentiable op on Tensors and plain arithmetic on arrays."""
+    return lambda g, y: grad_op.apply(g, y) if isinstance(g, Tensor) else on_arrays(g, y)
+
+
 # fmt: off
-Tanh = _unary("Tanh", "TanhBackward0", lambda xp, x: xp.tanh(x), _TanhGrad.apply, True, formula="grad · (1 − result²)")
-Sigmoid = _unary("Sigmoid", "SigmoidBackward0", lambda xp, x: _sigmoid(xp, x), _SigmoidGrad.apply, True, formula="grad · result · (1 − result)")
+Tanh = _unary("Tanh", "TanhBackward0", lambda xp, x: xp.tanh(x), _one_op_or_arrays(_TanhGrad, _tanh_grad), True, formula="grad · (1 − result²)")
+Sigmoid = _unary("Sigmoid", "SigmoidBackward0", lambda xp, x: _sigmoid(xp, x), _one_op_or_arrays(_SigmoidGrad, _sigmoid_grad), True, formula="grad · result · (1 − result)")
 # fmt: on
 
 
@@ -705,6 +737,7 @@ class SavesResult(Builtin):
 
 
 class Relu(SavesResult):
+    on_arrays = True
     batchable = True
     node_name = "ReluBackward0"
     formula = {"self": "grad · (result > 0)"}
@@ -718,11 +751,18 @@ class Relu(SavesResult):
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
-        return _ReluGrad.apply(grad, y)
+        return _ReluGrad.apply(grad, y) if isinstance(grad, Tensor) else _relu_grad(grad, y)
 
     @staticmethod
     def jvp(ctx, t):
         return _ReluGrad.apply(t, ctx.result)
+
+
+def _relu_grad(g, y):
+    """``g where y > 0, else 0``, on arrays: relu's backward, and _ReluGrad's forward."""
+    mask = y > 0
+    out = _masked(array_module(mask), mask, g, 0)
+    return array_module(mask).where(mask, g, 0) if out is None else out
 
 
 class _ReluGrad(Builtin):
@@ -736,9 +776,7 @@ class _ReluGrad(Builtin):
     @staticmethod
     def forward(ctx, g, y):
         ctx.to_save = (y,)
-        mask = y._data > 0
-        out = _masked(array_module(mask), mask, g._data, 0)
-        return array_module(mask).where(mask, g._data, 0) if out is None else out
+        return _relu_grad(g._data, y._data)
 
     @staticmethod
     def backward(ctx, gg):

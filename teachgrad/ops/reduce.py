@@ -70,6 +70,8 @@ def expand_back(grad, in_shape, dims, keepdim):
     """Spread a reduction's output gradient over the reduced dims of its input."""
     if not keepdim and grad.ndim:  # (a 0-d gradient expands as it is)
         grad = grad.reshape(kept_shape(in_shape, dims))
+    if not isinstance(grad, Tensor):  # (a formula running on arrays: Builtin.on_arrays)
+        return array_module(grad).broadcast_to(grad, in_shape)
     return grad.expand(in_shape)
 
 
@@ -132,6 +134,7 @@ class _Weighted(_Reduction):
 
 
 class Sum(_Reduction):
+    on_arrays = True
     node_name = "SumBackward1"
     formula = {"self": "grad expanded to self's shape"}
 
@@ -156,6 +159,7 @@ class SumAll(Sum):
 
 
 class Mean(_Reduction):
+    on_arrays = True
     node_name = "MeanBackward1"
     formula = {"self": "grad expanded to self's shape / N"}  # N: how many elements each mean has
 
