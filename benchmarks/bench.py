@@ -1,30 +1,46 @@
 #!/usr/bin/env python
-"""teachgrad vs hand-written NumPy vs PyTorch (CPU): overhead, speed and memory.
+"""teachgrad vs hand-written NumPy, PyTorch, HIPS autograd and MyGrad (CPU): overhead, speed, memory.
 
-Four benchmarks, each run for three implementations that compute the same numbers
-(checked once at startup, at the full MLP size, see ``check_equal_work``):
+teachgrad, hand-written NumPy and PyTorch are the main implementations; HIPS autograd
+and MyGrad (with its defaults: memory guarding on) are optional peers, used when they
+can be imported. All compute the same numbers (checked once at startup, at the full
+MLP size, see ``check_equal_work``). Nine benchmarks, each for every implementation
+that can do it:
 
 (a) per-op overhead: a chain of 1,000 elementwise ops on a (4,) float32 tensor,
     cycling ``* 0.9``, ``+ c``, ``tanh``, ``exp`` (bounded: the chain sits near a
-    fixed point), then ``sum().backward()``; reported in microseconds per op.
+    fixed point), then ``sum().backward()``; reported in microseconds per op. HIPS
+    autograd differentiates a function of x with ``autograd.grad``.
 (b) MLP step: a 784-512-512-10 tanh MLP, batch 256, float32, softmax
     cross-entropy written with core ops, forward + backward + SGD; ms per step.
 (b2) the same step with tiny arrays (8-8-8-2, batch 4): NumPy's work is then
     negligible, so teachgrad's extra time over NumPy is its bookkeeping alone; set
     against (b)'s extra time, it shows how much dearer that bookkeeping gets between
     large operations (which push the interpreter's own data out of the caches).
+(b3) small MLP step: the same step at 64-64-10, batch 32.
 (c) peak memory: forward + backward through 200 layers of ``y = tanh(y @ W_i)``
     (512x512 weights requiring grad, batch 256); the peak RSS growth over a
     baseline taken after the weights and input exist, in MiB, each
     implementation in a fresh subprocess.
+(d) jacobian of ``f(x) = tanh(W @ x)``, W 64x64, float64: each library's own
+    jacobian function (teachgrad's and torch's ``autograd.functional.jacobian``
+    with its defaults, HIPS ``autograd.jacobian``); NumPy computes the closed form
+    (a floor); MyGrad has no jacobian (n/a). ms per call.
+(e) scale: (a)'s chain at 1,000 and at 100,000 nodes, forward + backward, in
+    microseconds per node, and how much dearer a node gets in the long chain.
+(f) bytes per node: the RSS growth per recorded node while a 200,000-op chain is
+    alive before backward, each implementation in a fresh subprocess (RSS, not
+    tracemalloc, which does not see torch's allocations).
 
-Timings are interleaved (teachgrad, numpy, torch, teachgrad, ...) and the median
-of the rounds is reported. All implementations use the same BLAS/OpenMP thread
-count (``--threads``, default 1). Python's garbage collector stays on, but the
-objects that exist before timing are frozen (``gc.collect(); gc.freeze()``).
+Timings are interleaved (teachgrad, numpy, torch, autograd, mygrad, teachgrad, ...)
+and the median of the rounds is reported. All implementations use the same
+BLAS/OpenMP thread count (``--threads``, default 1). Python's garbage collector stays
+on, but the objects that exist before timing are frozen (``gc.collect(); gc.freeze()``);
+what the timed code creates is not.
 
-    python benchmarks/bench.py                 # quick run, about a minute
+    python benchmarks/bench.py                 # quick run, a few minutes
     python benchmarks/bench.py --rounds 15 --json results.json
+    python benchmarks/bench.py --no-autograd --no-mygrad  # the three main ones only
     python benchmarks/bench.py --profile perop # where teachgrad's time goes
 """
 
@@ -66,7 +82,7 @@ def common_parser(doc, benchmarks):
     return parser
 
 
-BENCHMARKS = ("perop", "mlp", "mlp-tiny", "memory")
+BENCHMARKS = ("perop", "mlp", "mlp-tiny", "mlp-small", "memory", "jacobian", "scale", "bytes")
 
 
 def parse_args(argv=None):
@@ -76,7 +92,14 @@ def parse_args(argv=None):
         choices=("perop", "mlp"),
         help="instead of benchmarking, cProfile teachgrad on one benchmark and print the top functions",
     )
+    p.add_argument(
+        "--no-autograd", action="store_true", help="leave HIPS autograd out even if it is installed"
+    )
+    p.add_argument(
+        "--no-mygrad", action="store_true", help="leave MyGrad out even if it is installed"
+    )
     p.add_argument("--memory-child", metavar="IMPL", help=argparse.SUPPRESS)
+    p.add_argument("--bytes-child", metavar="IMPL", help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -119,11 +142,36 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-IMPLS = ("teachgrad", "numpy", "torch")
+IMPLS = ("teachgrad", "numpy", "torch")  # bench_nn.py and bench_gpu.py use these three
+# Optional peers, bench.py only: other autograd libraries, each differentiating the same
+# functions its own way (HIPS autograd: functions of arrays; MyGrad: tensors, backward()).
+PEERS = ("autograd", "mygrad")
+ALL_IMPLS = IMPLS + PEERS
+NAMES = {"teachgrad": "teachgrad", "numpy": "NumPy", "torch": "torch"}
+NAMES |= {"autograd": "autograd", "mygrad": "MyGrad"}
 
 
 def load(impl):
-    """The module for ``impl`` ("teachgrad" or "torch"), None for torch when absent."""
+    """The module for ``impl``; None for torch, autograd or MyGrad when absent or left out.
+
+    For HIPS autograd that is the ``autograd`` package, with ``autograd.numpy`` and
+    ``autograd.scipy.special`` imported; MyGrad's memory guarding stays on (its default)."""
+    if impl in PEERS:
+        # bench_nn.py's and bench_gpu.py's ARGS have no --no-autograd/--no-mygrad
+        if getattr(ARGS, "no_" + impl, False):
+            return None
+        try:
+            if impl == "autograd":
+                import autograd  # noqa: PLC0415
+                import autograd.numpy  # noqa: PLC0415, F401
+                import autograd.scipy.special  # noqa: PLC0415, F401
+
+                return autograd
+            import mygrad  # noqa: PLC0415
+            import mygrad.nnet  # noqa: PLC0415, F401
+        except ImportError:
+            return None
+        return mygrad
     if impl == "teachgrad":
         import teachgrad  # noqa: PLC0415
 
@@ -172,11 +220,11 @@ def perop_data():
     return x, c
 
 
-def chain_autograd(x, c):
+def chain_autograd(x, c, n_ops=N_OPS):
     """teachgrad and torch: the same code. Returns the gradient of the chain's sum w.r.t. x."""
     x.grad = None
     y = x
-    for _ in range(N_OPS // 4):
+    for _ in range(n_ops // 4):
         y = y * 0.9
         y = y + c
         y = y.tanh()
@@ -185,17 +233,48 @@ def chain_autograd(x, c):
     return x.grad
 
 
-def chain_numpy(x, c):
-    """Hand-written: the same forward, intermediates kept, backward in a reverse loop."""
+def chain_forward(y, c, n_ops, tanh, exp):
+    """The same chain with functions for tanh and exp: HIPS autograd and MyGrad have no
+    tensor methods for them."""
+    for _ in range(n_ops // 4):
+        y = y * 0.9
+        y = y + c
+        y = tanh(y)
+        y = exp(y)
+    return y
+
+
+def chain_hips(ag, c, n_ops=N_OPS):
+    """HIPS autograd: the gradient function of the chain's sum, built once (a user writes
+    ``grad(f)`` once and calls it); each call traces the chain anew."""
+    anp = ag.numpy
+    return ag.grad(lambda x: anp.sum(chain_forward(x, c, n_ops, anp.tanh, anp.exp)))
+
+
+def chain_mygrad(mg, x, c, n_ops=N_OPS):
+    """MyGrad: tensors and ``backward()``; ``x.grad`` is a NumPy array."""
+    x.null_grad()
+    chain_forward(x, c, n_ops, mg.tanh, mg.exp).sum().backward()
+    return x.grad
+
+
+def chain_numpy_forward(x, c, n_ops=N_OPS):
+    """Hand-written forward: the outputs backward needs (tanh's and exp's), and the result."""
     saved = []
     y = x
-    for _ in range(N_OPS // 4):
+    for _ in range(n_ops // 4):
         y = y * 0.9
         y = y + c
         y = np.tanh(y)
         saved.append(y)
         y = np.exp(y)
         saved.append(y)
+    return saved, y
+
+
+def chain_numpy(x, c, n_ops=N_OPS):
+    """Hand-written: the same forward, intermediates kept, backward in a reverse loop."""
+    saved, y = chain_numpy_forward(x, c, n_ops)
     y.sum()
     g = np.ones_like(y)
     for i in range(len(saved) - 1, 0, -2):
@@ -206,14 +285,26 @@ def chain_numpy(x, c):
     return g
 
 
-def perop_setup(impl):
-    """A zero-argument callable running the chain once for ``impl``."""
+def to_mygrad(mg, array, requires_grad=False):
+    """A MyGrad tensor on an aligned copy of ``array`` (``copy=False`` keeps the alignment);
+    a tensor that does not require grad is a constant in MyGrad's terms."""
+    return mg.tensor(aligned_copy(array), constant=not requires_grad, copy=False)
+
+
+def perop_setup(impl, n_ops=N_OPS):
+    """A zero-argument callable running the chain of ``n_ops`` ops once for ``impl``."""
     x, c = perop_data()
     if impl == "numpy":
-        return lambda: chain_numpy(x, c)
+        return lambda: chain_numpy(x, c, n_ops)
     lib = load(impl)
+    if impl == "autograd":
+        xa, grad_fn = aligned_copy(x), chain_hips(lib, aligned_copy(c), n_ops)
+        return lambda: grad_fn(xa)
+    if impl == "mygrad":
+        xm, cm = to_mygrad(lib, x, requires_grad=True), to_mygrad(lib, c)
+        return lambda: chain_mygrad(lib, xm, cm, n_ops)
     xt, ct = to_lib(lib, x, requires_grad=True), to_lib(lib, c)
-    return lambda: chain_autograd(xt, ct)
+    return lambda: chain_autograd(xt, ct, n_ops)
 
 
 # ---------------------------------------------------------------------------------- (b) MLP step
@@ -221,6 +312,8 @@ MLP_SIZES = (784, 512, 512, 10)
 BATCH = 256
 TINY_SIZES = (8, 8, 8, 2)  # (b2): the same step, with arrays too small to cost anything
 TINY_BATCH = 4
+SMALL_SIZES = (64, 64, 10)  # (b3): the issue's "small MLP step"
+SMALL_BATCH = 32
 LR = 0.01
 
 
@@ -238,11 +331,13 @@ def mlp_data(sizes=MLP_SIZES, batch=BATCH):
 
 
 def mlp_loss_backward(params, x, onehot):
-    """teachgrad and torch: the same code. Softmax cross-entropy from core ops, then backward."""
-    w1, b1, w2, b2, w3, b3 = params
-    h1 = (x @ w1 + b1).tanh()
-    h2 = (h1 @ w2 + b2).tanh()
-    z = h2 @ w3 + b3
+    """teachgrad and torch: the same code. Softmax cross-entropy from core ops, then backward.
+
+    ``params`` are (weight, bias) pairs, flattened; every layer but the last has tanh."""
+    h = x
+    for w, b in zip(params[:-2:2], params[1:-2:2], strict=True):
+        h = (h @ w + b).tanh()
+    z = h @ params[-2] + params[-1]
     logp = z - z.logsumexp(dim=1, keepdim=True)  # log-softmax, computed without overflow
     loss = -(onehot * logp).sum(dim=1).mean()
     loss.backward()
@@ -262,12 +357,50 @@ def sgd_autograd(lib, params):
             p.grad = None
 
 
+def mlp_loss_hips(ag, params, x, onehot):
+    """HIPS autograd: the same loss as a function of the list of parameters (not differentiated
+    here: ``mlp_setup`` takes its ``value_and_grad``); logsumexp is autograd's own."""
+    anp = ag.numpy
+    h = x
+    for w, b in zip(params[:-2:2], params[1:-2:2], strict=True):
+        h = anp.tanh(h @ w + b)
+    z = h @ params[-2] + params[-1]
+    logp = z - ag.scipy.special.logsumexp(z, axis=1, keepdims=True)
+    return -anp.mean(anp.sum(onehot * logp, axis=1))
+
+
+def sgd_hips(params, grads):
+    """HIPS autograd: the parameters are plain NumPy arrays, updated in place as NumPy's are."""
+    for p, g in zip(params, grads, strict=True):
+        p -= LR * g
+
+
+def mlp_loss_backward_mygrad(mg, params, x, onehot):
+    """MyGrad: the same loss with tensors, then backward. MyGrad has no logsumexp, so the
+    log-softmax is its ``nnet.logsoftmax`` (computed without overflow too)."""
+    h = x
+    for w, b in zip(params[:-2:2], params[1:-2:2], strict=True):
+        h = mg.tanh(h @ w + b)
+    logp = mg.nnet.logsoftmax(h @ params[-2] + params[-1], axis=1)
+    loss = -(onehot * logp).sum(axis=1).mean()
+    loss.backward()
+    return loss
+
+
+def sgd_mygrad(params):
+    """MyGrad, with memory guarding on: backward has cleared the graph, which unlocks the
+    parameters' arrays, so ``p.data`` can be updated in place; then the gradient is nulled."""
+    for p in params:
+        p.data -= LR * p.grad
+        p.null_grad()
+
+
 def mlp_numpy_loss_grads(params, x, onehot):
     """Hand-written forward and backward, the same math as ``mlp_loss_backward``."""
-    w1, b1, w2, b2, w3, b3 = params
-    h1 = np.tanh(x @ w1 + b1)
-    h2 = np.tanh(h1 @ w2 + b2)
-    z = h2 @ w3 + b3
+    hs = [x]  # each layer's input: the MLP's input, then the hidden layers' outputs
+    for w, b in zip(params[:-2:2], params[1:-2:2], strict=True):
+        hs.append(np.tanh(hs[-1] @ w + b))
+    z = hs[-1] @ params[-2] + params[-1]
     s = z - z.max(axis=1, keepdims=True)
     e = np.exp(s)
     se = e.sum(axis=1, keepdims=True)
@@ -275,16 +408,14 @@ def mlp_numpy_loss_grads(params, x, onehot):
     loss = -(onehot * logp).sum(axis=1).mean()
     # backward
     dlogp = onehot * np.float32(-1.0 / len(x))
-    dz = dlogp - (e / se) * dlogp.sum(axis=1, keepdims=True)
-    dw3 = h2.T @ dz
-    db3 = dz.sum(axis=0)
-    da2 = (dz @ w3.T) * (1 - h2 * h2)
-    dw2 = h1.T @ da2
-    db2 = da2.sum(axis=0)
-    da1 = (da2 @ w2.T) * (1 - h1 * h1)
-    dw1 = x.T @ da1
-    db1 = da1.sum(axis=0)
-    return loss, [dw1, db1, dw2, db2, dw3, db3]
+    da = dlogp - (e / se) * dlogp.sum(axis=1, keepdims=True)  # d loss / d z
+    grads = [None] * len(params)
+    for i in range(len(params) // 2 - 1, -1, -1):  # layer i: h_{i+1} = tanh(h_i @ w_i + b_i)
+        grads[2 * i] = hs[i].T @ da
+        grads[2 * i + 1] = da.sum(axis=0)
+        if i:
+            da = (da @ params[2 * i].T) * (1 - hs[i] * hs[i])  # through tanh: 1 - tanh^2
+    return loss, grads
 
 
 def mlp_numpy_step(params, x, onehot):
@@ -301,6 +432,26 @@ def mlp_setup(impl, sizes=MLP_SIZES, batch=BATCH):
         params, x, onehot = [aligned_copy(p) for p in params], aligned_copy(x), aligned_copy(onehot)
         return lambda: mlp_numpy_step(params, x, onehot)
     lib = load(impl)
+    if impl == "autograd":
+        params, x, onehot = [aligned_copy(p) for p in params], aligned_copy(x), aligned_copy(onehot)
+        loss_and_grads = lib.value_and_grad(lambda ps: mlp_loss_hips(lib, ps, x, onehot))
+
+        def step_hips():
+            loss, grads = loss_and_grads(params)
+            sgd_hips(params, grads)
+            return loss
+
+        return step_hips
+    if impl == "mygrad":
+        ps = [to_mygrad(lib, p, requires_grad=True) for p in params]
+        xm, om = to_mygrad(lib, x), to_mygrad(lib, onehot)
+
+        def step_mygrad():
+            loss = mlp_loss_backward_mygrad(lib, ps, xm, om)
+            sgd_mygrad(ps)
+            return loss
+
+        return step_mygrad
     ps = [to_lib(lib, p, requires_grad=True) for p in params]
     xt, ot = to_lib(lib, x), to_lib(lib, onehot)
 
@@ -371,6 +522,35 @@ def memory_child(impl):
 
         def clear():
             grads[:] = [None] * MEM_LAYERS
+    elif impl == "autograd":
+        ag = load(impl)
+        grads = []  # the gradients stay alive until clear(), as a tensor's .grad does
+
+        def loss(ws):
+            y = x
+            for w in ws:
+                y = ag.numpy.tanh(y @ w)
+            return ag.numpy.sum(y)
+
+        def run(n_layers):
+            grads[:] = ag.grad(loss)(weights[:n_layers])
+
+        def clear():
+            grads.clear()
+    elif impl == "mygrad":
+        mg = load(impl)
+        ws = [mg.tensor(w, copy=False) for w in weights]  # shares the NumPy memory
+        xm = mg.tensor(x, constant=True, copy=False)
+
+        def run(n_layers):
+            y = xm
+            for w in ws[:n_layers]:
+                y = mg.tanh(y @ w)
+            y.sum().backward()
+
+        def clear():
+            for w in ws:
+                w.null_grad()
     else:
         lib = load(impl)
         ws = [lib.from_numpy(w).requires_grad_() for w in weights]  # shares the NumPy memory
@@ -421,11 +601,12 @@ def memory_child(impl):
 MALLOC_MODES = {"live": {"MALLOC_MMAP_THRESHOLD_": "131072"}, "glibc default": {}}
 
 
-def measure_memory(impl, malloc_env):
+def measure_memory(impl, malloc_env, child="--memory-child"):
+    """Run ``child`` (``--memory-child`` or ``--bytes-child``) for ``impl`` in a fresh process."""
     cmd = [
         sys.executable,
         str(Path(__file__).resolve()),
-        "--memory-child",
+        child,
         impl,
         "--threads",
         str(ARGS.threads),
@@ -436,6 +617,90 @@ def measure_memory(impl, malloc_env):
     if proc.returncode != 0:
         raise RuntimeError(f"memory child for {impl} failed:\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------------------------- (d) jacobian
+JAC_SIZE = 64
+
+
+def jacobian_data():
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((JAC_SIZE, JAC_SIZE)) / np.sqrt(JAC_SIZE)
+    return w, rng.standard_normal(JAC_SIZE)
+
+
+def jacobian_numpy(w, x):
+    """The closed form, no differentiation: d tanh(W x) / dx = (1 - tanh(W x)^2)[:, None] * W."""
+    y = np.tanh(w @ x)
+    return (1 - y * y)[:, None] * w
+
+
+def jacobian_setup(impl):
+    """A zero-argument callable computing the Jacobian with ``impl``'s own jacobian function,
+    with its defaults (teachgrad and torch: vectorize=False, one backward pass per row).
+    None for MyGrad, which has no jacobian function."""
+    w, x = (aligned_copy(v) for v in jacobian_data())
+    if impl == "numpy":
+        return lambda: jacobian_numpy(w, x)
+    if impl == "mygrad":
+        return None
+    lib = load(impl)
+    if impl == "autograd":
+        jac = lib.jacobian(lambda v: lib.numpy.tanh(w @ v))
+        return lambda: jac(x)
+    wt, xt = to_lib(lib, w), to_lib(lib, x)
+    return lambda: lib.autograd.functional.jacobian(lambda v: (wt @ v).tanh(), xt)
+
+
+# ---------------------------------------------------------------------------------- (e) scale
+SCALE_NODES = (1_000, 100_000)  # (a)'s chain, short and long
+SCALE_LONG_ROUNDS = 3  # at most: one round of the long chain takes seconds per implementation
+
+
+# ---------------------------------------------------------------------------------- (f) bytes
+BYTES_NODES = 200_000
+
+
+def chain_alive(impl, n_ops):
+    """(a)'s chain of ``n_ops`` ops, recorded and kept alive before backward: what holds the
+    graph (for NumPy, the outputs the hand-written backward needs)."""
+    x, c = perop_data()
+    if impl == "numpy":
+        return chain_numpy_forward(x, c, n_ops)
+    lib = load(impl)
+    if impl == "autograd":
+        # make_vjp runs the forward pass and returns the backward function, which holds the
+        # whole trace: the graph that grad() would walk next
+        anp = lib.numpy
+        return lib.make_vjp(lambda v: chain_forward(v, c, n_ops, anp.tanh, anp.exp))(x)
+    if impl == "mygrad":
+        xm, cm = to_mygrad(lib, x, requires_grad=True), to_mygrad(lib, c)
+        return chain_forward(xm, cm, n_ops, lib.tanh, lib.exp)
+    xt, ct = to_lib(lib, x, requires_grad=True), to_lib(lib, c)
+    return chain_forward(xt, ct, n_ops, lambda t: t.tanh(), lambda t: t.exp())
+
+
+def bytes_child(impl):
+    """Runs in a fresh process: RSS growth per node of a long chain kept alive, as JSON.
+
+    RSS, not tracemalloc: torch allocates in C++, where tracemalloc does not look, and the
+    same measure for every implementation keeps them comparable. The GC stays on."""
+    chain_alive(impl, 1_000)  # warm-up: lazy imports, caches, allocator pools
+    gc.collect()
+    base = _vm_kib("VmRSS")
+    alive = chain_alive(impl, BYTES_NODES)
+    grown = _vm_kib("VmRSS") - base
+    del alive
+    print(
+        json.dumps(
+            {
+                "impl": impl,
+                "nodes": BYTES_NODES,
+                "rss_growth_mib": grown / 1024,
+                "bytes_per_node": grown * 1024 / BYTES_NODES,
+            }
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------- checks
@@ -457,47 +722,71 @@ def to_numpy(t):
 
 
 def check_equal_work(impls):
-    """Assert that the implementations compute the same values and gradients."""
+    """Assert that the implementations compute the same values and gradients: (a)'s chain
+    (which (e) and (f) repeat), (b)'s loss, gradients and SGD step, and (d)'s Jacobian."""
     x, c = perop_data()
     ref = chain_numpy(x, c)
     assert np.all(np.isfinite(ref)) and np.all(ref != 0), "chain gradient under/overflowed"
     for impl in impls:
         if impl != "numpy":
-            lib = load(impl)
-            xt = to_lib(lib, x, requires_grad=True)
             assert_close(
                 f"per-op chain gradient ({impl} vs numpy)",
-                to_numpy(chain_autograd(xt, to_lib(lib, c))),
+                to_numpy(perop_setup(impl)()),
                 ref,
                 1e-3,
             )
 
     params, xb, onehot = mlp_data()
     ref_loss, ref_grads = mlp_numpy_loss_grads(params, xb, onehot)
+    after = [p - LR * g for p, g in zip(params, ref_grads, strict=True)]
     for impl in impls:
         if impl == "numpy":
             continue
         lib = load(impl)
-        ps = [to_lib(lib, p, requires_grad=True) for p in params]
-        loss = mlp_loss_backward(ps, to_lib(lib, xb), to_lib(lib, onehot))
+        if impl == "autograd":
+            ps = [p.copy() for p in params]
+            loss, grads = lib.value_and_grad(mlp_loss_hips, argnum=1)(lib, ps, xb, onehot)
+        elif impl == "mygrad":
+            ps = [to_mygrad(lib, p, requires_grad=True) for p in params]
+            loss = mlp_loss_backward_mygrad(lib, ps, to_mygrad(lib, xb), to_mygrad(lib, onehot))
+            grads = [p.grad for p in ps]
+        else:
+            ps = [to_lib(lib, p, requires_grad=True) for p in params]
+            loss = mlp_loss_backward(ps, to_lib(lib, xb), to_lib(lib, onehot))
+            grads = [p.grad for p in ps]
         assert_close(f"MLP loss ({impl} vs numpy)", to_numpy(loss), ref_loss, 1e-4)
-        for i, (p, g) in enumerate(zip(ps, ref_grads, strict=True)):
+        for i, (g, want) in enumerate(zip(grads, ref_grads, strict=True)):
             assert_close(
-                f"MLP gradient of parameter {i} ({impl} vs numpy)", to_numpy(p.grad), g, 1e-3
+                f"MLP gradient of parameter {i} ({impl} vs numpy)", to_numpy(g), want, 1e-3
             )
         # one SGD step gives the same parameters too
-        sgd_autograd(lib, ps)
-        after = [p - LR * g for p, g in zip(params, ref_grads, strict=True)]
+        if impl == "autograd":
+            sgd_hips(ps, grads)
+        elif impl == "mygrad":
+            sgd_mygrad(ps)
+            assert all(p.grad is None and not p.constant for p in ps)
+        else:
+            sgd_autograd(lib, ps)
+            assert all(p.grad is None and p.requires_grad and p.is_leaf for p in ps)
         for i, (p, want) in enumerate(zip(ps, after, strict=True)):
-            assert_close(f"MLP parameter {i} after SGD ({impl} vs numpy)", to_numpy(p), want, 1e-4)
-            assert p.grad is None and p.requires_grad and p.is_leaf
+            got = p.data if impl == "mygrad" else to_numpy(p)
+            assert_close(f"MLP parameter {i} after SGD ({impl} vs numpy)", got, want, 1e-4)
+
+    ref_jac = jacobian_numpy(*jacobian_data())
+    for impl in impls:
+        run = jacobian_setup(impl)
+        if run is not None:
+            assert_close(f"Jacobian ({impl} vs closed form)", to_numpy(run()), ref_jac, 1e-10)
 
 
 # ---------------------------------------------------------------------------------- timing
-def bench_interleaved(setups, rounds, inner):
-    """Median seconds per call of each callable; one round times each impl in turn."""
+def bench_interleaved(setups, rounds, inner, warmup=True):
+    """Median seconds per call of each callable; one round times each impl in turn.
+
+    ``warmup=False`` skips the untimed first call, for calls that take seconds and follow
+    a warm-up of the same code (scale's long chain, after its short one)."""
     fns = {impl: setup() for impl, setup in setups.items()}
-    for fn in fns.values():  # warm-up: caches, lazy imports, allocator
+    for fn in fns.values() if warmup else ():  # warm-up: caches, lazy imports, allocator
         fn()
     gc.collect()
     gc.freeze()
@@ -568,6 +857,8 @@ def load_average():
 
 
 def _fmt(v, digits=1):
+    if isinstance(v, str):  # a note such as "n/a"
+        return v
     return "—" if v is None else f"{v:.{digits}f}"
 
 
@@ -576,7 +867,9 @@ def _fmt_ratio(r):
 
 
 def _ratio(a, b):
-    return None if a is None or b is None or b == 0 else a / b
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or b == 0:
+        return None  # missing, or a note
+    return a / b
 
 
 def machine_lines(facts, rounds):
@@ -603,19 +896,29 @@ def machine_lines(facts, rounds):
     return lines
 
 
-TABLE_HEADER = [
-    "| benchmark | teachgrad | NumPy (hand-written) | torch | teachgrad / NumPy | teachgrad / torch |",
-    "|---|---:|---:|---:|---:|---:|",
-]
+def table_header(impls=IMPLS):
+    """The results table's header: a column per implementation, then teachgrad / each other."""
+    names = [NAMES[i] + (" (hand-written)" if i == "numpy" else "") for i in impls]
+    ratios = [f"teachgrad / {NAMES[i]}" for i in impls if i != "teachgrad"]
+    return [
+        "| benchmark | " + " | ".join(names + ratios) + " |",
+        "|---|" + "---:|" * (len(names) + len(ratios)),
+    ]
 
 
-def table_row(label, vals, digits):
-    """One row of the results table; ``vals`` maps each of IMPLS to a number or None."""
-    return (
-        f"| {label} | {_fmt(vals['teachgrad'], digits)} | {_fmt(vals['numpy'], digits)} | "
-        f"{_fmt(vals['torch'], digits)} | {_fmt_ratio(_ratio(vals['teachgrad'], vals['numpy']))} | "
-        f"{_fmt_ratio(_ratio(vals['teachgrad'], vals['torch']))} |"
-    )
+TABLE_HEADER = table_header()  # bench_nn.py's table: teachgrad, NumPy, torch
+
+
+def table_row(label, vals, digits, impls=IMPLS, ratios=True):
+    """One row of the results table; ``vals`` maps each of ``impls`` to a number, None
+    (not measured) or a note ("n/a"). ``ratios=False`` leaves the ratio columns empty."""
+    cells = [_fmt(vals[i], digits) for i in impls]
+    cells += [
+        _fmt_ratio(_ratio(vals["teachgrad"], vals[i]) if ratios else None)
+        for i in impls
+        if i != "teachgrad"
+    ]
+    return f"| {label} | " + " | ".join(cells) + " |"
 
 
 def spread_line(label, timings, scale):
@@ -648,33 +951,48 @@ def target_lines(targets):
 
 
 def report(facts, results):
+    impls = results["config"]["impls"]
     lines = machine_lines(facts, results["config"]["rounds"])
-    lines += ["## Results", "", *TABLE_HEADER]
+    lines[-1:-1] = [f"- {NAMES[peer]}: {note}" for peer, note in facts["peers"].items()]
+    lines += ["## Results", "", *table_header(impls)]
+    n_short, n_long = SCALE_NODES
     rows = (
-        ("perop", "value", "(a) per-op overhead, µs/op (median)", 1e6 / N_OPS, 2),
-        ("perop", "min_s", "(a) same, fastest round", 1e6 / N_OPS, 2),
-        ("mlp", "value", "(b) MLP step, ms/step (median)", 1e3, 2),
-        ("mlp", "min_s", "(b) same, fastest round", 1e3, 2),
-        ("mlp_tiny", "value", "(b2) same step, 8-8-8-2, batch 4, ms/step (median)", 1e3, 3),
-        ("memory", "value", "(c) peak memory growth, MiB (live arrays)", 1, 1),
-        ("memory_glibc_default", "value", "(c') same, glibc's default malloc", 1, 1),
-    )
-    for key, field, label, scale, digits in rows:
+        # key, field, label, scale, digits, implementations that cannot run it
+        ("perop", "value", "(a) per-op overhead, µs/op (median)", 1e6 / N_OPS, 2, ()),
+        ("perop", "min_s", "(a) same, fastest round", 1e6 / N_OPS, 2, ()),
+        ("mlp", "value", "(b) MLP step, ms/step (median)", 1e3, 2, ()),
+        ("mlp", "min_s", "(b) same, fastest round", 1e3, 2, ()),
+        ("mlp_tiny", "value", "(b2) same step, 8-8-8-2, batch 4, ms/step (median)", 1e3, 3, ()),
+        ("mlp_small", "value", "(b3) small MLP step, 64-64-10, batch 32, ms/step (median)", 1e3, 3, ()),
+        ("memory", "value", "(c) peak memory growth, MiB (live arrays)", 1, 1, ()),
+        ("memory_glibc_default", "value", "(c') same, glibc's default malloc", 1, 1, ()),
+        ("jacobian", "value", "(d) jacobian, tanh(W @ x), 64x64 float64, ms/call (median)", 1e3, 3, ("mygrad",)),
+        ("scale_short", "value", f"(e) scale: chain of {n_short:,} ops, µs/node (median)", 1e6 / n_short, 2, ()),
+        ("scale_long", "value", f"(e) scale: chain of {n_long:,} ops, µs/node (median)", 1e6 / n_long, 2, ()),
+        ("scale_growth", "value", f"(e) µs/node at {n_long:,} / at {n_short:,}", 1, 2, ()),
+        ("bytes", "value", f"(f) RSS bytes per node, {BYTES_NODES:,}-op chain alive", 1, 0, ()),
+    )  # fmt: skip
+    for key, field, label, scale, digits, unable in rows:
         r = results.get(key)
         if r is None:
             continue
-        vals = {i: (None if r.get(i) is None else r[i][field]) for i in IMPLS}
-        vals = {i: (None if v is None else v * scale) for i, v in vals.items()}
-        lines.append(table_row(label, vals, digits))
+        vals = {i: (None if r.get(i) is None else r[i][field] * scale) for i in impls}
+        vals |= {i: "n/a" for i in unable}
+        # teachgrad's growth over a peer's is no cost to compare: its column says it
+        lines.append(table_row(label, vals, digits, impls, ratios=key != "scale_growth"))
     spread = []
     for key, label, scale in (
         ("perop", "per-op µs/op", 1e6 / N_OPS),
         ("mlp", "MLP ms/step", 1e3),
         ("mlp_tiny", "tiny MLP ms/step", 1e3),
+        ("mlp_small", "small MLP ms/step", 1e3),
+        ("jacobian", "jacobian ms/call", 1e3),
+        ("scale_short", f"scale µs/node, {n_short:,} ops", 1e6 / n_short),
+        ("scale_long", f"scale µs/node, {n_long:,} ops", 1e6 / n_long),
     ):
         r = results.get(key)
         if r is not None:
-            spread.append(spread_line(label, {i: r[i] for i in IMPLS if i in r}, scale))
+            spread.append(spread_line(label, {i: r[i] for i in impls if i in r}, scale))
     if spread:
         lines += ["", "Spread over the rounds (min / median / max):", ""] + spread
     if "memory" in results:
@@ -683,6 +1001,18 @@ def report(facts, results):
             f"Memory floor: the {MEM_LAYERS} weight gradients alone are "
             f"{MEM_LAYERS * MEM_WIDTH * MEM_WIDTH * 4 / 2**20:.0f} MiB; the activations kept for "
             f"backward are {MEM_LAYERS * BATCH * MEM_WIDTH * 4 / 2**20:.0f} MiB.",
+        ]
+    if "jacobian" in results:
+        lines += [
+            "",
+            "(d): NumPy is the closed form (1 - y²)[:, None] * W, no differentiation: a floor. "
+            "MyGrad has no jacobian function (n/a).",
+        ]
+    if "scale_long" in results:
+        lines += [
+            "",
+            f"(e): the {n_long:,}-op chain is timed in {results['config']['scale_long_rounds']} "
+            "rounds of one call, without a warm-up call (the short chain ran the same code first).",
         ]
     lines += bookkeeping_lines(results)
     lines += ["", *target_lines(results["targets"])]
@@ -732,57 +1062,91 @@ def profile(which):
     profile_calls(fn, 20 if which == "perop" else 10, which)
 
 
+def peer_notes():
+    """``{peer: one line}``: each optional peer's version, or why it is left out."""
+    from importlib import metadata  # noqa: PLC0415
+
+    notes = {}
+    for peer in PEERS:
+        if getattr(ARGS, "no_" + peer):
+            notes[peer] = f"left out (--no-{peer})"
+        elif load(peer) is None:
+            notes[peer] = "not importable, left out"
+        else:
+            notes[peer] = f"{metadata.version(peer)}" + (
+                " (memory guarding on)" if peer == "mygrad" else ""
+            )
+    return notes
+
+
+def timed(impls, setup, inner, rounds=None, warmup=True):
+    """``bench_interleaved`` over ``impls`` with ``setup(impl)``; each entry gets its "value"."""
+    r = bench_interleaved(
+        {i: (lambda i=i: setup(i)) for i in impls}, rounds or ARGS.rounds, inner, warmup
+    )
+    return {i: {**v, "value": v["median_s"]} for i, v in r.items()}
+
+
 def main():
     if ARGS.memory_child:
         memory_child(ARGS.memory_child)
+        return
+    if ARGS.bytes_child:
+        bytes_child(ARGS.bytes_child)
         return
     if ARGS.profile:
         profile(ARGS.profile)
         return
     torch_mod = load("torch")
-    impls = [i for i in IMPLS if i != "torch" or torch_mod is not None]
+    impls = [i for i in ALL_IMPLS if i == "numpy" or load(i) is not None]
     facts = machine_facts(torch_mod)
+    facts["peers"] = peer_notes()
+    for peer in PEERS:
+        if peer not in impls:
+            print(f"note: {NAMES[peer]} {facts['peers'][peer]}", file=sys.stderr)
     only = set(ARGS.only or BENCHMARKS)
     check_equal_work(impls)
     print(
-        "check: teachgrad, NumPy"
-        + (" and torch" if torch_mod else "")
-        + " compute the same values and gradients",
+        "check: " + ", ".join(NAMES[i] for i in impls) + " compute the same values and gradients",
         file=sys.stderr,
     )
 
+    long_rounds = min(ARGS.rounds, SCALE_LONG_ROUNDS)
     results = {
         "machine": facts,
         "config": {
             "rounds": ARGS.rounds,
             "threads": ARGS.threads,
+            "impls": impls,
             "n_ops": N_OPS,
             "mlp_sizes": MLP_SIZES,
             "batch": BATCH,
             "tiny_mlp_sizes": TINY_SIZES,
             "tiny_batch": TINY_BATCH,
+            "small_mlp_sizes": SMALL_SIZES,
+            "small_batch": SMALL_BATCH,
             "memory_layers": MEM_LAYERS,
             "memory_width": MEM_WIDTH,
+            "jacobian_size": JAC_SIZE,
+            "scale_nodes": SCALE_NODES,
+            "scale_long_rounds": long_rounds,
+            "bytes_nodes": BYTES_NODES,
         },
     }
     if "perop" in only:
         print("(a) per-op overhead ...", file=sys.stderr)
-        r = bench_interleaved(
-            {i: (lambda i=i: perop_setup(i)) for i in impls}, ARGS.rounds, inner=2
-        )
-        results["perop"] = {i: {**v, "value": v["median_s"]} for i, v in r.items()}
+        results["perop"] = timed(impls, perop_setup, inner=2)
     if "mlp" in only:
         print("(b) MLP step ...", file=sys.stderr)
-        r = bench_interleaved({i: (lambda i=i: mlp_setup(i)) for i in impls}, ARGS.rounds, inner=2)
-        results["mlp"] = {i: {**v, "value": v["median_s"]} for i, v in r.items()}
+        results["mlp"] = timed(impls, mlp_setup, inner=2)
     if "mlp-tiny" in only:
         print("(b2) MLP step with tiny arrays ...", file=sys.stderr)
-        r = bench_interleaved(
-            {i: (lambda i=i: mlp_setup(i, TINY_SIZES, TINY_BATCH)) for i in impls},
-            ARGS.rounds,
-            inner=20,
+        results["mlp_tiny"] = timed(impls, lambda i: mlp_setup(i, TINY_SIZES, TINY_BATCH), inner=20)
+    if "mlp-small" in only:
+        print("(b3) small MLP step ...", file=sys.stderr)
+        results["mlp_small"] = timed(
+            impls, lambda i: mlp_setup(i, SMALL_SIZES, SMALL_BATCH), inner=10
         )
-        results["mlp_tiny"] = {i: {**v, "value": v["median_s"]} for i, v in r.items()}
     if "memory" in only:
         print("(c) peak memory ...", file=sys.stderr)
         for mode, malloc_env in MALLOC_MODES.items():
@@ -797,6 +1161,27 @@ def main():
                 m["malloc_env"] = malloc_env
                 mem[impl] = m
             results["memory" if mode == "live" else "memory_glibc_default"] = mem
+    if "jacobian" in only:
+        print("(d) jacobian ...", file=sys.stderr)
+        able = [i for i in impls if i != "mygrad"]  # MyGrad has no jacobian function
+        results["jacobian"] = timed(able, jacobian_setup, inner=5)
+    if "scale" in only:
+        n_short, n_long = SCALE_NODES
+        print(f"(e) scale: {n_short:,} and {n_long:,} nodes ...", file=sys.stderr)
+        short = timed(impls, lambda i: perop_setup(i, n_short), inner=2)
+        long = timed(
+            impls, lambda i: perop_setup(i, n_long), inner=1, rounds=long_rounds, warmup=False
+        )
+        results["scale_short"], results["scale_long"] = short, long
+        results["scale_growth"] = {
+            i: {"value": (long[i]["value"] / n_long) / (short[i]["value"] / n_short)} for i in impls
+        }
+    if "bytes" in only:
+        print(f"(f) bytes per node, {BYTES_NODES:,}-op chain ...", file=sys.stderr)
+        results["bytes"] = {}
+        for impl in impls:
+            m = measure_memory(impl, {}, child="--bytes-child")
+            results["bytes"][impl] = {**m, "value": m["bytes_per_node"]}
 
     def ratio(key, a, b, field="value"):
         r = results.get(key)
