@@ -375,6 +375,8 @@ class _Pass:
             return None  # (a pass towards inputs: this node leads to none of them)
         if node._pre_hooks:
             grads = _run_pre_hooks(node, grads)
+        if self.steal and type(node) is AccumulateGrad and (node._pre_hooks or node._tensor_hooks):
+            _claim_unshared(grads)
         grad_outputs = tuple(grads)
         if NodeStarted.on:
             _events.emit(NodeStarted, node=node, grad_outputs=grad_outputs)
@@ -515,6 +517,16 @@ def _claim(g, summed, node, grad_outputs, grad_inputs) -> None:
     caller. It saves one copy of every leaf's gradient per backward (the MLP step's
     weight gradients)."""
     if summed or _made_by(node, g, grad_outputs, grad_inputs):
+        g._engine_owned = True
+
+
+def _claim_unshared(grads) -> None:
+    """After a leaf's hooks ran: a gradient that nobody but the engine holds any more (the
+    hooks kept no reference; a hook's fresh result, say) may become ``.grad`` itself, as
+    torch's AccumulateGrad steals a gradient whose use count says only the engine holds it.
+    Then the node's post hooks see ``.grad`` itself in their ``grad_outputs``, as in torch."""
+    g = grads[0]
+    if g is not None and sys.getrefcount(g) <= 3:  # the list's, ``g``'s and the call's
         g._engine_owned = True
 
 
