@@ -1,6 +1,6 @@
 """Shared pieces of the ports of PyTorch's own autograd tests (test_autograd.py).
 
-Each ported test takes ``lib`` (teachgrad, then torch: the oracle; see conftest.py) and checks the same facts
+Each ported test takes ``lib`` (teachgrad, then torch: the oracle; see tests/teachgrad/conftest.py) and checks the same facts
 torch's test checks, with plain asserts, so one body runs on both libraries.
 """
 

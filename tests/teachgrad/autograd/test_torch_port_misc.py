@@ -12,6 +12,8 @@ import warnings
 import numpy as np
 import pytest
 
+import teachgrad as tg
+from teachgrad.autograd import engine
 from tests.teachgrad.autograd._port import same
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
@@ -226,6 +228,21 @@ def test_a_second_backward_without_saved_values_is_fine(lib):
     assert same(b.grad, [2.0, 2.0, 2.0])
 
 
+@pytest.fixture
+def warn_always(lib, monkeypatch):
+    """A warning given once per process is given again (torch's test sets
+    ``set_warn_always``; teachgrad keeps its once-flag in the engine)."""
+    if lib is tg:
+        monkeypatch.setattr(engine, "_warned_reference_cycle", False)
+        yield
+        return
+    before = lib.is_warn_always_enabled()
+    lib.set_warn_always(True)
+    yield
+    lib.set_warn_always(before)
+
+
+@pytest.mark.usefixtures("warn_always")
 def test_backward_with_create_graph_warns_and_grad_does_not(lib):
     b = randn(lib, 3, requires_grad=True)
     c = b * b
