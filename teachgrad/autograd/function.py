@@ -690,9 +690,8 @@ def _fake_leaf(value):
 
 
 def _no_tensor():
-    import numpy  # (CPU is enough: it only stands for "no value")
-
-    return wrap_array(numpy.empty(0))
+    """A tensor without elements that requires no grad: it only stands for "no value"."""
+    return Tensor([])
 
 
 class _DelayedError(Function):
