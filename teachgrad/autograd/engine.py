@@ -374,9 +374,7 @@ class _Pass:
         if self.reached is not None and not self.takes(node, grads):
             return None  # (a pass towards inputs: this node leads to none of them)
         if node._pre_hooks:
-            grads = _run_pre_hooks(node, grads)
-        if self.steal and type(node) is AccumulateGrad and (node._pre_hooks or node._tensor_hooks):
-            _claim_unshared(grads)
+            grads = _run_pre_hooks(node, grads, self.steal)
         grad_outputs = tuple(grads)
         if NodeStarted.on:
             _events.emit(NodeStarted, node=node, grad_outputs=grad_outputs)
@@ -454,13 +452,16 @@ def _finished(node, grad_outputs, grad_inputs) -> None:
     _events.emit(NodeFinished, node=node, grad_outputs=grad_outputs, grad_inputs=tuple(grad_inputs))
 
 
-def _run_pre_hooks(node, grads) -> list:
+def _run_pre_hooks(node, grads, steal=False) -> list:
     for hook in list(node._pre_hooks.values()):
         new = hook(tuple(grads))
         if HookFired.on:
             _events.emit(HookFired, kind="pre", owner=node, hook=hook)
         if new is not None:
             grads = _checked_hook_values(hook, new, grads, node)
+    new = None  # (the last result holds a reference that _claim_unshared would count)
+    if steal and type(node) is AccumulateGrad:
+        _claim_unshared(grads)
     return grads
 
 

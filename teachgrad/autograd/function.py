@@ -150,15 +150,11 @@ class BackwardFunction(FunctionCtx, Node):
     def _apply(self, grad_outputs: list, batch=None) -> tuple:
         """The backward formula, then torch's checks on what it returned: one gradient per
         input, each of the input's shape, dtype and device (summed back or cast if need be)."""
-        if self.materialize_grads and (len(grad_outputs) > 1 or grad_outputs[0] is None):
-            if self._forward_cls._builtin and _all_none(grad_outputs):
-                # torch's built-in formulas run only if some gradient is defined: with none,
-                # "no gradient" flows on (a custom Function still gets zeros)
-                return (None,) * len(self._input_meta)
-            _materialize(self, grad_outputs, batch)
+        some_none = len(grad_outputs) > 1 or grad_outputs[0] is None
+        if self.materialize_grads and some_none and not _materialize(self, grad_outputs, batch):
+            return (None,) * len(self._input_meta)  # a built-in that got no gradient
         result = self._backward(self, *grad_outputs)
-        if type(result) is not tuple:
-            result = (result,)
+        result = result if type(result) is tuple else (result,)
         n_args = len(self.needs_input_grad)
         if len(result) != n_args:
             result = _one_per_input(self, result)
@@ -184,11 +180,16 @@ class BackwardFunction(FunctionCtx, Node):
         return tuple(grads)
 
 
-def _materialize(node, grad_outputs, batch) -> None:
-    """Zeros for the outputs that got no gradient (``ctx.set_materialize_grads``)."""
+def _materialize(node, grad_outputs, batch) -> bool:
+    """Zeros for the outputs that got no gradient (``ctx.set_materialize_grads``). False,
+    and no zeros, for a built-in that got none at all: torch's built-in formulas run only if
+    some gradient is defined, so "no gradient" flows on (a custom Function gets zeros)."""
+    if node._forward_cls._builtin and _all_none(grad_outputs):
+        return False
     for i, g in enumerate(grad_outputs):
         if g is None and node._output_meta[i] is not None:  # non-tensor outputs stay None
             grad_outputs[i] = zeros_for(node._output_meta[i], batch)
+    return True
 
 
 def _one_per_input(node, result) -> tuple:
