@@ -238,6 +238,11 @@ class Tensor:
             self._refresh_view(asked=True)
         return self._grad_fn
 
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for a leaf), as in torch."""
+        return self._output_nr
+
     def _refresh_view(self, asked=False) -> None:
         """After an in-place change through another alias rewrote the base's history,
         give this view a new grad_fn reading from the base's new history (as torch does).

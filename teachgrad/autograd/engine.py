@@ -374,7 +374,7 @@ class _Pass:
         if self.reached is not None and not self.takes(node, grads):
             return None  # (a pass towards inputs: this node leads to none of them)
         if node._pre_hooks:
-            grads = _run_pre_hooks(node, grads)
+            grads = _run_pre_hooks(node, grads, self.steal)
         grad_outputs = tuple(grads)
         if NodeStarted.on:
             _events.emit(NodeStarted, node=node, grad_outputs=grad_outputs)
@@ -452,13 +452,16 @@ def _finished(node, grad_outputs, grad_inputs) -> None:
     _events.emit(NodeFinished, node=node, grad_outputs=grad_outputs, grad_inputs=tuple(grad_inputs))
 
 
-def _run_pre_hooks(node, grads) -> list:
+def _run_pre_hooks(node, grads, steal=False) -> list:
     for hook in list(node._pre_hooks.values()):
         new = hook(tuple(grads))
         if HookFired.on:
             _events.emit(HookFired, kind="pre", owner=node, hook=hook)
         if new is not None:
             grads = _checked_hook_values(hook, new, grads, node)
+    new = None  # (the last result holds a reference that _claim_unshared would count)
+    if steal and type(node) is AccumulateGrad:
+        _claim_unshared(grads)
     return grads
 
 
@@ -515,6 +518,16 @@ def _claim(g, summed, node, grad_outputs, grad_inputs) -> None:
     caller. It saves one copy of every leaf's gradient per backward (the MLP step's
     weight gradients)."""
     if summed or _made_by(node, g, grad_outputs, grad_inputs):
+        g._engine_owned = True
+
+
+def _claim_unshared(grads) -> None:
+    """After a leaf's hooks ran: a gradient that nobody but the engine holds any more (the
+    hooks kept no reference; a hook's fresh result, say) may become ``.grad`` itself, as
+    torch's AccumulateGrad steals a gradient whose use count says only the engine holds it.
+    Then the node's post hooks see ``.grad`` itself in their ``grad_outputs``, as in torch."""
+    g = grads[0]
+    if g is not None and sys.getrefcount(g) <= 3:  # the list's, ``g``'s and the call's
         g._engine_owned = True
 
 

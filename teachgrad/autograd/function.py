@@ -152,14 +152,14 @@ class BackwardFunction(FunctionCtx, Node):
     def _apply(self, grad_outputs: list, batch=None) -> tuple:
         """The backward formula, then torch's checks on what it returned: one gradient per
         input, each of the input's shape, dtype and device (summed back or cast if need be)."""
-        if self.materialize_grads and (len(grad_outputs) > 1 or grad_outputs[0] is None):
-            _materialize(self, grad_outputs, batch)
+        some_none = len(grad_outputs) > 1 or grad_outputs[0] is None
+        if self.materialize_grads and some_none and not _materialize(self, grad_outputs, batch):
+            return (None,) * len(self._input_meta)  # a built-in that got no gradient
         if self._on_arrays and batch is None and _arrays_will_do(self):
             result = _formula_on_arrays(self, grad_outputs)
         else:
             result = self._backward(self, *grad_outputs)
-        if type(result) is not tuple:
-            result = (result,)
+        result = result if type(result) is tuple else (result,)
         n_args = len(self.needs_input_grad)
         if len(result) != n_args:
             result = _one_per_input(self, result)
@@ -225,11 +225,16 @@ def _formula_on_arrays(node, grad_outputs) -> tuple:
     return tuple(grads)
 
 
-def _materialize(node, grad_outputs, batch) -> None:
-    """Zeros for the outputs that got no gradient (``ctx.set_materialize_grads``)."""
+def _materialize(node, grad_outputs, batch) -> bool:
+    """Zeros for the outputs that got no gradient (``ctx.set_materialize_grads``). False,
+    and no zeros, for a built-in that got none at all: torch's built-in formulas run only if
+    some gradient is defined, so "no gradient" flows on (a custom Function gets zeros)."""
+    if node._forward_cls._builtin and _all_none(grad_outputs):
+        return False
     for i, g in enumerate(grad_outputs):
         if g is None and node._output_meta[i] is not None:  # non-tensor outputs stay None
             grad_outputs[i] = zeros_for(node._output_meta[i], batch)
+    return True
 
 
 def _one_per_input(node, result) -> tuple:
@@ -718,31 +723,42 @@ def once_differentiable(backward):
             return result
         single = not isinstance(result, tuple)
         outs = (result,) if single else result
-        differentiable = tuple(g for g in grads if isinstance(g, Tensor) and g.requires_grad)
-        wrapped = tuple(
-            _DelayedError.apply(o, ctx.name(), *differentiable) if isinstance(o, Tensor) else o
-            for o in outs
-        )
-        return wrapped[0] if single else wrapped
+        guarded = _DelayedError.apply(ctx.name(), *(_fake_leaf(o) for o in outs))
+        guarded = tuple(g if isinstance(o, Tensor) else o for o, g in zip(outs, guarded))
+        return guarded[0] if single else guarded
 
     return wrapper
 
 
+def _fake_leaf(value):
+    """torch's trick: each result, detached, becomes a leaf that requires grad, so that the
+    error node below gets a grad_fn (its edges lead to these leaves, not into the graph)."""
+    if not isinstance(value, Tensor):
+        return _no_tensor()  # (a stand-in that gives torch's empty edge for a None result)
+    return value.detach().requires_grad_(True)
+
+
+def _no_tensor():
+    """A tensor without elements that requires no grad: it only stands for "no value"."""
+    return Tensor([])
+
+
 class _DelayedError(Function):
-    """Passes a value through; differentiating it raises (used by once_differentiable)."""
+    """Passes the results of a once-differentiable backward through; differentiating them
+    raises. One node for all results, named ``Error`` as torch's is."""
 
-    node_name = "DelayedError"
+    node_name = "Error"
 
     @staticmethod
-    def forward(ctx, x, name, *grads):  # grads only make the result part of the graph
+    def forward(ctx, name, *values):
         ctx.fn_name = name
-        return x.clone()
+        return tuple(v.view_as(v) if isinstance(v, Tensor) else v for v in values)
 
     @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx, *grads):
         raise RuntimeError(
-            f"trying to differentiate twice a function that was marked with @once_differentiable "
-            f"({ctx.fn_name}): its backward is not itself differentiable, so create_graph=True / "
+            "trying to differentiate twice a function that was marked with @once_differentiable\n"
+            f"  {ctx.fn_name}'s backward is not itself differentiable, so create_graph=True / "
             "double backward can't go through it."
         )
 

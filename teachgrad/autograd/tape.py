@@ -31,9 +31,9 @@ import weakref
 from collections import namedtuple
 
 from .. import _events, _seam
-from .._backend import device_of, is_writeable
+from .._backend import device_of, empty_strided, is_writeable
 from .._hooks import RemovableHandle, add_hook, hooks_of
-from .._tensor import Tensor, _new
+from .._tensor import Tensor, _new, wrap_array
 from . import anomaly_mode, gc_pacing
 from .grad_mode import state as _grad_state
 
@@ -643,8 +643,18 @@ def _store_grad(var, g) -> None:
 
 def _recorded_sum(old, g, var):
     """``create_graph=True``: the new ``.grad`` is recorded (a copy, or old + g)."""
-    new = _copy_with_layout(g, var) if old is None else old + g
+    new = _recorded_copy(g, var) if old is None else old + g
     return new if _strides_match(new._data, var._data) else _copy_with_layout(new, var)
+
+
+def _recorded_copy(g, var):
+    """The first ``.grad`` under ``create_graph=True``, made as torch makes it: for a dense
+    ``var``, a new tensor with ``var``'s strides that ``g`` is copied into (its node is
+    CopyBackwards); otherwise a row-major clone of ``g`` (CloneBackward0)."""
+    if not _dense(var._data):
+        return _seam.clone_like(g, None)
+    out = wrap_array(empty_strided(var._data, var._data.strides))
+    return out.copy_(g)
 
 
 def _add_in_place(old, g, var) -> None:

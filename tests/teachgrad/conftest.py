@@ -20,3 +20,13 @@ def torch():
     """PyTorch (CPU), the reference teachgrad is compared with; skips the test without it
     (fails it in CI)."""
     return needs.oracle()
+
+
+@pytest.fixture(params=["teachgrad", "torch"])
+def lib(request):
+    """The library a port of torch's autograd tests runs on (autograd/test_torch_port_*.py):
+    teachgrad, then torch, the oracle (a ported test that fails with torch is a wrong port,
+    not a teachgrad bug)."""
+    if request.param == "torch":
+        return request.getfixturevalue("torch")
+    return tg

@@ -1,0 +1,20 @@
+"""Shared pieces of the ports of PyTorch's own autograd tests (test_autograd.py).
+
+Each ported test takes ``lib`` (teachgrad, then torch: the oracle; see tests/teachgrad/conftest.py) and checks the same facts
+torch's test checks, with plain asserts, so one body runs on both libraries.
+"""
+
+import numpy as np
+
+
+def values(t):
+    """A tensor (or number) as a float64 NumPy array, detached."""
+    if hasattr(t, "detach"):
+        t = t.detach().cpu().numpy()
+    return np.asarray(t, dtype=np.float64)
+
+
+def same(a, b, rtol=1e-7, atol=1e-7):
+    """Whether two tensors (or a tensor and numbers) hold the same values and shape."""
+    a, b = values(a), values(b)
+    return a.shape == b.shape and np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
