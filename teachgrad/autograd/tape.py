@@ -324,8 +324,17 @@ def _inference_saved(tensor, owner, name) -> RuntimeError:
 
 
 def _short(node) -> str:
-    """A node's name the way torch's error messages print it (``ExpBackward0`` -> ``Exp``)."""
-    return re.sub(r"Backward\d*$", "", node.name())
+    """A node's name the way torch's error messages print it: without its last ``Backward``
+    and without the overload number 0 (``ExpBackward0`` -> ``Exp``), but with any other
+    overload number, which tells the overloads apart (``RsubBackward1`` -> ``Rsub1``, the
+    overload with a number ``2 - x``; ``PowBackward2`` -> ``Pow2``, ``2 ** x``).
+
+    >>> class RsubBackward1(Node): pass
+    >>> class TanhBackwardBackward0(Node): pass
+    >>> _short(RsubBackward1()), _short(TanhBackwardBackward0())
+    ('Rsub1', 'TanhBackward')
+    """
+    return re.sub(r"Backward(0?)(\d*)$", r"\2", node.name())
 
 
 def _changed_by(counter, since: int) -> list:
