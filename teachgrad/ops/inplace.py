@@ -687,7 +687,10 @@ def setitem(x, key, value) -> None:
     keys = key if isinstance(key, tuple) else (key,)
     basic, advanced = [], []
     for k in keys:
-        if _is_advanced(k):
+        if index.is_scalar_bool(k):  # as torch: a new dim of size 1, indexed by [0] or []
+            basic.append(None)
+            advanced.append(index.bool_positions(k, x))
+        elif _is_advanced(k):
             basic.append(slice(None))
             advanced.append(k)
         else:

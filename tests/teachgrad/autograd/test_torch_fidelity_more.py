@@ -7,7 +7,7 @@ way (same facts, or the same error class and first line).
 
 import pytest
 
-from tests.teachgrad.autograd.test_torch_fidelity import assert_like_torch
+from tests.teachgrad.autograd.test_torch_fidelity import as_numpy, assert_like_torch
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
 
@@ -95,5 +95,111 @@ def test_the_version_error_names_a_rebuilt_views_node_as_torch_does(view, saved_
             y = v * v
             b.add_(1)
         y.sum().backward()
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- views under no_grad
+
+SPLITS = {
+    "unbind": lambda b: b.unbind(0),
+    "split": lambda b: b.split(2),
+    "chunk": lambda b: b.chunk(2),
+}
+
+
+@pytest.mark.parametrize("split", SPLITS.values(), ids=SPLITS.keys())
+def test_a_multi_output_view_made_under_no_grad_is_a_no_grad_view(split):
+    def program(lib):
+        b = lib.ones(4, 2, requires_grad=True) * 1
+        with lib.no_grad():
+            parts = split(b)
+        parts[0].mul_(2)
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- mixed index kinds
+
+KEYS = {  # entries: i, j index tensors; T/F Python bools; t a 0-d bool tensor; n a 0-d int one
+    "0, :, i": "0,:,i",
+    "i, :, 0": "i,:,0",
+    ":, 0, i": ":,0,i",
+    "0, :, :, i": "0,:,:,i",
+    "0, ..., i": "0,...,i",
+    "i, :, j, :": "i,:,j,:",
+    "i, 0, :, j": "i,0,:,j",
+    "0, i, :, j": "0,i,:,j",
+    "1:, :, i": "1:,:,i",
+    "None, 0, :, i": "None,0,:,i",
+    "n, :, i": "n,:,i",
+    "True": "T",
+    "True, i": "T,i",
+    "i, True": "i,T",
+    "True, 0, :, i": "T,0,:,i",
+    "0, True, :, i": "0,T,:,i",
+    "True, True": "T,T",
+    "..., True": "...,T",
+    "t, i": "t,i",
+    "t, :, i": "t,:,i",
+    "False, :, i": "F,:,i",
+}
+
+
+def _key(lib, spec):
+    """The index ``spec`` ("0,:,i") names, built with ``lib``'s tensors."""
+    named = {
+        "i": lib.tensor([1, 0]),
+        "j": lib.tensor([2, 0]),
+        "T": True,
+        "F": False,
+        "t": lib.tensor(True),
+        "n": lib.tensor(0),
+        ":": slice(None),
+        "1:": slice(1, None),
+        "...": Ellipsis,
+        "None": None,
+    }
+    return tuple(named[p] if p in named else int(p) for p in spec.split(","))
+
+
+def _chain(fn):
+    """The names along the first edges from ``fn`` back to the leaf."""
+    names = []
+    while fn is not None:
+        names.append(fn.name())
+        fn = next((f for f, _ in fn.next_functions if f is not None), None)
+    return names
+
+
+@pytest.mark.parametrize("spec", KEYS.values(), ids=KEYS.keys())
+def test_reading_with_mixed_index_kinds_like_torch(spec):
+    """Shape, values, graph (torch adds an ``UnsqueezeBackward0`` for a single boolean) and
+    the gradient of ``x[key]``."""
+
+    def program(lib):
+        x = lib.arange(120.0, dtype=lib.float64).reshape(2, 3, 4, 5).requires_grad_()
+        y = (x * 1)[_key(lib, spec)]
+        w = lib.linspace(-1.0, 1.0, y.numel(), dtype=lib.float64).reshape(y.shape)
+        (y * w).sum().backward()
+        return as_numpy(y), _chain(y.grad_fn), as_numpy(x.grad)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("spec", KEYS.values(), ids=KEYS.keys())
+def test_writing_with_mixed_index_kinds_like_torch(spec):
+    """``b[key] = v`` puts v's dims where torch does: values and both gradients agree."""
+
+    def program(lib):
+        x = lib.arange(120.0, dtype=lib.float64).reshape(2, 3, 4, 5).requires_grad_()
+        b = x * 1
+        shape = b[_key(lib, spec)].shape
+        v = lib.linspace(0.0, 1.0, max(1, shape.numel()), dtype=lib.float64)
+        v = v[: shape.numel()].reshape(shape).requires_grad_()
+        b[_key(lib, spec)] = v
+        w = lib.linspace(-1.0, 2.0, 120, dtype=lib.float64).reshape(2, 3, 4, 5)
+        (b * w).sum().backward()
+        return as_numpy(b), b.grad_fn.name(), as_numpy(x.grad), as_numpy(v.grad)
 
     assert_like_torch(program)
