@@ -203,3 +203,37 @@ def test_writing_with_mixed_index_kinds_like_torch(spec):
         return as_numpy(b), b.grad_fn.name(), as_numpy(x.grad), as_numpy(v.grad)
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- empty views
+
+EMPTY_VIEWS = {
+    "zeros(0, 3).t()": lambda lib: lib.zeros(0, 3).t(),
+    "zeros(3, 0).t()": lambda lib: lib.zeros(3, 0).t(),
+    "permute": lambda lib: lib.zeros(2, 0, 3).permute(2, 0, 1),
+    "movedim": lambda lib: lib.zeros(2, 0, 3).movedim(0, 2),
+    "expand of an empty tensor": lambda lib: lib.zeros(0, 3).expand(2, 0, 3),
+    "expand to an empty size": lambda lib: lib.zeros(1, 3).expand(0, 3),
+    "select of an empty tensor": lambda lib: lib.zeros(2, 0, 3)[1],
+    "column of an empty tensor": lambda lib: lib.zeros(0, 3)[:, 1],
+    "diagonal": lambda lib: lib.zeros(0, 3).diagonal(),
+    "squeeze": lambda lib: lib.zeros(1, 0, 3).squeeze(0),
+    "empty slice": lambda lib: lib.zeros(4, 3)[2:2],
+    "empty column slice, transposed": lambda lib: lib.zeros(4, 6)[:, 1:1].t(),
+    "empty slice of a strided view": lambda lib: lib.zeros(4, 3)[:, ::2][:, 2:],
+    "t().contiguous()": lambda lib: lib.zeros(0, 3).t().contiguous(),
+    "view": lambda lib: lib.zeros(0, 3).view(3, 0),
+    "tensor([]).unsqueeze(0).t()": lambda lib: lib.tensor([]).unsqueeze(0).t(),
+    "an op's empty result, transposed": lambda lib: (lib.zeros(0, 3) + 1).t(),
+}
+
+
+@pytest.mark.parametrize("make", EMPTY_VIEWS.values(), ids=EMPTY_VIEWS.keys())
+def test_an_empty_view_has_torchs_strides(make):
+    """A fresh empty tensor is laid out row-major (NumPy says stride 0), so its views are too."""
+
+    def program(lib):
+        t = make(lib)
+        return tuple(t.shape), t.stride(), t.is_contiguous()
+
+    assert_like_torch(program)
