@@ -377,6 +377,27 @@ def strided_view(x, shape, strides):
     return array_module(x).lib.stride_tricks.as_strided(x, shape, strides)
 
 
+def with_empty_strides(data):
+    """``data``, or, when it is a fresh array without elements, the same empty array with the
+    strides torch gives a fresh tensor of that shape (row-major, a dim of size 0 counting as
+    1: ``(3, 1)`` for shape ``(0, 3)``).
+
+    NumPy gives every dim of an empty array the stride 0, and its views inherit those 0s, so
+    ``zeros(0, 3).t().stride()`` would be ``(0, 0)`` where torch says ``(1, 3)``.
+
+    >>> import numpy as np
+    >>> with_empty_strides(np.zeros((0, 3))).T.strides
+    (8, 24)
+    """
+    if data.size or data.base is not None:
+        return data  # (the usual case: one attribute read)
+    strides, step = [], data.itemsize
+    for n in reversed(data.shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return strided_view(data, data.shape, tuple(reversed(strides)))
+
+
 def empty_strided(like, strides):
     """An uninitialised array of ``like``'s shape and dtype with exactly these byte strides
     (torch's ``empty_strided``; NumPy's ``empty_like`` renumbers the strides of size-1 dims).

@@ -29,7 +29,7 @@ _INT64_MAX = 2**63 - 1
 
 def _finish(data, requires_grad=False, name=None) -> Tensor:
     t = _new(Tensor)
-    t._data = data
+    t._data = data if data.size else _backend.with_empty_strides(data)
     t._counter = new_counter()
     if _grad_state.inference:
         t._inference = True

@@ -189,7 +189,7 @@ def add_listener(fn, kinds=None) -> Listening:
     >>> with tg.autograd.graph.add_listener(seen.append, kinds=[tg.autograd.graph.NodeStarted]):
     ...     (x * 2).sum().backward()
     >>> [e.node.name() for e in seen]
-    ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
+    ['SumBackward0', 'MulBackward0', 'torch::autograd::AccumulateGrad']
     """
     return Listening(fn, kinds)
 

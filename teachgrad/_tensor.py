@@ -135,6 +135,7 @@ class Tensor:
             xp, where = _backend.on_device(dev)
             with where:
                 self._data = xp.empty(tuple(args), dt.numpy)
+        self._data = _backend.with_empty_strides(self._data)
         self._counter = new_counter()
         self._inference = _grad_state.inference
 
@@ -142,7 +143,7 @@ class Tensor:
     def _make(data, counter=None, base=None) -> Tensor:
         """Wrap a backend array (internal: no copy, no checks)."""
         t = _new(Tensor)
-        t._data = data
+        t._data = data if data.size else _backend.with_empty_strides(data)
         t._counter = new_counter() if counter is None else counter
         if base is not None:
             t._base = base
@@ -793,7 +794,7 @@ class Tensor:
 
 def _rebuild(cls, array, device, requires_grad, name):
     t = _new(cls)
-    t._data = _backend.to_device(array, _backend.as_device(device))
+    t._data = _backend.with_empty_strides(_backend.to_device(array, _backend.as_device(device)))
     t._counter = new_counter()
     t._requires_grad = requires_grad
     if name is not None:
@@ -839,7 +840,7 @@ def _warn_scalar_of_requires_grad() -> None:
 def wrap_array(data) -> Tensor:
     """A new Tensor owning ``data`` (internal fast path used by every op)."""
     t = _new(Tensor)
-    t._data = data
+    t._data = data if data.size else _backend.with_empty_strides(data)
     t._counter = _new(VersionCounter)
     return t
 

@@ -107,7 +107,8 @@ def group(snap, module_types=None, fold=None, folded=None) -> Grouping:
     >>> grouping = group(snap, {"0": "Linear"})
     >>> [c.label for c in grouping.clusters.values()]
     ['0 (Linear)']
-    >>> sorted(snap.node(i).name for i, key in grouping.home.items())
+    >>> from viz.render import short_name
+    >>> sorted(short_name(snap.node(i).name) for i, key in grouping.home.items())
     ['0.bias', '0.weight', 'AccumulateGrad', 'AccumulateGrad', 'AddmmBackward0', 'TBackward0']
     """
     scopes, repeats = _structure(snap)
@@ -206,7 +207,8 @@ def module_scopes(snap) -> dict:
     >>> w = tg.ones(2, requires_grad=True)
     >>> snap = tg.autograd.graph.snapshot((w.t() * tg.ones(2, requires_grad=True)).relu(),
     ...                                   params={"lin.w": w})
-    >>> sorted((snap.node(i).name, s) for i, s in module_scopes(snap).items())
+    >>> from viz.render import short_name
+    >>> sorted((short_name(snap.node(i).name), s) for i, s in module_scopes(snap).items())
     [('AccumulateGrad', 'lin'), ('MulBackward0', 'lin'), ('TBackward0', 'lin'), ('lin.w', 'lin')]
     """
     nodes = {n.id: n for n in snap.nodes}

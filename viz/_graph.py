@@ -18,6 +18,16 @@ from teachgrad import Tensor
 from teachgrad.autograd.graph import GraphSnapshot, snapshot
 
 
+def short_name(name: str) -> str:
+    """A node's name as torch's repr prints it, without a C++ namespace: a picture says
+    ``CopySlices`` where ``name()`` says ``torch::autograd::CopySlices``.
+
+    >>> short_name("torch::autograd::CopySlices"), short_name("MulBackward0")
+    ('CopySlices', 'MulBackward0')
+    """
+    return name.rpartition("::")[2]
+
+
 def as_snapshot(obj, params=None, steps=None, **preview) -> GraphSnapshot:
     """A ``GraphSnapshot`` of ``obj``: a Tensor, a list/tuple of tensors, or a snapshot.
 
@@ -29,7 +39,7 @@ def as_snapshot(obj, params=None, steps=None, **preview) -> GraphSnapshot:
     >>> x = tg.ones(2, requires_grad=True)
     >>> snap = as_snapshot(x.exp(), params={"x": x})
     >>> [n.name for n in snap.nodes]
-    ['output', 'ExpBackward0', 'AccumulateGrad', 'x']
+    ['output', 'ExpBackward0', 'torch::autograd::AccumulateGrad', 'x']
     >>> as_snapshot(snap) is snap
     True
     """
@@ -83,7 +93,7 @@ def forward_order(snap: GraphSnapshot) -> list:
     >>> import teachgrad as tg
     >>> snap = tg.autograd.graph.snapshot(tg.ones(2, requires_grad=True).exp().sum())
     >>> [snap.node(i).name for i in forward_order(snap)]
-    ['leaf', 'AccumulateGrad', 'ExpBackward0', 'SumBackward0', 'output']
+    ['leaf', 'torch::autograd::AccumulateGrad', 'ExpBackward0', 'SumBackward0', 'output']
     """
     waiting = {n.id: 0 for n in snap.nodes}  # how many inputs are not placed yet
     for edge in snap.edges:

@@ -31,6 +31,7 @@ import re
 
 from ._box import STYLE as BOX_STYLE
 from ._box import script
+from ._graph import short_name
 from .live import picture_html
 from .stepper import Frame, panel_html
 
@@ -127,10 +128,10 @@ def _bare_frame(snapshot) -> Frame:
     frame.leaf_grads = [(n.name, n.grad) for n in snapshot.nodes if n.kind == "leaf"]
     current = [n for n in runnable if n.current]
     if current:
-        frame.node = current[0].name
+        frame.node = short_name(current[0].name)
         into = sorted((e for e in snapshot.edges if e.target == current[0].id), key=_input_nr)
-        frame.grad_inputs = [(snapshot.node(e.source).name, e.grad) for e in into]
-        frame.ready = [snapshot.node(i).name for i in snapshot.ready]
+        frame.grad_inputs = [(short_name(snapshot.node(e.source).name), e.grad) for e in into]
+        frame.ready = [short_name(snapshot.node(i).name) for i in snapshot.ready]
     return frame
 
 

@@ -69,6 +69,7 @@ from ._graph import (
     output_names,
     progress,
     shape_text,
+    short_name,
     shown_outputs,
     version_badge,
     wants_grads,
@@ -358,16 +359,6 @@ def _node_label(node, snap, leaf_of: dict, options: _Options) -> Html:
         elif options.show_grads and node.grad is not None:
             lines.append((f"grad {node.grad}", "grad"))
     return _label(short_name(node.name), *lines)
-
-
-def short_name(name: str) -> str:
-    """A node's name as torch's repr prints it, without a C++ namespace: the box says
-    ``CopySlices`` where ``name()`` says ``torch::autograd::CopySlices``.
-
-    >>> short_name("torch::autograd::CopySlices"), short_name("MulBackward0")
-    ('CopySlices', 'MulBackward0')
-    """
-    return name.rpartition("::")[2]
 
 
 def _data_and_grad(node, options: _Options) -> list:

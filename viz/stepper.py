@@ -16,8 +16,8 @@ So after the last step the leaves hold exactly what ``loss.backward()`` gives.
     >>> import teachgrad as tg
     >>> x = tg.tensor([1.0, 2.0], requires_grad=True); x.name = "x"
     >>> stepper = BackwardStepper((x * x).sum())
-    >>> stepper.step(); stepper.current_node.name()
-    'SumBackward0'
+    >>> stepper.step(); stepper.current_node
+    <SumBackward0 object at ...>
     >>> stepper.run(); [f.node for f in stepper.history]
     [None, 'SumBackward0', 'MulBackward0', 'AccumulateGrad']
     >>> x.grad
@@ -34,6 +34,7 @@ import ipywidgets as widgets
 import teachgrad as tg
 
 from ._box import PictureBox
+from ._graph import short_name
 from ._names import caller_namespaces, learner_names
 from ._rules import backward_source, rules_of, values
 from .live import picture_html
@@ -210,13 +211,13 @@ class BackwardStepper(widgets.VBox):
         frame = Frame(len(self.steps), self.total, snap)
         frame.leaf_grads = [(name, preview(t.grad)) for name, t in self.leaves]
         if step is not None:
-            frame.node = step.node.name()
+            frame.node = short_name(step.node.name())
             frame.grad_outputs = [preview(g) for g in step.grad_outputs]
             frame.grad_inputs = [
                 (self._describe(nxt), preview(g))
                 for (nxt, _), g in zip(step.node.next_functions, step.grad_inputs)
             ]
-            frame.ready = [n.name() for n in step.ready]
+            frame.ready = [short_name(n.name()) for n in step.ready]
             before = self.history[-1].snapshot  # what the node saved, before it released it
             frame.rules = rules_of(step, before.node(snap.current))
             frame.source = backward_source(step.node)
@@ -248,8 +249,8 @@ class BackwardStepper(widgets.VBox):
         leaf = getattr(node, "variable", None)  # AccumulateGrad nodes know their leaf
         for name, t in self.leaves:
             if t is leaf:
-                return f"{node.name()} of {name}"
-        return node.name()
+                return f"{short_name(node.name())} of {name}"
+        return short_name(node.name())
 
     # ---------------------------------------------------------------- widgets
     def _build_widgets(self) -> None:

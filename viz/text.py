@@ -21,6 +21,7 @@ from ._graph import (
     output_names,
     progress,
     shape_text,
+    short_name,
     shown_outputs,
     version_badge,
     wants_grads,
@@ -148,7 +149,7 @@ class _Tree:
         elif node.kind == "leaf":  # (an unnamed leaf is already called "leaf")
             kind = "" if node.name == "leaf" else "leaf "
             shape = f"{kind}{shape} {dtype}" + ("" if node.requires_grad else " no grad")
-        parts = [node.name, shape, *self._tags(node, edge)]
+        parts = [short_name(node.name), shape, *self._tags(node, edge)]
         if node.kind == "output" and node.value is not None:
             parts.append(f"= {node.value}")
         named = output_names(node, self.shown) if node.kind == "function" else []

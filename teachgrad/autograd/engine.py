@@ -21,7 +21,7 @@ touching any ``.grad``.
     >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
     >>> loss = (x * x).sum()
     >>> [step.node.name() for step in tg.autograd.backward_steps(loss)]
-    ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
+    ['SumBackward0', 'MulBackward0', 'torch::autograd::AccumulateGrad']
     >>> x.grad
     tensor([2., 4.])
 """

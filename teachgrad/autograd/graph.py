@@ -9,7 +9,7 @@ graph: its events (``add_listener``, ``record``) and snapshots (``snapshot``).
     >>> import teachgrad as tg
     >>> w = tg.ones(2, requires_grad=True)
     >>> tg.autograd.graph.get_gradient_edge(w).node.name()
-    'AccumulateGrad'
+    'torch::autograd::AccumulateGrad'
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def get_gradient_edge(tensor) -> GradientEdge:
     >>> import teachgrad as tg
     >>> w = tg.ones(2, requires_grad=True)
     >>> tg.autograd.graph.get_gradient_edge(w).node.name()
-    'AccumulateGrad'
+    'torch::autograd::AccumulateGrad'
     """
     if not tensor.requires_grad:
         raise RuntimeError(

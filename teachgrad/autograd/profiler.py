@@ -351,7 +351,7 @@ class profile:
     >>> mul.name, mul.input_shapes, mul.cpu_memory_usage
     ('aten::mul', [[2, 3], []], 24)
     >>> [e.name for e in prof.function_events if e.kind == "backward"]
-    ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
+    ['SumBackward0', 'MulBackward0', 'torch::autograd::AccumulateGrad']
     """
 
     def __init__(

@@ -23,7 +23,7 @@ keep them apart.
     >>> x = tg.tensor([1.0, 2.0], requires_grad=True); x.name = "x"
     >>> snap = tg.autograd.graph.snapshot((x * x).sum())
     >>> [n.name for n in snap.nodes]
-    ['output', 'SumBackward0', 'MulBackward0', 'AccumulateGrad', 'x']
+    ['output', 'SumBackward0', 'MulBackward0', 'torch::autograd::AccumulateGrad', 'x']
     >>> snap.node_named("MulBackward0").saved[0].name
     'self'
 """
@@ -120,8 +120,10 @@ class GraphSnapshot:
         return index[node_id]
 
     def node_named(self, name: str) -> NodeInfo:
-        """The first node with this name (``'MulBackward0'``, or a tensor's name)."""
-        return next(n for n in self.nodes if n.name == name)
+        """The first node with this name (``'MulBackward0'``, or a tensor's name). A C++-only
+        node of torch answers to its short name too (``'AccumulateGrad'`` finds the node
+        named ``'torch::autograd::AccumulateGrad'``), as its repr and the pictures call it."""
+        return next(n for n in self.nodes if name in (n.name, n.name.rpartition("::")[2]))
 
     def to_dict(self) -> dict:
         """Plain dicts and lists (``json.dumps`` takes it as it is)."""

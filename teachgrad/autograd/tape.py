@@ -337,8 +337,17 @@ def _inference_saved(tensor, owner, name) -> RuntimeError:
 
 
 def _short(node) -> str:
-    """A node's name the way torch's error messages print it (``ExpBackward0`` -> ``Exp``)."""
-    return re.sub(r"Backward\d*$", "", node.name())
+    """A node's name the way torch's error messages print it: without its last ``Backward``
+    and without the overload number 0 (``ExpBackward0`` -> ``Exp``), but with any other
+    overload number, which tells the overloads apart (``RsubBackward1`` -> ``Rsub1``, the
+    overload with a number ``2 - x``; ``PowBackward2`` -> ``Pow2``, ``2 ** x``).
+
+    >>> class RsubBackward1(Node): pass
+    >>> class TanhBackwardBackward0(Node): pass
+    >>> _short(RsubBackward1()), _short(TanhBackwardBackward0())
+    ('Rsub1', 'TanhBackward')
+    """
+    return re.sub(r"Backward(0?)(\d*)$", r"\2", node.name())
 
 
 def _changed_by(counter, since: int) -> list:
@@ -402,7 +411,7 @@ class Node:
     >>> import teachgrad as tg
     >>> a = tg.tensor(2.0, requires_grad=True)
     >>> (a * 3).grad_fn.next_functions[0][0].name()
-    'AccumulateGrad'
+    'torch::autograd::AccumulateGrad'
     """
 
     next_functions: tuple = ()
@@ -531,14 +540,24 @@ def _type_name(t) -> str:
     return f"teachgrad.{_TYPE_NAMES.get(str(t._data.dtype), str(t._data.dtype))}"
 
 
+def torch_cpp_node(cls):
+    """Name ``cls``'s nodes as torch names its C++-only nodes: ``name()`` carries the namespace
+    (``torch::autograd::AccumulateGrad``, what a profiler shows too), the repr the bare class
+    name (``<AccumulateGrad object at ...>``)."""
+    cls.name = lambda self: f"torch::autograd::{type(self).__name__}"
+    cls.__repr__ = lambda self: f"<{type(self).__name__} object at {hex(id(self))}>"
+    return cls
+
+
+@torch_cpp_node
 class AccumulateGrad(Node):
     """The node that stores a leaf's gradient into ``leaf.grad`` (``.variable`` is the leaf).
 
     >>> import teachgrad as tg
     >>> w = tg.ones(2, requires_grad=True)
     >>> acc = (w * 1).grad_fn.next_functions[0][0]
-    >>> acc.name(), acc.variable is w
-    ('AccumulateGrad', True)
+    >>> acc.name(), acc, acc.variable is w
+    ('torch::autograd::AccumulateGrad', <AccumulateGrad object at ...>, True)
     """
 
     _seq = _ACCUMULATE_SEQ

@@ -202,8 +202,8 @@ def advanced_getitem(input, key):
     selects ``x[0]``, then indexes its last dim: NumPy would count the 0 as an index array
     too, and put the result's dims in another order); the index arrays then index that view.
     """
-    if len(key) == 1:  # x[idx]: nothing to apply first (the common case, kept quick)
-        return Index.apply(input, _checked_key(input, key))
+    if len(key) == 1 and not is_scalar_bool(key[0]):  # x[idx]: nothing to apply first (the
+        return Index.apply(input, _checked_key(input, key))  # common case, kept quick)
     view, rest = _basic_first(input, key)
     return Index.apply(view, _checked_key(view, rest))
 
@@ -212,7 +212,7 @@ def _basic_first(input, key):
     """``(view, rest)``: ``input`` with the basic entries of ``key`` applied (torch's view
     ops, none for ``:``), and the key that indexes the view (``:`` for each of its dims that
     no index array covers)."""
-    if all(_is_advanced(k) or k is Ellipsis or k == _WHOLE for k in key):
+    if all(_needs_no_view(k) for k in key):
         return input, key  # nothing to apply first (the common case, spared the walk below)
     ndim = input._data.ndim
     widths = [_width(k) for k in key]
@@ -227,7 +227,11 @@ def _basic_first(input, key):
             basic.append(k)
             rest.append(slice(None))
             plain = False
-        elif isinstance(k, int) and not isinstance(k, bool):
+        elif is_scalar_bool(k):
+            basic.append(None)  # a new dim of size 1 (an UnsqueezeBackward0 in the graph) ...
+            rest.append(bool_positions(k, input))  # ... that [0] (True) or [] (False) indexes
+            plain = False
+        elif isinstance(k, int):
             basic.append(k)  # (its dim is gone from the view)
             dim += 1
             plain = False
@@ -247,6 +251,28 @@ def _basic_first(input, key):
 
 
 _WHOLE = slice(None)
+
+
+def _needs_no_view(k) -> bool:
+    """Whether a key entry leaves nothing to apply as a view: ``:``, ``...``, or an index
+    array (a single boolean adds a dim, so it needs one)."""
+    if isinstance(k, slice):
+        return k == _WHOLE
+    return k is Ellipsis or _is_advanced(k) and not is_scalar_bool(k)
+
+
+def is_scalar_bool(k) -> bool:
+    """Whether a key entry is one boolean (``True``, or a 0-d bool tensor), not a mask."""
+    if isinstance(k, Tensor):
+        return k._data.ndim == 0 and k._data.dtype.kind == "b"
+    return isinstance(k, bool)
+
+
+def bool_positions(k, input):
+    """The index array torch reads a single boolean as, on the size-1 dim it adds: ``[0]``
+    for True (keep the one entry), ``[]`` for False (keep none)."""
+    xp = array_module(input)
+    return xp.zeros(1 if bool(k._data if isinstance(k, Tensor) else k) else 0, dtype=xp.int64)
 
 
 def _width(k) -> int:
@@ -328,7 +354,28 @@ def check_key(shape, key) -> None:
             elif not isinstance(k, slice):  # an int: torch selects with it, naming the dim
                 integer_indices.append((k, dim, shape[dim]))
             dim += 1
+    _check_broadcast([k for k in key if hasattr(k, "dtype")])
     _check_bounds(integer_indices)
+
+
+def _check_broadcast(arrays) -> None:
+    """torch's IndexError when the index arrays' shapes do not broadcast together (a mask
+    counts as ``ndim`` arrays of its number of True values, as ``nonzero`` makes them)."""
+    if len(arrays) < 2:
+        return
+    shapes = []
+    for k in arrays:
+        if k.dtype.kind == "b":
+            shapes += [(int(k.sum()),)] * k.ndim if k.ndim else []
+        else:
+            shapes.append(tuple(k.shape))
+    try:
+        numpy_module().broadcast_shapes(*shapes)
+    except ValueError:
+        listed = ", ".join(str(list(shape)) for shape in shapes)
+        raise IndexError(
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes {listed}"
+        ) from None
 
 
 def _check_bounds(integer_indices) -> None:

@@ -41,7 +41,7 @@ from ..autograd.forward_ad import state as _fw_state
 from ..autograd.function import zeros_for
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.grad_mode import state as _grad_state
-from ..autograd.tape import Node, SavedTensor, _short, stamp
+from ..autograd.tape import Node, SavedTensor, _short, stamp, torch_cpp_node
 from ..autograd.tape import _dense as dense
 from . import index, pointwise
 from .index import Index, _IndexPut, _is_advanced
@@ -107,14 +107,6 @@ class AsStrided(Builtin):
     @staticmethod
     def jvp(ctx, t_base, *_):
         return take_region(t_base, ctx.positions).reshape(ctx.result.shape)
-
-
-def torch_cpp_node(cls):
-    """Name ``cls``'s nodes as torch names its C++-only nodes: ``name()`` carries the namespace
-    (``torch::autograd::CopySlices``, what a profiler shows too), the repr the bare class name."""
-    cls.name = lambda self: f"torch::autograd::{type(self).__name__}"
-    cls.__repr__ = lambda self: f"<{type(self).__name__} object at {hex(id(self))}>"
-    return cls
 
 
 @torch_cpp_node
@@ -695,7 +687,10 @@ def setitem(x, key, value) -> None:
     keys = key if isinstance(key, tuple) else (key,)
     basic, advanced = [], []
     for k in keys:
-        if _is_advanced(k):
+        if index.is_scalar_bool(k):  # as torch: a new dim of size 1, indexed by [0] or []
+            basic.append(None)
+            advanced.append(index.bool_positions(k, x))
+        elif _is_advanced(k):
             basic.append(slice(None))
             advanced.append(k)
         else:

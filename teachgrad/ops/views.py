@@ -277,11 +277,21 @@ class Unsqueeze(_View):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        return array_module(a).expand_dims(a._data, dim)
+        out = array_module(a).expand_dims(a._data, dim)
+        return out if out.size else _unsqueezed_empty(a._data, dim, out.shape)
 
     @staticmethod
     def backward(ctx, grad):
         return grad.squeeze(ctx.dim), None
+
+
+def _unsqueezed_empty(data, dim, shape):
+    """An empty ``data`` with a new dim of size 1 at ``dim``, strided as torch strides it:
+    the new dim's stride is the size times the stride of the dim it goes before (0 before a
+    dim of size 0, where NumPy would pick another number)."""
+    strides = data.strides
+    step = data.shape[dim] * strides[dim] if dim < data.ndim else data.itemsize
+    return strided_view(data, shape, strides[:dim] + (step,) + strides[dim:])
 
 
 def unsqueeze(input, dim):

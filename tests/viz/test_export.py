@@ -20,6 +20,7 @@ import viz
 import viz._box
 import viz.render
 from tests.run import run
+from viz.render import short_name
 from viz.stepper import BackwardStepper, panel_html
 
 VOID = {"meta", "input", "br", "hr", "img", "link", "source", "area", "base", "col", "wbr"}
@@ -156,7 +157,7 @@ def test_every_frame_shows_its_node_and_gradients(tmp_path):
         assert f'data-title="{html.escape(frame.title)}"' in section
         if i:
             assert f"<b>{frame.node}</b> ran" in section
-            assert frame.node == stepper.steps[i - 1].node.name()
+            assert frame.node == short_name(stepper.steps[i - 1].node.name())
     # the last frame shows the leaves' final grads
     assert "AccumulateGrad of x" in text and "AccumulateGrad of w" in text
 
@@ -193,7 +194,7 @@ def test_a_list_of_snapshots_can_be_exported(tmp_path):
     found = sections(text)
     assert len(found) == len(snaps) == 5
     for section, step in zip(found[1:], steps):
-        assert f"<b>{step.node.name()}</b> ran" in section
+        assert f"<b>{short_name(step.node.name())}</b> ran" in section
     assert_valid_and_self_contained(text, page)
 
 

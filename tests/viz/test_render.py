@@ -24,6 +24,7 @@ import viz._box
 from teachgrad.autograd.graph import GraphSnapshot, snapshot
 from viz import render
 from viz._fit import natural_width
+from viz.render import short_name
 
 from ._common import small_graph
 
@@ -129,7 +130,7 @@ def cluster_box(root, ident: str):
 
 
 def ids_named(snap, name) -> list:
-    return [n.id for n in snap.nodes if n.name == name]
+    return [n.id for n in snap.nodes if short_name(n.name) == name]
 
 
 # ------------------------------------------------------------------ DOT source (no renderer needed)
@@ -241,7 +242,7 @@ def test_svg_nodes_are_titled_by_snapshot_id_and_kinds_look_different(renderer):
         g = drawn[node.id]
         assert g.get("id") == f"node-{node.id}"
         assert node.kind in classes(g)
-        assert node.name in texts(g)
+        assert short_name(node.name) in texts(g)
     main_shape = {  # the first shape of each kind's node, and its fill
         kind: next(
             s

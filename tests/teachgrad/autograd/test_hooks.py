@@ -253,7 +253,7 @@ def test_name_and_next_functions():
     ((mul, nr),) = y.grad_fn.next_functions
     assert (mul.name(), nr) == ("MulBackward0", 0)
     (acc, acc_nr), (none, none_nr) = mul.next_functions
-    assert acc.name() == "AccumulateGrad" and acc_nr == 0
+    assert acc.name() == "torch::autograd::AccumulateGrad" and acc_nr == 0
     assert (none, none_nr) == (None, 0), "an input that needs no grad has the edge (None, 0)"
     assert acc.next_functions == ()
 

@@ -12,19 +12,8 @@ pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without
 
 
 def names(fn):
-    """``(name, input_nr)`` of each edge of a node (None for an empty edge).
-
-    (torch's ``AccumulateGrad`` is ``torch::autograd::AccumulateGrad``; teachgrad's is not yet:
-    its namespace is dropped here, the other nodes' names are compared as they are.)"""
-    return [
-        (
-            None
-            if f is None
-            else f.name().replace("torch::autograd::AccumulateGrad", "AccumulateGrad"),
-            nr,
-        )
-        for f, nr in fn.next_functions
-    ]
+    """``(name, input_nr)`` of each edge of a node (None for an empty edge)."""
+    return [(None if f is None else f.name(), nr) for f, nr in fn.next_functions]
 
 
 # --------------------------------------------------------------------------- node names

@@ -40,14 +40,8 @@ class Raised:
 def _known_differences(line: str) -> str:
     """``line`` with the parts teachgrad is known to word differently made neutral.
 
-    Reported, not fixed here: teachgrad/autograd/tape.py writes these messages and belongs to
-    another change.
-    - "which is output 0 of X": torch keeps an overload number ("Rsub1" for RsubBackward1)
-      and names a view whose base changed since by its rebuilt node ("AsStrided");
-      teachgrad drops the number and names the view's first node ("Expand").
     - "Inference tensors cannot be saved for backward.": torch's advice after it is newer.
     """
-    line = re.sub(r"(which is output \d+ of )\w+,", r"\1<node>,", line)
     saved = "Inference tensors cannot be saved for backward."
     return saved if line.startswith(saved) else line
 
