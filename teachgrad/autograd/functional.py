@@ -260,11 +260,14 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def _rows_one_by_one(i, out, inputs, create_graph, strict) -> tuple:
-    """``J[i][j]`` for every input j, one backward pass per element of output ``i``."""
+    """``J[i][j]`` for every input j, one backward pass per element of output ``i``, each
+    from a one-hot gradient of ``out`` (torch differentiates ``out.reshape(-1)[r]``: the
+    same numbers, with a select node more to record and run per row)."""
     rows = [[] for _ in inputs]  # rows[j][r] = d out.flat[r] / d inputs[j]
-    flat = out.reshape(-1)
+    (one_hots,) = _standard_basis((out,))  # shape (out.numel(), *out.shape)
     for r in range(out.numel()):
-        grads = _grad((flat[r],), inputs, retain_graph=True, create_graph=create_graph)
+        seed = (one_hots[r],)
+        grads = _grad((out,), inputs, seed, retain_graph=True, create_graph=create_graph)
         for j, g in enumerate(grads):
             if g is None:
                 if strict:

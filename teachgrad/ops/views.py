@@ -67,6 +67,7 @@ def _as_view(x, shape):
 
 
 class View(_View):
+    on_arrays = True
     node_name = "ViewBackward0"
     formula = {"self": "grad reshaped to self's shape"}
 
@@ -97,6 +98,8 @@ class ReshapeAlias(View):
 
 class UnsafeView(Builtin):
     """``reshape`` of a tensor whose layout needs a copy (not a view)."""
+
+    on_arrays = True
 
     node_name = "UnsafeViewBackward0"
     formula = {"self": "grad reshaped to self's shape"}
@@ -233,6 +236,7 @@ def unflatten(input, dim, sizes):
 
 
 class Squeeze(_View):
+    on_arrays = True
     node_name = "SqueezeBackward1"
     formula = {"self": "grad reshaped to self's shape"}
 
@@ -271,6 +275,7 @@ def squeeze(input, dim=None):
 
 
 class Unsqueeze(_View):
+    on_arrays = True
     node_name = "UnsqueezeBackward0"
     formula = {"self": "squeeze(grad, dim)"}
 
@@ -523,16 +528,27 @@ class _EmbedGrad(Builtin):
     @staticmethod
     def forward(ctx, grad, in_shape, index, take):
         ctx.take = take
-        g = grad._data
-        out = array_module(g).zeros(in_shape, g.dtype)
-        out[index] = g
-        return out
+        return _embed(grad._data, in_shape, index)
 
     @staticmethod
     def backward(ctx, gg):
         return ctx.take(gg), None, None, None
 
     jvp = staticmethod(linear_jvp)
+
+
+def _embed(g, in_shape, index):
+    """Zeros of ``in_shape`` with ``g`` at ``index``, on arrays (_EmbedGrad's forward)."""
+    out = array_module(g).zeros(in_shape, g.dtype)
+    out[index] = g
+    return out
+
+
+def _embedded(op, grad, in_shape, index, take):
+    """select/slice's backward: one differentiable op on Tensors, ``_embed`` on arrays."""
+    if isinstance(grad, Tensor):
+        return op.apply(grad, in_shape, index, take)
+    return _embed(grad, in_shape, index)
 
 
 class _SelectBackward(_EmbedGrad):
@@ -546,6 +562,7 @@ class _SliceBackward(_EmbedGrad):
 
 
 class Select(_View):
+    on_arrays = True
     node_name = "SelectBackward0"
     formula = {"self": "zeros with grad at index along dim"}
 
@@ -558,11 +575,8 @@ class Select(_View):
     @staticmethod
     def backward(ctx, grad):
         key = (slice(None),) * ctx.dim + (ctx.index, Ellipsis)
-        return (
-            _SelectBackward.apply(grad, ctx.in_shape, key, lambda g: select(g, ctx.dim, ctx.index)),
-            None,
-            None,
-        )
+        take = lambda g: select(g, ctx.dim, ctx.index)  # noqa: E731
+        return _embedded(_SelectBackward, grad, ctx.in_shape, key, take), None, None
 
 
 def select(input, dim, index):
@@ -585,6 +599,7 @@ def select(input, dim, index):
 
 
 class Slice(_View):
+    on_arrays = True
     node_name = "SliceBackward0"
     formula = {"self": "zeros with grad in the slice"}
 
@@ -598,7 +613,7 @@ class Slice(_View):
     def backward(ctx, grad):
         key = (slice(None),) * ctx.dim + (slice(*ctx.bounds), Ellipsis)
         take = lambda g: Slice.apply(g, ctx.dim, *ctx.bounds)  # noqa: E731
-        return _SliceBackward.apply(grad, ctx.in_shape, key, take), None, None, None, None
+        return _embedded(_SliceBackward, grad, ctx.in_shape, key, take), None, None, None, None
 
 
 def _slice(input, dim, start, stop, step):
