@@ -496,6 +496,7 @@ class return_types:  # noqa: N801 - mirrors torch.return_types
 
 
 class Logsumexp(_Weighted):
+    on_arrays = True
     node_name = "LogsumexpBackward0"
     saved_names = ("self", "result")
     formula = {"self": "grad · exp(self − result)"}
@@ -521,7 +522,8 @@ class Logsumexp(_Weighted):
 
     @staticmethod
     def weights(ctx, a, result):  # softmax(a)
-        return (a - _Reduction.spread(ctx, result)).exp()
+        shifted = a - _Reduction.spread(ctx, result)
+        return shifted.exp() if isinstance(shifted, Tensor) else array_module(shifted).exp(shifted)
 
 
 class Norm(_Weighted):

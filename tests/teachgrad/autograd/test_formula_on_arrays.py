@@ -1,0 +1,125 @@
+"""One formula, two modes (``Builtin.on_arrays``, ``function._formula_on_arrays``).
+
+Without ``create_graph`` a built-in whose backward uses only what arrays and Tensors both
+have runs that formula on the arrays; with it, on Tensors. Both must give the same
+gradients, bit for bit, and every op that says ``on_arrays`` is checked here."""
+
+import numpy as np
+import pytest
+
+import teachgrad as tg
+from teachgrad.autograd import function
+from teachgrad.autograd.builtin import Builtin
+
+RNG = np.random.default_rng(7)
+
+
+def _t(*shape, positive=False):
+    data = RNG.standard_normal(shape)
+    return tg.tensor(np.abs(data) + 0.5 if positive else data, requires_grad=True)
+
+
+# name -> (inputs, program); each program uses the op(s) named, and every on_arrays op is here
+PROGRAMS = {
+    "Add": (lambda: (_t(3, 4), _t(4)), lambda a, b: a + b * 2),
+    "Add alpha": (lambda: (_t(3), _t(3)), lambda a, b: tg.add(a, b, alpha=3)),
+    "Sub": (lambda: (_t(3, 4), _t(3, 1)), lambda a, b: a - b),
+    "Rsub": (lambda: (_t(3),), lambda a: 2 - a),
+    "Mul": (lambda: (_t(2, 3), _t(3)), lambda a, b: a * b * 0.5),
+    "Div": (lambda: (_t(2, 3), _t(2, 3, positive=True)), lambda a, b: a / b),
+    "Neg": (lambda: (_t(4),), lambda a: -a),
+    "Exp": (lambda: (_t(4),), lambda a: a.exp()),
+    "Log": (lambda: (_t(4, positive=True),), lambda a: a.log()),
+    "Log1p": (lambda: (_t(4, positive=True),), lambda a: a.log1p()),
+    "Expm1": (lambda: (_t(4),), lambda a: a.expm1()),
+    "Sqrt": (lambda: (_t(4, positive=True),), lambda a: a.sqrt()),
+    "Rsqrt": (lambda: (_t(4, positive=True),), lambda a: a.rsqrt()),
+    "Reciprocal": (lambda: (_t(4, positive=True),), lambda a: a.reciprocal()),
+    "Tan": (lambda: (_t(4),), lambda a: (a * 0.3).tan()),
+    "Tanh": (lambda: (_t(4),), lambda a: a.tanh()),
+    "Sigmoid": (lambda: (_t(4),), lambda a: a.sigmoid()),
+    "Relu": (lambda: (_t(6),), lambda a: a.relu()),
+    "Sum": (lambda: (_t(2, 3, 4),), lambda a: a.sum(1) + a.sum((0, 2), keepdim=True).sum()),
+    "SumAll": (lambda: (_t(2, 3),), lambda a: a.sum()),
+    "Mean": (lambda: (_t(2, 3),), lambda a: a.mean(0)),
+    "MeanAll": (lambda: (_t(2, 3),), lambda a: a.mean()),
+    "Logsumexp": (lambda: (_t(2, 5),), lambda a: a.logsumexp(1, keepdim=True)),
+    "Matmul 2-d": (lambda: (_t(3, 4), _t(4, 2)), lambda a, b: a @ b),
+    "Matmul batched": (lambda: (_t(2, 3, 4), _t(4, 5)), lambda a, b: a @ b),
+    "Matmul 1-d @ 1-d": (lambda: (_t(4), _t(4)), lambda a, b: a @ b),
+    "Matmul 2-d @ 1-d": (lambda: (_t(3, 4), _t(4)), lambda a, b: a @ b),
+    "Matmul 1-d @ 2-d": (lambda: (_t(4), _t(4, 3)), lambda a, b: a @ b),
+    "Matmul batched @ 1-d": (lambda: (_t(2, 3, 4), _t(4)), lambda a, b: a @ b),
+    "Matmul 1-d @ batched": (lambda: (_t(4), _t(2, 4, 3)), lambda a, b: a @ b),
+    "Matmul 2-d @ batched": (lambda: (_t(3, 4), _t(2, 4, 5)), lambda a, b: a @ b),
+    "Mm": (lambda: (_t(3, 4), _t(4, 2)), lambda a, b: tg.mm(a, b)),
+    "Bmm": (lambda: (_t(2, 3, 4), _t(2, 4, 2)), lambda a, b: tg.bmm(a, b)),
+    "Mv": (lambda: (_t(3, 4), _t(4)), lambda a, b: tg.mv(a, b)),
+    "Dot": (lambda: (_t(4), _t(4)), lambda a, b: tg.dot(a, b)),
+    "View": (lambda: (_t(2, 6),), lambda a: a.view(3, 4) * 2),
+    "Reshape of a transposed": (lambda: (_t(3, 4),), lambda a: a.t().reshape(12) * 2),
+    "Reshape, a view of a slice": (lambda: (_t(4, 6),), lambda a: a[:, :3].reshape(4, 3, 1) * 2),
+    "Squeeze": (lambda: (_t(2, 1, 3),), lambda a: a.squeeze(1) * 2 + a.squeeze().sum()),
+    "Squeeze dims": (lambda: (_t(2, 1, 3),), lambda a: a.squeeze((1,)) * 2),
+    "Unsqueeze": (lambda: (_t(2, 3),), lambda a: a.unsqueeze(1) * 2),
+    "Select": (lambda: (_t(3, 4),), lambda a: a[1] * 2 + a.select(1, 2).sum()),
+    "Slice": (lambda: (_t(5, 4),), lambda a: a[1:4] * 2 + a[:, ::2].sum()),
+    "float32": (
+        lambda: (tg.randn(3, 4, requires_grad=True), tg.randn(4, requires_grad=True)),
+        lambda a, b: ((a * b).tanh() @ b).sigmoid(),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_the_formula_gives_the_same_gradients_on_arrays_and_on_tensors(name, monkeypatch):
+    make_inputs, program = PROGRAMS[name]
+    inputs = make_inputs()
+    out = program(*inputs)
+    seed = tg.tensor(np.random.default_rng(3).standard_normal(out.shape), dtype=out.dtype)
+
+    on_arrays = []
+    real = function._formula_on_arrays
+    monkeypatch.setattr(
+        function, "_formula_on_arrays", lambda n, g: on_arrays.append(n.name()) or real(n, g)
+    )
+    fast = tg.autograd.grad(out, inputs, seed, retain_graph=True)
+    assert on_arrays, "no node ran its formula on arrays"
+    on_arrays.clear()
+    slow = tg.autograd.grad(out, inputs, seed, create_graph=True)
+    assert on_arrays == []  # with create_graph, every formula runs on Tensors
+    for f, s in zip(fast, slow, strict=True):
+        assert f.dtype == s.dtype and f.shape == s.shape
+        np.testing.assert_array_equal(f.numpy(), s.detach().numpy())
+
+
+def _on_arrays_ops():
+    found, todo = set(), list(Builtin.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        if cls.on_arrays:
+            found.add(cls._backward_cls.__name__)
+    return found
+
+
+def test_every_op_that_runs_on_arrays_is_checked_above():
+    checked = set()
+    for make_inputs, program in PROGRAMS.values():
+        out = program(*make_inputs())
+        stack, seen = [out.grad_fn], set()
+        while stack:
+            node = stack.pop()
+            if node is None or node in seen:
+                continue
+            seen.add(node)
+            checked.add(type(node).__name__)
+            stack += [n for n, _ in node.next_functions]
+    assert _on_arrays_ops() <= checked, _on_arrays_ops() - checked
+
+
+def test_mixed_dtypes_run_on_tensors_so_that_torch_promotion_decides():
+    a = tg.randn(3, dtype=tg.float32, requires_grad=True)
+    b = tg.tensor(2.0, dtype=tg.float64, requires_grad=True)
+    node = (a * b).grad_fn
+    assert not function._arrays_will_do(node)
