@@ -181,7 +181,7 @@ def torch_layout(out, first, *others):
     results are always re-laid: NumPy flags every empty array row-major). The hot ops (add,
     sub, mul, div) make that test themselves, ``out if x.flags.c_contiguous and out.size
     else torch_layout(out, x, y)``, as even calling this function costs ~50 ns. Measured on
-    ``a * b`` of two 4-element tensors (~2.9 µs): the test adds ~60 ns (~2%), the call and
+    ``a * b`` of two 4-element tensors (~2.9 µs): the test adds 60-80 ns (2-3%), the call and
     test ~140 ns (~5%).
     """
     try:
