@@ -237,3 +237,120 @@ def test_an_empty_view_has_torchs_strides(make):
         return tuple(t.shape), t.stride(), t.is_contiguous()
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- elementwise layout
+
+
+def _grid(lib, *shape):
+    """A fresh row-major tensor 1, 2, 3, ... of ``shape`` (then made a view by the cases)."""
+    n = 1
+    for size in shape:
+        n *= size
+    return lib.arange(1.0, n + 1).reshape(*shape)
+
+
+OPERANDS = {  # operands of an elementwise op, laid out in many ways (all broadcast to (2, 3))
+    "row-major": lambda lib: _grid(lib, 2, 3),
+    "transposed": lambda lib: _grid(lib, 3, 2).t(),
+    "transposed slice": lambda lib: _grid(lib, 6, 2)[::2].t(),
+    "sliced": lambda lib: _grid(lib, 2, 6)[:, ::2],
+    "row (broadcast)": lambda lib: _grid(lib, 3),
+    "column (broadcast)": lambda lib: _grid(lib, 2, 1),
+    "expanded": lambda lib: _grid(lib, 1, 3).expand(2, 3),
+    "0-d": lambda lib: lib.tensor(2.0),
+    "number": lambda lib: 2.0,
+}
+OPERANDS_3D = {  # ... broadcast to (2, 3, 4)
+    "row-major": lambda lib: _grid(lib, 2, 3, 4),
+    "permute(2, 0, 1)": lambda lib: _grid(lib, 3, 4, 2).permute(2, 0, 1),
+    "permute(1, 2, 0)": lambda lib: _grid(lib, 4, 2, 3).permute(1, 2, 0),
+    "permute(1, 0, 2)": lambda lib: _grid(lib, 3, 2, 4).permute(1, 0, 2),
+    "permute(2, 1, 0)": lambda lib: _grid(lib, 4, 3, 2).permute(2, 1, 0),
+    "broadcast (1, 3, 4)": lambda lib: _grid(lib, 1, 3, 4),
+    "broadcast (2, 1, 4)": lambda lib: _grid(lib, 2, 1, 4),
+    "expanded": lambda lib: _grid(lib, 2, 1, 4).expand(2, 3, 4),
+    "0-d": lambda lib: lib.tensor(2.0),
+}
+EMPTY_OPERANDS = {
+    "zeros(0, 3)": lambda lib: lib.zeros(0, 3),
+    "zeros(3, 0).t()": lambda lib: lib.zeros(3, 0).t(),
+    "zeros(3)": lambda lib: lib.zeros(3),
+    "0-d": lambda lib: lib.tensor(2.0),
+    "number": lambda lib: 2.0,
+}
+EMPTY_T = {
+    "zeros(0, 3).t()": lambda lib: lib.zeros(0, 3).t(),
+    "zeros(3, 0)": lambda lib: lib.zeros(3, 0),
+}
+BINARY_OPS = {
+    "add": lambda lib, a, b: a + b,
+    "sub": lambda lib, a, b: a - b,
+    "rsub": lambda lib, a, b: 2 - a if isinstance(b, float) else a - b,
+    "mul": lambda lib, a, b: a * b,
+    "div": lambda lib, a, b: a / b,
+    "pow": lambda lib, a, b: a**b,
+    "lt": lambda lib, a, b: a < b,
+    "maximum": lambda lib, a, b: lib.maximum(a, b * lib.ones(()) if isinstance(b, float) else b),
+    "where": lambda lib, a, b: lib.where(a > 3, a, b),
+    "floor_divide": lambda lib, a, b: a // b,
+}
+
+
+def _pairs(operands):
+    return {
+        f"{first} with {second}": (operands[first], operands[second])
+        for first in operands
+        for second in operands
+        if first != "number"
+    }
+
+
+LAYOUT_CASES = {**_pairs(OPERANDS), **{f"3-D {k}": v for k, v in _pairs(OPERANDS_3D).items()}}
+LAYOUT_CASES.update({f"empty {k}": v for k, v in _pairs(EMPTY_OPERANDS).items()})
+LAYOUT_CASES.update({f"empty {k}": v for k, v in _pairs({**EMPTY_T, **EMPTY_OPERANDS}).items()})
+
+
+@pytest.mark.parametrize("op", BINARY_OPS.values(), ids=BINARY_OPS.keys())
+@pytest.mark.parametrize("case", LAYOUT_CASES.values(), ids=LAYOUT_CASES.keys())
+def test_an_elementwise_result_is_laid_out_as_torch_lays_it_out(case, op):
+    """torch orders the result's dims by the operands' strides, the first operand deciding
+    where they disagree (``x.t() + y`` is laid out like ``x``); the values are NumPy's."""
+    make_a, make_b = case
+
+    def program(lib):
+        a, b = make_a(lib), make_b(lib)
+        try:
+            out = op(lib, a, b)
+        except RuntimeError as e:  # (shapes that do not broadcast: both libraries refuse)
+            return type(e).__name__
+        return tuple(out.shape), out.stride(), as_numpy(out)
+
+    assert_like_torch(program)
+
+
+COPIES = {
+    "clone": lambda t: t.clone(),
+    "to(float64)": lambda t: t.to(dtype=t.new_zeros(()).double().dtype),
+    "neg": lambda t: -t,
+    "* 1": lambda t: t * 1,
+}
+COPIED = {
+    "zeros(0, 3).t()": lambda lib: lib.zeros(0, 3).t(),
+    "zeros(3, 0).t()": lambda lib: lib.zeros(3, 0).t(),
+    "zeros(3, 0, 2).permute(1, 2, 0)": lambda lib: lib.zeros(3, 0, 2).permute(1, 2, 0),
+    "transposed slice": lambda lib: _grid(lib, 6, 2)[::2].t(),
+    "permuted": lambda lib: _grid(lib, 3, 4, 2).permute(2, 0, 1),
+}
+
+
+@pytest.mark.parametrize("copy", COPIES.values(), ids=COPIES.keys())
+@pytest.mark.parametrize("make", COPIED.values(), ids=COPIED.keys())
+def test_a_copy_keeps_torchs_layout(make, copy):
+    """A copy (or a one-operand op) of an empty or strided tensor: torch's strides."""
+
+    def program(lib):
+        out = copy(make(lib))
+        return tuple(out.shape), out.stride(), as_numpy(out)
+
+    assert_like_torch(program)
