@@ -333,6 +333,7 @@ def _execute(run, roots, root_grads, observed=True):
                 _grad_state.enabled = previous_mode
             if ran is not None and observed:
                 yield _new_step(BackwardStep, (node, *ran, run.heap[:]))
+            ran = None  # (holding its gradients would stop the next AccumulateGrad keeping one)
     finally:
         _grad_state.layer -= deeper
 
@@ -375,6 +376,8 @@ class _Pass:
             return None  # (a pass towards inputs: this node leads to none of them)
         if node._pre_hooks:
             grads = _run_pre_hooks(node, grads, self.steal)
+        elif self.steal and type(node) is AccumulateGrad:
+            _claim_unshared(grads)  # (a gradient sent to two leaves: the last one may keep it)
         grad_outputs = tuple(grads)
         if NodeStarted.on:
             _events.emit(NodeStarted, node=node, grad_outputs=grad_outputs)
@@ -527,8 +530,15 @@ def _claim_unshared(grads) -> None:
     torch's AccumulateGrad steals a gradient whose use count says only the engine holds it.
     Then the node's post hooks see ``.grad`` itself in their ``grad_outputs``, as in torch."""
     g = grads[0]
-    if g is not None and sys.getrefcount(g) <= 3:  # the list's, ``g``'s and the call's
+    if g is not None and sys.getrefcount(g) <= 3 and _owns_its_array(g):  # list, ``g``, call
         g._engine_owned = True
+
+
+def _owns_its_array(g) -> bool:
+    """Whether ``g``'s array is its own: not a view, and held by no other Tensor (a formula
+    that passes a gradient through wraps the same array in a new Tensor)."""
+    data = g._data
+    return data.base is None and sys.getrefcount(data) <= 3  # ``g``'s, ``data``'s and the call's
 
 
 def _made_by(node, g, grad_outputs, grad_inputs) -> bool:
