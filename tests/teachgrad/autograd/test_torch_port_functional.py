@@ -443,3 +443,111 @@ def test_vhp_under_no_grad(lib):
     with lib.no_grad():
         res = vhp(lambda x: x.exp().sum(), inputs, v, create_graph=True)
     assert res[0].grad_fn is not None and res[1].grad_fn is not None
+
+
+def narrow_exp_sum(a, b):
+    return (a + 3 * b.narrow(0, 0, 3)).exp().sum()
+
+
+@pytest.mark.parametrize("api", ["vhp", "hvp"])
+def test_vhp_and_hvp_output_structure_and_scalars(lib, api):
+    fn = getattr(lib.autograd.functional, api)
+    out, val = fn(exp_sum3, rand(lib, 4, 4), lib.ones(4, 4))
+    assert structure(lib, val) == (4, 4)
+    assert out.grad_fn is None and val.grad_fn is None
+
+    pair = (rand(lib, 3), rand(lib, 4, seed=1))
+    out, val = fn(narrow_exp_sum, pair, (lib.ones(3), lib.ones(4)))
+    assert structure(lib, val) == ((3,), (4,))
+    assert out.grad_fn is None and all(v.grad_fn is None for v in val)
+
+    assert structure(lib, fn(lambda x: x.sum(), rand(lib, 4, 4), lib.ones(4, 4))[1]) == (4, 4)
+    assert structure(lib, fn(lambda x: x.sum(), rand(lib), rand(lib, seed=1))[1]) == ()
+    assert structure(lib, fn(lambda x: x.sum(), rand(lib))[1]) == ()
+    res = fn(lambda x: x.exp().sum().view(1, 1, 1), rand(lib, 4, 4), rand(lib, 4, 4, seed=1))
+    assert structure(lib, res[1]) == (4, 4)
+
+
+def test_hvp_checks_its_arguments_and_strict_mode(lib):
+    hvp = lib.autograd.functional.hvp
+    inp = rand(lib, 4)
+    v = rand(lib, 4, seed=1)
+    with pytest.raises(TypeError, match="The inputs given to hvp must be either a Tensor"):
+        hvp(exp_sum3, (inp, 2), v)
+    with pytest.raises(
+        TypeError, match="The outputs of the user-provided function given to hvp must"
+    ):
+        hvp(narrow3_and_text, inp, v)
+    with pytest.raises(
+        RuntimeError,
+        match="The Tensor returned by the function given to hvp should contain a single element",
+    ):
+        hvp(narrow3, inp, v)
+    with pytest.raises(RuntimeError, match="v has invalid size:"):
+        hvp(exp_sum3, inp, rand(lib, 5))
+    with pytest.raises(
+        TypeError, match="The v given to hvp must be either a Tensor or a tuple of Tensors"
+    ):
+        hvp(exp_sum3, inp, (v, 2))
+
+    with pytest.raises(
+        RuntimeError, match="Output 0 of the user-provided function does not require gradients."
+    ):
+        hvp(lambda a: a.detach().sum(), inp, v, strict=True)
+    with pytest.raises(
+        RuntimeError, match="The output of the user-provided function is independent of input 0"
+    ):
+        hvp(lambda a: disconnected(a).sum(), inp, v, strict=True)
+    with pytest.raises(
+        RuntimeError, match="jacobian of the user-provided function with respect to input 0 is"
+    ):
+        hvp(lambda a: (3 * a).sum(), inp, v, strict=True)
+    res = hvp(lambda a: (3 * a).sum(), inp, v, strict=False)
+    assert structure(lib, res[1]) == (4,) and res[1].abs().sum().item() == 0.0
+
+
+def test_hvp_under_no_grad(lib):
+    hvp = lib.autograd.functional.hvp
+    inputs = rand(lib, 4, 4)
+    v = lib.ones(4, 4)
+    with lib.no_grad():
+        res = hvp(lambda x: x.exp().sum(), inputs, v)
+    assert res[0].grad_fn is None and res[1].grad_fn is None
+    with lib.no_grad():
+        res = hvp(lambda x: x.exp().sum(), inputs, v, create_graph=True)
+    assert res[0].grad_fn is not None and res[1].grad_fn is not None
+
+
+@pytest.mark.parametrize("api", ["vjp", "jvp", "vhp", "hvp"])
+def test_products_with_create_graph_pass_gradcheck(lib, api):
+    fn = getattr(lib.autograd.functional, api)
+    f = exp_sum3 if api in ("vhp", "hvp") else (lambda x: x.sum(dim=1))
+    size = 4 if api in ("vhp", "hvp") else 2
+    inputs = rand(lib, size, size, dtype=lib.float64).requires_grad_()
+    shape = (size,) if api == "vjp" else (size, size)
+    v = lib.ones(*shape, dtype=lib.float64, requires_grad=True)
+    res = fn(f, inputs, v, create_graph=True)
+    assert res[0].grad_fn is not None and res[1].grad_fn is not None
+
+    def product(inp, v):
+        return fn(f, inp, v, create_graph=True)
+
+    assert lib.autograd.gradcheck(product, (inputs, v))
+    assert lib.autograd.gradgradcheck(product, (inputs, v))
+
+
+def test_jacobian_matches_vjp_and_jvp_and_hessian_matches_vhp_and_hvp(lib):
+    functional = lib.autograd.functional
+    inputs = rand(lib, 4)
+    v = rand(lib, 4, seed=1)
+
+    def cube_plus_sum(x):
+        return x**3 + x.sum()
+
+    jac = functional.jacobian(cube_plus_sum, inputs)
+    assert same(functional.jvp(cube_plus_sum, inputs, v)[1], jac @ v, rtol=1e-5)
+    assert same(functional.vjp(cube_plus_sum, inputs, v)[1], v @ jac, rtol=1e-5)
+
+    hes = functional.hessian(exp_sum3, inputs)
+    assert same(functional.hvp(exp_sum3, inputs, v)[1], hes @ v, rtol=1e-5)
+    assert same(functional.vhp(exp_sum3, inputs, v)[1], v @ hes, rtol=1e-5)
