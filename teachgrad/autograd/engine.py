@@ -43,7 +43,7 @@ from .._profiling import state as _profiling
 from .._tensor import Tensor, wrap_array
 from . import anomaly_mode
 from .grad_mode import state as _grad_state
-from .tape import AccumulateGrad, Node, accumulate_grad, check_hook_result
+from .tape import AccumulateGrad, GradientEdge, Node, accumulate_grad, check_hook_result
 
 
 class BackwardStep(NamedTuple):
@@ -224,11 +224,15 @@ def grad(
         g = captured.get(edge)
         if g is None:
             if not allow_unused:
+                what = "a GradientEdge" if type(t) is GradientEdge else f"shape {tuple(t.shape)}"
                 raise RuntimeError(
                     "One of the differentiated Tensors appears to not have been used in the graph. Set "
-                    f"allow_unused=True if this is the desired behavior.\n  Input {i} (shape "
-                    f"{tuple(t.shape)}) is not on any path from the outputs back to the leaves, so no "
-                    "gradient reaches it."
+                    f"allow_unused=True if this is the desired behavior.\n  Input {i} ({what}) is "
+                    "not on any path from the outputs back to the leaves, so no gradient reaches it."
+                )
+            if materialize_grads and type(t) is GradientEdge:  # (no tensor to take zeros like)
+                raise RuntimeError(
+                    "materialize_grads cannot be used when the given input is a GradientEdge"
                 )
             if materialize_grads:
                 shape = t._data.shape if batch is None else (batch, *t._data.shape)
@@ -422,7 +426,7 @@ class _PassTo(_Pass):
     def __init__(self, roots, keep_graph, create_graph, inputs, accumulate):
         super().__init__(keep_graph, create_graph)
         self.inputs = inputs
-        self.targets = [t._edge() for t in inputs]
+        self.targets = [tuple(t) if type(t) is GradientEdge else t._edge() for t in inputs]
         self.captured = {}
         self.capture_at = {}
         for node, nr in self.targets:
@@ -529,16 +533,10 @@ def _claim_unshared(grads) -> None:
     hooks kept no reference; a hook's fresh result, say) may become ``.grad`` itself, as
     torch's AccumulateGrad steals a gradient whose use count says only the engine holds it.
     Then the node's post hooks see ``.grad`` itself in their ``grad_outputs``, as in torch."""
-    g = grads[0]
-    if g is not None and sys.getrefcount(g) <= 3 and _owns_its_array(g):  # list, ``g``, call
+    g = grads[0]  # its array must be its own too: a pass-through formula wraps it anew
+    owns = g is not None and g._data.base is None and sys.getrefcount(g._data) <= 2  # g's, call's
+    if owns and sys.getrefcount(g) <= 3:  # the list's, ``g``'s and the call's
         g._engine_owned = True
-
-
-def _owns_its_array(g) -> bool:
-    """Whether ``g``'s array is its own: not a view, and held by no other Tensor (a formula
-    that passes a gradient through wraps the same array in a new Tensor)."""
-    data = g._data
-    return data.base is None and sys.getrefcount(data) <= 3  # ``g``'s, ``data``'s and the call's
 
 
 def _made_by(node, g, grad_outputs, grad_inputs) -> bool:
@@ -691,10 +689,12 @@ def _check_grad_output(i, g, t) -> None:
 
 
 def _check_inputs(inputs, where: str) -> tuple:
-    inputs = _as_tuple(inputs)
+    inputs = (inputs,) if type(inputs) is GradientEdge else _as_tuple(inputs)  # (a tuple itself)
     if not inputs and where == "backward":  # (grad() says it in its own words)
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     for i, t in enumerate(inputs):
+        if where == "grad" and type(t) is GradientEdge:  # the gradient flowing into that edge
+            continue
         if not isinstance(t, Tensor):
             raise TypeError(
                 f"{where}(): inputs must be Tensors, but input {i} is {type(t).__name__}"

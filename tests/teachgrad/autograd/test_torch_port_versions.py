@@ -309,3 +309,73 @@ def test_anomaly_mode_without_the_nan_check(lib):
             ):
                 out.backward(retain_graph=True)
             out.backward()
+
+
+def check_grad_to_edge_matches(lib, out, inp):
+    """``grad`` towards ``inp``'s gradient edge gives what ``grad`` towards ``inp`` gives."""
+    ref = lib.autograd.grad(out.sum(), inp, retain_graph=True)
+    new = lib.autograd.grad(out.sum(), lib.autograd.graph.get_gradient_edge(inp))
+    assert len(ref) == len(new) == 1 and same(ref[0], new[0])
+
+
+def test_grad_towards_a_gradient_edge(lib):
+    x = lib.rand(2, requires_grad=True)
+    check_grad_to_edge_matches(lib, x.clone(), x)  # an AccumulateGrad node
+    x = x.clone()
+    check_grad_to_edge_matches(lib, x.clone(), x)  # a built-in node
+
+    class Identity(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = Identity.apply(x)
+    check_grad_to_edge_matches(lib, x.clone(), x)  # a custom Function's node
+    x = x.unbind()[1]
+    check_grad_to_edge_matches(lib, x.clone(), x)  # output 1 of a node
+
+
+def test_grad_towards_the_edge_of_a_tensor_changed_in_place_since(lib):
+    x = lib.rand(2, requires_grad=True).clone()
+    x_edge = lib.autograd.graph.get_gradient_edge(x)
+    x *= 2
+    g_old, g_new = lib.autograd.grad(x.sum(), (x_edge, x))
+    assert same(g_old, [2.0, 2.0])
+    assert same(g_new, [1.0, 1.0])
+
+
+def test_grad_towards_several_edges_made_by_hand(lib):
+    GradientEdge = lib.autograd.graph.GradientEdge  # noqa: N806 - torch's class name
+    x = lib.rand(2, requires_grad=True).clone()
+    y = lib.rand(2, requires_grad=True).clone()
+    out = x * y
+    ref = lib.autograd.grad(out.sum(), (x, y), retain_graph=True)
+    edges = (GradientEdge(x.grad_fn, 0), GradientEdge(y.grad_fn, 0))
+    new = lib.autograd.grad(out.sum(), edges)
+    assert all(same(a, b) for a, b in zip(ref, new, strict=True))
+
+
+def test_materialize_grads_needs_a_tensor_for_an_unused_input(lib):
+    get_edge = lib.autograd.graph.get_gradient_edge
+    x = lib.rand(2, requires_grad=True).clone()
+    y = lib.rand(2, requires_grad=True).clone()
+    out = x.clone()
+    lib.autograd.grad(
+        out.sum(), (get_edge(x), y), allow_unused=True, materialize_grads=True, retain_graph=True
+    )
+    lib.autograd.grad(
+        out.sum(), (x, y), allow_unused=True, materialize_grads=True, retain_graph=True
+    )
+    _, unused = lib.autograd.grad(out.sum(), (x, get_edge(y)), allow_unused=True, retain_graph=True)
+    assert unused is None
+    with pytest.raises(
+        RuntimeError,
+        match="materialize_grads cannot be used when the given input is a GradientEdge",
+    ):
+        lib.autograd.grad(out.sum(), (x, get_edge(y)), allow_unused=True, materialize_grads=True)
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        lib.autograd.grad(out.sum(), (x, get_edge(y)))
