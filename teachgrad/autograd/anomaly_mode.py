@@ -178,11 +178,18 @@ def report(node, error: BaseException) -> None:
         return
     node.__dict__.setdefault("_anomaly", f"{type(error).__name__}: {error}")
     stack = node.__dict__.get("_forward_stack")
-    if stack is None:
-        where = "  (no forward traceback: the node was created before anomaly detection was on)\n"
+    if stack is None:  # torch's words, then why
+        message = (
+            f"Error detected in {node.name()}. No forward pass information available. Enable "
+            "detect anomaly during forward pass for more information.\n  (The node was created "
+            "before anomaly detection was on, so its forward traceback was not recorded.)"
+        )
     else:
         where = "".join(_format(frame) for frame in stack)
-    message = f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{where}"
+        message = (
+            f"Error detected in {node.name()}. Traceback of forward call that caused the error:"
+            f"\n{where}"
+        )
     try:
         warnings.warn(message, UserWarning, stacklevel=_outside_teachgrad())
     except UserWarning:  # warnings are errors: print it and let the engine raise the real one

@@ -43,7 +43,7 @@ from .._profiling import state as _profiling
 from .._tensor import Tensor, wrap_array
 from . import anomaly_mode
 from .grad_mode import state as _grad_state
-from .tape import AccumulateGrad, Node, accumulate_grad, check_hook_result
+from .tape import AccumulateGrad, GradientEdge, Node, accumulate_grad, check_hook_result
 
 
 class BackwardStep(NamedTuple):
@@ -224,11 +224,15 @@ def grad(
         g = captured.get(edge)
         if g is None:
             if not allow_unused:
+                what = "a GradientEdge" if type(t) is GradientEdge else f"shape {tuple(t.shape)}"
                 raise RuntimeError(
                     "One of the differentiated Tensors appears to not have been used in the graph. Set "
-                    f"allow_unused=True if this is the desired behavior.\n  Input {i} (shape "
-                    f"{tuple(t.shape)}) is not on any path from the outputs back to the leaves, so no "
-                    "gradient reaches it."
+                    f"allow_unused=True if this is the desired behavior.\n  Input {i} ({what}) is "
+                    "not on any path from the outputs back to the leaves, so no gradient reaches it."
+                )
+            if materialize_grads and type(t) is GradientEdge:  # (no tensor to take zeros like)
+                raise RuntimeError(
+                    "materialize_grads cannot be used when the given input is a GradientEdge"
                 )
             if materialize_grads:
                 shape = t._data.shape if batch is None else (batch, *t._data.shape)
@@ -333,6 +337,7 @@ def _execute(run, roots, root_grads, observed=True):
                 _grad_state.enabled = previous_mode
             if ran is not None and observed:
                 yield _new_step(BackwardStep, (node, *ran, run.heap[:]))
+            ran = None  # (holding its gradients would stop the next AccumulateGrad keeping one)
     finally:
         _grad_state.layer -= deeper
 
@@ -375,6 +380,8 @@ class _Pass:
             return None  # (a pass towards inputs: this node leads to none of them)
         if node._pre_hooks:
             grads = _run_pre_hooks(node, grads, self.steal)
+        elif self.steal and type(node) is AccumulateGrad:
+            _claim_unshared(grads)  # (a gradient sent to two leaves: the last one may keep it)
         grad_outputs = tuple(grads)
         if NodeStarted.on:
             _events.emit(NodeStarted, node=node, grad_outputs=grad_outputs)
@@ -419,7 +426,7 @@ class _PassTo(_Pass):
     def __init__(self, roots, keep_graph, create_graph, inputs, accumulate):
         super().__init__(keep_graph, create_graph)
         self.inputs = inputs
-        self.targets = [t._edge() for t in inputs]
+        self.targets = [tuple(t) if type(t) is GradientEdge else t._edge() for t in inputs]
         self.captured = {}
         self.capture_at = {}
         for node, nr in self.targets:
@@ -526,8 +533,9 @@ def _claim_unshared(grads) -> None:
     hooks kept no reference; a hook's fresh result, say) may become ``.grad`` itself, as
     torch's AccumulateGrad steals a gradient whose use count says only the engine holds it.
     Then the node's post hooks see ``.grad`` itself in their ``grad_outputs``, as in torch."""
-    g = grads[0]
-    if g is not None and sys.getrefcount(g) <= 3:  # the list's, ``g``'s and the call's
+    g = grads[0]  # its array must be its own too: a pass-through formula wraps it anew
+    owns = g is not None and g._data.base is None and sys.getrefcount(g._data) <= 2  # g's, call's
+    if owns and sys.getrefcount(g) <= 3:  # the list's, ``g``'s and the call's
         g._engine_owned = True
 
 
@@ -681,10 +689,12 @@ def _check_grad_output(i, g, t) -> None:
 
 
 def _check_inputs(inputs, where: str) -> tuple:
-    inputs = _as_tuple(inputs)
+    inputs = (inputs,) if type(inputs) is GradientEdge else _as_tuple(inputs)  # (a tuple itself)
     if not inputs and where == "backward":  # (grad() says it in its own words)
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     for i, t in enumerate(inputs):
+        if where == "grad" and type(t) is GradientEdge:  # the gradient flowing into that edge
+            continue
         if not isinstance(t, Tensor):
             raise TypeError(
                 f"{where}(): inputs must be Tensors, but input {i} is {type(t).__name__}"

@@ -14,8 +14,6 @@ graph: its events (``add_listener``, ``record``) and snapshots (``snapshot``).
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from .._events import (  # noqa: F401 - re-exported: the event API is part of this namespace
     Event,
     GradAccumulated,
@@ -40,14 +38,12 @@ from .snapshot import (  # noqa: F401 - re-exported
     snapshot,
 )
 from .tape import (  # noqa: F401 - re-exported: torch.autograd.graph's names
+    GradientEdge,
     Node,
     disable_saved_tensors_hooks,
     save_on_cpu,
     saved_tensors_hooks,
 )
-
-GradientEdge = namedtuple("GradientEdge", ["node", "output_nr"])
-GradientEdge.__doc__ = "An edge of the graph: ``(node, output_nr)``, what ``next_functions`` holds."
 
 
 def get_gradient_edge(tensor) -> GradientEdge:

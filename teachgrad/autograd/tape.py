@@ -73,6 +73,13 @@ _DETACHED_IN_PLACE = (
     "not supported, please use out-of-place `.detach()` instead"
 )
 
+GradientEdge = namedtuple("GradientEdge", ["node", "output_nr"])
+GradientEdge.__doc__ = (
+    "An edge of the graph: ``(node, output_nr)``, what ``next_functions`` holds. "
+    "``autograd.grad`` takes one as an input: the gradient flowing into that edge."
+)
+
+
 _saved_hooks: list = []  # the (pack, unpack) pairs of the open saved_tensors_hooks blocks
 _hooks_disabled: list = []  # the messages of the open disable_saved_tensors_hooks blocks
 
