@@ -87,10 +87,7 @@ def _steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads
     roots = _root_edges(tensors)
     grads = _make_root_grads(tensors, _as_tuple(grad_tensors, len(tensors)), create_graph)
     keep = create_graph if retain_graph is None else retain_graph
-    if inputs is not None:
-        run = _PassTo(roots, keep, create_graph, inputs, True)
-    else:
-        run = _Pass(keep, create_graph)
+    run = _PassTo(roots, keep, create_graph, inputs) if inputs else _Pass(keep, create_graph)
     run.steal = keep_grads_private
     yield from _execute(run, roots, grads, observed=not keep_grads_private)
     if inputs is not None:
@@ -423,7 +420,7 @@ class _PassTo(_Pass):
     arriving at the inputs' edges go into ``captured``, and only nodes on a path to an
     input run (the inputs' own nodes too when ``accumulate``, as in torch)."""
 
-    def __init__(self, roots, keep_graph, create_graph, inputs, accumulate):
+    def __init__(self, roots, keep_graph, create_graph, inputs, accumulate=True):
         super().__init__(keep_graph, create_graph)
         self.inputs = inputs
         self.targets = [tuple(t) if type(t) is GradientEdge else t._edge() for t in inputs]
@@ -615,10 +612,12 @@ def _as_tuple(x, n=None) -> tuple:
         return (None,) * n
     x = (x,) if isinstance(x, Tensor) or x is None else tuple(x)
     if n is not None and len(x) != n:
-        raise RuntimeError(
-            f"Mismatch in number of gradients: got {len(x)} gradients for {n} tensors"
-        )
+        raise _count_mismatch(len(x), n)
     return x
+
+
+def _count_mismatch(got, n) -> RuntimeError:
+    return RuntimeError(f"Mismatch in number of gradients: got {got} gradients for {n} tensors")
 
 
 def _root_edges(tensors) -> list:

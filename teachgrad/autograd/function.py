@@ -217,10 +217,8 @@ def _formula_on_arrays(node, grad_outputs) -> tuple:
         result = node._backward(node, *arrays)
     finally:
         node._arrays = False
-    if type(result) is not tuple:
-        result = (result,)
     grads = []
-    for g in result:
+    for g in result if type(result) is tuple else (result,):
         grads.append(None if g is None else wrap_array(as_array(g)))
     return tuple(grads)
 
