@@ -37,7 +37,7 @@ from heapq import heappop, heappush
 from typing import NamedTuple
 
 from .. import _events, _seam
-from .._backend import array_module, quiet
+from .._backend import array_module, device_of, quiet
 from .._events import HookFired, NodeFinished, NodeStarted
 from .._profiling import state as _profiling
 from .._tensor import Tensor, wrap_array
@@ -99,7 +99,9 @@ def _give_non_leaves_their_grad(run) -> None:
     retain_grad's hook already gave it one)."""
     for t, edge in zip(run.inputs, run.targets, strict=True):
         g = run.captured.get(edge)
-        if not isinstance(edge[0], AccumulateGrad) and g is not None and not t.retains_grad:
+        if type(t) is GradientEdge or isinstance(edge[0], AccumulateGrad):
+            continue  # (an edge's gradient has nowhere to go: torch drops it)
+        if g is not None and not t.retains_grad:
             accumulate_grad(t, g)
 
 
@@ -242,13 +244,13 @@ def grad(
 def _batch_size(outputs, grad_outputs) -> int:
     """``is_grads_batched``: the batch size (dim 0, the same for every grad_output)."""
     for i, (y, g) in enumerate(zip(outputs, grad_outputs, strict=True)):
-        if not isinstance(g, Tensor) or tuple(g.shape[1:]) != tuple(y.shape):
+        if not isinstance(g, Tensor) or tuple(g.shape[1:]) != tuple(y._data.shape):
             got = "nothing" if g is None else f"a shape of {tuple(getattr(g, 'shape', ()))}"
             raise RuntimeError(
                 "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
                 "the batch dimension. The sizes of the remaining dimensions are expected to match the "
                 f"shape of corresponding output, but a mismatch was detected: grad_output[{i}] has "
-                f"{got} and output[{i}] has a shape of {tuple(y.shape)}."
+                f"{got} and output[{i}] has a shape of {tuple(y._data.shape)}."
             )
     sizes = {g.shape[0] for g in grad_outputs}
     if len(sizes) != 1:
@@ -607,10 +609,13 @@ def _leads_to(node, runs, capture_at) -> bool:
     return any(c is not None and (c in runs or c in capture_at) for c, _ in node.next_functions)
 
 
+_ONE = (Tensor, GradientEdge)  # what stands alone as tensors=, inputs= (not a sequence of them)
+
+
 def _as_tuple(x, n=None) -> tuple:
     if n is not None and x is None:
         return (None,) * n
-    x = (x,) if isinstance(x, Tensor) or x is None else tuple(x)
+    x = (x,) if isinstance(x, _ONE) or x is None else tuple(x)
     if n is not None and len(x) != n:
         raise _count_mismatch(len(x), n)
     return x
@@ -621,9 +626,9 @@ def _count_mismatch(got, n) -> RuntimeError:
 
 
 def _root_edges(tensors) -> list:
-    """The edge each output's gradient enters the graph by."""
+    """The edge each output's gradient enters the graph by (a GradientEdge: itself)."""
     for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor) or not t._requires_grad:
+        if not isinstance(t, _ONE) or not t._requires_grad:
             raise _not_differentiable(i, t)
     return [t._edge() for t in tensors]
 
@@ -666,7 +671,7 @@ def _not_differentiable(i, t) -> Exception:
 def _not_scalar(i, t) -> Exception:
     return RuntimeError(
         "grad can be implicitly created only for scalar outputs\n"
-        f"  Output {i} has shape {tuple(t.shape)}. backward() needs the vector v of the "
+        f"  Output {i} has shape {tuple(t._data.shape)}. backward() needs the vector v of the "
         "vector-Jacobian product: pass gradient=tg.ones_like(out) (or reduce it first, e.g. "
         "out.sum().backward())."
     )
@@ -674,25 +679,25 @@ def _not_scalar(i, t) -> Exception:
 
 def _check_grad_output(i, g, t) -> None:
     """A given gradient must have its output's shape and device."""
-    if g.shape != t.shape:
+    if g._data.shape != t._data.shape:  # (t: a Tensor or a GradientEdge)
         raise RuntimeError(
             f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
-            f"output[{i}] has a shape of {t.shape}.\n  The gradient you pass for an output "
+            f"output[{i}] has a shape of {type(g.shape)(t._data.shape)}.\n  The gradient you pass for an output "
             "is dLoss/dOutput: it must have exactly that output's shape."
         )
-    if g.device != t.device:
+    if g.device != device_of(t._data):
         raise RuntimeError(
             f"Expected all tensors to be on the same device: grad_output[{i}] is on "
-            f"{g.device} but output[{i}] is on {t.device}"
+            f"{g.device} but output[{i}] is on {device_of(t._data)}"
         )
 
 
 def _check_inputs(inputs, where: str) -> tuple:
-    inputs = (inputs,) if type(inputs) is GradientEdge else _as_tuple(inputs)  # (a tuple itself)
+    inputs = _as_tuple(inputs)
     if not inputs and where == "backward":  # (grad() says it in its own words)
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     for i, t in enumerate(inputs):
-        if where == "grad" and type(t) is GradientEdge:  # the gradient flowing into that edge
+        if type(t) is GradientEdge:  # the gradient flowing into that edge
             continue
         if not isinstance(t, Tensor):
             raise TypeError(

@@ -31,7 +31,7 @@ import weakref
 from collections import namedtuple
 
 from .. import _events, _seam
-from .._backend import device_of, empty_strided, is_writeable
+from .._backend import array_module, device_of, empty_strided, is_writeable
 from .._hooks import RemovableHandle, add_hook, hooks_of
 from .._tensor import Tensor, _new, wrap_array
 from . import anomaly_mode, gc_pacing
@@ -73,11 +73,34 @@ _DETACHED_IN_PLACE = (
     "not supported, please use out-of-place `.detach()` instead"
 )
 
-GradientEdge = namedtuple("GradientEdge", ["node", "output_nr"])
-GradientEdge.__doc__ = (
-    "An edge of the graph: ``(node, output_nr)``, what ``next_functions`` holds. "
-    "``autograd.grad`` takes one as an input: the gradient flowing into that edge."
-)
+
+class GradientEdge(namedtuple("GradientEdge", ["node", "output_nr"])):
+    """An edge of the graph: ``(node, output_nr)``, what ``next_functions`` holds.
+
+    ``autograd.grad`` takes one as an input (the gradient flowing into that edge) and as
+    an output (the gradient given for it enters the graph there), and so does
+    ``backward`` (``tensors=`` and ``inputs=``), as torch's.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True); h = x * 3
+    >>> edge = tg.autograd.graph.get_gradient_edge(h)
+    >>> tg.autograd.grad(edge, x, grad_outputs=tg.ones(2))
+    (tensor([3., 3.]),)
+    """
+
+    __slots__ = ()
+    _requires_grad = True  # (an edge stands for an output of its node: the engine's root)
+
+    def _edge(self) -> tuple:
+        return tuple(self)
+
+    @property
+    def _data(self):
+        """The output this edge carries as the engine reads a root: its shape, dtype and
+        device, in an array that holds no memory (every element is the same zero)."""
+        shape, dtype, array_type = self.node._output_meta[self.output_nr]
+        xp = array_module(array_type)
+        return xp.broadcast_to(xp.zeros((), dtype), shape)
 
 
 _saved_hooks: list = []  # the (pack, unpack) pairs of the open saved_tensors_hooks blocks
@@ -194,6 +217,7 @@ class SavedTensor:
         "hooks",
         "autograd",
         "non_leaf",
+        "raw",  # a weakref to its RawSavedTensor, once there is one
     )
 
     def __init__(self, tensor, owner, name: str):
@@ -222,18 +246,45 @@ class SavedTensor:
         self.base = tensor._base
         self.tangent = None  # (forward AD: filled in by push_tangents, kept for the rebuild)
 
-    def _pack(self, tensor) -> None:
-        pack, unpack = _saved_hooks[-1]  # the innermost saved_tensors_hooks wins
+    def _pack(self, tensor, hooks=None, value=None) -> None:
+        """Keep what ``pack`` returns for ``tensor`` instead of it. ``hooks``: the pair that
+        ``register_hooks`` gives (else the innermost saved_tensors_hooks block's), whose
+        pack sees ``value`` (``tensor`` detached), in no_grad mode, as torch's does."""
+        pack, unpack = hooks or _saved_hooks[-1]  # the innermost saved_tensors_hooks wins
         data = tensor._data
         self.meta = (data.shape, data.dtype, device_of(data))
         # what the unpacked tensor needs so that autograd treats it as the original one
         leaf_acc = tensor._grad_accumulator() if tensor.is_leaf and tensor._requires_grad else None
         self.autograd = (tensor._grad_fn, tensor._output_nr, leaf_acc)
         version = tensor._counter.version
-        self.hooks = (unpack, pack(tensor))
+        self.hooks = (unpack, None)  # (set first, as torch: a pack hook that fails leaves them)
+        self.hooks = (unpack, pack(tensor) if value is None else _pack_without_grad(pack, value))
         if tensor._counter.version != version:
             raise RuntimeError(_PACK_IN_PLACE)
         self.tensor = self.data = None
+
+    def register_hooks(self, pack_hook, unpack_hook, owner) -> None:
+        """``grad_fn._raw_saved_<name>.register_hooks``: from now on keep what
+        ``pack_hook`` returns, and read it back through ``unpack_hook``."""
+        if self.hooks is not None:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor whose hooks have already been set. "
+                "Hint: only one pair of hooks is allowed at a time.\n  (a saved_tensors_hooks "
+                f"block, or an earlier register_hooks, already packed {owner.name()}'s saved "
+                f"'{self.name}')"
+            )
+        if self.released:
+            raise RuntimeError(_FREED_HOOKS)
+        original = self._rebuilt_output(owner) if self.is_output else self.tensor
+        self._pack(original, (pack_hook, unpack_hook), original.detach())
+
+    def raw_data(self, owner):
+        """``SavedTensor.data``: what is kept now (the pack hook's result, if any)."""
+        if self.released:
+            return None
+        if self.hooks is not None:
+            return self.hooks[1]
+        return Tensor._make(self.data, self.counter) if self.is_output else self.tensor
 
     def unpack(self, owner):
         self._check_unchanged(owner)
@@ -312,6 +363,89 @@ class SavedTensor:
             return "released"
         data = self.data if self.tensor is None else self.tensor._data
         return str(list(self.meta[0] if data is None else data.shape))
+
+
+def _pack_without_grad(pack, value):
+    previous, _grad_state.enabled = _grad_state.enabled, False
+    try:
+        return pack(value)
+    finally:
+        _grad_state.enabled = previous
+
+
+_FREED_HOOKS = (
+    "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values "
+    "of the graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or if you need to "
+    "access saved variables after calling backward."
+)
+
+
+class RawSavedTensor:
+    """One value a node saved, as an object: ``grad_fn._raw_saved_<name>`` (torch's
+    ``torch._C._autograd.SavedTensor``). ``register_hooks(pack_hook, unpack_hook)`` sets
+    saved-tensor hooks on this one value (``saved_tensors_hooks`` does it for every value
+    saved in a block); ``data`` is what is kept, ``unpack_hook`` the hook (or None) and
+    ``unpack()`` the value as backward reads it.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True); y = x * x
+    >>> raw = y.grad_fn._raw_saved_self
+    >>> raw.register_hooks(lambda t: t * 10, lambda packed: packed / 10)
+    >>> raw.data, y.grad_fn._saved_self
+    (tensor([10., 20.]), tensor([1., 2.], requires_grad=True))
+    """
+
+    __slots__ = ("_saved", "_node", "__weakref__")
+
+    def __init__(self, saved, node):
+        self._saved, self._node = saved, node
+
+    @classmethod
+    def _of(cls, saved, node):
+        """The object for ``saved``: the same one while someone holds it, as in torch."""
+        if saved is None:
+            return cls(None, node)
+        ref = getattr(saved, "raw", None)
+        raw = ref() if ref is not None else None
+        if raw is None:
+            raw = cls(saved, node)
+            saved.raw = weakref.ref(raw)
+        return raw
+
+    def register_hooks(self, *hooks) -> None:
+        """Pack this saved value with ``pack_hook`` now; backward reads ``unpack_hook(packed)``."""
+        if len(hooks) != 2 or not all(callable(h) for h in hooks):
+            raise TypeError(
+                "register_hooks(): incompatible function arguments. The following argument types "
+                "are supported:\n    1. (self: SavedTensor, arg0: Callable, arg1: Callable) -> "
+                f"None\n\nInvoked with: {', '.join(map(repr, (self, *hooks)))}\n  Give two "
+                "functions: pack_hook(tensor) -> anything, unpack_hook(packed) -> Tensor."
+            )
+        if self._saved is None:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor with value None is forbidden\n  "
+                f"{self._node.name()} saved None here: there is nothing to pack."
+            )
+        self._saved.register_hooks(*hooks, self._node)
+
+    @property
+    def data(self):
+        """What is kept for backward: the pack hook's result, else the tensor (None once freed)."""
+        return None if self._saved is None else self._saved.raw_data(self._node)
+
+    @property
+    def unpack_hook(self):
+        """The unpack hook of this value (None without hooks)."""
+        s = self._saved
+        return s.hooks[0] if s is not None and s.hooks is not None else None
+
+    def unpack(self):
+        """The saved value as backward reads it (through the unpack hook, if any)."""
+        return None if self._saved is None else self._saved.unpack(self._node)
+
+    def __repr__(self):
+        return f"<teachgrad.autograd.SavedTensor object at {hex(id(self))}>"
 
 
 _TYPE_NAMES = {
@@ -408,6 +542,11 @@ def _version_hint() -> str:
     )
 
 
+class _SavedProperty(property):
+    """A ``_saved_<name>`` property; the class that gets one gets ``_raw_saved_<name>`` too
+    (``Node.__init_subclass__``)."""
+
+
 class Node:
     """A backward function in the graph (torch's ``torch.autograd.graph.Node``).
 
@@ -434,6 +573,13 @@ class Node:
     _metadata = None
     _output_names = None  # {output_nr: name} for outputs the user named (t.name = "h")
     _saved_names: tuple = ()  # torch's names for saved values, e.g. ("self", "other")
+
+    def __init_subclass__(cls, **kwargs):
+        """Each ``_saved_<name>`` property brings its ``_raw_saved_<name>``."""
+        super().__init_subclass__(**kwargs)
+        for attr, value in list(cls.__dict__.items()):
+            if isinstance(value, _SavedProperty):
+                setattr(cls, "_raw" + attr, value.raw)
 
     def name(self) -> str:
         """torch's name for this node, e.g. ``'MulBackward0'``."""
@@ -635,7 +781,24 @@ def _saved_property(i: int, name: str) -> property:
             raise freed_value_error(node)
         return saved
 
-    return property(saved_value, doc=f"The saved ``{name}`` (torch's _saved_{name}).")
+    prop = _SavedProperty(saved_value, doc=f"The saved ``{name}`` (torch's _saved_{name}).")
+    prop.raw = _raw_saved_property(i, name)
+    return prop
+
+
+def _raw_saved_property(i: int, name: str) -> property:
+    """``node._raw_saved_<name>``: the ``i``-th saved value as a ``RawSavedTensor``. Only
+    tensors (and None, an optional tensor left out) have one, as in torch."""
+
+    def raw_saved(node):
+        saved = node._saved[i]
+        if saved is not None and type(saved) is not SavedTensor:
+            raise AttributeError(f"'{node.name()}' object has no attribute '_raw_saved_{name}'")
+        return RawSavedTensor._of(saved, node)
+
+    return property(
+        raw_saved, doc=f"The saved ``{name}`` as an object (torch's _raw_saved_{name})."
+    )
 
 
 def accumulate_grad(var, g) -> None:

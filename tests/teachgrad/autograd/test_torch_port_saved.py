@@ -6,9 +6,8 @@ test_saving_variable_to_disk, test_default_saved_tensors_hooks_double_backward,
 test_wrapped_number_saved_tensors_hooks, test_graph_save_on_cpu) check them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts
-the facts torch's test asserts. Left out: the tests of ``grad_fn._raw_saved_<name>``
-(torch's SavedTensor objects and their ``register_hooks``), which teachgrad does not have,
-and those that need ``torch.utils.checkpoint``.
+the facts torch's test asserts. The tests of ``grad_fn._raw_saved_<name>`` are in test_torch_port_raw_saved.py;
+left out: those that need ``torch.utils.checkpoint``.
 """
 
 import os

@@ -1,0 +1,215 @@
+"""``grad_fn._raw_saved_<name>`` (torch's SavedTensor objects and their ``register_hooks``)
+and GradientEdge as an output of ``grad``/``backward`` and as a ``backward`` input, as
+torch's own tests (test_autograd.py: test_saved_variable_packing_unpacking_*_with_hooks,
+test_custom_function_saved_tensors, test_pack_hook_with_inplace_modification_should_fail,
+test_get_data_and_hooks_from_raw_saved_variable, the get_gradient_edge tests) check them,
+rewritten. Each test runs on teachgrad and on torch (the ``lib`` fixture).
+"""
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.usefixtures("torch")
+
+
+def randn(lib, *shape, seed=0, requires_grad=False):
+    data = np.random.default_rng(seed).standard_normal(shape)
+    return lib.tensor(data, dtype=lib.float64, requires_grad=requires_grad)
+
+
+def close(a, b):
+    return np.allclose(np.asarray(a.detach()), np.asarray(b.detach()))
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+def test_hooks_on_a_saved_input(lib, leaf):
+    def make():
+        a = randn(lib, 5, requires_grad=True)
+        return a if leaf else a * 1
+
+    a = make()
+    y = a * a
+    y.grad_fn._raw_saved_self.register_hooks(lambda x: 2 * x, lambda x: x / 2)
+    assert close(y.grad_fn._saved_self, a)
+    if not leaf:
+        assert y.grad_fn._saved_self.grad_fn is a.grad_fn
+    else:
+        y.sum().backward()
+        assert close(a.grad, 2 * a)
+
+    a = make()
+    y = a * a
+    y.grad_fn._raw_saved_self.register_hooks(lambda x: 2 * x, lambda x: x)
+    assert close(y.grad_fn._saved_self, 2 * a)
+    if leaf:
+        y.sum().backward()
+        assert close(a.grad, 3 * a)
+
+    a = make()
+    y = a**3
+    y.grad_fn._raw_saved_self.register_hooks(lambda x: x, lambda x: x)
+    (g,) = lib.autograd.grad(y.sum(), a, create_graph=True)
+    if leaf:
+        g.sum().backward()
+        assert close(a.grad, 6 * a)
+
+
+def test_hooks_on_a_saved_output(lib):
+    a = randn(lib, 5, requires_grad=True)
+    y = lib.exp(a)
+    y.grad_fn._raw_saved_result.register_hooks(lambda x: x, lambda x: x)
+    assert close(y, y.grad_fn._saved_result)
+    assert y.grad_fn._saved_result.grad_fn is y.grad_fn
+    y.sum().backward()
+    assert close(a.grad, y)
+
+
+def test_register_hooks_errors(lib):
+    a = randn(lib, 5, requires_grad=True)
+    y = a * a
+    raw = y.grad_fn._raw_saved_self
+    assert raw is y.grad_fn._raw_saved_self
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        raw.register_hooks(lambda x: x)
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        raw.register_hooks(1, 1)
+    raw.register_hooks(lambda x: x, lambda x: x)
+    with pytest.raises(RuntimeError, match="hooks have already been set"):
+        raw.register_hooks(lambda x: x, lambda x: x)
+    y.sum().backward()
+    raw = y.grad_fn._raw_saved_other
+    assert raw.data is None
+    with pytest.raises(
+        RuntimeError, match="register_hooks on a saved tensor after it has been freed"
+    ):
+        raw.register_hooks(lambda x: x, lambda x: x)
+
+
+def test_unpack_hook_must_return_a_tensor(lib):
+    a = randn(lib, 5, requires_grad=True)
+    y = a * a
+    y.grad_fn._raw_saved_self.register_hooks(lambda x: x, lambda x: 1)
+    with pytest.raises(
+        TypeError,
+        match="^Output of saved tensor unpack_hook expected to be a Tensor but got result of type int",
+    ):
+        y.grad_fn._saved_self
+
+
+def test_pack_hook_that_fails_leaves_the_hooks_set(lib):
+    a = randn(lib, 5, requires_grad=True)
+    y = a * a
+    with pytest.raises(TypeError, match="missing 1 required positional argument"):
+        y.grad_fn._raw_saved_self.register_hooks(lambda x, b: x, lambda x: x)
+    with pytest.raises(RuntimeError, match="already been set"):
+        y.grad_fn._raw_saved_self.register_hooks(lambda x: x, lambda x: x)
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+def test_pack_hook_modifying_its_input_in_place_fails(lib, leaf):
+    def double(x):
+        x *= 2
+        return x
+
+    a = randn(lib, 5, requires_grad=True)
+    a = a if leaf else a * 1
+    y = a * a
+    with pytest.raises(
+        RuntimeError, match="^A saved tensor pack hook is modifying its input in place"
+    ):
+        y.grad_fn._raw_saved_self.register_hooks(double, lambda x: x / 2)
+
+
+def test_data_and_unpack_hook(lib):
+    def unpack(t):
+        return t
+
+    a = randn(lib, 3, requires_grad=True)
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+        b = a * a
+    c = b.exp()
+    assert b.grad_fn._raw_saved_self.unpack_hook is unpack
+    assert b.grad_fn._raw_saved_self.data is a
+    raw = c.grad_fn._raw_saved_result
+    assert raw.unpack_hook is None and close(raw.data, c) and raw.data.grad_fn is None
+    raw.register_hooks(lambda t: t * 10, unpack)
+    assert raw.unpack_hook is unpack and close(raw.data, c * 10)
+    assert not raw.data.requires_grad
+
+
+def test_a_left_out_optional_tensor(lib):
+    x = randn(lib, 2, 3, requires_grad=True)
+    out = lib.nn.functional.layer_norm(x, (3,))
+    assert out.grad_fn._saved_weight is None
+    raw = out.grad_fn._raw_saved_weight
+    assert raw.data is None and raw.unpack_hook is None
+    with pytest.raises(
+        RuntimeError, match="^Calling register_hooks on a saved tensor with value None is forbidden"
+    ):
+        raw.register_hooks(lambda t: t, lambda t: t)
+
+
+# --------------------------------------------------------------------- GradientEdge
+
+
+def graph(lib):
+    x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    h = x * 2
+    return x, h, h.exp()
+
+
+def test_grad_of_a_gradient_edge(lib):
+    edge = lib.autograd.graph.get_gradient_edge
+    x, h, y = graph(lib)
+    (g,) = lib.autograd.grad(edge(y), x, lib.ones(3, dtype=lib.float64))
+    assert close(g, 2 * y)
+    x, h, y = graph(lib)
+    (g,) = lib.autograd.grad([edge(y), y], [x], [lib.ones(3, dtype=lib.float64)] * 2)
+    assert close(g, 4 * y)
+    x, h, y = graph(lib)
+    (g,) = lib.autograd.grad(edge(y), edge(h), lib.ones(3, dtype=lib.float64))
+    assert close(g, y)
+    x, h, y = graph(lib)
+    (g,) = lib.autograd.grad(edge(y.sum()), x)  # (a one-element output: implicit grad)
+    assert close(g, 2 * y)
+    x, h, y = graph(lib)
+    (g,) = lib.autograd.grad(edge(x), x, lib.ones(3, dtype=lib.float64))
+    assert close(g, lib.ones(3, dtype=lib.float64))
+    x, h, y = graph(lib)
+    (g,) = lib.autograd.grad(edge(y), x, lib.ones(3, dtype=lib.float64), create_graph=True)
+    assert g.grad_fn is not None
+
+
+def test_grad_of_a_gradient_edge_errors(lib):
+    edge = lib.autograd.graph.get_gradient_edge
+    x, h, y = graph(lib)
+    with pytest.raises(
+        RuntimeError, match="^grad can be implicitly created only for scalar outputs"
+    ):
+        lib.autograd.grad(edge(y), x)
+    with pytest.raises(RuntimeError, match=r"^Mismatch in shape: grad_output\[0\] has a shape of"):
+        lib.autograd.grad(edge(y), x, lib.ones(2, dtype=lib.float64))
+    z = randn(lib, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        lib.autograd.grad(edge(y), z, lib.ones(3, dtype=lib.float64))
+
+
+def test_backward_with_gradient_edges(lib):
+    edge = lib.autograd.graph.get_gradient_edge
+    x, h, y = graph(lib)
+    lib.autograd.backward(edge(y), lib.ones(3, dtype=lib.float64))
+    assert close(x.grad, 2 * y)
+    x, h, y = graph(lib)
+    y.sum().backward(inputs=[edge(x)])
+    assert close(x.grad, 2 * y)
+    x, h, y = graph(lib)
+    y.sum().backward(inputs=edge(x))
+    assert close(x.grad, 2 * y)
+    x, h, y = graph(lib)
+    seen = []
+    h.register_hook(seen.append)
+    y.sum().backward(inputs=[edge(h)])  # (the gradient reaches h's edge, and stops there)
+    assert x.grad is None and close(seen[0], y)
+    x, h, y = graph(lib)
+    lib.autograd.backward(edge(y), lib.ones(3, dtype=lib.float64), inputs=[edge(x)])
+    assert close(x.grad, 2 * y)
