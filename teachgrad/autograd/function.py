@@ -628,9 +628,7 @@ def _connect(ctx, cls, args, outputs) -> None:
             edges.append((None, 0))
             meta.append((i, (), None, None))
     ctx.next_functions = tuple(edges)
-    ctx._input_meta = tuple(
-        meta
-    )  # (tuples, not lists: the GC stops tracking tuples of plain values)
+    ctx._input_meta = tuple(meta)  # (tuples: the GC stops tracking tuples of plain values)
     stamp(ctx)
 
     output_meta = []
