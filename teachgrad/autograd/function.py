@@ -459,19 +459,15 @@ def needs_grad(args) -> tuple | None:
     # and this runs for every op.)
     if not _grad_state.enabled:
         return None
-    needs = None
+    needs = []
     for a in args:
         if isinstance(a, Tensor):
             if a._base is not None:
                 a._refresh_view()  # a view's history may have changed via an alias
-            if a._requires_grad:
-                needs = True
-    if needs:
-        needs = []
-        for b in args:
-            needs.append(isinstance(b, Tensor) and b._requires_grad)
-        needs = tuple(needs)
-    return needs
+            needs.append(a._requires_grad)
+        else:
+            needs.append(False)
+    return tuple(needs) if True in needs else None
 
 
 def no_grads(n: int) -> tuple:
@@ -621,9 +617,13 @@ def _connect(ctx, cls, args, outputs) -> None:
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             fn = a._grad_fn
-            edges.append((fn, a._output_nr) if fn is not None and a._base is None else a._edge())
-            data = a._data
-            meta.append((i, data.shape, data.dtype, type(data)))
+            if fn is not None and a._base is None:
+                edges.append((fn, a._output_nr))
+                meta.append((i, *fn._output_meta[a._output_nr]))  # (shares its shape's tuple)
+            else:
+                edges.append(a._edge())
+                data = a._data
+                meta.append((i, data.shape, data.dtype, type(data)))
         elif cls._builtin and i in cls.number_inputs:  # torch wraps a number operand: an empty edge
             edges.append((None, 0))
             meta.append((i, (), None, None))
