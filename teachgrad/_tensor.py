@@ -281,7 +281,7 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(
                     f"assigned grad expected to be a Tensor or None but got grad of type "
-                    f"{type(value).__name__}"
+                    f"{type_name(value)}"
                 )
             if value is self:  # its grad would be accumulated into itself
                 raise RuntimeError("can't assign Variable as its own grad")
@@ -725,18 +725,18 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous "
-                f"(it has {self._data.size}): use .any() or .all()"
+                "Boolean value of Tensor with more than one value is ambiguous\n"
+                f"  It has {self._data.size} values: say which truth you mean, .any() or .all()."
             )
         return bool(_backend.to_host(self._data.reshape(())))
 
     def __float__(self) -> float:
         if self._requires_grad and _grad_state.enabled:
             _warn_scalar_of_requires_grad()
-        return float(self.item())
+        return float(self.item() if self._data.size == 1 else _not_one_element(self))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self.item() if self._data.size == 1 else _not_one_element(self))
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -843,6 +843,14 @@ def wrap_array(data) -> Tensor:
     t._data = data if data.size else _backend.with_empty_strides(data)
     t._counter = _new(VersionCounter)
     return t
+
+
+def _not_one_element(t: Tensor):
+    """torch's ValueError when ``int(t)`` or ``float(t)`` is asked of many elements."""
+    raise ValueError(
+        "only one element tensors can be converted to Python scalars\n"
+        f"  This one has {t._data.size} elements: index one first, or reduce (.sum(), .mean())."
+    )
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

@@ -434,7 +434,7 @@ def cross_entropy(
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(
-            f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}\n  It is the share "
+            f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}\n  It is the share "
             "of each target's probability spread evenly over all classes."
         )
     ndim = input._data.ndim

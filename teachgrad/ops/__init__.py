@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import warnings
 
-from .. import _backend, _seam
+from .. import _backend, _seam, _tensor
 from .._backend import as_device, as_dtype, check_cuda_index
 from .._backend import device as device_type
+from .._printing import scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor
 from . import index, inplace, linalg, nn, pointwise, reduce, shape, views  # noqa: F401 - the families
@@ -185,6 +186,34 @@ def _where(self, condition, other):
 
 
 # name -> function: each becomes a Tensor method taking the tensor as first argument
+def _invert(self):
+    """``~x``: NOT of a bool tensor, and of each bit of an integer one; floats have no bits."""
+    kind = self._data.dtype.kind
+    if kind == "b":
+        return logical_not(self)
+    if kind in "iu":
+        return _tensor.wrap_array(~self._data)
+    raise TypeError(
+        "~ (operator.invert) is only implemented on integer and Boolean-type tensors\n"
+        "  For a float tensor of 0s and 1s, 1 - x is its opposite."
+    )
+
+
+def _bitwise(logical, word, symbol):
+    """``x & y`` (``|``, ``^``): torch refuses it on a float tensor, which has no bits."""
+
+    def op(self, other):
+        if self._data.dtype.kind == "f":
+            raise NotImplementedError(
+                f"\"bitwise_{word}_cpu\" not implemented for '{scalar_type_name(self)}'\n"
+                f"  & | ^ work on bool (and integer) tensors: compare first, (x > 0) {symbol} (y > 0)."
+            )
+        return logical(self, other)
+
+    op.__name__ = f"__{word}__"
+    return op
+
+
 _METHODS = {
     "add": add,
     "sub": sub,
@@ -317,10 +346,10 @@ _METHODS = {
     "__le__": le,
     "__gt__": gt,
     "__ge__": ge,
-    "__invert__": logical_not,
-    "__and__": logical_and,
-    "__or__": logical_or,
-    "__xor__": logical_xor,
+    "__invert__": _invert,
+    "__and__": _bitwise(logical_and, "and", "&"),
+    "__or__": _bitwise(logical_or, "or", "|"),
+    "__xor__": _bitwise(logical_xor, "xor", "^"),
 }
 
 

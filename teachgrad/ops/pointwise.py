@@ -1334,8 +1334,36 @@ tan = _unary_function(Tan, "tan")
 tanh = _unary_function(Tanh, "tanh")
 sigmoid = _unary_function(Sigmoid, "sigmoid")
 relu = _unary_function(Relu, "relu")
-abs = _unary_function(Abs, "abs")  # noqa: A001 - torch's name
-sign = _unary_function(Sign, "sign")
+_abs = _unary_function(Abs, "abs")
+_sign = _unary_function(Sign, "sign")
+
+
+def abs(input):  # noqa: A001 - torch's name
+    """Elementwise ``abs``; a bool tensor has none (torch refuses it).
+
+    >>> import teachgrad as tg
+    >>> tg.abs(tg.tensor([-1.0, 2.0]))
+    tensor([1., 2.])
+    """
+    if isinstance(input, Tensor) and input._data.dtype.kind == "b":
+        raise NotImplementedError(
+            "\"abs_cpu\" not implemented for 'Bool'\n  A bool is never negative: abs has nothing to do."
+        )
+    return _abs(input)
+
+
+def sign(input):
+    """Elementwise ``sign`` (-1, 0 or 1); a bool tensor is its own sign.
+
+    >>> import teachgrad as tg
+    >>> tg.sign(tg.tensor([-3.0, 0.0, 2.0]))
+    tensor([-1.,  0.,  1.])
+    """
+    if isinstance(input, Tensor) and input._data.dtype.kind == "b":
+        return wrap_array(input._data.copy())
+    return _sign(input)
+
+
 floor = _unary_function(Floor, "floor")
 ceil = _unary_function(Ceil, "ceil")
 

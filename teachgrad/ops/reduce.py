@@ -19,7 +19,7 @@ import warnings
 from collections import namedtuple
 
 from .._backend import array_module, as_dtype, quiet
-from .._printing import scalar_type_name
+from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.anomaly_mode import _outside_teachgrad
@@ -664,6 +664,16 @@ def _np_dtype(dtype):
     return as_dtype(dtype).numpy
 
 
+def _check_mean_dtype(dtype) -> None:
+    """torch's RuntimeError for ``mean(dtype=...)`` of a dtype that can't hold a mean."""
+    if not dtype.is_floating_point:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Optional dtype must be either a floating "
+            f"point or complex dtype. Got: {scalar_name(dtype.name)}\n"
+            "  A mean of integers is rarely an integer: ask for dtype=teachgrad.float32."
+        )
+
+
 def mean(input, dim=_ALL, keepdim=False, *, dtype=None):
     """Mean of all elements, or over ``dim`` (None: all of them, as MeanBackward1, like ``sum``).
 
@@ -672,6 +682,7 @@ def mean(input, dim=_ALL, keepdim=False, *, dtype=None):
     tensor(3.)
     """
     if dtype is not None:
+        _check_mean_dtype(dtype)
         input = input.to(dtype)
     if dim is _ALL:
         return MeanAll.apply(input, None, _no_keepdim("mean", keepdim))

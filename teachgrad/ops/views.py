@@ -45,7 +45,9 @@ def _infer_shape(shape, numel: int) -> tuple:
     for s in shape:
         if s != -1:
             if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+                raise RuntimeError(
+                    f"invalid shape dimension {s} at index {shape.index(s)} of shape {list(shape)}"
+                )
             known *= s
     if -1 in shape:
         if known == 0 or numel % known:
@@ -618,7 +620,9 @@ class Slice(_View):
 
 def _slice(input, dim, start, stop, step):
     if step is not None and step <= 0:
-        raise ValueError("step must be greater than zero")
+        raise ValueError(
+            "slice step cannot be zero" if step == 0 else "step must be greater than zero"
+        )
     start, stop, step = slice(start, stop, step).indices(input._data.shape[dim])
     return Slice.apply(input, dim, start, max(stop, start), step)
 
@@ -685,9 +689,12 @@ def basic_getitem(input, key):
     if sum(1 for k in key if k is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     result = input
-    dim = 0
+    dim = 0  # the dimension of ``result`` that ``k`` indexes
+    source = 0  # ... and of ``input`` (torch's errors name this one)
     changed = False
     for k in key:
+        if k is not None:
+            source += ndim - used if k is Ellipsis else 1
         if k is Ellipsis:
             dim += ndim - used
         elif k is None:
@@ -703,7 +710,9 @@ def basic_getitem(input, key):
         else:
             k, size = int(k), result._data.shape[dim]
             if not -size <= k < size:
-                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
+                raise IndexError(
+                    f"index {k} is out of bounds for dimension {source - 1} with size {size}"
+                )
             result = Select.apply(result, dim, k % size)
             changed = True
     return result if changed else Alias.apply(input)
@@ -827,7 +836,7 @@ def _tensor_list(tensors, name):
     tensors = list(tensors)
     if not tensors:
         if name == "cat":
-            raise ValueError("cat(): expected a non-empty list of Tensors")
+            raise ValueError("teachgrad.cat(): expected a non-empty list of Tensors")
         raise RuntimeError(f"{name} expects a non-empty TensorList")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):

@@ -31,6 +31,7 @@ import warnings
 from collections import defaultdict
 from itertools import chain
 
+from .._printing import scalar_type_name
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 
@@ -61,7 +62,7 @@ class Optimizer:
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or dicts, "
-                f"but got {_typename(params)}\n  Wrap a single tensor in a list: [{_typename(params)}]."
+                f"but got {_typename(params)}\n  Wrap a single tensor in a list: SGD([w], ...)."
             )
         self.state = defaultdict(dict)
         self.param_groups = []
@@ -279,8 +280,8 @@ def _cast_like(p, name, value):
 
 
 def _typename(obj) -> str:
-    if isinstance(obj, Tensor):
-        return "teachgrad.Tensor"
+    if isinstance(obj, Tensor):  # torch's legacy name of a tensor's type: FloatTensor ...
+        return f"teachgrad.{scalar_type_name(obj)}Tensor"
     cls = type(obj)
     return (
         cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
