@@ -695,7 +695,7 @@ def _check_grad_output(i, g, t) -> None:
 def _check_inputs(inputs, where: str) -> tuple:
     inputs = _as_tuple(inputs)
     if not inputs and where == "backward":  # (grad() says it in its own words)
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     for i, t in enumerate(inputs):
         if type(t) is GradientEdge:  # the gradient flowing into that edge
             continue
