@@ -18,3 +18,10 @@ def same(a, b, rtol=1e-7, atol=1e-7):
     """Whether two tensors (or a tensor and numbers) hold the same values and shape."""
     a, b = values(a), values(b)
     return a.shape == b.shape and np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def randn(lib, *shape, seed=0, requires_grad=False, dtype=None, shift=0.0, default="float64"):
+    """Reproducible normal numbers (plus ``shift``) as a ``lib`` tensor, the same on both
+    libraries: of ``dtype``, else of ``lib``'s ``default`` dtype (a name)."""
+    data = np.random.default_rng(seed).standard_normal(shape) + shift
+    return lib.tensor(data, dtype=dtype or getattr(lib, default), requires_grad=requires_grad)

@@ -9,15 +9,13 @@ facts torch's test asserts: gradient values, which gradients are None, which err
 import numpy as np
 import pytest
 
+from tests.teachgrad.autograd import _port as port
 from tests.teachgrad.autograd._port import same
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
 
 
-def randn(lib, *shape, seed=0, requires_grad=False, shift=0.0):
-    """Reproducible normal numbers as a float64 ``lib`` tensor (the same on both libraries)."""
-    data = np.random.default_rng(seed).standard_normal(shape) + shift
-    return lib.tensor(data, dtype=lib.float64, requires_grad=requires_grad)
+randn = port.randn
 
 
 def non_leaf_grad(t):

@@ -7,18 +7,15 @@ the facts torch's test asserts. Left out: torch's unsafe_split / unsafe_chunk (n
 teachgrad).
 """
 
-import numpy as np
 import pytest
 
+from tests.teachgrad.autograd import _port as port
 from tests.teachgrad.autograd._port import same
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
 
 
-def randn(lib, *shape, seed=0, requires_grad=False):
-    """Reproducible normal numbers as a float64 ``lib`` tensor (the same on both libraries)."""
-    data = np.random.default_rng(seed).standard_normal(shape)
-    return lib.tensor(data, dtype=lib.float64, requires_grad=requires_grad)
+randn = port.randn
 
 
 def add_in_place(lib):

@@ -9,12 +9,12 @@ rewritten. Each test runs on teachgrad and on torch (the ``lib`` fixture).
 import numpy as np
 import pytest
 
+from tests.teachgrad.autograd import _port as port
+
 pytestmark = pytest.mark.usefixtures("torch")
 
 
-def randn(lib, *shape, seed=0, requires_grad=False):
-    data = np.random.default_rng(seed).standard_normal(shape)
-    return lib.tensor(data, dtype=lib.float64, requires_grad=requires_grad)
+randn = port.randn
 
 
 def close(a, b):

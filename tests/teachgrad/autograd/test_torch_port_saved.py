@@ -10,6 +10,7 @@ the facts torch's test asserts. The tests of ``grad_fn._raw_saved_<name>`` are i
 left out: those that need ``torch.utils.checkpoint``.
 """
 
+import functools
 import os
 import uuid
 import warnings
@@ -17,15 +18,13 @@ import warnings
 import numpy as np
 import pytest
 
+from tests.teachgrad.autograd import _port as port
 from tests.teachgrad.autograd._port import same
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
 
 
-def randn(lib, *shape, seed=0, dtype=None, requires_grad=False):
-    """Reproducible normal numbers as a ``lib`` tensor (the same on both libraries)."""
-    data = np.random.default_rng(seed).standard_normal(shape)
-    return lib.tensor(data, dtype=dtype or lib.float32, requires_grad=requires_grad)
+randn = functools.partial(port.randn, default="float32")
 
 
 def hooks(lib, pack, unpack):

@@ -10,22 +10,20 @@ Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and
 the facts torch's test asserts.
 """
 
+import functools
 import gc
 import warnings
 
 import numpy as np
 import pytest
 
+from tests.teachgrad.autograd import _port as port
 from tests.teachgrad.autograd._port import same
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
 
 
-def randn(lib, *shape, seed=0, requires_grad=False):
-    """Reproducible normal numbers as a float32 ``lib`` tensor (the same on both libraries)."""
-    data = np.random.default_rng(seed).standard_normal(shape)
-    return lib.tensor(data, dtype=lib.float32, requires_grad=requires_grad)
-
+randn = functools.partial(port.randn, default="float32")
 
 # --------------------------------------------------------------------------- requires_grad
 
