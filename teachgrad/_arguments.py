@@ -82,6 +82,15 @@ SIGNATURES = {
     ]
     + [f"Number start, Number end, int steps, *, {_OPTIONS}"],
     "eye": [f"int n, *, {_OPTIONS}", f"int n, int m, *, {_OPTIONS}"],
+    "remainder": [
+        "Tensor input, Tensor other, *, Tensor out = None",
+        "Number self, Tensor other",
+        "Tensor input, Number other, *, Tensor out = None",
+    ],
+    "fmod": [
+        "Tensor input, Tensor other, *, Tensor out = None",
+        "Tensor input, Number other, *, Tensor out = None",
+    ],
     "randint": [
         f"int high, tuple of ints size, *, Generator generator, {_OPTIONS}",
         f"int high, tuple of ints size, *, {_OPTIONS}",

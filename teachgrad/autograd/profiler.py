@@ -174,6 +174,7 @@ _ATEN_NAMES = {
     "FillTensor": "aten::fill_",
     "Zero": "aten::zero_",
     "FloorDivide": "aten::floor_divide",  # no derivative: the node is NotImplemented
+    "NumberRemainder": "aten::remainder",  # no derivative: the node is NotImplemented
     "ScatterReduce": "aten::scatter",
     "UnsafeView": "aten::_unsafe_view",  # torch's internal ops start with "_"
     "Matmul": "aten::_unsafe_view",  # (a batched matmul: torch's last step names its node)

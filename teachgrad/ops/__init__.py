@@ -33,6 +33,7 @@ from .pointwise import (
     expm1,
     floor,
     floor_divide,
+    fmod,
     ge,
     gt,
     isfinite,
@@ -54,6 +55,7 @@ from .pointwise import (
     pow,
     reciprocal,
     relu,
+    remainder,
     round,
     rsqrt,
     sigmoid,
@@ -173,6 +175,30 @@ def _floor_divide_(self, other):
     (tensor([ 3, -4]), 1)
     """
     return inplace.inplace(self, "floor_divide_", _P.FloorDivide.apply, other, "floor_divide_")
+
+
+def _mod(self, other):
+    """``self % other``: ``remainder``; a non-number gives Python its turn (then its TypeError).
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([7, -7]) % 3
+    tensor([1, 2])
+    """
+    if not isinstance(other, Tensor | int | float):
+        return NotImplemented
+    return remainder(self, other)
+
+
+def _rmod(self, other):
+    """``other % self``: the method behind ``number % tensor``.
+
+    >>> import teachgrad as tg
+    >>> 7 % tg.tensor([3, -3])
+    tensor([ 1, -2])
+    """
+    if not isinstance(other, int | float):
+        return NotImplemented
+    return remainder(other, self)
 
 
 def _where(self, condition, other):
@@ -334,6 +360,10 @@ _METHODS = {
     "__floordiv__": floor_divide,
     "__rfloordiv__": lambda self, other: floor_divide(other, self),
     "__ifloordiv__": _floor_divide_,
+    "remainder": remainder,
+    "fmod": fmod,
+    "__mod__": _mod,
+    "__rmod__": _rmod,
     "__pow__": pow,
     "__rpow__": lambda self, other: pow(other, self),
     "__matmul__": matmul,
@@ -559,6 +589,7 @@ __all__ = [  # fmt: skip
     "flip",
     "floor",
     "floor_divide",
+    "fmod",
     "gather",
     "ge",
     "gt",
@@ -597,6 +628,7 @@ __all__ = [  # fmt: skip
     "pow",
     "prod",
     "reciprocal",
+    "remainder",
     "relu",
     "reshape",
     "return_types",

@@ -658,6 +658,8 @@ _EXAMPLE_ARGS = {
     "__isub__": "2.0",
     "__imul__": "2.0",
     "__itruediv__": "2.0",
+    "remainder_": "2.0",
+    "fmod_": "2.0",
 }
 
 
@@ -747,6 +749,9 @@ METHODS = {
     "__isub__": _method("sub_", pointwise.sub),
     "__imul__": _method("mul_", pointwise.mul),
     "__itruediv__": _method("div_", pointwise.div),
+    "remainder_": _method("remainder_", pointwise.remainder),
+    "fmod_": _method("fmod_", pointwise.fmod),
+    "__imod__": _method("remainder_", pointwise.remainder),
     "__setitem__": setitem,
 }
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 
+from .._arguments import invalid_combination
 from .._backend import (
     array_module,
     as_array,
@@ -444,12 +445,8 @@ def _rounded_quotient(x, y, rounding_mode):
     """
     xp = array_module(x if hasattr(x, "dtype") else y)
     integer = xp.result_type(x, y).kind in "iu"
-    np = numpy_module()
-    if integer and xp is np and np.size(x) and np.size(y) and not np.all(y):
-        raise RuntimeError(
-            "ZeroDivisionError\n  Integer division by zero: no integer is the answer. (Float "
-            "tensors give inf or nan instead.)"
-        )
+    if integer:
+        _refuse_integer_zero(x, y, xp)
     if rounding_mode == "floor":
         return xp.floor_divide(x, y)  # (like torch: floor of the exact quotient, via fmod)
     q = xp.trunc(x / y)
@@ -496,6 +493,149 @@ class FloorDivide(Builtin):
         raise RuntimeError(
             f"derivative for aten::{ctx.op} is not implemented\n  Floor division is a staircase; "
             "for a gradient (zero) use div(..., rounding_mode='floor')."
+        )
+
+
+# --------------------------------------------------------------------------- remainders
+#
+# Two remainders, as in torch: ``fmod`` is C's (the sign of the dividend, ``trunc``'s
+# partner) and ``remainder``, Python's ``%`` (the sign of the divisor, ``floor``'s partner).
+# Both are ``self − q · other`` for their rounded quotient ``q``, which is piecewise
+# constant: so d/dself = 1 and d/dother = −q (at the jumps, torch's formula as well).
+
+
+def _refuse_integer_zero(x, y, xp):
+    """torch's CPU refusal of an integer division by zero (a float one gives nan or inf)."""
+    np = numpy_module()
+    if xp is np and np.size(x) and np.size(y) and not np.all(y):
+        raise RuntimeError(
+            "ZeroDivisionError\n  Integer division by zero: no integer is the answer. (Float "
+            "tensors give inf or nan instead.)"
+        )
+
+
+@quiet  # (a float remainder by zero is nan, said quietly, as torch says it)
+def _remainder_arrays(x, y, op):
+    """``x fmod y`` (``op="fmod"``) or ``x % y`` (``op="remainder"``) on promoted arrays.
+
+    Both start from C's fmod; a remainder whose sign differs from the divisor's is moved
+    by one divisor (what torch does: ``-0.0 % 2`` stays ``-0.``, NumPy would say ``0.``).
+    """
+    xp = array_module(x if hasattr(x, "dtype") else y)
+    kind = xp.result_type(x, y).kind
+    if kind == "b":
+        raise NotImplementedError(
+            f"\"{op}_cpu\" not implemented for 'Bool'\n  A remainder of bools means "
+            "nothing: convert first, e.g. x.long()."
+        )
+    if kind in "iu":
+        _refuse_integer_zero(x, y, xp)
+    r = xp.fmod(x, y)
+    if op == "fmod":
+        return r
+    moved = (r != 0) & ((r < 0) != (y < 0))
+    return xp.where(moved, r + y, r)
+
+
+def _quotient(a, b, rounding_mode):
+    """``a / b`` rounded (the ``−q`` in a remainder's gradient): on Tensors the differentiable
+    ``div(..., rounding_mode=...)`` (zero gradients), on arrays its plain arithmetic."""
+    if isinstance(a, Tensor):
+        return DivRounding.apply(a, b, rounding_mode)
+    with numpy_module().errstate(all="ignore"):
+        return _rounded_quotient(a, b, rounding_mode)
+
+
+class _RemainderNumber(Builtin):
+    """``tensor % number`` (and fmod): the number shifts the tensor by a piecewise constant,
+    so the gradient passes through unchanged; nothing is saved."""
+
+    batchable = True
+    op = "remainder"
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        x, y = operands(a, b)
+        return torch_layout(_remainder_arrays(x, y, cls.op), x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+    @staticmethod
+    def jvp(ctx, ta, *_):
+        return ta
+
+
+class RemainderScalar(_RemainderNumber):
+    on_arrays = True  # (set on each op: the test of on_arrays finds every class that says so)
+    node_name = "RemainderBackward0"
+    formula = {"self": "grad"}
+
+
+class FmodScalar(_RemainderNumber):
+    on_arrays = True  # (set on each op: the test of on_arrays finds every class that says so)
+    node_name = "FmodBackward0"
+    formula = {"self": "grad"}
+    op = "fmod"
+
+
+class _RemainderTensors(_Binary):
+    """``tensor % tensor`` (and fmod): d/dself = 1, d/dother = −(the rounded quotient)."""
+
+    op, rounding_mode = "remainder", "floor"
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        x, y = operands(a, b)
+        if ctx.needs_input_grad[1]:  # only other's gradient reads them (torch saves them only then)
+            ctx.to_save = (a, b)
+        return torch_layout(_remainder_arrays(x, y, cls.op), x, y)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        need_a, need_b = ctx.needs_input_grad
+        if not need_b:
+            return grad, None
+        a, b = ctx.saved_tensors
+        return grad if need_a else None, -grad * _quotient(a, b, cls.rounding_mode)
+
+    @classmethod
+    def jvp(cls, ctx, ta, tb):
+        a, b = ctx.inputs
+        return tangent_sum(ta, None if tb is None else -tb * _quotient(a, b, cls.rounding_mode))
+
+
+class Remainder(_RemainderTensors):
+    on_arrays = True  # (set on each op: the test of on_arrays finds every class that says so)
+    node_name = "RemainderBackward1"
+    formula = {"self": "grad", "other": "−grad · floor(self / other)"}
+
+
+class Fmod(_RemainderTensors):
+    on_arrays = True  # (set on each op: the test of on_arrays finds every class that says so)
+    node_name = "FmodBackward1"
+    formula = {"self": "grad", "other": "−grad · trunc(self / other)"}
+    op, rounding_mode = "fmod", "trunc"
+
+
+class NumberRemainder(Builtin):
+    """``number % tensor``: torch gives it no derivative, so its node is ``NotImplemented``
+    and backward through it raises."""
+
+    node_name = "NotImplemented"
+    formula = {"other": "no derivative: backward raises"}
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = operands(a, b)
+        return torch_layout(_remainder_arrays(x, y, "remainder"), x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(
+            "derivative for aten::remainder is not implemented\n  torch has no gradient for a "
+            "number % tensor; write number - tensor * (number / tensor).floor() to get one."
         )
 
 
@@ -1274,6 +1414,49 @@ def floor_divide(input, other):
     (tensor([ 3, -4]), tensor([ 3., -4.]))
     """
     return FloorDivide.apply(input, other, "floor_divide")
+
+
+def _check_remainder_operands(fn, input, other):
+    """torch's TypeError for an operand that is neither a Tensor nor a number."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise invalid_combination(fn, (input, other), {})
+    for operand in (input, other):
+        if not isinstance(operand, Tensor | int | float):
+            raise invalid_combination(fn, (input, other), {})
+
+
+def remainder(input, other):
+    """``input % other``: Python's modulo, with the sign of the divisor (either may be a
+    number). Its gradient: 1 for ``input``, −floor(input / other) for ``other``.
+
+    >>> import teachgrad as tg
+    >>> tg.remainder(tg.tensor([7, -7]), 3), 7 % tg.tensor([3.0, -3.0])
+    (tensor([1, 2]), tensor([ 1., -2.]))
+    """
+    if type(other) in _NUMBERS and isinstance(input, Tensor):  # the common case first
+        return RemainderScalar.apply(input, other)
+    _check_remainder_operands("remainder", input, other)
+    if not isinstance(input, Tensor):
+        return NumberRemainder.apply(input, other)
+    if not isinstance(other, Tensor):
+        return RemainderScalar.apply(input, other)  # a bool
+    return Remainder.apply(input, other)
+
+
+def fmod(input, other):
+    """C's ``fmod``: the remainder with the sign of the dividend (``input − trunc(input /
+    other) · other``). Its gradient: 1 for ``input``, −trunc(input / other) for ``other``.
+
+    >>> import teachgrad as tg
+    >>> tg.fmod(tg.tensor([7, -7]), 3)
+    tensor([ 1, -1])
+    """
+    if not isinstance(input, Tensor):  # torch has no fmod(number, tensor)
+        raise invalid_combination("fmod", (input, other), {})
+    if isinstance(other, Tensor):
+        return Fmod.apply(input, other)
+    _check_remainder_operands("fmod", input, other)
+    return FmodScalar.apply(input, other)
 
 
 def pow(input, exponent):

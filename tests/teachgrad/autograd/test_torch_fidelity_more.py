@@ -294,6 +294,7 @@ BINARY_OPS = {
     "maximum": lambda lib, a, b: lib.maximum(a, b * lib.ones(()) if isinstance(b, float) else b),
     "where": lambda lib, a, b: lib.where(a > 3, a, b),
     "floor_divide": lambda lib, a, b: a // b,
+    "remainder": lambda lib, a, b: a % b,
 }
 
 

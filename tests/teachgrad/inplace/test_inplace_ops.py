@@ -86,6 +86,8 @@ OPS = {
     "pow_(2.0)": Op(lambda lib, t, v: t.pow_(2.0)),
     "pow_(0.5)": Op(lambda lib, t, v: t.pow_(0.5), domain="positive"),
     "pow_(v)": Op(lambda lib, t, v: t.pow_(v), domain="positive", value=(3, 4)),
+    "remainder_(0.7)": Op(lambda lib, t, v: t.remainder_(0.7)),
+    "fmod_(v)": Op(lambda lib, t, v: t.fmod_(v), value=(3, 4), value_domain="nonzero"),
     # unary
     "neg_()": Op(lambda lib, t, v: t.neg_()),
     "abs_()": Op(lambda lib, t, v: t.abs_(), domain="nonzero"),

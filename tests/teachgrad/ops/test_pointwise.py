@@ -85,6 +85,9 @@ UNARY = {
     "x.where(x>0, 0.)": (lambda lib, x: x.where(x.detach() > 0, 0.0), "nonzero"),
     "x.where(x>0, 2)": (lambda lib, x: x.where(x.detach() > 0, 2), "nonzero"),
     "add(x, 3, alpha=2)": (lambda lib, x: lib.add(x, 3, alpha=2), "real"),
+    "x % 0.7": (lambda lib, x: x % 0.7, "real"),
+    "x.remainder(-0.7)": (lambda lib, x: x.remainder(-0.7), "real"),
+    "fmod(x, 0.7)": (lambda lib, x: lib.fmod(x, 0.7), "real"),
     "composite": (lambda lib, x: (x.sin() * x.exp() + 1).tanh() / (1 + x * x), "real"),
 }
 
@@ -134,6 +137,10 @@ BINARY = {
     "x.where(y>0, y)": (lambda lib, x, y: x.where(y.detach() > 0, y), "real", "nonzero"),
     "clamp(min=tensor)": (lambda lib, x, y: lib.clamp(x, min=y), "real", "real"),
     "clamp(max=tensor)": (lambda lib, x, y: x.clamp(max=y), "real", "real"),
+    "x % y": (lambda lib, x, y: x % y, "real", "nonzero"),
+    "remainder": (lambda lib, x, y: lib.remainder(x, y), "real", "nonzero"),
+    "fmod": (lambda lib, x, y: lib.fmod(x, y), "real", "nonzero"),
+    "x.fmod(y)": (lambda lib, x, y: x.fmod(y), "real", "nonzero"),
 }
 
 BINARY_CASES = [
@@ -475,6 +482,116 @@ FLOOR_DIVISION_ERRORS = {
 
 @pytest.mark.parametrize("fn", FLOOR_DIVISION_ERRORS.values(), ids=FLOOR_DIVISION_ERRORS.keys())
 def test_floor_division_errors_are_torchs(torch, fn):
+    assert_same_error(torch, fn)
+
+
+# --------------------------------------------------------------------------- remainder, fmod
+
+
+def _signs(lib, dtype=None):
+    return lib.tensor([7, -7, 7, -7, 0], dtype=dtype)
+
+
+def _divisors(lib, dtype=None):
+    return lib.tensor([3, 3, -3, -3, 2], dtype=dtype)
+
+
+def _mod_in_place(lib, other):
+    x = _signs(lib)
+    x %= other
+    return x
+
+
+REMAINDERS = {
+    "int % int tensor": lambda lib: _signs(lib) % _divisors(lib),
+    "int % -3": lambda lib: _signs(lib) % -3,
+    "int % 2.5": lambda lib: _signs(lib) % 2.5,
+    "int % float 0-d": lambda lib: _signs(lib) % lib.tensor(2.5),
+    "int % float32 tensor": lambda lib: _signs(lib) % _divisors(lib, lib.float32),
+    "float % int tensor": lambda lib: _signs(lib, lib.float64) % _divisors(lib),
+    "int8 % int64 0-d": lambda lib: _signs(lib, lib.int8) % lib.tensor(3),
+    "uint8 % 3": lambda lib: lib.tensor([7, 0, 255], dtype=lib.uint8) % 3,
+    "bool % 2": lambda lib: lib.tensor([True, False]) % 2,
+    "float16 % 1": lambda lib: lib.tensor([1.5, -1.5], dtype=lib.float16) % 1,
+    "7 % int": lambda lib: 7 % _divisors(lib),
+    "7.5 % int": lambda lib: 7.5 % _divisors(lib),
+    "remainder(7, x)": lambda lib: lib.remainder(7, _divisors(lib, lib.float64)),
+    "signed zeros %": lambda lib: lib.tensor([-0.0, 0.0]) % lib.tensor([2.0, -2.0]),
+    "float % 0": lambda lib: _signs(lib, lib.float32) % 0,
+    "float % inf": lambda lib: lib.tensor([5.0, -5.0]) % float("inf"),
+    "inf % 2": lambda lib: lib.tensor([float("inf")]) % 2,
+    "fmod int": lambda lib: lib.fmod(_signs(lib), _divisors(lib)),
+    "fmod int, -3": lambda lib: _signs(lib).fmod(-3),
+    "fmod int, 2.5": lambda lib: lib.fmod(_signs(lib), 2.5),
+    "fmod signed zeros": lambda lib: lib.fmod(lib.tensor([-0.0, 0.0]), 2),
+    "fmod by inf": lambda lib: lib.fmod(lib.tensor([5.0, -5.0]), float("inf")),
+    "fmod float by 0": lambda lib: lib.fmod(_signs(lib, lib.float64), 0),
+    "x %= 2": lambda lib: _mod_in_place(lib, 2),
+    "x %= int tensor": lambda lib: _mod_in_place(lib, _divisors(lib)),
+    "x.remainder_(-3)": lambda lib: _signs(lib).remainder_(-3),
+    "x.fmod_(x)": lambda lib: _signs(lib, lib.float32).fmod_(_divisors(lib)),
+}
+
+
+@pytest.mark.parametrize("fn", REMAINDERS.values(), ids=REMAINDERS.keys())
+def test_remainder_and_fmod_match_torch(torch, fn):
+    """``%`` keeps the divisor's sign, ``fmod`` the dividend's; dtypes, signed zeros and the
+    IEEE results of a float division by zero are torch's."""
+    got, want = fn(tg), fn(torch)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_array_equal(to_numpy(got), to_numpy(want))
+    np.testing.assert_array_equal(np.signbit(to_numpy(got)), np.signbit(to_numpy(want)))
+
+
+def test_remainder_nodes_and_saved_values_are_torchs(torch):
+    """A number divisor gives the ``Backward0`` node (nothing saved), a tensor one the
+    ``Backward1`` node (self and other saved); ``number % tensor`` has no derivative."""
+
+    def seen(lib):
+        x = lib.tensor([5.0, -5.0, 3.5], requires_grad=True)
+        y = lib.tensor([3.0, 3.0, -2.0], requires_grad=True)
+        outs = (x % 2, x % y, lib.fmod(x, 2), x.fmod(y), 7 % x, lib.remainder(7, x))
+        saved = [
+            sorted(k for k in dir(o.grad_fn) if k in ("_saved_self", "_saved_other")) for o in outs
+        ]
+        return [(node_name(o), o.requires_grad, o.tolist()) for o in outs], saved
+
+    assert seen(tg) == seen(torch)
+
+
+def test_remainder_gradients_match_torch(torch):
+    """self gets grad; other gets −grad · floor(self / other) (fmod: trunc)."""
+
+    def grads(lib, op):
+        x = lib.tensor([5.0, -5.0, 3.5, -0.5], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([3.0, 3.0, -2.0, 0.3], dtype=lib.float64, requires_grad=True)
+        (op(lib, x, y) * lib.tensor([1.0, 2.0, 3.0, 4.0], dtype=lib.float64)).sum().backward()
+        return x.grad.tolist(), y.grad.tolist()
+
+    for op in (lambda lib, x, y: x % y, lambda lib, x, y: lib.fmod(x, y)):
+        assert grads(tg, op) == grads(torch, op)
+
+
+REMAINDER_ERRORS = {
+    "int % 0": lambda lib: _on_cpu(lib, [1, 2]) % 0,
+    "fmod(int, 0)": lambda lib: lib.fmod(_on_cpu(lib, [1, 2]), 0),
+    "int % int with 0": lambda lib: _on_cpu(lib, [1, 2]) % _on_cpu(lib, [1, 0]),
+    "7 % int with 0": lambda lib: 7 % _on_cpu(lib, [0, 1]),
+    "bool % bool": lambda lib: lib.tensor([True]) % lib.tensor([False]),
+    "fmod(bool, bool)": lambda lib: lib.fmod(lib.tensor([True]), lib.tensor([False])),
+    "fmod(2, x)": lambda lib: lib.fmod(2, lib.ones(2)),
+    "fmod(x, None)": lambda lib: lib.fmod(lib.ones(2), None),
+    "remainder(x, 'a')": lambda lib: lib.remainder(lib.ones(2), "a"),
+    "remainder(2, 3)": lambda lib: lib.remainder(2, 3),
+    "x % 'a'": lambda lib: lib.ones(2) % "a",
+    "int %= 2.5": lambda lib: _mod_in_place(lib, 2.5),
+    "broadcast": lambda lib: lib.ones(2) % lib.ones(3),
+    "backward of 7 % x": lambda lib: _backward_through(lib, lambda x: 7 % x),
+}
+
+
+@pytest.mark.parametrize("fn", REMAINDER_ERRORS.values(), ids=REMAINDER_ERRORS.keys())
+def test_remainder_errors_are_torchs(torch, fn):
     assert_same_error(torch, fn)
 
 
