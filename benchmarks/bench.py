@@ -623,10 +623,11 @@ def measure_memory(impl, malloc_env, child="--memory-child"):
 JAC_SIZE = 64
 
 
-def jacobian_data():
-    rng = np.random.default_rng(3)
-    w = rng.standard_normal((JAC_SIZE, JAC_SIZE)) / np.sqrt(JAC_SIZE)
-    return w, rng.standard_normal(JAC_SIZE)
+def jacobian_data(size=JAC_SIZE, seed=3):
+    """W and x. W is scaled so that W @ x is of order 1: tanh does not saturate."""
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal((size, size)) / np.sqrt(size)
+    return w, rng.standard_normal(size)
 
 
 def jacobian_numpy(w, x):

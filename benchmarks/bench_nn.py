@@ -246,17 +246,8 @@ JACOBIAN_VARIANTS = {
 }
 
 
-def jacobian_data():
-    """A and x. A is scaled so that A @ x is of order 1: tanh does not saturate."""
-    rng = np.random.default_rng(4)
-    a = rng.standard_normal((JAC_SIZE, JAC_SIZE)) / np.sqrt(JAC_SIZE)
-    return a, rng.standard_normal(JAC_SIZE)
-
-
-def jacobian_numpy(a, x):
-    """The closed form: d tanh(A x)_i / d x_j = (1 - tanh(A x)_i²) A_ij."""
-    y = np.tanh(a @ x)
-    return (1 - y * y)[:, None] * a
+jacobian_data = partial(bench.jacobian_data, JAC_SIZE, seed=4)  # A and x, as bench.py's (d)
+jacobian_numpy = bench.jacobian_numpy  # the closed form
 
 
 def jacobian_setup(impl, variant=None):
