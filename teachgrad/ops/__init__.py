@@ -157,6 +157,40 @@ def _fast(fn, cls):
     return method
 
 
+def _is_operand(other) -> bool:
+    """Something a binary operator computes with: a Tensor, a Python number, or an array."""
+    return isinstance(other, Tensor | int | float | complex) or hasattr(other, "dtype")
+
+
+def _operator(fn):
+    """A binary operator method: ``fn(self, other)``, unless ``other`` is no operand at all.
+
+    Then it returns ``NotImplemented``, giving Python its turn, as torch does: ``x == None``
+    is False (Python compares identities), and ``x + 'a'`` is Python's TypeError
+    "unsupported operand type(s)". The check runs only after ``fn`` has raised TypeError, so
+    a valid call does no extra work (a ``try`` costs nothing until something is raised).
+    It must be a plain function: Python's operator slots do not bind other callables.
+    """
+
+    def method(self, other):
+        try:
+            return fn(self, other)
+        except TypeError:
+            if _is_operand(other):
+                raise
+            return NotImplemented
+
+    method.__name__, method.__doc__ = fn.__name__, fn.__doc__
+    return method
+
+
+def _fast_operator(fn, cls):
+    """``_operator`` for an operator that calls ``cls.apply`` directly (see ``_fast``)."""
+    method = _operator(cls.apply)
+    method.__name__, method.__doc__ = fn.__name__, fn.__doc__
+    return method
+
+
 def _rsub(self, other):
     """``other - self``: the method behind ``number - tensor``.
 
@@ -349,16 +383,16 @@ _METHODS = {
     "masked_fill_": inplace.masked_fill_,
     "index_put_": inplace.index_put_,
     "__getitem__": index.getitem,
-    "__add__": _fast(add, _P.Add),
-    "__radd__": _fast(add, _P.Add),
-    "__sub__": _fast(sub, _P.Sub),
-    "__rsub__": _fast(_rsub, _P.Rsub),
-    "__mul__": _fast(mul, _P.Mul),
-    "__rmul__": _fast(mul, _P.Mul),
-    "__truediv__": _fast(div, _P.Div),
-    "__rtruediv__": lambda self, other: div(other, self),
-    "__floordiv__": floor_divide,
-    "__rfloordiv__": lambda self, other: floor_divide(other, self),
+    "__add__": _fast_operator(add, _P.Add),
+    "__radd__": _fast_operator(add, _P.Add),
+    "__sub__": _fast_operator(sub, _P.Sub),
+    "__rsub__": _fast_operator(_rsub, _P.Rsub),
+    "__mul__": _fast_operator(mul, _P.Mul),
+    "__rmul__": _fast_operator(mul, _P.Mul),
+    "__truediv__": _fast_operator(div, _P.Div),
+    "__rtruediv__": _operator(lambda self, other: div(other, self)),
+    "__floordiv__": _operator(floor_divide),
+    "__rfloordiv__": _operator(lambda self, other: floor_divide(other, self)),
     "__ifloordiv__": _floor_divide_,
     "remainder": remainder,
     "fmod": fmod,
@@ -370,12 +404,12 @@ _METHODS = {
     "__rmatmul__": lambda self, other: matmul(other, self),
     "__neg__": _fast(neg, _P.Neg),
     "__abs__": abs,
-    "__eq__": eq,
-    "__ne__": ne,
-    "__lt__": lt,
-    "__le__": le,
-    "__gt__": gt,
-    "__ge__": ge,
+    "__eq__": _operator(eq),
+    "__ne__": _operator(ne),
+    "__lt__": _operator(lt),
+    "__le__": _operator(le),
+    "__gt__": _operator(gt),
+    "__ge__": _operator(ge),
     "__invert__": _invert,
     "__and__": _bitwise(logical_and, "and", "&"),
     "__or__": _bitwise(logical_or, "or", "|"),
