@@ -476,6 +476,14 @@ def cross_entropy(
     return (1 - label_smoothing) * loss + smooth * (label_smoothing / n_classes)
 
 
+def _refuse_target_dtype(input, target):
+    """binary_cross_entropy takes a target of the input's own dtype: torch does not promote."""
+    raise RuntimeError(
+        f"Found dtype {_type_name(target)} but expected {_type_name(input)}\n  binary_cross_entropy "
+        "needs the target in the input's dtype: pass target.to(input.dtype) (0/1 labels as floats)."
+    )
+
+
 def binary_cross_entropy(
     input, target, weight=None, size_average=None, reduce=None, reduction="mean"
 ):
@@ -494,6 +502,8 @@ def binary_cross_entropy(
             f"({input.shape}) is deprecated. Please ensure they have the same size.\n  Each "
             "probability needs its own target: e.g. target.view_as(input)."
         )
+    if target.dtype != input.dtype:
+        _refuse_target_dtype(input, target)
     _not_differentiable("binary_cross_entropy", "weight", weight)
     if weight is not None and weight.shape != input.shape:
         weight = weight.expand(broadcast_shape(tuple(target.shape), tuple(weight.shape)))

@@ -44,7 +44,7 @@ from .._printing import scalar_type_name
 from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum
-from .pointwise import SavesResult, _sigmoid, _unary, where
+from .pointwise import SavesResult, _sigmoid, _unary, operands, where
 from .reduce import sum_to
 from .shape import pad_array
 
@@ -512,6 +512,14 @@ class Addmm(Builtin):
 # --------------------------------------------------------------------------- losses
 
 
+def _refuse_integer_mse(x):
+    """torch's mse_loss has no integer kernel: a squared error of class ids means little."""
+    raise NotImplementedError(
+        f"\"mse_cpu\" not implemented for '{scalar_type_name(x)}'\n  mse_loss compares floats: "
+        "cast the input and the target first, e.g. input.float()."
+    )
+
+
 class MseLoss(Builtin):
     """``(input - target)²``, reduced; both arguments get gradients."""
 
@@ -528,7 +536,12 @@ class MseLoss(Builtin):
     def forward(ctx, a, target, reduction):
         ctx.to_save = (a, target)
         ctx.reduction = reduction
-        diff = a._data - target._data
+        x, t = operands(
+            a, target, broadcast=False
+        )  # torch's promotion: float32 and int64 give float32
+        if x.dtype.kind != "f":
+            _refuse_integer_mse(x)
+        diff = x - t
         return _reduce_loss(diff * diff, reduction)
 
     @staticmethod

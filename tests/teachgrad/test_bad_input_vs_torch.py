@@ -549,6 +549,20 @@ FUNCTIONAL = {
     "dropout(p=1.5)": lambda lib: _F(lib).dropout(_m(lib), p=1.5),
     "dropout(p=-0.1)": lambda lib: _F(lib).dropout(_m(lib), p=-0.1),
     "mse_loss shapes": lambda lib: _F(lib).mse_loss(_m(lib), lib.ones(3, 2)),
+    "mse_loss(int64 target) ok": lambda lib: _F(lib).mse_loss(_m(lib), _i(lib)),
+    "mse_loss(int64 target, 'none') ok": lambda lib: _F(lib).mse_loss(
+        _m(lib), _i(lib), reduction="none"
+    ),
+    "mse_loss(int64 input) ok": lambda lib: _F(lib).mse_loss(_i(lib), _m(lib)),
+    "mse_loss(float64 target) ok": lambda lib: _F(lib).mse_loss(_m(lib), _m(lib).double()),
+    "mse_loss(int64, int64)": lambda lib: _F(lib).mse_loss(_i(lib), _i(lib)),
+    "l1_loss(int64 target) ok": lambda lib: _F(lib).l1_loss(_m(lib), _i(lib)),
+    "l1_loss(float64 target) ok": lambda lib: _F(lib).l1_loss(_m(lib), _m(lib).double()),
+    "bce(int64 target)": lambda lib: _F(lib).binary_cross_entropy(_m(lib) / 5, _i(lib) % 2),
+    "bce(float64 target)": lambda lib: _F(lib).binary_cross_entropy(
+        _m(lib) / 5, lib.zeros(2, 3, dtype=lib.float64)
+    ),
+    "bce(bool target)": lambda lib: _F(lib).binary_cross_entropy(_m(lib) / 5, _m(lib) > 2),
     "l1_loss reduction='x'": lambda lib: _F(lib).l1_loss(_m(lib), _m(lib), reduction="x"),
     "bce input > 1": lambda lib: _F(lib).binary_cross_entropy(_m(lib), lib.zeros(2, 3)),
     "bce shapes": lambda lib: _F(lib).binary_cross_entropy(lib.ones(2) / 2, lib.zeros(3)),
