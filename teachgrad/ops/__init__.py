@@ -191,6 +191,28 @@ def _fast_operator(fn, cls):
     return method
 
 
+def _maximum(self, other):
+    """``maximum(self, other)``: the elementwise maximum with another tensor.
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([1.0, 5.0]).maximum(tg.tensor([3.0, 2.0]))
+    tensor([3., 5.])
+    """
+    pointwise._check_two_tensors(self, other, "maximum", first_position=0)
+    return _P.Maximum.apply(self, other)
+
+
+def _minimum(self, other):
+    """``minimum(self, other)``: the elementwise minimum with another tensor.
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([1.0, 5.0]).minimum(tg.tensor([3.0, 2.0]))
+    tensor([1., 2.])
+    """
+    pointwise._check_two_tensors(self, other, "minimum", first_position=0)
+    return _P.Minimum.apply(self, other)
+
+
 def _rsub(self, other):
     """``other - self``: the method behind ``number - tensor``.
 
@@ -299,8 +321,8 @@ _METHODS = {
     "relu": _fast(relu, _P.Relu),
     "clamp": clamp,
     "clip": clip,
-    "maximum": maximum,
-    "minimum": minimum,
+    "maximum": _maximum,
+    "minimum": _minimum,
     "sign": sign,
     "floor": floor,
     "ceil": ceil,

@@ -1586,6 +1586,19 @@ def clip(input, min=None, max=None):
     return clamp(input, min, max)
 
 
+def _check_two_tensors(input, other, op: str, first_position: int = 1):
+    """torch's maximum and minimum take two tensors, no number: for that there is ``clamp``.
+
+    ``first_position`` is 0 for the method (``x.maximum(other)``: ``other`` is argument 1).
+    """
+    for name, x, position in (("input", input, 1), ("other", other, first_position + 1)):
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"{op}(): argument '{name}' (position {position}) must be Tensor, not "
+                f"{type(x).__name__}\n  For a number, use clamp: x.clamp(min=1) is maximum(x, 1)."
+            )
+
+
 def maximum(input, other):
     """Elementwise maximum of two tensors (ties split the gradient).
 
@@ -1593,6 +1606,7 @@ def maximum(input, other):
     >>> tg.maximum(tg.tensor([1.0, 5.0]), tg.tensor([3.0, 2.0]))
     tensor([3., 5.])
     """
+    _check_two_tensors(input, other, "maximum")
     return Maximum.apply(input, other)
 
 
@@ -1603,6 +1617,7 @@ def minimum(input, other):
     >>> tg.minimum(tg.tensor([1.0, 5.0]), tg.tensor([3.0, 2.0]))
     tensor([1., 2.])
     """
+    _check_two_tensors(input, other, "minimum")
     return Minimum.apply(input, other)
 
 
