@@ -290,6 +290,21 @@ class _Binary(Builtin):
 # --------------------------------------------------------------------------- arithmetic
 
 
+def _check_alpha(alpha, result, op: str):
+    """torch's checks of ``alpha`` (run only when it is not 1): a number, and a whole one for
+    an integer result (``int_tensor.add(1, alpha=0.5)`` would need a float)."""
+    if not isinstance(alpha, int | float):
+        raise TypeError(
+            f"{op}(): argument 'alpha' must be Number, not {type(alpha).__name__}\n  alpha scales "
+            f"the other operand: {op}(x, y, alpha=2) is x {'+' if op == 'add' else '-'} 2 * y."
+        )
+    if isinstance(alpha, float) and result.dtype.kind in "iu":
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number.\n  "
+            "An integer result cannot hold alpha * other: cast a tensor to float first."
+        )
+
+
 class Add(Builtin):
     on_arrays = True
     batchable = True
@@ -301,6 +316,8 @@ class Add(Builtin):
     def forward(ctx, a, b, alpha=1):
         x, y = operands(a, b)
         ctx.alpha = alpha
+        if alpha != 1:
+            _check_alpha(alpha, x, "add")
         out = x + y if alpha == 1 else x + alpha * y
         return out if x.flags.c_contiguous and out.size else torch_layout(out, x, y)
 
@@ -342,6 +359,8 @@ class Sub(Builtin):
             _refuse_bool_subtraction(a, b)
         x, y = operands(a, b)
         ctx.alpha = alpha
+        if alpha != 1:
+            _check_alpha(alpha, x, "sub")
         out = x - y if alpha == 1 else x - alpha * y
         return out if x.flags.c_contiguous and out.size else torch_layout(out, x, y)
 
