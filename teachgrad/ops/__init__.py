@@ -184,9 +184,19 @@ def _operator(fn):
     return method
 
 
+_PLAIN_OPERANDS = frozenset((Tensor, float, int))
+
+
 def _fast_operator(fn, cls):
-    """``_operator`` for an operator that calls ``cls.apply`` directly (see ``_fast``)."""
-    method = _operator(cls.apply)
+    """``_operator`` for the hottest operators, which call ``cls.apply`` directly (see
+    ``_fast``): one expression, whose usual case (a Tensor or a number) is one set lookup;
+    anything that is no operand at all gives Python its turn (``NotImplemented``)."""
+    apply = cls.apply
+    method = lambda self, other: (  # noqa: E731
+        apply(self, other)
+        if type(other) in _PLAIN_OPERANDS or _is_operand(other)
+        else NotImplemented
+    )
     method.__name__, method.__doc__ = fn.__name__, fn.__doc__
     return method
 
