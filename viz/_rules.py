@@ -83,6 +83,7 @@ def rules_of(step, before) -> list:
     formula, saved = before.formula, {s.name: s for s in before.saved}
     if not formula:
         return []
+    numbers = _saved_numbers(step.node)
     grads = {f"grad{i}": g for i, g in enumerate(step.grad_outputs)}
     grads["grad"] = step.grad_outputs[0] if step.grad_outputs else None
     sent = _sent_per_rule(step, len(formula))
@@ -94,7 +95,7 @@ def rules_of(step, before) -> list:
             Rule(
                 name,
                 f"∂L/∂{name} = {shown}",
-                _numbers(rhs, grads, saved),
+                _numbers(rhs, grads, saved, numbers),
                 None if result is None else values(result),
             )
         )
@@ -110,8 +111,17 @@ def _sent_per_rule(step, count: int) -> list | None:
     return edged if len(edged) == count else None
 
 
-def _numbers(rhs: str, grads: dict, saved: dict) -> str | None:
-    """``rhs`` with each tensor in it replaced by its values (all small) or its shape."""
+def _saved_numbers(node) -> dict:
+    """The plain numbers a built-in saved by name (the 2 of ``x ** 2``: ``exponent``); a
+    snapshot lists saved tensors only, and backward keeps these small values."""
+    names = getattr(node, "_saved_names", ())
+    pairs = zip(names, getattr(node, "_saved", None) or (), strict=False)
+    return {n: v for n, v in pairs if type(v) in (int, float)}
+
+
+def _numbers(rhs: str, grads: dict, saved: dict, numbers: dict) -> str | None:
+    """``rhs`` with each tensor (or saved number) in it replaced by its values (all small)
+    or its shape."""
     known = {}  # name -> (values text or None, shape, number of elements)
     for name in set(_NAME.findall(rhs)):
         if name in grads and grads[name] is not None:
@@ -120,6 +130,8 @@ def _numbers(rhs: str, grads: dict, saved: dict) -> str | None:
         elif name in saved:
             s = saved[name]
             known[name] = (s.preview, s.shape, math.prod(s.shape))
+        elif name in numbers:
+            known[name] = (f"{numbers[name]:.4g}", [], 1)
     if not known:
         return None
     small = all(text is not None and count <= SMALL for text, _, count in known.values())

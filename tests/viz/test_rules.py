@@ -83,6 +83,16 @@ def test_a_product_shows_its_numbers_and_a_big_one_its_shapes():
     assert rules_of(step, before)[0].numbers == "[5, 4] · [5, 4]"
 
 
+def test_a_saved_number_shows_its_value():
+    x = tg.tensor([-0.5], requires_grad=True)
+    loss = x**2
+    before = snapshot(loss).node_named("PowBackward0")
+    step = next(tg.autograd.backward_steps(loss, tg.ones(1)))
+    (rule,) = rules_of(step, before)
+    assert rule.numbers == "[1] · 2 · [-0.5]^(2 − 1)"
+    assert rule.result == "[-1]"
+
+
 def test_a_custom_function_shows_its_backward_source():
     class Cube(tg.autograd.Function):
         @staticmethod
