@@ -201,26 +201,21 @@ def _fast_operator(fn, cls):
     return method
 
 
-def _maximum(self, other):
-    """``maximum(self, other)``: the elementwise maximum with another tensor.
+def _with_a_tensor(fn, cls):
+    """The method form of ``fn`` (maximum, minimum): an elementwise op whose other operand
+    must be a Tensor, as torch's is; documented as ``fn``.
 
     >>> import teachgrad as tg
     >>> tg.tensor([1.0, 5.0]).maximum(tg.tensor([3.0, 2.0]))
     tensor([3., 5.])
     """
-    pointwise._check_two_tensors(self, other, "maximum", first_position=0)
-    return _P.Maximum.apply(self, other)
 
+    def method(self, other):
+        pointwise._check_two_tensors(self, other, fn.__name__, first_position=0)
+        return cls.apply(self, other)
 
-def _minimum(self, other):
-    """``minimum(self, other)``: the elementwise minimum with another tensor.
-
-    >>> import teachgrad as tg
-    >>> tg.tensor([1.0, 5.0]).minimum(tg.tensor([3.0, 2.0]))
-    tensor([1., 2.])
-    """
-    pointwise._check_two_tensors(self, other, "minimum", first_position=0)
-    return _P.Minimum.apply(self, other)
+    method.__name__, method.__doc__ = fn.__name__, fn.__doc__
+    return method
 
 
 def _rsub(self, other):
@@ -331,8 +326,8 @@ _METHODS = {
     "relu": _fast(relu, _P.Relu),
     "clamp": clamp,
     "clip": clip,
-    "maximum": _maximum,
-    "minimum": _minimum,
+    "maximum": _with_a_tensor(maximum, _P.Maximum),
+    "minimum": _with_a_tensor(minimum, _P.Minimum),
     "sign": sign,
     "floor": floor,
     "ceil": ceil,

@@ -25,7 +25,7 @@ from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.anomaly_mode import _outside_teachgrad
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
-from .pointwise import maximum, minimum, operands, where
+from .pointwise import contiguous_strides, maximum, minimum, operands, where, with_strides
 
 # --------------------------------------------------------------------------- helpers
 
@@ -64,6 +64,18 @@ def _duplicate(dims, ndim):
 def kept_shape(shape, dims) -> tuple:
     """``shape`` with the reduced ``dims`` set to 1 (the ``keepdim=True`` shape)."""
     return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+def row_major(out):
+    """A reduction's result laid out row-major, as torch's always is (NumPy follows the
+    input's memory order: ``x.t().sum(0)`` of a 3-D ``x`` would keep the transposition).
+
+    >>> import numpy as np
+    >>> row_major(np.ones((2, 3, 4)).transpose(2, 1, 0).sum(1)).strides
+    (16, 8)
+    """
+    done = out.flags.c_contiguous and 1 not in out.shape  # (a size-1 dim's stride may differ)
+    return out if done else with_strides(out, contiguous_strides(out.shape))
 
 
 def expand_back(grad, in_shape, dims, keepdim):
@@ -142,10 +154,9 @@ class Sum(_Reduction):
     @quiet
     def forward(ctx, a, dim, keepdim=False, dtype=None):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
-        x = a._data
-        if dtype is None and x.dtype.kind in "biu":
-            dtype = "int64"  # integer and bool sums are int64, as in torch
-        return x.sum(axis=dims, keepdims=keepdim, dtype=dtype)  # (the method: no Python wrapper)
+        # integer and bool sums are int64, as torch's
+        dtype = "int64" if dtype is None and a._data.dtype.kind in "biu" else dtype
+        return row_major(a._data.sum(axis=dims, keepdims=keepdim, dtype=dtype))
 
     @staticmethod
     def backward(ctx, grad):
@@ -178,8 +189,8 @@ class Mean(_Reduction):
             # NumPy's mean is this sum and division behind a slow Python wrapper. (It is exactly
             # the same while the count is exact in float32; float16 sums in float32 there.) The
             # mean of nothing is 0 / 0: nan, silently, where NumPy's mean warns.
-            return x.sum(axis=dims, keepdims=keepdim) / count
-        return x.mean(axis=dims, keepdims=keepdim)
+            return row_major(x.sum(axis=dims, keepdims=keepdim) / count)
+        return row_major(x.mean(axis=dims, keepdims=keepdim))
 
     @staticmethod
     def backward(ctx, grad):
@@ -206,9 +217,8 @@ class Prod(_Weighted):
     def forward(ctx, a, dim, keepdim=False):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
         x = a._data
-        return array_module(x).prod(
-            x, axis=dims, keepdims=keepdim, dtype="int64" if x.dtype.kind in "biu" else None
-        )
+        dtype = "int64" if x.dtype.kind in "biu" else None
+        return row_major(array_module(x).prod(x, axis=dims, keepdims=keepdim, dtype=dtype))
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -266,7 +276,7 @@ def _spread(name, a, dims, correction, keepdim, divisor):
     """
     spread = quiet(getattr(array_module(a), name))  # (here, not on forward: the warning's line)
     if divisor > 0:
-        return spread(a._data, axis=dims, ddof=correction, keepdims=keepdim)
+        return row_major(spread(a._data, axis=dims, ddof=correction, keepdims=keepdim))
     warnings.warn(
         f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
         "reduction factor (input numel divided by output numel).",
@@ -275,7 +285,7 @@ def _spread(name, a, dims, correction, keepdim, divisor):
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's "Degrees of freedom <= 0"
-        return spread(a._data, axis=dims, ddof=correction, keepdims=keepdim)
+        return row_major(spread(a._data, axis=dims, ddof=correction, keepdims=keepdim))
 
 
 class Var(_Weighted):
@@ -351,7 +361,7 @@ class _Extreme(_Weighted):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
         if a._data.size == 0 and 0 in [a._data.shape[d] for d in dims]:  # (`any` is the op here)
             _empty_reduction(cls.label, a._data.shape, dim)
-        return getattr(array_module(a), cls.pick)(a._data, axis=dims, keepdims=keepdim)
+        return row_major(getattr(array_module(a), cls.pick)(a._data, axis=dims, keepdims=keepdim))
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -425,7 +435,7 @@ class _ExtremeAlongDim(Builtin):
         values = xp.take_along_axis(x, indices, axis=dim)
         if not keepdim:
             values, indices = values.squeeze(dim), indices.squeeze(dim)
-        return values, indices.astype("int64", copy=False)
+        return row_major(values), row_major(indices.astype("int64", copy=False))
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -514,7 +524,7 @@ class Logsumexp(_Weighted):
         )
         m = xp.where(xp.isfinite(m), m, 0)  # all -inf rows: avoid inf - inf
         out = xp.log(xp.exp(x - m).sum(axis=dims, keepdims=True)) + m
-        return out if keepdim else out.squeeze(dims)
+        return row_major(out if keepdim else out.squeeze(dims))
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -544,18 +554,7 @@ class Norm(_Weighted):
         )
         ctx.p = p
         xp = array_module(a)
-        mag = xp.abs(a._data)
-        if p == math.inf:
-            return xp.max(mag, axis=dims, keepdims=keepdim)
-        if p == -math.inf:
-            return xp.min(mag, axis=dims, keepdims=keepdim)
-        if p == 0:
-            return xp.sum(mag != 0, axis=dims, keepdims=keepdim).astype(mag.dtype)
-        if p == 1:
-            return xp.sum(mag, axis=dims, keepdims=keepdim)
-        if p == 2:
-            return xp.sqrt(xp.sum(mag * mag, axis=dims, keepdims=keepdim))
-        return xp.sum(mag**p, axis=dims, keepdims=keepdim) ** (1.0 / p)
+        return row_major(_vector_norm(xp, xp.abs(a._data), p, dims, keepdim))
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -584,6 +583,21 @@ class Norm(_Weighted):
 
 
 # --------------------------------------------------------------------------- running sum
+
+
+def _vector_norm(xp, mag, p, dims, keepdim):
+    """The p-norm of the magnitudes ``mag`` over ``dims`` (NumPy's layout; see row_major)."""
+    if p == math.inf:
+        return xp.max(mag, axis=dims, keepdims=keepdim)
+    if p == -math.inf:
+        return xp.min(mag, axis=dims, keepdims=keepdim)
+    if p == 0:
+        return xp.sum(mag != 0, axis=dims, keepdims=keepdim).astype(mag.dtype)
+    if p == 1:
+        return xp.sum(mag, axis=dims, keepdims=keepdim)
+    if p == 2:
+        return xp.sqrt(xp.sum(mag * mag, axis=dims, keepdims=keepdim))
+    return xp.sum(mag**p, axis=dims, keepdims=keepdim) ** (1.0 / p)
 
 
 class Cumsum(Builtin):

@@ -355,3 +355,43 @@ def test_a_copy_keeps_torchs_layout(make, copy):
         return tuple(out.shape), out.stride(), as_numpy(out)
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- reductions
+
+REDUCTIONS = {
+    "sum(1)": lambda t: t.sum(1),
+    "sum(0, keepdim)": lambda t: t.sum(0, keepdim=True),
+    "sum()": lambda t: t.sum(),
+    "mean((0, 2), keepdim)": lambda t: t.mean((0, 2), keepdim=True),
+    "prod(2)": lambda t: t.prod(2),
+    "amax(0)": lambda t: t.amax(0),
+    "amin(-1, keepdim)": lambda t: t.amin(-1, keepdim=True),
+    "max(1).values": lambda t: t.max(1).values,
+    "max(1).indices": lambda t: t.max(1).indices,
+    "min(0, keepdim).values": lambda t: t.min(0, keepdim=True).values,
+    "var(1)": lambda t: t.var(1),
+    "std(0, keepdim)": lambda t: t.std(0, keepdim=True),
+    "logsumexp(0)": lambda t: t.logsumexp(0),
+    "norm(dim=0)": lambda t: t.norm(dim=0),
+    "norm(p=1, dim=2)": lambda t: t.norm(p=1, dim=2),
+}
+REDUCED = {
+    "row-major": lambda lib: _grid(lib, 2, 3, 4),
+    "permuted": lambda lib: _grid(lib, 2, 3, 4).permute(2, 0, 1),
+    "transposed": lambda lib: _grid(lib, 2, 3, 4).transpose(1, 2),
+    "sliced": lambda lib: _grid(lib, 2, 6, 4)[:, ::2],
+    "with a size-1 dim": lambda lib: _grid(lib, 1, 2, 3).transpose(1, 2),
+}
+
+
+@pytest.mark.parametrize("reduce", REDUCTIONS.values(), ids=REDUCTIONS.keys())
+@pytest.mark.parametrize("make", REDUCED.values(), ids=REDUCED.keys())
+def test_a_reduction_is_laid_out_row_major_as_torchs(make, reduce):
+    """NumPy lays a reduction out in the input's memory order; torch, row-major."""
+
+    def program(lib):
+        out = reduce(make(lib))
+        return tuple(out.shape), out.stride(), as_numpy(out)
+
+    assert_like_torch(program)
