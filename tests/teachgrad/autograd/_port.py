@@ -25,3 +25,18 @@ def randn(lib, *shape, seed=0, requires_grad=False, dtype=None, shift=0.0, defau
     libraries: of ``dtype``, else of ``lib``'s ``default`` dtype (a name)."""
     data = np.random.default_rng(seed).standard_normal(shape) + shift
     return lib.tensor(data, dtype=dtype or getattr(lib, default), requires_grad=requires_grad)
+
+
+def double_and_triple(lib):
+    """A custom Function with two outputs, ``2x`` and ``3x`` (its ``apply``)."""
+
+    class DoubleMul(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+    return DoubleMul.apply

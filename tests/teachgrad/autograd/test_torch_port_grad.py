@@ -136,7 +136,9 @@ def test_backward_with_non_leaf_inputs_and_an_unused_input(lib):
     assert z.grad is None
 
 
-def test_backward_with_inputs_runs_no_node_towards_an_unreachable_input(lib):
+def must_not_run(lib):
+    """The ``apply`` of an identity Function whose backward must never be called."""
+
     class MustNotRun(lib.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -146,7 +148,11 @@ def test_backward_with_inputs_runs_no_node_towards_an_unreachable_input(lib):
         def backward(ctx, grad):
             raise AssertionError("this node should not run")
 
-    x = MustNotRun.apply(lib.ones(1, requires_grad=True) * 2)
+    return MustNotRun.apply
+
+
+def test_backward_with_inputs_runs_no_node_towards_an_unreachable_input(lib):
+    x = must_not_run(lib)(lib.ones(1, requires_grad=True) * 2)
     y = lib.ones(1, requires_grad=True)
     lib.autograd.backward(x, inputs=(y,))  # allow_unused is implicitly True
     assert y.grad is None
@@ -308,21 +314,12 @@ def test_grad_towards_unreachable_inputs(lib):
 
 
 def test_grad_runs_no_node_towards_an_unreachable_input(lib):
-    class MustNotRun(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x
-
-        @staticmethod
-        def backward(ctx, grad):
-            raise AssertionError("this node should not run")
-
-    x = MustNotRun.apply(lib.ones(1, requires_grad=True) * 2)
+    x = must_not_run(lib)(lib.ones(1, requires_grad=True) * 2)
     y = lib.ones(1, requires_grad=True)
     (gy,) = lib.autograd.grad(x, (y,), allow_unused=True)
     assert gy is None
 
-    x = MustNotRun.apply(lib.ones(1, requires_grad=True) * 2)
+    x = must_not_run(lib)(lib.ones(1, requires_grad=True) * 2)
     z = lib.ones(1, requires_grad=True)
     gy, gz = lib.autograd.grad(x + z, (y, z), allow_unused=True)
     assert gy is None
@@ -451,17 +448,9 @@ def test_retain_grad_gives_the_gradient_of_the_latest_version(lib):
 
 
 def test_retain_grad_on_outputs_of_a_multi_output_custom_function_changed_in_place(lib):
-    class DoubleMul(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2, x * 3
-
-        @staticmethod
-        def backward(ctx, g1, g2):
-            return g1 * 2 + g2 * 3
-
+    double_mul = port.double_and_triple(lib)
     b = randn(lib, 3, 3, requires_grad=True)
-    first, second = DoubleMul.apply(b)
+    first, second = double_mul(b)
     first.retain_grad()
     second.retain_grad()
     first.mul_(2)
@@ -469,7 +458,7 @@ def test_retain_grad_on_outputs_of_a_multi_output_custom_function_changed_in_pla
     got = first.grad, second.grad
 
     a = b.detach().requires_grad_(True)
-    first, second = DoubleMul.apply(a)
+    first, second = double_mul(a)
     first.mul_(2)
     expected = lib.autograd.grad((first + second).sum(), inputs=(first, second))
     assert same(got[0], expected[0]) and same(got[1], expected[1])

@@ -13,7 +13,7 @@ import weakref
 
 import pytest
 
-from tests.teachgrad.autograd._port import same
+from tests.teachgrad.autograd._port import double_and_triple, same
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
 
@@ -33,21 +33,6 @@ def times_two(lib, custom):
             return grad * 2
 
     return Mul2.apply
-
-
-def double_and_triple(lib):
-    """A custom Function with two outputs, ``2x`` and ``3x``."""
-
-    class DoubleMul(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2, x * 3
-
-        @staticmethod
-        def backward(ctx, g1, g2):
-            return g1 * 2 + g2 * 3
-
-    return DoubleMul.apply
 
 
 def non_leaf_grad(t):
