@@ -654,7 +654,7 @@ def _given_root_grad(i, t, g, create_graph, batch):
         return wrap_array(array_module(t._data).full_like(t._data, g))
     if batch is None:
         _check_grad_output(i, g, t)
-    return g if create_graph else g.detach()
+    return g if create_graph or not g._requires_grad else g.detach()
 
 
 def _not_differentiable(i, t) -> Exception:

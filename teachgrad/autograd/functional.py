@@ -265,9 +265,8 @@ def _rows_one_by_one(i, out, inputs, create_graph, strict) -> tuple:
     same numbers, with a select node more to record and run per row)."""
     rows = [[] for _ in inputs]  # rows[j][r] = d out.flat[r] / d inputs[j]
     (one_hots,) = _standard_basis((out,))  # shape (out.numel(), *out.shape)
-    for r in range(out.numel()):
-        seed = (one_hots[r],)
-        grads = _grad((out,), inputs, seed, retain_graph=True, create_graph=create_graph)
+    for seed in one_hots.unbind():  # (one op for all the rows, not an index op per row)
+        grads = _grad((out,), inputs, (seed,), retain_graph=True, create_graph=create_graph)
         for j, g in enumerate(grads):
             if g is None:
                 if strict:
