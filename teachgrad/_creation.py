@@ -21,6 +21,7 @@ from . import _backend
 from ._arguments import given, parse
 from ._backend import as_device, as_dtype, get_default_dtype
 from ._grad_state import state as _grad_state
+from ._out import creation_out
 from ._profiling import recorded_as
 from ._tensor import Tensor, _new, new_counter
 
@@ -320,6 +321,7 @@ def _sized(fn, fill, size, dtype, device, requires_grad, default=None):
     return _filled(fn, fill, shape, dt, as_device(device), requires_grad)
 
 
+@creation_out
 @recorded_as("aten::zeros")
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of zeros.
@@ -331,6 +333,7 @@ def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _sized("zeros", "zeros", size, dtype, device, requires_grad)
 
 
+@creation_out
 @recorded_as("aten::ones")
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ones.
@@ -342,6 +345,7 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _sized("ones", "ones", size, dtype, device, requires_grad)
 
 
+@creation_out
 @recorded_as("aten::empty")
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """An uninitialised tensor (its values are whatever was in memory).
@@ -372,6 +376,7 @@ def _fill_value(fn, size, fill_value, dtype, device, requires_grad):
     return shape, dt
 
 
+@creation_out
 @recorded_as("aten::full")
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor filled with ``fill_value`` (its dtype inferred from the value).
@@ -464,6 +469,7 @@ def _range_length(start, end, step) -> int:
     return length
 
 
+@creation_out
 @recorded_as("aten::arange")
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``start, start + step, ...`` up to (not including) ``end``.
@@ -494,6 +500,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _finish(_allocate(make, (length,), dt, dev), requires_grad)
 
 
+@creation_out
 @recorded_as("aten::linspace")
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
@@ -506,6 +513,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
+    if dt.numpy.kind == "b":  # (torch has no linspace kernel for bool)
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
     dev = as_device(device)
     start, end = (float(v) if isinstance(v, Tensor) else v for v in (start, end))
     xp, where = _backend.on_device(dev)
@@ -517,6 +526,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     return _finish(_allocate(make, (steps,), dt, dev), requires_grad)
 
 
+@creation_out
 @recorded_as("aten::eye")
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """The identity matrix (``n`` x ``m``).
@@ -580,6 +590,7 @@ def _random(fn, kind, size, dtype, device, requires_grad, generator):
     return _finish(_allocate(make, shape, dt, dev), requires_grad)
 
 
+@creation_out
 @recorded_as("aten::randn")
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """Samples from the standard normal distribution (reproducible after ``manual_seed``).
@@ -591,6 +602,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
     return _random("randn", "normal", size, dtype, device, requires_grad, generator)
 
 
+@creation_out
 @recorded_as("aten::rand")
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """Samples uniform on [0, 1).
@@ -602,6 +614,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
     return _random("rand", "uniform", size, dtype, device, requires_grad, generator)
 
 
+@creation_out
 @recorded_as("aten::randint")
 def randint(
     low, high=None, size=None, *, dtype=None, device=None, requires_grad=False, generator=None

@@ -9,7 +9,8 @@ need it. This is the one place where a lower layer reaches up.
 * The engine needs a handful of ops: to sum a broadcast gradient back to its input's
   shape (``sum_to``), to copy a gradient into a leaf's memory layout (``clone_like``),
   to stack the rows of a batched gradient (``stack``), and to check an input a custom
-  Function marked dirty (``check_inplace``). ``ops`` provides them.
+  Function marked dirty, or a tensor given as ``out=`` (``check_inplace``). ``ops`` provides
+  them.
 * A Tensor runs the engine (``x.backward()``: ``backward``, from ``autograd/engine.py``),
   makes its leaf's node (``AccumulateGrad``, from ``autograd/tape.py``) and, when it is a
   view, asks the in-place machinery to check or rewrite its history

@@ -13,6 +13,7 @@ import warnings
 from .. import _backend, _seam, _tensor
 from .._backend import as_device, as_dtype, check_cuda_index
 from .._backend import device as device_type
+from .._out import accepts_out
 from .._printing import scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor
@@ -613,6 +614,86 @@ def _mT(self):
 
 
 Tensor.mT = property(_mT, doc="The last two dims swapped (matrices or batches of matrices).")
+
+# torch's functions that take ``out=`` (their Tensor methods do not): see teachgrad/_out.py
+OUT_FUNCTIONS = (  # fmt: skip
+    "abs",
+    "add",
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "bmm",
+    "cat",
+    "ceil",
+    "clamp",
+    "clip",
+    "cos",
+    "cumsum",
+    "div",
+    "dot",
+    "eq",
+    "exp",
+    "expm1",
+    "floor",
+    "floor_divide",
+    "fmod",
+    "gather",
+    "ge",
+    "gt",
+    "index_select",
+    "le",
+    "log",
+    "log1p",
+    "log_softmax",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "logsumexp",
+    "lt",
+    "matmul",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "mm",
+    "mul",
+    "mv",
+    "ne",
+    "neg",
+    "norm",
+    "outer",
+    "pow",
+    "prod",
+    "reciprocal",
+    "remainder",
+    "round",
+    "rsqrt",
+    "scatter",
+    "scatter_add",
+    "sigmoid",
+    "sign",
+    "sin",
+    "softmax",
+    "sqrt",
+    "square",
+    "stack",
+    "std",
+    "sub",
+    "sum",
+    "tan",
+    "tanh",
+    "tril",
+    "triu",
+    "var",
+    "where",
+)
+for _name in OUT_FUNCTIONS:  # (after the method table above: methods take no out=)
+    globals()[_name] = accepts_out(globals()[_name], _name)
 
 # The names ``import teachgrad`` gives: torch's top-level functions that teachgrad has.
 # Not the family modules, and not helpers torch has only as methods (expand, view) or not
