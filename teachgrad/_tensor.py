@@ -329,6 +329,20 @@ class Tensor:
         )
 
     @property
+    def volatile(self) -> bool:
+        """Always False: volatile was removed in torch 0.4 (use ``no_grad()``); reading it warns.
+
+        >>> import teachgrad as tg, warnings
+        >>> with warnings.catch_warnings(record=True):  # (it warns)
+        ...     tg.ones(1).volatile
+        False
+        """
+        warnings.warn(
+            "volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2
+        )
+        return False
+
+    @property
     def _version(self) -> int:
         """How many in-place changes this tensor's storage has seen."""
         if self._inference:
