@@ -1,10 +1,14 @@
 """Tests of PyTorch's TestAutogradDeviceType (test_autograd.py), on the CPU: test_grad_assignment,
 test_requires_grad_factory, test_where, test_where_scalar, test_copy_forward_ad_broadcasting,
-test_copy_forward_ad_same_layout_copies_grad.
+test_copy_forward_ad_same_layout_copies_grad, test_min_max_median_backprops_to_all_values (min and
+max), test_set_requires_grad_only_for_floats, test_pyscalar_conversions.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts. Left out: those that need CUDA or several devices.
 """
+
+import math
+import sys
 
 import numpy as np
 import pytest
@@ -104,3 +108,72 @@ def test_copy_forward_ad_same_layout_copies_grad(lib):
         non_dual.copy_(x_dual)
         assert fwAD.unpack_dual(non_dual).tangent is not tangent  # a copy of it
         assert same(fwAD.unpack_dual(non_dual).tangent, [[5.0], [6.0]])
+
+
+@pytest.mark.parametrize("f", ["min", "max"])
+def test_min_max_backprops_to_all_values(lib, f):
+    x1 = lib.tensor([1.0, 0.0, 1.0, 0.0, 1.0, 0.0], requires_grad=True)
+    x2 = lib.tensor([float("nan")] * 3, requires_grad=True)
+    for x in (x1, x2):
+        getattr(lib, f)(x).backward()  # three ties (or three NaNs) share the gradient
+        assert same(x.grad.sum(), 1.0)
+        assert (x.grad == 1 / 3).sum().item() == 3
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "int16", "int32", "int64"])
+def test_set_requires_grad_only_for_floats(lib, dtype):
+    dtype = getattr(lib, dtype)
+
+    def f1():
+        lib.ones(1, dtype=dtype).requires_grad_()
+
+    def f2():
+        lib.ones(1, dtype=dtype).requires_grad = True
+
+    def f3():
+        lib.ones(1, dtype=dtype, requires_grad=True)
+
+    a = lib.ones(1, dtype=dtype)
+    a.requires_grad = False  # always allowed
+    a.requires_grad_(False)
+    for f in (f1, f2, f3):
+        if dtype.is_floating_point:
+            f()
+        else:
+            with pytest.raises(RuntimeError, match="floating point"):
+                f()
+
+
+def test_pyscalar_conversions(lib):
+    n = lib.zeros(1, 1, 1, dtype=lib.long)  # integral -> integral
+    n[0] = -12345
+    assert int(n) == -12345
+    f = lib.autograd.Variable(randn(lib, 1, 1))  # floating point -> floating point
+    f[0] = -12345.1
+    assert float(f) == -12345.1
+    f[0] = math.nan
+    assert math.isnan(float(f))
+    for v in (math.inf, -math.inf):
+        f[0] = v
+        assert float(f) == v
+    pyscalar = 1234567890123456789  # integral -> floating point, losing precision
+    assert pyscalar != int(float(pyscalar))
+    n[0] = pyscalar
+    assert float(n) == float(pyscalar)
+    for v, error in ((math.nan, ValueError), (math.inf, OverflowError), (-math.inf, OverflowError)):
+        f[0] = v  # floating point -> integral
+        with pytest.raises(error):
+            int(f[0])
+    f[0] = sys.float_info.max
+    assert int(f) == sys.float_info.max
+    for t, value, expected in (
+        (n, 0, False),
+        (n, -2, True),
+        (f, 0.0, False),
+        (f, sys.float_info.min, True),
+        (f, math.nan, True),
+        (f, math.inf, True),
+        (f, -math.inf, True),
+    ):
+        t[0] = value
+        assert bool(t) is expected

@@ -3,7 +3,10 @@ own tests (test/autograd/test_forward_mode.py, run with test_autograd.py:
 TestAutogradForwardMode: test_forward_level_cleanup, test_size_check, test_default_level,
 test_nested_level, test_print, test_basic_packing_unpacking, test_advanced_packing_unpacking,
 test_view_inplace_non_differentiable_views, test_view_inplace_differentiable_views,
-test_grad_cleanup, test_detach_view_tracking) check it.
+test_grad_cleanup, test_detach_view_tracking; and from test_autograd.py's TestAutogradForwardMode:
+test_make_dual_forbid_integral_dtype, test_make_dual_inference_tensor_in_inference_mode,
+test_view_inplace_always_creates_a_view, test_non_differentiable, test_backward_graph_destruction)
+check it.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts. torch's ``_WeakTensorRef`` is a ``weakref.ref`` here, and
@@ -253,13 +256,87 @@ def test_detach_view_tracking(lib):
 # ------------------------------------------- further forward-mode tests of test_autograd.py
 
 
-def test_make_dual_needs_a_float_primal_and_tangent(lib):
+def test_make_dual_forbid_integral_dtype(lib):
+    fwAD = lib.autograd.forward_ad
+    primal_f, tangent_f = lib.ones(2, 2), lib.ones(2, 2)
+    primal_l, tangent_l = lib.ones(2, 2, dtype=lib.long), lib.ones(2, 2, dtype=lib.long)
+    with fwAD.dual_level():
+        with pytest.raises(ValueError, match="^Expected tangent to be floating point or complex"):
+            fwAD.make_dual(primal_f, tangent_l)
+        with pytest.raises(ValueError, match="^Expected primal to be floating point or complex"):
+            fwAD.make_dual(primal_l, tangent_l)
+        with pytest.raises(ValueError, match="^Expected primal to be floating point or complex"):
+            fwAD.make_dual(primal_l, tangent_f)
+
+
+def test_make_dual_inference_tensor_in_inference_mode(lib):
+    fwAD = lib.autograd.forward_ad
+    with lib.inference_mode():
+        foo, bar = rand(lib, 2), rand(lib, 2, seed=1)
+        foo_copy = foo.clone()
+        with fwAD.dual_level():
+            dual = fwAD.make_dual(foo, bar)
+            assert not dual._is_view()  # (an inference tensor's alias is no view)
+            dual += 1
+            assert not lib.allclose(foo, foo_copy)  # ... but shares foo's memory
+
+
+def test_unpack_dual_gives_a_new_primal_view_each_time(lib):
+    fwAD = lib.autograd.forward_ad
+    foo, bar = rand(lib, 2), rand(lib, 2, seed=1)
+    with fwAD.dual_level():
+        baz = fwAD.make_dual(foo, bar)
+        baz_primal, baz_tangent = fwAD.unpack_dual(baz)
+        assert baz_primal is not fwAD.unpack_dual(baz).primal
+        assert same(baz_primal, fwAD.unpack_dual(baz).primal)
+        assert baz_tangent is fwAD.unpack_dual(baz).tangent
+
+
+IN_PLACE_BINARY = {
+    "add_": lambda x, y: x.add_(y),
+    "mul_": lambda x, y: x.mul_(y),
+    "copy_": lambda x, y: x.copy_(y),
+}
+
+
+@pytest.mark.parametrize("op", IN_PLACE_BINARY.values(), ids=IN_PLACE_BINARY.keys())
+def test_view_inplace_always_creates_a_view(lib, op):
+    fwAD = lib.autograd.forward_ad
+    base = port.randn(lib, 2, 2)
+    view = base.transpose(0, 1)
+    primal, tangent = port.randn(lib, 2, 2, seed=1), port.randn(lib, 2, 2, seed=2)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(primal, tangent)
+        op(view, dual)  # the view, and so its base, take a tangent
+        p, t = fwAD.unpack_dual(base)
+        p_clone, t_clone = p.clone(), t.clone()
+        view *= 2  # the base's tangent is a view too: it changes with the view's
+        p, t = fwAD.unpack_dual(base)
+        assert lib.allclose(p_clone * 2, p)
+        assert lib.allclose(t_clone * 2, t)
+
+
+def test_non_differentiable(lib):
     fwAD = lib.autograd.forward_ad
     with fwAD.dual_level():
-        with pytest.raises(ValueError, match="^Expected primal to be floating point or complex"):
-            fwAD.make_dual(lib.ones(2, dtype=lib.int64), rand(lib, 2))
-        with pytest.raises(ValueError, match="^Expected tangent to be floating point or complex"):
-            fwAD.make_dual(rand(lib, 2), lib.ones(2, dtype=lib.int64))
+        foo = fwAD.make_dual(rand(lib, 2), rand(lib, 2, seed=1))
+        eq = foo == rand(lib, 2, seed=2)  # no differentiable output: no tangent, no error
+        assert eq.dtype == lib.bool
+        assert fwAD.unpack_dual(eq).tangent is None
+
+
+def test_backward_graph_destruction(lib):
+    fwAD = lib.autograd.forward_ad
+
+    def fn():
+        a = rand(lib, 10).requires_grad_()
+        da = fwAD.make_dual(lib.rand_like(a), a)  # a tangent with history
+        return da.exp()
+
+    with fwAD.dual_level():
+        db = fn()
+        assert fwAD.unpack_dual(db).tangent.grad_fn is not None
+    assert fwAD.unpack_dual(db).tangent is None  # the level closes without trouble
 
 
 def test_make_dual_outside_a_level(lib):
