@@ -2,10 +2,14 @@
 (test/autograd/test_functional.py: test_vjp_create_graph, test_jvp_create_graph,
 test_jacobian_create_graph, test_hessian_create_graph, test_vhp_create_graph,
 test_hvp_create_graph) check it: the results have history, and gradcheck and gradgradcheck
-pass through them, also when they are part of a larger function.
+pass through them, also when they are part of a larger function; and that ``vectorize=True``
+warns about nothing (test_jacobian_vectorize_raises_no_warnings,
+test_hessian_vectorize_raises_no_warnings).
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture).
 """
+
+import warnings
 
 import numpy as np
 import pytest
@@ -184,3 +188,13 @@ def test_vhp_and_hvp_create_graph(lib, api):
         return val.cos() + grad[0].cos().sum() + grad[1].cos() + x.cos().sum() + y.cos()
 
     check_twice(lib, baz, inputs + v)
+
+
+@pytest.mark.parametrize("api", ["jacobian", "hessian"])
+def test_vectorize_raises_no_warnings(lib, api):
+    fn = getattr(lib.autograd.functional, api)
+    x = lib.tensor(np.random.default_rng(0).standard_normal(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = fn(lambda a: (a**2).sum(), x, vectorize=True)
+    assert tuple(result.shape) == ((3,) if api == "jacobian" else (3, 3))
