@@ -5,8 +5,8 @@ test_grad_mode_restored_reentrant, test_volatile_deprecated, test_saved_variable
 test_attribute_deletion, test_version_counter, test_set_data_self_requires_grad,
 test_set_data_preserve_pyobj, test_indexing, test_select_sum, test_diagonal_expanded_v,
 test_select_expanded_v, test_slice_expanded_v, test_anomaly_assign_parent_cleanup,
-test_nested_anomaly_printstack_cleanup, and the undefined-gradient cases of
-test_gradcheck_undefined_grad) check them.
+test_nested_anomaly_printstack_cleanup, test_no_unnecessary_save, test_backward_with_scalar_input,
+and the undefined-gradient cases of test_gradcheck_undefined_grad) check them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts. Left out: deleting torch's internal attributes (``_grad_fn``,
@@ -384,6 +384,26 @@ def test_slice_expanded_v(lib):
     expected = np.zeros((10, 10, 10))
     expected[3:5] = port.values(v_expanded)
     assert same(result, expected)
+
+
+def test_no_unnecessary_save(lib):
+    mu = lib.ones(1, requires_grad=True)
+    x = lib.empty(1)
+    loss = 0
+    for i in range(3):
+        x.detach_()
+        x.copy_(mu + i)  # x changes in place each time round ...
+        multiplied = x * lib.tensor([float(i)])  # ... which is fine: x * ft saves only ft
+        loss += multiplied.sum()
+    loss.backward()
+    assert same(mu.grad, [3.0])
+
+
+def test_backward_with_scalar_input(lib):
+    x = randn(lib, requires_grad=True)
+    out = x**2
+    out.backward(inputs=x)  # one tensor, not a list
+    assert same(x.grad, 2 * x)
 
 
 # --------------------------------------------------------------------------- undefined gradients
