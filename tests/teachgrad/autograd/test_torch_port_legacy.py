@@ -2,7 +2,7 @@
 undefined gradients reaching hooks, and anomaly mode's bookkeeping, as PyTorch's own autograd
 tests (test_autograd.py: test_grad_mode_class_decoration, test_set_grad_coroutines*,
 test_grad_mode_restored_reentrant, test_volatile_deprecated, test_saved_variables_deprecated,
-test_attribute_deletion, test_version_counter, test_set_data_self_requires_grad,
+test_attribute_deletion, test_version_counter, test_increment_version, test_type_conversions, test_set_data_self_requires_grad,
 test_set_data_preserve_pyobj, test_indexing, test_select_sum, test_diagonal_expanded_v,
 test_select_expanded_v, test_slice_expanded_v, test_anomaly_assign_parent_cleanup,
 test_nested_anomaly_printstack_cleanup, test_no_unnecessary_save, test_backward_with_scalar_input,
@@ -257,6 +257,40 @@ def test_version_counter(lib):
     assert x._version == xz._version  # ... which it still shares with xz
     xz.add_(1)
     assert x._version == xz._version
+
+
+def test_increment_version(lib):
+    a = randn(lib, 5, requires_grad=True)
+    v = a._version
+    lib.autograd.graph.increment_version(a)
+    assert a._version == v + 1
+    a = lib.zeros(5, dtype=lib.int32)
+    v = a._version
+    lib.autograd.graph.increment_version(a)
+    assert a._version == v + 1
+    with lib.inference_mode():
+        a = lib.ones(5, requires_grad=True)
+        lib.autograd.graph.increment_version(a)  # an inference tensor: no error
+    lib.autograd.graph.increment_version(a)  # ... outside the mode neither
+
+
+def test_type_conversions(lib):
+    x = randn(lib, 5, 5, dtype=lib.float32)
+    assert x.float().dtype is lib.float32
+    assert x.double().dtype is lib.float64
+    assert x.long().dtype is lib.int64
+    for dtype in (lib.float64, lib.float32, lib.int32, lib.uint8):
+        y = lib.randint(5, (5, 5), dtype=dtype)
+        for other in (y, lib.autograd.Variable(y)):
+            assert x.type_as(other).dtype is dtype
+    fvar = lib.autograd.Variable(randn(lib, 5, 5, dtype=lib.float32), requires_grad=True)
+    fvar.double().sum().backward()  # the gradient comes back in the tensor's own dtype
+    assert same(fvar.grad, np.ones((5, 5)))
+    assert fvar.grad.dtype is lib.float32
+    dvar = lib.autograd.Variable(randn(lib, 5, 5), requires_grad=True)
+    dvar.float().sum().backward()
+    assert same(dvar.grad, np.ones((5, 5)))
+    assert dvar.grad.dtype is lib.float64
 
 
 def test_set_data_self_requires_grad(lib):

@@ -1,5 +1,6 @@
 """Reentrant backward (a backward that runs a backward of its own), as PyTorch's own autograd
-tests (test_autograd.py: test_deep_reentrant, test_reentrant_priority) check it.
+tests (test_autograd.py: test_deep_reentrant, test_reentrant_priority,
+test_reentrant_child_error) check it.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts.
@@ -66,3 +67,34 @@ def test_reentrant_priority(lib):
     assert len(order) == 11
     assert order.count("Reentrant") == 10
     assert order[-1] == "MyFunction"
+
+
+def test_reentrant_child_error(lib):
+    class SimulateBackwardError(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            return input.clone()
+
+        @staticmethod
+        @lib.autograd.function.once_differentiable
+        def backward(ctx, input):
+            raise Exception("Simulate error on backward pass")  # noqa: TRY002 - torch's test
+
+    a = lib.ones(3, 3, requires_grad=True)
+    c = a * a  # the parent graph
+    b = lib.ones(3, 3, requires_grad=True)
+    reentrant_root = SimulateBackwardError.apply(b * b).sum()  # the child graph: it fails
+
+    class ReentrantFunc(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp):
+            return inp.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            reentrant_root.backward()  # the child runs inside the parent's backward
+            return grad
+
+    d = ReentrantFunc.apply(c)
+    with pytest.raises(Exception, match="Simulate error"):  # the child's error reaches the caller
+        d.sum().backward()
