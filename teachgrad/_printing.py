@@ -48,6 +48,28 @@ _SCALAR_NAMES = {
     "bool": "Bool",
 }
 
+
+def c_type_name(dtype_name: str) -> str:
+    """torch's C++ name for a NumPy dtype name, as some of its errors print dtypes.
+
+    >>> c_type_name("int64")
+    'long int'
+    """
+    return _C_NAMES.get(dtype_name, dtype_name)
+
+
+_C_NAMES = {
+    "float16": "c10::Half",
+    "float32": "float",
+    "float64": "double",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "bool": "bool",
+}
+
 LINE_WIDTH = 80
 THRESHOLD = 1000  # more elements than this: print only the edges
 EDGE_ITEMS = 3

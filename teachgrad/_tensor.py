@@ -29,7 +29,7 @@ from collections import deque
 from . import _backend, _events, _seam
 from ._grad_state import state as _grad_state
 from ._hooks import HookDict, add_hook, hooks_of
-from ._printing import tensor_repr
+from ._printing import c_type_name, scalar_name, tensor_repr
 
 
 class Size(tuple):
@@ -286,8 +286,13 @@ class Tensor:
             if value is self:  # its grad would be accumulated into itself
                 raise RuntimeError("can't assign Variable as its own grad")
             if value.dtype is not self.dtype:
+                got, want = str(value._data.dtype), str(self._data.dtype)
                 raise RuntimeError(
-                    f"assigned grad has data of a different type ({value.dtype} vs {self.dtype})"
+                    f"attempting to assign a gradient with dtype '{c_type_name(got)}' to a tensor "
+                    f"with grad_dtype '{scalar_name(want)}'. The gradient must match the tensor's "
+                    "grad_dtype (defaults to the tensor's dtype).\n  A gradient of "
+                    f"{value.dtype} for a tensor of {self.dtype}: convert it first, with "
+                    f"`.to({self.dtype})`."
                 )
             if value.device != self.device:
                 raise RuntimeError(
@@ -327,6 +332,20 @@ class Tensor:
             "Deleting tensor data is not allowed. Delete tensor instead!\n"
             "  A tensor always has its memory; `del x` drops the tensor itself."
         )
+
+    @property
+    def volatile(self) -> bool:
+        """Always False: volatile was removed in torch 0.4 (use ``no_grad()``); reading it warns.
+
+        >>> import teachgrad as tg, warnings
+        >>> with warnings.catch_warnings(record=True):  # (it warns)
+        ...     tg.ones(1).volatile
+        False
+        """
+        warnings.warn(
+            "volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2
+        )
+        return False
 
     @property
     def _version(self) -> int:

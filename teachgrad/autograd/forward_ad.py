@@ -78,7 +78,16 @@ def exit_dual_level(*, level=None) -> None:
     >>> fwAD.enter_dual_level(); fwAD.exit_dual_level()
     0
     """
-    _check_level(level)
+    if level is None and state.level is None:  # torch exits its "current level", -1 here
+        raise RuntimeError(
+            "Dual level must be a positive number.\n  No dual level is open: exit_dual_level() "
+            "closes the one enter_dual_level() opened."
+        )
+    if level is not None and (state.level is None or level != state.level.index):
+        raise RuntimeError(
+            "Trying to exit a forward AD level that was not the last one that was created. This is "
+            f"not supported.\n  Level {level} is not open (the only level is 0, while it is open)."
+        )
     state.level = None
 
 

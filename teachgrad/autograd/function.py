@@ -126,6 +126,15 @@ class FunctionCtx:
             values.append(unpack(s, self) if type(s) is SavedTensor else s)
         return tuple(values)
 
+    @property
+    def saved_variables(self) -> tuple:
+        """The old name of ``saved_tensors``: it warns, as torch's does (in ``backward``,
+        ``a, b = ctx.saved_variables`` gives what ``ctx.saved_tensors`` gives)."""
+        warnings.warn(
+            "'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2
+        )
+        return self.saved_tensors
+
 
 def _unreadable(ctx) -> RuntimeError:
     """Why ``saved_tensors`` cannot be read: nothing recorded yet, or backward freed it."""

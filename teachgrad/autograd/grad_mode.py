@@ -43,6 +43,18 @@ def is_inference_mode_enabled() -> bool:
     return state.inference
 
 
+def is_inference(tensor) -> bool:
+    """True for a tensor made inside ``inference_mode()`` (``tensor.is_inference()``).
+
+    >>> import teachgrad as tg
+    >>> with tg.inference_mode():
+    ...     x = tg.ones(2)
+    >>> tg.is_inference(x), tg.is_inference(tg.ones(2))
+    (True, False)
+    """
+    return tensor.is_inference()
+
+
 _CLASS_DECORATED = (
     "Decorating classes is deprecated and will be disabled in future versions. You should only "
     "decorate functions or methods. To preserve the current behavior of class decoration, you "

@@ -475,7 +475,7 @@ def _check_inputs(inputs):
     if not any(_requires_grad(x) for x in inputs):
         raise ValueError(
             "gradcheck expects at least one input tensor to require gradient, but none of them "
-            "have requires_grad=True. Create the inputs with requires_grad=True (or call "
+            "have requires_grad=True.\n  Create the inputs with requires_grad=True (or call "
             ".requires_grad_() on them) for every input you want checked."
         )
     for k, x in enumerate(inputs):
@@ -497,9 +497,11 @@ def _check_inputs(inputs):
             )
         if x.numel() and any(s == 0 and n > 1 for s, n in zip(x._data.strides, x.shape)):
             raise RuntimeError(
-                f"The {k}th input has a dimension with stride 0, so several of its elements share "
-                "one memory location (it was made by expand() or broadcasting). gradcheck perturbs "
-                "elements one at a time and cannot do that here: call .contiguous() on it first."
+                f"The {k}th input has a dimension with stride 0. gradcheck only supports inputs "
+                "that are non-overlapping to be able to compute the numerical gradients correctly. "
+                "You should call .contiguous on the input before passing it to gradcheck.\n  "
+                "Several of its elements share one memory location (it was made by expand() or "
+                "broadcasting), and gradcheck perturbs elements one at a time."
             )
 
 
@@ -527,9 +529,11 @@ def _check_reentrant(J, J_again, i, nondet_tol):
     for j, (a, b) in enumerate(zip(J, J_again)):
         if a.size and float(abs(a - b).max()) > nondet_tol:
             raise GradcheckError(
-                "Backward is not reentrant, i.e., running backward twice with the same input and "
-                f"grad_output gave different values (output {i}, input {j}: the two runs differ by "
-                f"up to {float(abs(a - b).max()):.3g}, while nondet_tol={nondet_tol}).\n"
+                "Backward is not reentrant, i.e., running backward with same input and grad_output "
+                "multiple times gives different values, although analytical gradient matches "
+                f"numerical gradient.The tolerance for nondeterminism was {nondet_tol}.\n  "
+                f"For output {i} and input {j} the two runs differ by up to "
+                f"{float(abs(a - b).max()):.3g}.\n"
                 "hint: backward must not depend on random numbers or on state that changes "
                 "between calls (a counter, a buffer updated in place). If the difference is "
                 "expected (e.g. atomic additions on a GPU), pass nondet_tol=<tolerance>."
@@ -547,7 +551,7 @@ def _check_no_differentiable_outputs(S, fast_mode):
             Js = _numerical_jacobians(S, k, y_pos)
         if any(bool((J != 0).any()) for J in Js):
             raise GradcheckError(
-                "Numerical gradient for function expected to be zero: no output of func requires "
+                "Numerical gradient for function expected to be zero\n  No output of func requires "
                 "grad, yet the outputs change when the inputs do.\n"
                 "hint: something inside func cut the graph: .detach(), tg.no_grad(), .numpy(), "
                 ".item() or building a new tensor with tg.tensor(...)."

@@ -3,7 +3,7 @@
 The graph's machinery lives in ``tape.py`` (nodes, saved tensors, accumulation); this
 module names what users reach for: ``Node``, ``GradientEdge`` and
 ``get_gradient_edge``, the saved-tensor hooks (``saved_tensors_hooks``,
-``save_on_cpu``, ``disable_saved_tensors_hooks``), and teachgrad's own windows on the
+``save_on_cpu``, ``disable_saved_tensors_hooks``), ``increment_version``, and teachgrad's own windows on the
 graph: its events (``add_listener``, ``record``) and snapshots (``snapshot``).
 
     >>> import teachgrad as tg
@@ -29,6 +29,7 @@ from .._events import (  # noqa: F401 - re-exported: the event API is part of th
     add_listener,
     record,
 )
+from .._tensor import Tensor
 from .snapshot import (  # noqa: F401 - re-exported
     EdgeInfo,
     GraphSnapshot,
@@ -59,3 +60,18 @@ def get_gradient_edge(tensor) -> GradientEdge:
             "It is not possible to get the gradient edge for a Tensor that does not require gradients"
         )
     return GradientEdge(*tensor._edge())
+
+
+def increment_version(tensor) -> None:
+    """Count one more in-place change of ``tensor`` (or of each tensor in a list): for a change
+    made behind autograd's back (through ``.data`` or NumPy) that saved copies must notice.
+    Inference tensors have no version counter: they are left alone.
+
+    >>> import teachgrad as tg
+    >>> x = tg.zeros(2)
+    >>> tg.autograd.graph.increment_version(x); x._version
+    1
+    """
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        if not t._inference:
+            t._counter.bump("increment_version")

@@ -650,13 +650,12 @@ class Node:
         hooks = self._tensor_hooks
         if hooks:
             for nr, fns in hooks.items():
-                for fn in list(fns.values()):
-                    if grads[nr] is not None:
-                        new = fn(grads[nr])
-                        if _events.HookFired.on:
-                            _events.emit(_events.HookFired, kind="tensor", owner=self, hook=fn)
-                        if new is not None:
-                            grads[nr] = check_hook_result(new, grads[nr], self, nr)
+                for fn in list(fns.values()):  # (also for an undefined gradient: None, as torch)
+                    new = fn(grads[nr])
+                    if _events.HookFired.on:
+                        _events.emit(_events.HookFired, kind="tensor", owner=self, hook=fn)
+                    if new is not None:
+                        grads[nr] = check_hook_result(new, grads[nr], self, nr)
         if self._retain_grad:  # runs after every other hook, as in torch
             for nr, ref in self._retain_grad.items():
                 t = ref()
@@ -675,6 +674,12 @@ def check_hook_result(new, old, node, nr, hook=None):
         raise TypeError(
             f"a tensor hook on output {nr} of {node.name()} must return a Tensor or None, "
             f"got {type(new).__name__}"
+        )
+    if old is None:
+        raise RuntimeError(
+            "can't replace a None gradient with a non-None value\n  A tensor hook on output "
+            f"{nr} of {node.name()} got None (no gradient flows there: a backward gave none) "
+            "and returned a Tensor; for None it may only return None."
         )
     if new.shape != old.shape:
         raise RuntimeError(
@@ -731,13 +736,12 @@ class AccumulateGrad(Node):
             g = grads[0]
             if g is not None:
                 g._engine_owned = False  # a hook may keep a reference to it
-            for fn in list(hooks.values()):
-                if g is not None:
-                    new = fn(g)
-                    if _events.HookFired.on:
-                        _events.emit(_events.HookFired, kind="tensor", owner=self.variable, hook=fn)
-                    if new is not None:
-                        g = check_hook_result(new, g, self, 0)
+            for fn in list(hooks.values()):  # (also for an undefined gradient: None, as torch)
+                new = fn(g)
+                if _events.HookFired.on:
+                    _events.emit(_events.HookFired, kind="tensor", owner=self.variable, hook=fn)
+                if new is not None:
+                    g = check_hook_result(new, g, self, 0)
             grads[0] = g
         return grads
 

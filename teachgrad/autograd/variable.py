@@ -30,7 +30,7 @@ class Variable(metaclass=_VariableMeta):
     def __new__(cls, data=None, requires_grad=False, volatile=None):
         if volatile is not None:
             warnings.warn(
-                "volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                "volatile was removed and now has no effect. Use `with teachgrad.no_grad():` instead.",
                 UserWarning,
                 stacklevel=2,
             )

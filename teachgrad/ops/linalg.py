@@ -18,7 +18,7 @@ import math
 import string
 
 from .._backend import array_module, quiet, result_type
-from .._printing import scalar_name
+from .._printing import c_type_name, scalar_name
 from .._profiling import recorded_as
 from .._tensor import wrap_array
 from ..autograd.builtin import Builtin
@@ -113,19 +113,6 @@ class MatmulViaClone(Matmul):
 
 # --------------------------------------------------------------------------- checks (torch's messages)
 
-# torch names dtypes in these messages by their C++ / ScalarType names
-_C_NAMES = {
-    "float16": "c10::Half",
-    "float32": "float",
-    "float64": "double",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "int16": "short int",
-    "int32": "int",
-    "int64": "long int",
-    "bool": "bool",
-}
-
 
 def _fail(message, hint):
     raise RuntimeError(f"{message}\n  {hint}")
@@ -140,8 +127,8 @@ def _check_same_dtype(kind, a, b):
     message = {
         "dot": f"dot : expected both vectors to have same dtype, but found {sa} and {sb}",
         "mv": f"addmv input tensors must have the same dtype, but got {sa} and {sb}",
-        "mm": f"expected m1 and m2 to have the same dtype, but got: {_C_NAMES.get(da, da)} != "
-        f"{_C_NAMES.get(db, db)}",
+        "mm": f"expected m1 and m2 to have the same dtype, but got: {c_type_name(da)} != "
+        f"{c_type_name(db)}",
         "bmm": f"expected scalar type {sa} but found {sb}",
     }[kind]
     _fail(
