@@ -597,6 +597,26 @@ def test_a_failing_op_keeps_the_picture_and_marks_the_call():
     assert view.snapshot.roots == [n.id for n in view.snapshot.nodes if n.name in ("h", "w")]
 
 
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda a, b: a @ b, "matmul"),
+        (lambda a, b: a.matmul(b), "matmul"),
+        (lambda a, b: tg.matmul(a, b), "matmul"),
+        (lambda a, b: tg.add(a, b), "add"),
+        (lambda a, b: tg.mul(a, b, out=tg.empty(0)), "mul"),
+    ],
+)
+def test_the_failed_call_is_the_op_the_learner_wrote_not_a_wrapper(call, name):
+    """Methods, operators and functions (with or without ``out=``) name their op: the
+    wrappers around them (the profiler's, torch's argument errors, ``out=``) are skipped."""
+    a, b = tg.ones(2, 3), tg.ones(4, 5)
+    with pytest.raises(RuntimeError) as raised:
+        call(a, b)
+    got, inputs = viz.live.failed_call(raised.value)
+    assert got == name and inputs[0] is a and inputs[1] is b
+
+
 def test_in_a_notebook_a_cell_that_raises_leaves_its_picture_in_the_live_view():
     """In IPython the view hears of a cell that raised (post_run_cell) and marks the call."""
     nbformat = pytest.importorskip("nbformat")
