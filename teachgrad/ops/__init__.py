@@ -16,6 +16,7 @@ from .._backend import device as device_type
 from .._printing import scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 from . import index, inplace, linalg, nn, pointwise, reduce, shape, views  # noqa: F401 - the families
 from .index import gather, index_put, index_select, masked_fill, scatter, scatter_add
 from .linalg import bmm, dot, einsum, matmul, mm, mv, outer
@@ -514,7 +515,13 @@ def _to(self, *args, **kwargs):
     )
     if same_dtype and same_device and not copy:
         return self
-    return _P.ToCopy.apply(self, None if dt is None else dt.numpy, None if same_device else dev)
+    np_dtype, dev = None if dt is None else dt.numpy, None if same_device else dev
+    if np_dtype is not None and np_dtype.kind not in "fc":
+        # an integer or bool result is not differentiable: torch records no node, so it does
+        # not read (nor check) the history of a view whose base changed in place
+        with no_grad():
+            return _P.ToCopy.apply(self, np_dtype, dev)
+    return _P.ToCopy.apply(self, np_dtype, dev)
 
 
 def _caster(dtype_name):
