@@ -268,6 +268,48 @@ def test_grad_of_a_gradient_edge_errors(lib):
         lib.autograd.grad(edge(y), z, lib.ones(3, dtype=lib.float64))
 
 
+def test_a_gradient_edge_is_no_grad_output(lib):
+    edge = lib.autograd.graph.get_gradient_edge
+    for outputs in (lambda y: y, edge):  # (outputs given as tensors or as edges alike)
+        x, h, y = graph(lib)
+        # a GradientEdge is a named tuple: alone, it is read as the sequence (node, output_nr)
+        with pytest.raises(
+            TypeError, match="^gradients can be either Tensors or None, but got Mul"
+        ):
+            lib.autograd.grad(outputs(y), x, grad_outputs=edge(h))
+        with pytest.raises(
+            TypeError, match="^gradients can be either Tensors or None, but got GradientEdge"
+        ):
+            lib.autograd.grad([outputs(y)], x, grad_outputs=[edge(h)])
+        with pytest.raises(
+            TypeError, match="^gradients can be either Tensors or None, but got Mul"
+        ):
+            lib.autograd.backward(outputs(y), grad_tensors=edge(h))
+
+
+def test_grad_outputs_of_an_edge_are_tensors_or_none(lib):
+    edge = lib.autograd.graph.get_gradient_edge
+    ones = lib.ones(3, dtype=lib.float64)
+    x, h, y = graph(lib)
+    with pytest.raises(TypeError, match="^gradients can be either Tensors or None, but got float"):
+        lib.autograd.grad([edge(y)], x, grad_outputs=[3.0])
+    with pytest.raises(TypeError, match="^gradients can be either Tensors or None, but got list"):
+        lib.autograd.grad([edge(y)], x, grad_outputs=[[1.0, 1.0, 1.0]])
+    with pytest.raises(
+        RuntimeError, match="^grad can be implicitly created only for scalar outputs"
+    ):
+        lib.autograd.grad([edge(y)], x, grad_outputs=[None])
+    with pytest.raises(RuntimeError, match="^got 2 tensors and 1 gradients"):
+        lib.autograd.grad([edge(y), y], x, grad_outputs=[ones])
+    (g,) = lib.autograd.grad([edge(y.sum())], x, grad_outputs=[None], retain_graph=True)
+    assert close(g, 2 * y)
+    (g,) = lib.autograd.grad([edge(y)], x, grad_outputs=[ones, ones])  # (the extra one: unused)
+    assert close(g, 2 * y)
+    x, h, y = graph(lib)
+    (g,) = lib.autograd.grad(edge(y), x, grad_outputs=lib.ones(3))  # (any float dtype)
+    assert close(g, 2 * y) and g.dtype == lib.float64
+
+
 def test_backward_with_gradient_edges(lib):
     edge = lib.autograd.graph.get_gradient_edge
     x, h, y = graph(lib)
