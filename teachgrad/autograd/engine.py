@@ -619,15 +619,17 @@ def _as_tuple(x, n=None) -> tuple:
     ``n``-th are left out (torch zips them with the outputs)."""
     if n is None:
         return (x,) if isinstance(x, _ONE) or x is None else tuple(x)
-    if x is None:
-        return (None,) * n
-    x = (x,) if isinstance(x, Tensor) else tuple(x)
+    x = (None,) * n if x is None else (x,) if isinstance(x, Tensor) else tuple(x)
     if len(x) < n:
-        raise RuntimeError(
-            f"got {n} tensors and {len(x)} gradients\n  Give one gradient per output "
-            "(None for a one-element output)."
-        )
+        raise _too_few_gradients(n, len(x))
     return x[:n]
+
+
+def _too_few_gradients(n, got) -> RuntimeError:
+    return RuntimeError(
+        f"got {n} tensors and {got} gradients\n  Give one gradient per output (None for a "
+        "one-element output)."
+    )
 
 
 def _root_edges(tensors) -> list:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 
 from .. import _backend, _seam, _tensor
+from .._arguments import checked, has_signature
 from .._backend import as_device, as_dtype, check_cuda_index
 from .._backend import device as device_type
 from .._printing import scalar_type_name
@@ -167,16 +168,16 @@ def _operator(fn):
     """A binary operator method: ``fn(self, other)``, unless ``other`` is no operand at all.
 
     Then it returns ``NotImplemented``, giving Python its turn, as torch does: ``x == None``
-    is False (Python compares identities), and ``x + 'a'`` is Python's TypeError
-    "unsupported operand type(s)". The check runs only after ``fn`` has raised TypeError, so
-    a valid call does no extra work (a ``try`` costs nothing until something is raised).
+    is False (Python compares identities), and ``x @ 'a'`` is Python's TypeError
+    "unsupported operand type(s)". The check runs only after ``fn`` has failed, so a valid
+    call does no extra work (a ``try`` costs nothing until something is raised).
     It must be a plain function: Python's operator slots do not bind other callables.
     """
 
     def method(self, other):
         try:
             return fn(self, other)
-        except TypeError:
+        except Exception:
             if _is_operand(other):
                 raise
             return NotImplemented
@@ -426,10 +427,10 @@ _METHODS = {
     "fmod": fmod,
     "__mod__": _mod,
     "__rmod__": _rmod,
-    "__pow__": pow,
-    "__rpow__": lambda self, other: pow(other, self),
-    "__matmul__": matmul,
-    "__rmatmul__": lambda self, other: matmul(other, self),
+    "__pow__": _operator(pow),
+    "__rpow__": _operator(lambda self, other: pow(other, self)),
+    "__matmul__": _operator(matmul),
+    "__rmatmul__": _operator(lambda self, other: matmul(other, self)),
     "__neg__": _fast(neg, _P.Neg),
     "__abs__": abs,
     "__eq__": _operator(eq),
@@ -448,6 +449,9 @@ _METHODS = {
 _METHODS.update(inplace.METHODS)  # the in-place family's own table (add_, mul_, ...)
 
 for _name, _fn in _METHODS.items():
+    # torch's argument errors (teachgrad/_arguments.py; sum checks its own: reduce._sum_over)
+    if _name != "sum" and has_signature(_name, method=True):
+        _METHODS[_name] = _fn = checked(_fn, _name, method=True)
     setattr(Tensor, _name, _fn)
 
 
@@ -591,7 +595,7 @@ Tensor.half = _caster("float16")
 Tensor.long = _caster("int64")
 Tensor.int = _caster("int32")
 Tensor.bool = _caster("bool_")
-Tensor.type_as = _type_as
+Tensor.type_as = checked(_type_as, "type_as", method=True)
 
 
 @recorded_as("aten::numpy_T")
@@ -731,3 +735,10 @@ __all__ = [  # fmt: skip
     "var",
     "where",
 ]
+
+# torch's argument errors for the functions too (teachgrad/_arguments.py; the Tensor
+# methods got theirs above): each function whose torch signatures are written there is
+# replaced by one that, only when the call failed, checks the arguments as torch would
+for _name in __all__:
+    if has_signature(_name):
+        globals()[_name] = checked(globals()[_name], _name)
