@@ -9,7 +9,10 @@ a wrong one with a TypeError that names the function, the argument and what it s
 teachgrad's functions are plain Python. Without a check, a wrong argument goes on to
 NumPy and fails there with an error about NumPy's insides, or does not fail at all
 (``dtype="float32"`` would just work). So the factories ask ``parse`` first, which reads
-their signatures, written here as torch writes its own, and refuses as torch's parser does:
+their signatures, written here as torch writes its own, and refuses as torch's parser does.
+The ops (``x.sum(1.5)``, ``x.reshape('a')``) are called far more often, so they are not
+checked up front: ``checked`` wraps them and asks ``parse`` only after a call has failed
+(``refusal``). Either way the parser:
 
 * an argument of the wrong type: its name, its position (if it was positional), the
   type the signature wants and the type it got;
@@ -428,6 +431,8 @@ def refusal(fn: str, args: tuple, kwargs: dict, error: Exception, method: bool =
     except TypeError as refused:
         refused.__suppress_context__ = True  # (what NumPy said about them would only confuse)
         return refused
+    except Exception:  # the parser cannot read them either (an int beyond int64 ...)
+        return error
     return error
 
 
@@ -448,6 +453,7 @@ def checked(fn, name: str | None = None, method: bool = False):
         try:
             return fn(*args, **kwargs)
         except Exception as error:
+            # (no "from": refusal returns the error itself, or torch's with no NumPy context)
             raise refusal(name, args[1:] if method else args, kwargs, error, method)  # noqa: B904
 
     return call
