@@ -230,7 +230,7 @@ for _same, _names in {
     "any": ("all",),
     "tril": ("triu",),
     "add": ("sub",),
-    "eq": ("ne", "lt", "le", "gt", "ge", "remainder", "fmod"),
+    "eq": ("ne", "lt", "le", "gt", "ge"),  # (remainder and fmod: written above)
     "logical_and": ("logical_or", "logical_xor", "maximum", "minimum"),
     "mm": ("bmm",),
     "Tensor.mm": ("Tensor.bmm",),
