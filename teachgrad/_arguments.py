@@ -436,10 +436,12 @@ def refusal(fn: str, args: tuple, kwargs: dict, error: Exception, method: bool =
     return error
 
 
-def checked(fn, name: str | None = None, method: bool = False):
+def checked(fn, name: str | None = None, method: bool = False, operator: bool = False):
     """``fn`` (torch's op ``name``; a Tensor method if ``method``), refusing bad arguments
     in torch's words. Only a call that failed has its arguments checked (``refusal``): a
     call that works runs ``fn`` and nothing else (a ``try`` costs nothing until an error).
+    An ``operator`` (``x @ y``) refused returns ``NotImplemented`` instead, as torch's do:
+    Python then tries the other operand, then says "unsupported operand type(s)".
 
     >>> import teachgrad as tg
     >>> checked(tg.ops.reduce.cumsum)(tg.ones(2), 0.5)
@@ -453,8 +455,11 @@ def checked(fn, name: str | None = None, method: bool = False):
         try:
             return fn(*args, **kwargs)
         except Exception as error:
+            refused = refusal(name, args[1:] if method else args, kwargs, error, method)
+            if operator and refused is not error:
+                return NotImplemented
             # (no "from": refusal returns the error itself, or torch's with no NumPy context)
-            raise refusal(name, args[1:] if method else args, kwargs, error, method)  # noqa: B904
+            raise refused  # noqa: B904
 
     return call
 

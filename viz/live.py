@@ -132,6 +132,9 @@ class _NoTimer:
 NO_TIMER = _NoTimer()
 
 
+_WRAPPERS = frozenset(("teachgrad._profiling", "teachgrad._arguments"))
+
+
 def failed_call(error: BaseException):
     """``(name, Tensor inputs)`` of the teachgrad call that raised ``error``: the outermost
     frame of its traceback inside teachgrad, which is the call the learner wrote (``x @ w``,
@@ -148,8 +151,9 @@ def failed_call(error: BaseException):
     tb = error.__traceback__
     while tb is not None:
         module = tb.tb_frame.f_globals.get("__name__", "")
-        # (the profiler's wrapper around some functions, recorded_as, is not the call itself)
-        if module.split(".")[0] == "teachgrad" and module != "teachgrad._profiling":
+        # (the wrappers around some functions are not the call itself: the profiler's,
+        # recorded_as, and the one that words bad arguments as torch does, checked)
+        if module.split(".")[0] == "teachgrad" and module not in _WRAPPERS:
             return _called(tb.tb_frame)
         tb = tb.tb_next
     return None

@@ -168,16 +168,16 @@ def _operator(fn):
     """A binary operator method: ``fn(self, other)``, unless ``other`` is no operand at all.
 
     Then it returns ``NotImplemented``, giving Python its turn, as torch does: ``x == None``
-    is False (Python compares identities), and ``x @ 'a'`` is Python's TypeError
-    "unsupported operand type(s)". The check runs only after ``fn`` has failed, so a valid
-    call does no extra work (a ``try`` costs nothing until something is raised).
+    is False (Python compares identities), and ``x + 'a'`` is Python's TypeError
+    "unsupported operand type(s)". The check runs only after ``fn`` has raised TypeError, so
+    a valid call does no extra work (a ``try`` costs nothing until something is raised).
     It must be a plain function: Python's operator slots do not bind other callables.
     """
 
     def method(self, other):
         try:
             return fn(self, other)
-        except Exception:
+        except TypeError:
             if _is_operand(other):
                 raise
             return NotImplemented
@@ -427,10 +427,12 @@ _METHODS = {
     "fmod": fmod,
     "__mod__": _mod,
     "__rmod__": _rmod,
-    "__pow__": _operator(pow),
-    "__rpow__": _operator(lambda self, other: pow(other, self)),
-    "__matmul__": _operator(matmul),
-    "__rmatmul__": _operator(lambda self, other: matmul(other, self)),
+    "__pow__": checked(pow, "pow", method=True, operator=True),
+    "__rpow__": checked(lambda self, other: pow(other, self), "pow", method=True, operator=True),
+    "__matmul__": checked(matmul, "matmul", method=True, operator=True),
+    "__rmatmul__": checked(
+        lambda self, other: matmul(other, self), "matmul", method=True, operator=True
+    ),
     "__neg__": _fast(neg, _P.Neg),
     "__abs__": abs,
     "__eq__": _operator(eq),
