@@ -9,7 +9,10 @@ a wrong one with a TypeError that names the function, the argument and what it s
 teachgrad's functions are plain Python. Without a check, a wrong argument goes on to
 NumPy and fails there with an error about NumPy's insides, or does not fail at all
 (``dtype="float32"`` would just work). So the factories ask ``parse`` first, which reads
-their signatures, written here as torch writes its own, and refuses as torch's parser does:
+their signatures, written here as torch writes its own, and refuses as torch's parser does.
+The ops (``x.sum(1.5)``, ``x.reshape('a')``) are called far more often, so they are not
+checked up front: ``checked`` wraps them and asks ``parse`` only after a call has failed
+(``refusal``). Either way the parser:
 
 * an argument of the wrong type: its name, its position (if it was positional), the
   type the signature wants and the type it got;
@@ -99,6 +102,164 @@ SIGNATURES = {
     ],
 }
 
+# The ops' signatures, as torch's functions have them; a Tensor method drops ``input`` and
+# ``out`` (``Tensor.<name>`` where the method's differ; an in-place ``add_`` reads ``add``'s).
+# "hidden": an old overload torch still accepts but does not list.
+_OUT = "*, Tensor out = None"
+_DTYPE = "teachgrad.dtype dtype = None"
+_OPS = {
+    "sum": [
+        f"Tensor input, *, {_DTYPE}",
+        f"Tensor input, tuple of ints dim, bool keepdim = False, *, {_DTYPE}, Tensor out = None",
+    ],
+    "mean": [
+        f"Tensor input, *, {_DTYPE}, Tensor out = None",
+        f"Tensor input, tuple of ints dim, bool keepdim = False, *, {_DTYPE}, Tensor out = None",
+    ],
+    "prod": [
+        f"Tensor input, *, {_DTYPE}",
+        f"Tensor input, int dim, bool keepdim = False, *, {_DTYPE}, Tensor out = None",
+    ],
+    "amax": [f"Tensor input, tuple of ints dim = [], bool keepdim = False, {_OUT}"],
+    "amin": [f"Tensor input, tuple of ints dim = [], bool keepdim = False, {_OUT}"],
+    "max": [
+        f"Tensor input, {_OUT}",
+        f"Tensor input, Tensor other, {_OUT}",
+        "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None",
+    ],
+    "min": [
+        f"Tensor input, {_OUT}",
+        f"Tensor input, Tensor other, {_OUT}",
+        "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None",
+    ],
+    "argmax": [f"Tensor input, int dim = None, bool keepdim = False, {_OUT}"],
+    "argmin": [f"Tensor input, int dim = None, bool keepdim = False, {_OUT}"],
+    "var": [
+        f"Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, {_OUT}",
+        "Tensor input, tuple of ints dim = None, *, Number correction = None, "
+        "bool keepdim = False, Tensor out = None",
+        "Tensor input, bool unbiased = True",
+    ],
+    "logsumexp": [f"Tensor input, tuple of ints dim, bool keepdim = False, {_OUT}"],
+    "cumsum": [f"Tensor input, int dim, *, {_DTYPE}, Tensor out = None"],
+    "softmax": [f"Tensor input, int dim, {_DTYPE}, {_OUT}"],
+    "any": [
+        f"Tensor input, {_OUT}",
+        f"Tensor input, tuple of ints dim = None, bool keepdim = False, {_OUT}",
+        f"Tensor input, int dim, bool keepdim = False, {_OUT}",
+    ],
+    "reshape": ["Tensor input, tuple of ints shape"],
+    "Tensor.view": ["teachgrad.dtype dtype", "tuple of ints size"],
+    "permute": ["Tensor input, tuple of ints dims"],
+    "transpose": ["Tensor input, int dim0, int dim1"],
+    "squeeze": ["Tensor input", "Tensor input, int dim", "Tensor input, tuple of ints dim"],
+    "unsqueeze": ["Tensor input, int dim"],
+    "flatten": ["Tensor input, int start_dim = 0, int end_dim = -1"],
+    "unflatten": ["Tensor input, int dim, tuple of ints sizes"],
+    "Tensor.expand": ["tuple of ints size, *, bool implicit = False"],
+    "Tensor.repeat": ["tuple of ints repeats"],
+    "tile": ["Tensor input, tuple of ints dims"],
+    "flip": ["Tensor input, tuple of ints dims"],
+    "roll": ["Tensor input, tuple of ints shifts, tuple of ints dims = []"],
+    "narrow": [
+        "Tensor input, int dim, Tensor start, int length",
+        "Tensor input, int dim, int start, int length",
+    ],
+    "select": ["Tensor input, int dim, int index"],
+    "chunk": ["Tensor input, int chunks, int dim = 0"],
+    "unbind": ["Tensor input, int dim = 0"],
+    "movedim": [
+        "Tensor input, int source, int destination",
+        "Tensor input, tuple of ints source, tuple of ints destination",
+    ],
+    "diagonal": ["Tensor input, int offset = 0, int dim1 = 0, int dim2 = 1"],
+    "tril": [f"Tensor input, int diagonal = 0, {_OUT}"],
+    "add": [
+        "Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None",
+        f"hidden Tensor input, Number alpha, Tensor other, {_OUT}",
+    ],
+    "mul": [f"Tensor input, Tensor other, {_OUT}"],
+    "div": [
+        f"Tensor input, Tensor other, {_OUT}",
+        "Tensor input, Tensor other, *, str rounding_mode, Tensor out = None",
+        "Tensor input, Number other, *, str rounding_mode",
+    ],
+    "pow": [
+        f"Tensor input, Tensor exponent, {_OUT}",
+        f"Number self, Tensor exponent, {_OUT}",
+        f"Tensor input, Number exponent, {_OUT}",
+    ],
+    "eq": [f"Tensor input, Tensor other, {_OUT}", f"Tensor input, Number other, {_OUT}"],
+    "floor_divide": [f"Tensor input, Tensor other, {_OUT}", "Tensor input, Number other"],
+    "logical_and": [f"Tensor input, Tensor other, {_OUT}"],
+    "matmul": [f"Tensor input, Tensor other, {_OUT}"],
+    "mm": [
+        f"Tensor input, Tensor mat2, {_OUT}",
+        f"Tensor input, Tensor mat2, teachgrad.dtype out_dtype, {_OUT}",
+    ],
+    "Tensor.mm": ["Tensor mat2"],
+    "mv": [f"Tensor input, Tensor vec, {_OUT}"],
+    "dot": [f"Tensor input, Tensor tensor, {_OUT}"],
+    "outer": [f"Tensor input, Tensor vec2, {_OUT}"],
+    "Tensor.where": ["Tensor condition, Tensor other", "Tensor condition, Number other"],
+    "masked_fill": [
+        "Tensor input, Tensor mask, Tensor value",
+        "Tensor input, Tensor mask, Number value",
+    ],
+    "clamp": [
+        f"Tensor input, Tensor min = None, Tensor max = None, {_OUT}",
+        f"Tensor input, Number min = None, Number max = None, {_OUT}",
+    ],
+    "index_select": [f"Tensor input, int dim, Tensor index, {_OUT}"],
+    "gather": [
+        "Tensor input, int dim, Tensor index, *, bool sparse_grad = False, Tensor out = None"
+    ],
+    "scatter": [
+        f"Tensor input, int dim, Tensor index, Tensor src, {_OUT}",
+        "Tensor input, int dim, Tensor index, Tensor src, *, str reduce, Tensor out = None",
+        f"Tensor input, int dim, Tensor index, Number value, {_OUT}",
+        "Tensor input, int dim, Tensor index, Number value, *, str reduce, Tensor out = None",
+    ],
+    "cat": ["tuple of Tensors tensors, int dim = 0, *, Tensor out = None"],
+    "Tensor.view_as": ["Tensor other"],
+    "Tensor.fill_": ["Tensor value", "Number value"],
+}
+for _same, _names in {
+    "var": ("std",),
+    "softmax": ("log_softmax",),
+    "any": ("all",),
+    "tril": ("triu",),
+    "add": ("sub",),
+    "eq": ("ne", "lt", "le", "gt", "ge"),  # (remainder and fmod: written above)
+    "logical_and": ("logical_or", "logical_xor", "maximum", "minimum"),
+    "mm": ("bmm",),
+    "Tensor.mm": ("Tensor.bmm",),
+    "cat": ("stack",),
+    "Tensor.view_as": ("Tensor.expand_as", "Tensor.reshape_as", "Tensor.type_as"),
+}.items():
+    for _name in _names:
+        _OPS.setdefault(_name, _OPS[_same])
+SIGNATURES.update(_OPS)
+
+# the ops whose Tensor parameters take a Python number too (torch wraps it as a tensor)
+_NUMBERS_AS_TENSORS = frozenset(
+    [
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "floor_divide",
+        "remainder",
+        "fmod",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+    ]
+)
+
 _INT64_MAX = 2**63 - 1
 
 
@@ -110,6 +271,13 @@ class _Param:
         self.kind, _, self.name = declaration.rpartition(" ")
         self.required = not default
         self.keyword_only = keyword_only
+        # dims (not sizes): one int may stand for a tuple of one (x.sum(0)), or None for all
+        self.dims = self.kind == "tuple of ints" and self.name in _DIMS
+        # None stands for "not given" where torch's parameter is optional
+        self.takes_none = default == "None" or self.dims or self.kind in ("teachgrad.dtype", "str")
+
+
+_DIMS = frozenset(("dim", "dims", "shifts", "source", "destination"))
 
 
 class Signature:
@@ -121,9 +289,10 @@ class Signature:
     """
 
     def __init__(self, fn: str, text: str):
-        self.fn, self.text = fn, text
+        self.hidden = text.startswith("hidden ")  # (torch accepts it, but does not list it)
+        self.fn, self.text = fn, text.removeprefix("hidden ")
         self.params, keyword_only = [], False
-        for part in text.split(", "):
+        for part in filter(None, self.text.split(", ")):
             if part == "*":
                 keyword_only = True
             else:
@@ -148,13 +317,26 @@ class Signature:
             if param is None:
                 return f"{self.fn}() got an unexpected keyword argument '{name}'"
             given.append((param, value, ""))
+        given.sort(key=lambda g: self.params.index(g[0]))  # checked in the signature's order
         values = {}
         for param, value, where in given:
-            problem = _mismatch(param.kind, value)
+            if value is None and param.takes_none:
+                values[param.name] = None
+                continue
+            problem = self._mismatch(param, value)
             if problem:
                 return f"{self.fn}(): argument '{param.name}'{where} must be {problem}"
             values[param.name] = _read(self.fn, param, value)
         return self._missing(values) or values
+
+    def _mismatch(self, param: _Param, value) -> str:
+        """What is wrong with ``value`` for ``param`` ("" if nothing)."""
+        if param.dims and _is_int(value):
+            return ""
+        numbers_too = param.kind == "Tensor" and self.fn.rstrip("_") in _NUMBERS_AS_TENSORS
+        if numbers_too and _is_number(value):
+            return ""  # x.add(2): torch wraps the number as a tensor
+        return _mismatch(param.kind, value)
 
     def _missing(self, values: dict) -> str:
         """torch's complaint about required parameters without a value ("" if none)."""
@@ -168,12 +350,12 @@ class Signature:
         return f"{self.fn}() missing {len(missing)} required positional argument{plural}: {names}"
 
 
-def parse(fn: str, args: tuple, kwargs: dict) -> dict:
+def parse(fn: str, args: tuple, kwargs: dict, method: bool = False) -> dict:
     """The arguments of ``fn`` by name, checked against its signatures as torch checks them.
 
     ``args`` are the positional arguments, ``kwargs`` the keywords that were given (leave
-    out those at their defaults). The first signature that fits wins. Sizes come back as
-    tuples of ints, ints as ints.
+    out those at their defaults); ``method``: the call was ``tensor.fn(*args)``. The first
+    signature that fits wins. Sizes come back as tuples of ints, ints as ints.
 
     >>> parse("randint", (3, (2,)), {})
     {'high': 3, 'size': (2,)}
@@ -186,7 +368,7 @@ def parse(fn: str, args: tuple, kwargs: dict) -> dict:
      * (int low, int high, tuple of ints size, *, teachgrad.dtype dtype = None, teachgrad.device device = None, bool requires_grad = False)
     <BLANKLINE>
     """
-    signatures = _signatures(fn)
+    signatures = _signatures(fn, method)
     problems = []
     for signature in signatures:
         bound = signature.bind(args, kwargs)
@@ -194,19 +376,95 @@ def parse(fn: str, args: tuple, kwargs: dict) -> dict:
             return bound
         problems.append(bound)
     count = len(args) + len(kwargs)
-    plausible = [k for k, s in enumerate(signatures) if s.min_args <= count <= s.max_args]
+    plausible = [
+        k for k, s in enumerate(signatures) if not s.hidden and s.min_args <= count <= s.max_args
+    ]
     if len(signatures) == 1 or len(plausible) == 1:  # it knows which was meant: say what's wrong
         raise TypeError(problems[plausible[0] if plausible else 0])
-    raise invalid_combination(fn, args, kwargs)
+    raise invalid_combination(fn, args, kwargs, method)
 
 
 @functools.cache
-def _signatures(fn: str) -> tuple:
-    """``fn``'s signatures, read once."""
-    return tuple(Signature(fn, text) for text in SIGNATURES[fn])
+def _signatures(fn: str, method: bool = False) -> tuple:
+    """``fn``'s signatures, read once; a method's lack the function's ``input`` and ``out``
+    (``Tensor.fn`` where torch's method has others), an in-place ``add_`` has ``add``'s."""
+    texts = SIGNATURES.get(f"Tensor.{fn}") if method else None
+    if texts is None:
+        texts = SIGNATURES[fn if fn in SIGNATURES or not fn.endswith("_") else fn[:-1]]
+        if method:
+            texts = [_method_form(t) for t in texts if "Tensor input" in t.split(", ")[0]]
+    return tuple(Signature(fn, text) for text in texts)
 
 
-def invalid_combination(fn: str, args: tuple, kwargs: dict) -> TypeError:
+def has_signature(fn: str, method: bool = False) -> bool:
+    """Whether torch's signatures of ``fn`` (or of the method ``Tensor.fn``) are written here."""
+    try:
+        return bool(_signatures(fn, method))
+    except KeyError:
+        return False
+
+
+def _method_form(text: str) -> str:
+    """A function's signature as its Tensor method has it: no ``input``, no ``out``.
+
+    >>> _method_form("Tensor input, int dim, *, Tensor out = None")
+    'int dim'
+    """
+    params = [p for p in text.split(", ")[1:] if not p.endswith(" out = None")]
+    if params and params[-1] == "*":
+        params.pop()
+    return ("hidden " if text.startswith("hidden ") else "") + ", ".join(params)
+
+
+def refusal(fn: str, args: tuple, kwargs: dict, error: Exception, method: bool = False):
+    """What a call of ``fn`` that failed with ``error`` should raise: torch's TypeError when
+    its argument parser refuses these arguments, else ``error`` itself (the arguments were
+    fine: something else went wrong).
+
+    >>> refusal("transpose", (0.5, 1), {}, ValueError("inside NumPy"), method=True)
+    TypeError("transpose(): argument 'dim0' (position 1) must be int, not float")
+    >>> refusal("transpose", (0, 5), {}, IndexError("dim 5 is out of range"), method=True)
+    IndexError('dim 5 is out of range')
+    """
+    try:
+        parse(fn, args, kwargs, method)
+    except TypeError as refused:
+        refused.__suppress_context__ = True  # (what NumPy said about them would only confuse)
+        return refused
+    except Exception:  # the parser cannot read them either (an int beyond int64 ...)
+        return error
+    return error
+
+
+def checked(fn, name: str | None = None, method: bool = False, operator: bool = False):
+    """``fn`` (torch's op ``name``; a Tensor method if ``method``), refusing bad arguments
+    in torch's words. Only a call that failed has its arguments checked (``refusal``): a
+    call that works runs ``fn`` and nothing else (a ``try`` costs nothing until an error).
+    An ``operator`` (``x @ y``) refused returns ``NotImplemented`` instead, as torch's do:
+    Python then tries the other operand, then says "unsupported operand type(s)".
+
+    >>> import teachgrad as tg
+    >>> checked(tg.ops.reduce.cumsum)(tg.ones(2), 0.5)
+    Traceback (most recent call last):
+    TypeError: cumsum(): argument 'dim' (position 2) must be int, not float
+    """
+    name = name or fn.__name__
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as error:
+            refused = refusal(name, args[1:] if method else args, kwargs, error, method)
+            if operator and refused is not error:
+                return NotImplemented
+            # (no "from": refusal returns the error itself, or torch's with no NumPy context)
+            raise refused  # noqa: B904
+
+    return call
+
+
+def invalid_combination(fn: str, args: tuple, kwargs: dict, method: bool = False) -> TypeError:
     """torch's refusal when no signature of ``fn`` fits and it can't tell which was meant:
     the types it got, and every signature it has.
 
@@ -219,10 +477,16 @@ def invalid_combination(fn: str, args: tuple, kwargs: dict) -> TypeError:
     got = ", ".join(
         [type_name(a) for a in args] + [f"{k}={type_name(v)}" for k, v in kwargs.items()]
     )
-    forms = "".join(f" * ({text})\n" for text in SIGNATURES[fn])
+    if kwargs and not args:
+        got += ", "  # (torch's own spacing)
+    listed = [s.text for s in _signatures(fn, method) if not s.hidden]
+    if len(listed) == 1:
+        expected = f"({listed[0]})"
+    else:
+        expected = "one of:\n" + "".join(f" * ({text})\n" for text in listed)
     return TypeError(
-        f"{fn}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
-        + forms
+        f"{fn}() received an invalid combination of arguments - got ({got}), but expected "
+        + expected
     )
 
 
@@ -267,6 +531,7 @@ _FITS = {
     "str": lambda v: isinstance(v, str),
     "object": lambda v: True,
     "Tensor": lambda v: isinstance(v, Tensor),
+    "tuple of Tensors": lambda v: isinstance(v, tuple | list),  # (its items: the op says)
     "Generator": lambda v: v is None,  # teachgrad has no generator objects: only the default
     "teachgrad.dtype": lambda v: v is None or isinstance(v, dtype) or v in (float, int, bool),
     "teachgrad.device": lambda v: v is None or isinstance(v, device | str) or _is_int(v),
@@ -287,6 +552,8 @@ def _mismatch(kind: str, value) -> str:
 def _read(fn: str, param: _Param, value):
     """``value`` as the parameter wants it: a size as a tuple of ints, an int as an int."""
     if param.kind == "tuple of ints":
+        if _is_int(value):  # one dim alone: x.sum(0) as x.sum((0,))
+            return (operator.index(value),)
         return tuple(_size_number(fn, param.name, v, pos) for pos, v in enumerate(value, start=1))
     if param.kind == "int":
         return _int64(operator.index(value))

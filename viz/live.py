@@ -132,7 +132,7 @@ class _NoTimer:
 NO_TIMER = _NoTimer()
 
 
-_WRAPPERS = frozenset(("teachgrad._profiling", "teachgrad._out"))
+_WRAPPERS = frozenset(("teachgrad._profiling", "teachgrad._arguments", "teachgrad._out"))
 
 
 def failed_call(error: BaseException):
@@ -152,7 +152,8 @@ def failed_call(error: BaseException):
     while tb is not None:
         module = tb.tb_frame.f_globals.get("__name__", "")
         # (the wrappers around some functions are not the call itself: the profiler's,
-        # recorded_as, and the one that gives torch's functions out=, accepts_out)
+        # recorded_as, the one that words bad arguments as torch does, checked, and the one
+        # that gives torch's functions out=, accepts_out)
         if module.split(".")[0] == "teachgrad" and module not in _WRAPPERS:
             return _called(tb.tb_frame)
         tb = tb.tb_next

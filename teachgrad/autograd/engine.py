@@ -613,16 +613,23 @@ _ONE = (Tensor, GradientEdge)  # what stands alone as tensors=, inputs= (not a s
 
 
 def _as_tuple(x, n=None) -> tuple:
-    if n is not None and x is None:
-        return (None,) * n
-    x = (x,) if isinstance(x, _ONE) or x is None else tuple(x)
-    if n is not None and len(x) != n:
-        raise _count_mismatch(len(x), n)
-    return x
+    """``tensors=``/``inputs=`` as a tuple; with ``n``, the gradients for ``n`` outputs.
+    As in torch, only a Tensor stands alone among gradients (a GradientEdge is a named
+    tuple: read as a sequence, its node is then no gradient), and gradients beyond the
+    ``n``-th are left out (torch zips them with the outputs)."""
+    if n is None:
+        return (x,) if isinstance(x, _ONE) or x is None else tuple(x)
+    x = (None,) * n if x is None else (x,) if isinstance(x, Tensor) else tuple(x)
+    if len(x) < n:
+        raise _too_few_gradients(n, len(x))
+    return x[:n]
 
 
-def _count_mismatch(got, n) -> RuntimeError:
-    return RuntimeError(f"Mismatch in number of gradients: got {got} gradients for {n} tensors")
+def _too_few_gradients(n, got) -> RuntimeError:
+    return RuntimeError(
+        f"got {n} tensors and {got} gradients\n  Give one gradient per output (None for a "
+        "one-element output)."
+    )
 
 
 def _root_edges(tensors) -> list:
@@ -648,10 +655,14 @@ def _make_root_grads(tensors, grads, create_graph, batch=None) -> list:
 
 
 def _given_root_grad(i, t, g, create_graph, batch):
-    """A gradient given for output ``i``: a number fills the output's shape; a Tensor must
-    have its shape and device (checked by ``_batch_size`` when batched)."""
+    """A gradient given for output ``i``: a Tensor of its shape and device (checked by
+    ``_batch_size`` when batched)."""
     if not isinstance(g, Tensor):
-        return wrap_array(array_module(t._data).full_like(t._data, g))
+        raise TypeError(
+            f"gradients can be either Tensors or None, but got {type(g).__name__}\n  The "
+            f"gradient for output {i} must be a tensor of its shape (None: ones, for a "
+            "one-element output)."
+        )
     if batch is None:
         _check_grad_output(i, g, t)
     return g if create_graph or not g._requires_grad else g.detach()

@@ -43,7 +43,7 @@ from .forward_ad import push_tangents
 from .forward_ad import state as _fw_state
 from .grad_mode import no_grad
 from .grad_mode import state as _grad_state
-from .tape import Node, SavedTensor, _saved_property, freed_value_error, stamp
+from .tape import Node, RawSavedTensor, SavedTensor, _saved_property, freed_value_error, stamp
 
 _NO_GRADS = [(False,) * n for n in range(256)]  # needs_input_grad when nothing is recorded
 
@@ -139,6 +139,38 @@ class FunctionCtx:
 def _unreadable(ctx) -> RuntimeError:
     """Why ``saved_tensors`` cannot be read: nothing recorded yet, or backward freed it."""
     return freed_value_error(ctx) if ctx._values_freed else RuntimeError(_NOTHING_SAVED_YET)
+
+
+def _raw_saved_tensors(node) -> tuple:
+    """``grad_fn._raw_saved_tensors`` of a custom Function: each value given to
+    ``save_for_backward`` as an object (torch's SavedTensor), e.g. to ``register_hooks`` on it.
+
+    >>> import teachgrad as tg
+    >>> class Square(tg.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 2 * x * grad
+    >>> y = Square.apply(tg.tensor([3.0], requires_grad=True))
+    >>> (raw,) = y.grad_fn._raw_saved_tensors
+    >>> raw.register_hooks(lambda t: t * 10, lambda packed: packed / 10)
+    >>> raw.data, y.grad_fn.saved_tensors
+    (tensor([30.]), (tensor([3.], requires_grad=True),))
+    """
+    saved = node._saved
+    if saved is None:
+        raise RuntimeError(_NOTHING_SAVED_YET)
+    if node._values_freed or any(type(s) is SavedTensor and s.released for s in saved):
+        raise freed_value_error(node)  # (backward freed them)
+    return tuple(RawSavedTensor._of(s if type(s) is SavedTensor else None, node) for s in saved)
+
+
+# (only custom Functions' nodes have it, as in torch: built-ins name each saved value)
+_RAW_SAVED_TENSORS = property(_raw_saved_tensors)
 
 
 class BackwardFunction(FunctionCtx, Node):
@@ -384,6 +416,7 @@ class Function:
                 "__module__": cls.__module__,
                 "__qualname__": name,
                 **saved,
+                **({} if cls._builtin else {"_raw_saved_tensors": _RAW_SAVED_TENSORS}),
             },
         )
         cls._new_style = "setup_context" in overrides

@@ -11,12 +11,14 @@ from __future__ import annotations
 import warnings
 
 from .. import _backend, _seam, _tensor
+from .._arguments import checked, has_signature
 from .._backend import as_device, as_dtype, check_cuda_index
 from .._backend import device as device_type
 from .._out import accepts_out
 from .._printing import scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 from . import index, inplace, linalg, nn, pointwise, reduce, shape, views  # noqa: F401 - the families
 from .index import gather, index_put, index_select, masked_fill, scatter, scatter_add
 from .linalg import bmm, dot, einsum, matmul, mm, mv, outer
@@ -426,10 +428,12 @@ _METHODS = {
     "fmod": fmod,
     "__mod__": _mod,
     "__rmod__": _rmod,
-    "__pow__": pow,
-    "__rpow__": lambda self, other: pow(other, self),
-    "__matmul__": matmul,
-    "__rmatmul__": lambda self, other: matmul(other, self),
+    "__pow__": checked(pow, "pow", method=True, operator=True),
+    "__rpow__": checked(lambda self, other: pow(other, self), "pow", method=True, operator=True),
+    "__matmul__": checked(matmul, "matmul", method=True, operator=True),
+    "__rmatmul__": checked(
+        lambda self, other: matmul(other, self), "matmul", method=True, operator=True
+    ),
     "__neg__": _fast(neg, _P.Neg),
     "__abs__": abs,
     "__eq__": _operator(eq),
@@ -448,6 +452,9 @@ _METHODS = {
 _METHODS.update(inplace.METHODS)  # the in-place family's own table (add_, mul_, ...)
 
 for _name, _fn in _METHODS.items():
+    # torch's argument errors (teachgrad/_arguments.py; sum checks its own: reduce._sum_over)
+    if _name != "sum" and has_signature(_name, method=True):
+        _METHODS[_name] = _fn = checked(_fn, _name, method=True)
     setattr(Tensor, _name, _fn)
 
 
@@ -515,7 +522,13 @@ def _to(self, *args, **kwargs):
     )
     if same_dtype and same_device and not copy:
         return self
-    return _P.ToCopy.apply(self, None if dt is None else dt.numpy, None if same_device else dev)
+    np_dtype, dev = None if dt is None else dt.numpy, None if same_device else dev
+    if np_dtype is not None and np_dtype.kind not in "fc":
+        # an integer or bool result is not differentiable: torch records no node, so it does
+        # not read (nor check) the history of a view whose base changed in place
+        with no_grad():
+            return _P.ToCopy.apply(self, np_dtype, dev)
+    return _P.ToCopy.apply(self, np_dtype, dev)
 
 
 def _caster(dtype_name):
@@ -585,7 +598,7 @@ Tensor.half = _caster("float16")
 Tensor.long = _caster("int64")
 Tensor.int = _caster("int32")
 Tensor.bool = _caster("bool_")
-Tensor.type_as = _type_as
+Tensor.type_as = checked(_type_as, "type_as", method=True)
 
 
 @recorded_as("aten::numpy_T")
@@ -805,3 +818,10 @@ __all__ = [  # fmt: skip
     "var",
     "where",
 ]
+
+# torch's argument errors for the functions too (teachgrad/_arguments.py; the Tensor
+# methods got theirs above): each function whose torch signatures are written there is
+# replaced by one that, only when the call failed, checks the arguments as torch would
+for _name in __all__:
+    if has_signature(_name):
+        globals()[_name] = checked(globals()[_name], _name)

@@ -477,6 +477,8 @@ def _arith_in_place(x, op, other, alpha=1, rounding_mode=None) -> bool:
     else:
         return False
     if alpha != 1:
+        if type(alpha) is not int and xd.dtype.kind != "f":  # (a float alpha: torch refuses)
+            return False
         y = y * alpha
     ufunc = getattr(array_module(xd), _UFUNCS[op])
     try:

@@ -292,17 +292,20 @@ class _Binary(Builtin):
 
 def _check_alpha(alpha, result, op: str):
     """torch's checks of ``alpha`` (run only when it is not 1): a number, and a whole one for
-    an integer result (``int_tensor.add(1, alpha=0.5)`` would need a float)."""
+    an integer or bool result (``int_tensor.add(1, alpha=0.5)`` would need a float). Returns
+    alpha as the result's dtype reads it: for bools any nonzero alpha is True, so
+    ``bool_tensor.add(other, alpha=2)`` stays bool (``self or other``), as in torch."""
     if not isinstance(alpha, int | float):
         raise TypeError(
             f"{op}(): argument 'alpha' must be Number, not {type(alpha).__name__}\n  alpha scales "
             f"the other operand: {op}(x, y, alpha=2) is x {'+' if op == 'add' else '-'} 2 * y."
         )
-    if isinstance(alpha, float) and result.dtype.kind in "iu":
+    if isinstance(alpha, float) and result.dtype.kind in "biu":
         raise RuntimeError(
             "For integral input tensors, argument alpha must not be a floating point number.\n  "
             "An integer result cannot hold alpha * other: cast a tensor to float first."
         )
+    return bool(alpha) if result.dtype.kind == "b" else alpha
 
 
 class Add(Builtin):
@@ -317,7 +320,7 @@ class Add(Builtin):
         x, y = operands(a, b)
         ctx.alpha = alpha
         if alpha != 1:
-            _check_alpha(alpha, x, "add")
+            alpha = _check_alpha(alpha, x, "add")
         out = x + y if alpha == 1 else x + alpha * y
         return out if x.flags.c_contiguous and out.size else torch_layout(out, x, y)
 
@@ -360,7 +363,7 @@ class Sub(Builtin):
         x, y = operands(a, b)
         ctx.alpha = alpha
         if alpha != 1:
-            _check_alpha(alpha, x, "sub")
+            alpha = _check_alpha(alpha, x, "sub")
         out = x - y if alpha == 1 else x - alpha * y
         return out if x.flags.c_contiguous and out.size else torch_layout(out, x, y)
 

@@ -18,6 +18,7 @@ import math
 import warnings
 from collections import namedtuple
 
+from .._arguments import given, refusal
 from .._backend import array_module, as_dtype, quiet
 from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
@@ -115,9 +116,8 @@ class _Reduction(Builtin):
 
     @staticmethod
     def remember(ctx, a, dim, keepdim):
-        ctx.in_shape = a._data.shape
+        ctx.in_shape, ctx.keepdim = a._data.shape, keepdim
         ctx.dims = reduction_dims(dim, a._data.ndim)
-        ctx.keepdim = keepdim
         return ctx.dims
 
     @staticmethod
@@ -645,27 +645,25 @@ def sum(input, dim=_ALL, keepdim=False, *, dtype=None):  # noqa: A001 - torch's 
     >>> x.sum(), x.sum(dim=1), x.sum((0, 1), keepdim=True)
     (tensor(10.), tensor([3., 7.]), tensor([[10.]]))
     """
-    np_dtype = None if dtype is None else _np_dtype(dtype)
-    if dim is _ALL:
-        return SumAll.apply(input, None, _no_keepdim("sum", keepdim), np_dtype)
-    return Sum.apply(input, dim if type(dim) is int else _all_if_empty(dim), keepdim, np_dtype)
+    if dim is _ALL and not keepdim:
+        return SumAll.apply(input, None, False, None if dtype is None else _np_dtype(dtype))
+    return _sum_over(input, dim, keepdim, dtype)
 
 
-def _no_keepdim(op: str, keepdim) -> bool:
-    """False: the reduction over every element has no ``keepdim`` (torch's overload takes
-    none), so asking for one without a dim is torch's TypeError."""
-    if keepdim:
-        raise _keepdim_without_dim(op)
-    return False
+def _sum_over(input, dim, keepdim, dtype):
+    """``sum`` over ``dim``; when it fails, torch's TypeError if torch refuses the arguments.
 
-
-def _keepdim_without_dim(op: str) -> TypeError:
-    return TypeError(
-        f"{op}() received an invalid combination of arguments - got (keepdim=bool, ), but "
-        f"expected one of:\n * (*, torch.dtype dtype = None)\n * (int dim, bool keepdim = "
-        f"False, *, torch.dtype dtype = None)\n  keepdim needs a dim: {op}(dim=None, "
-        "keepdim=True) reduces every dim and keeps them."
-    )
+    (``Tensor.sum`` runs in every first backward a student follows, so unlike the other
+    methods it is not wrapped by ``_arguments.checked``: it checks here, in its slower
+    branch, as the method ``x.sum(...)``; ``teachgrad.sum`` rewords it as the function.)
+    """
+    try:
+        dims = dim if type(dim) is int else _all_if_empty(dim)  # (keepdim alone: no dims)
+        return Sum.apply(input, dims, keepdim, None if dtype is None else _np_dtype(dtype))
+    except Exception as error:
+        args = () if dim is _ALL else (dim,) if keepdim is False else (dim, keepdim)
+        kwargs = given(keepdim=keepdim if dim is _ALL else None, dtype=dtype)
+        raise refusal("sum", args, kwargs, error, method=True)  # noqa: B904 - see refusal
 
 
 def _all_if_empty(dim):
@@ -698,8 +696,8 @@ def mean(input, dim=_ALL, keepdim=False, *, dtype=None):
     if dtype is not None:
         _check_mean_dtype(dtype)
         input = input.to(dtype)
-    if dim is _ALL:
-        return MeanAll.apply(input, None, _no_keepdim("mean", keepdim))
+    if dim is _ALL and not keepdim:  # (keepdim without a dim fails below: torch's TypeError)
+        return MeanAll.apply(input, None, False)
     return Mean.apply(input, dim if type(dim) is int else _all_if_empty(dim), keepdim)
 
 
@@ -712,19 +710,10 @@ def prod(input, dim=_ALL, keepdim=False, *, dtype=None):
     """
     if dtype is not None:
         input = input.to(dtype)
-    if dim is _ALL:
-        return ProdAll.apply(input, None, _no_keepdim("prod", keepdim))
-    if dim is None:
-        raise TypeError(
-            "prod() received an invalid combination of arguments - got (dim=NoneType, ), but "
-            "expected one of:\n * (*, torch.dtype dtype = None)\n * (int dim, bool keepdim = "
-            "False, *, torch.dtype dtype = None)\n  prod reduces one dim or all of them: leave "
-            "dim out for the product of every element."
-        )
-    if not isinstance(dim, int):
-        raise TypeError(
-            "prod(): argument 'dim' must be int (one dimension), not " + type(dim).__name__
-        )
+    if dim is _ALL and not keepdim:  # (keepdim without a dim fails below: torch's TypeError)
+        return ProdAll.apply(input, None, False)
+    if not isinstance(dim, int):  # (checked() words torch's TypeError for the call)
+        raise TypeError(f"prod() reduces one int dim or all of them, not {type(dim).__name__}")
     return Prod.apply(input, dim, keepdim)
 
 

@@ -17,6 +17,8 @@ Not here: views (``views.py``); gather, scatter and index_select (``index.py``).
 
 from __future__ import annotations
 
+import operator
+
 from .._backend import array_module
 from .._profiling import recorded_as
 from .._tensor import _wrap_dim
@@ -29,7 +31,7 @@ def _ints(values) -> tuple:
     """An int, or a sequence of ints (also given as separate arguments), as a tuple."""
     if len(values) == 1 and not isinstance(values[0], int):
         values = values[0]
-    return (values,) if isinstance(values, int) else tuple(int(v) for v in values)
+    return (values,) if isinstance(values, int) else tuple(map(operator.index, values))
 
 
 def _sizes(name, args, keyword, arg="dims"):
@@ -73,7 +75,7 @@ def _triangle(cls, name, input, diagonal):
             f"{name}: input tensor must have at least 2 dimensions\n  Got shape "
             f"{tuple(input.shape)}; {name} works on the last two dims (a matrix, or a batch of them)."
         )
-    return cls.apply(input, int(diagonal))
+    return cls.apply(input, operator.index(diagonal))
 
 
 def tril(input, diagonal=0):

@@ -18,6 +18,7 @@ basic indices (ints, slices, None, Ellipsis).
 from __future__ import annotations
 
 import math
+import operator
 
 from .._backend import array_module, result_type, strided_view
 from .._profiling import recorded_as
@@ -38,7 +39,7 @@ class _View(Builtin):
 
 def _infer_shape(shape, numel: int) -> tuple:
     """Resolve one -1 in ``shape`` and check the element count, with torch's errors."""
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(map(operator.index, shape))  # (not int(): a float size is an error)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
@@ -119,7 +120,8 @@ class UnsafeView(Builtin):
 
 
 def _shape_args(shape) -> tuple:
-    if len(shape) == 1 and not isinstance(shape[0], int):
+    """A shape given as one sequence, or as separate numbers (``reshape((2, 3))``, ``reshape(2, 3)``)."""
+    if len(shape) == 1 and isinstance(shape[0], tuple | list):
         shape = tuple(shape[0])
     return shape
 
@@ -212,7 +214,7 @@ def unflatten(input, dim, sizes):
             "  A 0-d tensor has no dim to split."
         )
     dim = _wrap_dim(dim, len(shape))
-    given = sizes = [int(s) for s in sizes]
+    given = sizes = [operator.index(s) for s in sizes]
     if not sizes:
         raise RuntimeError(
             "unflatten: sizes must be non-empty\n  Give the sizes of the new dims, e.g. (2, -1)."
@@ -472,7 +474,7 @@ def expand(input, *sizes):
     tensor([[1., 1., 1.],
             [2., 2., 2.]])
     """
-    sizes = tuple(int(s) for s in _shape_args(sizes))
+    sizes = tuple(map(operator.index, _shape_args(sizes)))
     shape = input._data.shape
     lead = len(sizes) - len(shape)  # new leading dims
     if lead < 0:
@@ -641,7 +643,7 @@ def narrow(input, dim, start, length):
         )
     dim = _wrap_dim(dim, input._data.ndim)
     size = input._data.shape[dim]
-    start, length = int(start), int(length)  # (start may be a 0-d tensor)
+    start, length = operator.index(start), operator.index(length)  # (start may be a 0-d tensor)
     if length < 0:
         raise RuntimeError(
             f"narrow(): length must be non-negative.\n  length is how many elements to keep; got {length}."

@@ -1,7 +1,8 @@
-"""``grad_fn._raw_saved_<name>`` (torch's SavedTensor objects and their ``register_hooks``)
-and GradientEdge as an output of ``grad``/``backward`` and as a ``backward`` input, as
-torch's own tests (test_autograd.py: test_saved_variable_packing_unpacking_*_with_hooks,
-test_custom_function_saved_tensors, test_pack_hook_with_inplace_modification_should_fail,
+"""``grad_fn._raw_saved_<name>`` and a custom Function's ``grad_fn._raw_saved_tensors``
+(torch's SavedTensor objects and their ``register_hooks``) and GradientEdge as an output of
+``grad``/``backward`` and as a ``backward`` input, as torch's own tests (test_autograd.py:
+test_saved_variable_packing_unpacking_*_with_hooks, test_custom_function_saved_tensors,
+test_pack_hook_with_inplace_modification_should_fail,
 test_get_data_and_hooks_from_raw_saved_variable, the get_gradient_edge tests) check them,
 rewritten. Each test runs on teachgrad and on torch (the ``lib`` fixture).
 """
@@ -149,6 +150,79 @@ def test_a_left_out_optional_tensor(lib):
         raw.register_hooks(lambda t: t, lambda t: t)
 
 
+def saving(lib, *which):
+    """A custom identity Function whose forward saves ``which`` ("x": its input, "out": its
+    output, None) and whose backward is ``g * x``, or ``g`` when it saved no input."""
+
+    class Saving(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            out = x * 1
+            ctx.save_for_backward(*({"x": x, "out": out, None: None}[w] for w in which))
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            saved = ctx.saved_tensors
+            return g * saved[which.index("x")] if "x" in which else g
+
+    return Saving
+
+
+def test_custom_function_raw_saved_tensors(lib):
+    a = randn(lib, 5, requires_grad=True)
+    y = saving(lib, "x", None).apply(a)
+    assert y.grad_fn.saved_tensors[0] is a and y.grad_fn.saved_tensors[1] is None
+    saved = y.grad_fn._raw_saved_tensors
+    assert type(saved) is tuple and len(saved) == 2
+    assert type(saved[0]).__name__ in ("SavedTensor", "RawSavedTensor")
+    assert type(saved[1]) is type(saved[0])  # (None too: it can't tell without unpacking)
+    assert saved[0] is y.grad_fn._raw_saved_tensors[0]  # one object per saved value
+    assert saved[0].data is a and saved[0].unpack_hook is None
+    with pytest.raises(RuntimeError, match="None is forbidden"):
+        saved[1].register_hooks(lambda x: x, lambda x: x)
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        saved[0].register_hooks(lambda x: x)
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        saved[0].register_hooks(1, 1)
+    saved[0].register_hooks(lambda x: x, lambda x: x)
+    with pytest.raises(RuntimeError, match="already been set"):
+        saved[0].register_hooks(lambda x: x, lambda x: x)
+    y.sum().backward()
+    del saved
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        y.grad_fn._raw_saved_tensors
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        y.grad_fn.saved_tensors
+    y = saving(lib).apply(a)
+    assert y.grad_fn.saved_tensors == () and y.grad_fn._raw_saved_tensors == ()
+
+
+def test_custom_function_raw_saved_tensors_hooks_change_what_backward_reads(lib):
+    a = randn(lib, 5, requires_grad=True)
+    y = saving(lib, "x").apply(a)
+    (raw,) = y.grad_fn._raw_saved_tensors
+    raw.register_hooks(lambda t: t * 10, lambda packed: packed / 5)  # reads back 2 * a
+    assert close(raw.data, a * 10) and close(y.grad_fn.saved_tensors[0], 2 * a)
+    y.sum().backward()
+    assert close(a.grad, 2 * a)
+
+
+def test_custom_function_raw_saved_output(lib):
+    a = randn(lib, 5, requires_grad=True)
+    y = saving(lib, "out").apply(a)
+    (raw,) = y.grad_fn._raw_saved_tensors
+    raw.register_hooks(lambda t: t, lambda t: t * 3)
+    (out,) = y.grad_fn.saved_tensors
+    assert close(out, 3 * y) and out.grad_fn is y.grad_fn
+
+
+def test_built_in_nodes_have_no_raw_saved_tensors(lib):
+    y = randn(lib, 5, requires_grad=True) * 2
+    with pytest.raises(AttributeError, match="'MulBackward0' object has no attribute"):
+        y.grad_fn._raw_saved_tensors
+
+
 # --------------------------------------------------------------------- GradientEdge
 
 
@@ -192,6 +266,48 @@ def test_grad_of_a_gradient_edge_errors(lib):
     z = randn(lib, 3, requires_grad=True)
     with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
         lib.autograd.grad(edge(y), z, lib.ones(3, dtype=lib.float64))
+
+
+def test_a_gradient_edge_is_no_grad_output(lib):
+    edge = lib.autograd.graph.get_gradient_edge
+    for outputs in (lambda y: y, edge):  # (outputs given as tensors or as edges alike)
+        x, h, y = graph(lib)
+        # a GradientEdge is a named tuple: alone, it is read as the sequence (node, output_nr)
+        with pytest.raises(
+            TypeError, match="^gradients can be either Tensors or None, but got Mul"
+        ):
+            lib.autograd.grad(outputs(y), x, grad_outputs=edge(h))
+        with pytest.raises(
+            TypeError, match="^gradients can be either Tensors or None, but got GradientEdge"
+        ):
+            lib.autograd.grad([outputs(y)], x, grad_outputs=[edge(h)])
+        with pytest.raises(
+            TypeError, match="^gradients can be either Tensors or None, but got Mul"
+        ):
+            lib.autograd.backward(outputs(y), grad_tensors=edge(h))
+
+
+def test_grad_outputs_of_an_edge_are_tensors_or_none(lib):
+    edge = lib.autograd.graph.get_gradient_edge
+    ones = lib.ones(3, dtype=lib.float64)
+    x, h, y = graph(lib)
+    with pytest.raises(TypeError, match="^gradients can be either Tensors or None, but got float"):
+        lib.autograd.grad([edge(y)], x, grad_outputs=[3.0])
+    with pytest.raises(TypeError, match="^gradients can be either Tensors or None, but got list"):
+        lib.autograd.grad([edge(y)], x, grad_outputs=[[1.0, 1.0, 1.0]])
+    with pytest.raises(
+        RuntimeError, match="^grad can be implicitly created only for scalar outputs"
+    ):
+        lib.autograd.grad([edge(y)], x, grad_outputs=[None])
+    with pytest.raises(RuntimeError, match="^got 2 tensors and 1 gradients"):
+        lib.autograd.grad([edge(y), y], x, grad_outputs=[ones])
+    (g,) = lib.autograd.grad([edge(y.sum())], x, grad_outputs=[None], retain_graph=True)
+    assert close(g, 2 * y)
+    (g,) = lib.autograd.grad([edge(y)], x, grad_outputs=[ones, ones])  # (the extra one: unused)
+    assert close(g, 2 * y)
+    x, h, y = graph(lib)
+    (g,) = lib.autograd.grad(edge(y), x, grad_outputs=lib.ones(3))  # (any float dtype)
+    assert close(g, 2 * y) and g.dtype == lib.float64
 
 
 def test_backward_with_gradient_edges(lib):

@@ -377,3 +377,61 @@ def test_materialize_grads_needs_a_tensor_for_an_unused_input(lib):
         lib.autograd.grad(out.sum(), (x, get_edge(y)), allow_unused=True, materialize_grads=True)
     with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
         lib.autograd.grad(out.sum(), (x, get_edge(y)))
+
+
+# --------------------------------------------------------------------------- stale views
+
+# ops that record no node (every output is an integer or bool tensor): torch never reads
+# the history of their input, so a stale restricted view is not checked
+NOT_RECORDED = {
+    "long": lambda v: v.long(),
+    "bool": lambda v: v.bool(),
+    "int": lambda v: v.int(),
+    "gt": lambda v: v > 0,
+    "eq": lambda v: v.eq(v),
+    "argmax": lambda v: v.argmax(),
+    "isnan": lambda v: v.isnan(),
+    "any": lambda v: v.any(),
+}
+# differentiable ops record a node, so they need the view's history: torch refuses
+RECORDED = {
+    "double": lambda v: v.double(),
+    "mul": lambda v: v * 2,
+    "floor": lambda v: v.floor(),
+    "sum": lambda v: v.sum(),
+}
+
+
+def _stale_no_grad_view(lib):
+    """A view made under no_grad of a tensor that requires grad, whose base then changed in
+    place under no_grad."""
+    x = randn(lib, 3, requires_grad=True).clone()
+    with lib.no_grad():
+        v = x[:2]
+        x.mul_(2)
+    return x, v
+
+
+@pytest.mark.parametrize("op", NOT_RECORDED)
+def test_an_op_that_records_nothing_accepts_a_stale_no_grad_view(lib, op):
+    x, v = _stale_no_grad_view(lib)
+    out = NOT_RECORDED[op](v)
+    assert not out.requires_grad and out.grad_fn is None
+    assert same(out, NOT_RECORDED[op](x.detach()[:2]))
+
+
+@pytest.mark.parametrize("op", RECORDED)
+def test_a_recorded_op_refuses_a_stale_no_grad_view(lib, op):
+    _, v = _stale_no_grad_view(lib)
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base"):
+        RECORDED[op](v)
+
+
+@pytest.mark.parametrize("op", ["long", "gt", "argmax"])
+def test_an_op_that_records_nothing_accepts_a_stale_output_of_unbind(lib, op):
+    x = randn(lib, 2, 3, requires_grad=True).clone()
+    v = x.unbind()[0]
+    x.mul_(2)
+    assert NOT_RECORDED[op](v).grad_fn is None
+    with pytest.raises(RuntimeError, match="This view is the output of a function that returns"):
+        v * 2
