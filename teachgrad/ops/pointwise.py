@@ -676,6 +676,8 @@ class PowScalar(Builtin):
             x = float_data(a)
         if x.dtype.kind in "iu" and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if x.dtype.kind == "b":  # NumPy makes int8 of it; torch promotes as for any other op
+            return (x**exponent).astype(result_type(a, exponent).numpy)
         return x**exponent
 
     @staticmethod
@@ -689,6 +691,12 @@ class PowScalar(Builtin):
     def jvp(ctx, t, _):
         a, p = ctx.inputs
         return t * 0 if p == 0 else t * p * a ** (p - 1)
+
+
+def _refuse_bool_power(promoted):
+    """torch has no power of two bools (only ``bool_tensor ** True`` or ``** False``)."""
+    if promoted.dtype.kind == "b":
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
 
 
 def _masked_log(base, exponent_or_none):
@@ -714,6 +722,7 @@ class Pow(Builtin):
     @quiet
     def forward(ctx, a, b):
         x, y = operands(a, b)
+        _refuse_bool_power(x)
         return torch_layout(x**y, x, y)
 
     @staticmethod
@@ -756,8 +765,10 @@ class Rpow(Builtin):
     @quiet
     def forward(ctx, exponent, base):
         y, x = operands(exponent, base)
+        _refuse_bool_power(y)
         ctx.base = base
-        return torch_layout(x**y, y, x)  # (torch's first operand: the number)
+        # row-major whatever the exponent's layout: torch writes into a fresh result tensor
+        return with_strides(x**y, contiguous_strides(y.shape))
 
     @staticmethod
     def setup_context(ctx, inputs, output):
