@@ -67,6 +67,6 @@ def test_a_number_to_a_tensor_power_is_row_major(layout, dtype):
 
     def program(lib):
         x = lib.tensor([[1, 0], [2, 1], [0, 3]], dtype=getattr(lib, dtype))
-        return facts(2**layout(x)), facts(lib.pow(1.5, layout(x)))
+        return facts(2 ** layout(x)), facts(lib.pow(1.5, layout(x)))
 
     assert_like_torch(program)
