@@ -45,7 +45,7 @@ from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum
 from .pointwise import SavesResult, _sigmoid, _unary, operands, where
-from .reduce import sum_to
+from .reduce import row_major, sum_to
 from .shape import pad_array
 
 # --------------------------------------------------------------------------- array helpers
@@ -334,7 +334,7 @@ class Softmax(SavesResult):
         if x.ndim == 0 or x.size == 0:  # one element: its share is all of it (NaN for inf or NaN)
             return xp.exp(x - x)
         e = xp.exp(x - x.max(axis=dim, keepdims=True))
-        return e / e.sum(axis=dim, keepdims=True)
+        return row_major(e / e.sum(axis=dim, keepdims=True))  # (torch's result is row-major)
 
     @staticmethod
     def backward(ctx, grad):
@@ -412,7 +412,7 @@ class LogSoftmax(SavesResult):
         if x.ndim == 0 or x.size == 0:  # log(its share of all of it) = 0 (NaN for inf or NaN)
             return x - x
         shifted = x - x.max(axis=dim, keepdims=True)
-        return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+        return row_major(shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True)))
 
     @staticmethod
     def backward(ctx, grad):

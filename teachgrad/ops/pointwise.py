@@ -29,6 +29,7 @@ from .._backend import (
     strided_view,
     to_device,
 )
+from .._printing import scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, wrap_array
 from ..autograd.builtin import Builtin
@@ -249,12 +250,14 @@ def preserved_copy(a, dtype):
     """
     if a.size and a.flags.c_contiguous and 1 not in a.shape:  # plain row-major: NumPy's copy
         return a.astype(dtype)
-    size = a.itemsize
+    return with_strides(a.astype(dtype, order="K"), preserved_strides(a))
+
+
+def preserved_strides(a) -> tuple:
+    """The strides (in elements) of :func:`preserved_copy`'s copy of ``a``."""
     if a.size and not _dense(a):
-        strides = iterator_strides(a.shape, [broadcast_strides(a, a.shape)])
-    else:
-        strides = [s // size for s in a.strides]
-    return with_strides(a.astype(dtype, order="K"), strides)
+        return iterator_strides(a.shape, [broadcast_strides(a, a.shape)])
+    return tuple(s // a.itemsize for s in a.strides)
 
 
 def same_device(*tensors) -> None:
@@ -998,8 +1001,10 @@ class Relu(SavesResult):
     @staticmethod
     def forward(ctx, a):
         x = a._data
+        if x.dtype.kind == "b":
+            raise RuntimeError("Boolean inputs not supported for relu")
         # maximum, not x * (x > 0): that gives -0.0 for negatives; NaN stays NaN as in torch
-        return array_module(x).maximum(x, 0) if x.dtype.kind != "b" else x.copy()
+        return array_module(x).maximum(x, 0)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1097,12 +1102,24 @@ def _zero_grad(name, node_name, compute):
 Sign = _zero_grad(  # torch: sign(NaN) is 0
     "Sign", "SignBackward0", lambda xp, x: xp.nan_to_num(xp.sign(x), nan=0.0)
 )
-Floor = _zero_grad(
-    "Floor", "FloorBackward0", lambda xp, x: xp.floor(x) if x.dtype.kind == "f" else x.copy()
-)
-Ceil = _zero_grad(
-    "Ceil", "CeilBackward0", lambda xp, x: xp.ceil(x) if x.dtype.kind == "f" else x.copy()
-)
+
+
+def _rounded(rounding, kernel):
+    """``rounding`` for floats; integers are already whole (an elementwise copy); torch has
+    no kernel for bools."""
+
+    def compute(xp, x):
+        if x.dtype.kind == "f":
+            return rounding(xp, x)
+        if x.dtype.kind == "b":
+            raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+        return torch_layout(x.copy(), x)
+
+    return compute
+
+
+Floor = _zero_grad("Floor", "FloorBackward0", _rounded(lambda xp, x: xp.floor(x), "floor_vml_cpu"))
+Ceil = _zero_grad("Ceil", "CeilBackward0", _rounded(lambda xp, x: xp.ceil(x), "ceil_vml_cpu"))
 
 
 class Round(_ZeroGrad):
@@ -1110,8 +1127,10 @@ class Round(_ZeroGrad):
 
     @staticmethod
     def forward(ctx, a, decimals=0):
-        xp = array_module(a)
-        return xp.round(a._data, decimals) if a._data.dtype.kind == "f" else a._data.copy()
+        x = a._data
+        if decimals and x.dtype.kind != "f":  # (torch rounds whole numbers to places in no kernel)
+            raise NotImplementedError(f"\"round_cpu\" not implemented for '{scalar_type_name(a)}'")
+        return _rounded(lambda xp, x: xp.round(x, decimals), "round_vml_cpu")(array_module(x), x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1573,7 +1592,7 @@ def sign(input):
     tensor([-1.,  0.,  1.])
     """
     if isinstance(input, Tensor) and input._data.dtype.kind == "b":
-        return wrap_array(input._data.copy())
+        return wrap_array(torch_layout(input._data.copy(), input._data))
     return _sign(input)
 
 

@@ -614,7 +614,7 @@ class Cumsum(Builtin):
             dtype = "int64"  # integer and bool sums are int64, as in torch
         if dtype is not None:
             x = x.astype(dtype)
-        return array_module(x).cumsum(x, axis=dim) if x.ndim else x.copy()
+        return row_major(array_module(x).cumsum(x, axis=dim)) if x.ndim else x.copy()
 
     @staticmethod
     def backward(ctx, grad):
@@ -899,11 +899,8 @@ def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     tensor(True)
     """
     x = input._data
-    return wrap_array(
-        array_module(x).asarray(
-            x.any(axis=None if dim is None else _wrap_dim(dim, x.ndim), keepdims=keepdim)
-        )
-    )
+    axis = None if dim is None else _wrap_dim(dim, x.ndim)
+    return wrap_array(row_major(array_module(x).asarray(x.any(axis=axis, keepdims=keepdim))))
 
 
 @recorded_as("aten::all")
@@ -915,11 +912,8 @@ def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     tensor(False)
     """
     x = input._data
-    return wrap_array(
-        array_module(x).asarray(
-            x.all(axis=None if dim is None else _wrap_dim(dim, x.ndim), keepdims=keepdim)
-        )
-    )
+    axis = None if dim is None else _wrap_dim(dim, x.ndim)
+    return wrap_array(row_major(array_module(x).asarray(x.all(axis=axis, keepdims=keepdim))))
 
 
 @recorded_as("aten::allclose")

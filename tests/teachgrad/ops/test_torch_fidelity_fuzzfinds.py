@@ -70,3 +70,60 @@ def test_a_number_to_a_tensor_power_is_row_major(layout, dtype):
         return facts(2 ** layout(x)), facts(lib.pow(1.5, layout(x)))
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- whole numbers
+
+ROUNDINGS = {
+    "floor": lambda x: x.floor(),
+    "ceil": lambda x: x.ceil(),
+    "round": lambda x: x.round(),
+    "round(decimals=1)": lambda x: x.round(decimals=1),
+    "sign": lambda x: x.sign(),
+    "relu": lambda x: x.relu(),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64", "bool"])
+@pytest.mark.parametrize("layout", LAYOUTS.values(), ids=LAYOUTS.keys())
+@pytest.mark.parametrize("op", ROUNDINGS.values(), ids=ROUNDINGS.keys())
+def test_rounding_whole_numbers_copies_them_and_bools_have_no_kernel(op, layout, dtype):
+    """An integer tensor is its own floor (a copy laid out like it); a bool one raises."""
+
+    def program(lib):
+        x = lib.tensor([[1, 0], [-2, 1], [0, 3]], dtype=getattr(lib, dtype))
+        return facts(op(layout(x)))
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- fresh layouts
+
+FRESH = {  # ops whose result torch allocates row-major whatever the input's layout
+    "softmax(1)": lambda lib, x: x.softmax(1),
+    "log_softmax(0)": lambda lib, x: lib.log_softmax(x, 0),
+    "cumsum(1)": lambda lib, x: x.cumsum(1),
+    "cumsum(0) of ints": lambda lib, x: x.long().cumsum(0),
+    "roll(1, 0)": lambda lib, x: x.roll(1, 0),
+    "roll(1)": lambda lib, x: x.roll(1),
+    "any(1)": lambda lib, x: x.any(1),
+    "all(0, keepdim)": lambda lib, x: (x > 0).all(0, keepdim=True),
+    "flip(0) (laid out as the input)": lambda lib, x: x.flip(0),
+    "flip(0, 1) (laid out as the input)": lambda lib, x: x.flip(0, 1),
+}
+
+
+@pytest.mark.parametrize(
+    "layout", [*LAYOUTS.values(), lambda x: x.t()[:, ::2]], ids=[*LAYOUTS, "t-step"]
+)
+@pytest.mark.parametrize("op", FRESH.values(), ids=FRESH.keys())
+def test_the_layout_of_softmax_cumsum_roll_flip_any_all(op, layout):
+    def program(lib):
+        x = lib.tensor([[1.0, -0.5], [2.0, 0.0], [-1.0, 3.0]], dtype=lib.float64)
+        x.requires_grad_()
+        out = op(lib, layout(x))
+        if out.requires_grad:
+            (out * lib.arange(float(out.numel())).reshape(out.shape)).sum().backward()
+        return facts(out), numpy(x.grad) if x.grad is not None else None
+
+    assert_like_torch(program)
