@@ -23,7 +23,7 @@ from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import broadcast_shape, broadcast_strides, iterator_strides, where, with_strides
-from .views import basic_getitem
+from .views import basic_getitem, check_step
 
 
 def _array_key(key, xp):
@@ -163,6 +163,9 @@ def plain_key(input, key):
                 "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
             )
+        if isinstance(key, slice):
+            check_step(key.step)
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
         return key
     if isinstance(key, tuple):
         return tuple(_plain(k) for k in key)
@@ -391,6 +394,8 @@ def _check_bounds(integer_indices) -> None:
         return
     for (k, dim, size), bad in zip(integer_indices, outside):
         if bool(bad.any() if hasattr(bad, "any") else bad):
+            if hasattr(k, "dtype") and size == 0:  # (torch's index kernel words it so)
+                raise IndexError("index is out of bounds for dimension with size 0")
             value = int(k[bad].reshape(-1)[0]) if hasattr(k, "dtype") and k.ndim else int(k)
             raise IndexError(f"index {value} is out of bounds for dimension {dim} with size {size}")
 

@@ -425,9 +425,9 @@ class _ExtremeAlongDim(Builtin):
     def forward(cls, ctx, a, dim, keepdim):
         x = a._data
         xp = array_module(x)
-        if x.ndim and x.shape[_wrap_dim(dim, x.ndim)] == 0:
-            _empty_reduction(cls.pick, x.shape, dim)
         dim = _wrap_dim(dim, x.ndim)
+        if x.ndim and x.shape[dim] == 0:  # (torch names one dim as counted from the front)
+            _empty_reduction(cls.pick, x.shape, dim)
         ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
         if x.ndim == 0:
             return x.copy(), xp.zeros((), dtype="int64")
@@ -550,8 +550,10 @@ class Norm(_Weighted):
         _float_only(
             a,
             "linalg.vector_norm: Expected a floating point or complex tensor as input. "
-            f"Got {a.dtype}",
+            f"Got {scalar_type_name(a)}",
         )
+        if a._data.size == 0 and (p < 0 or p == math.inf):
+            _refuse_norm_of_nothing(a._data.shape, p, dim)
         ctx.p = p
         xp = array_module(a)
         return row_major(_vector_norm(xp, xp.abs(a._data), p, dims, keepdim))
@@ -583,6 +585,24 @@ class Norm(_Weighted):
 
 
 # --------------------------------------------------------------------------- running sum
+
+
+def _refuse_norm_of_nothing(shape, p, dim):
+    """torch's error for a max-like norm (p = inf, or p < 0: 1 / sum of 1 / |x|^p) over a
+    dim with no elements, named as it was given."""
+    given = () if dim is None else dim if isinstance(dim, tuple | list) else (dim,)
+    empty = [d for d in given if shape[_wrap_dim(d, len(shape))] == 0]
+    if given and not empty:  # the empty dims are kept, not reduced
+        return
+    where = (
+        f"the dimension {empty[0]}because this dimension is empty and"
+        if empty
+        else ("an empty tensor because")
+    )
+    raise RuntimeError(
+        f"linalg.vector_norm cannot compute the {p:g} norm on {where} the operation does not "
+        "have an identity\n  Over no elements the largest |x| is undefined (sum-like norms give 0)."
+    )
 
 
 def _vector_norm(xp, mag, p, dims, keepdim):
@@ -669,9 +689,9 @@ def _keepdim_without_dim(op: str) -> TypeError:
 
 
 def _all_if_empty(dim):
-    """``dim``, or None (every dim) for an empty list of dims, which torch's sum and mean
-    read as "all of them"."""
-    return None if dim is not None and len(dim) == 0 else dim
+    """``dim``, or None (every dim) for an empty list of dims, which torch's reductions
+    (sum, mean, amax, amin, var, std, norm) read as "all of them"."""
+    return None if isinstance(dim, tuple | list) and len(dim) == 0 else dim
 
 
 def _np_dtype(dtype):
@@ -742,7 +762,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     tensor(1.6667)
     """
     dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
-    return Var.apply(input, dim, _correction(unbiased, correction), keepdim)
+    return Var.apply(input, _all_if_empty(dim), _correction(unbiased, correction), keepdim)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -753,7 +773,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     tensor(1.4142)
     """
     dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
-    return Std.apply(input, dim, _correction(unbiased, correction), keepdim)
+    return Std.apply(input, _all_if_empty(dim), _correction(unbiased, correction), keepdim)
 
 
 def amax(input, dim=(), keepdim=False):
@@ -763,7 +783,7 @@ def amax(input, dim=(), keepdim=False):
     >>> tg.tensor([[1.0, 5.0], [7.0, 2.0]]).amax(dim=1)
     tensor([5., 7.])
     """
-    return Amax.apply(input, None if dim == () else dim, keepdim)
+    return Amax.apply(input, _all_if_empty(dim), keepdim)
 
 
 def amin(input, dim=(), keepdim=False):
@@ -773,7 +793,7 @@ def amin(input, dim=(), keepdim=False):
     >>> tg.tensor([[1.0, 5.0], [7.0, 2.0]]).amin(dim=0)
     tensor([1., 2.])
     """
-    return Amin.apply(input, None if dim == () else dim, keepdim)
+    return Amin.apply(input, _all_if_empty(dim), keepdim)
 
 
 def _extreme(all_cls, dim_cls, result_cls, pairwise, input, dim, keepdim, other):
@@ -817,7 +837,7 @@ def _arg_extreme(name, input, dim, keepdim):
             f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
         )
     if dim is not None and x.ndim and x.shape[_wrap_dim(dim, x.ndim)] == 0:
-        _empty_reduction(name, x.shape, dim)
+        _empty_reduction(name, x.shape, _wrap_dim(dim, x.ndim))
     if dim is not None and x.ndim == 0:
         _wrap_dim(dim, 0)  # a 0-d tensor accepts dim 0 / -1: the index is 0
         dim = None
@@ -857,6 +877,14 @@ def logsumexp(input, dim, keepdim=False):
     >>> tg.tensor([1000.0, 1000.0]).logsumexp(0)
     tensor(1000.6932)
     """
+    if dim is not _all_if_empty(dim):  # no dims: all of them, which torch can only keep
+        if not keepdim and input._data.ndim:
+            raise RuntimeError(
+                "output with shape [] doesn't match the broadcast shape "
+                f"{[1] * input._data.ndim}\n  logsumexp over dim=() reduces every dim: give "
+                "keepdim=True, or leave dim out of the tuple (e.g. dim=(0, 1))."
+            )
+        dim = None
     return Logsumexp.apply(input, dim, keepdim)
 
 
@@ -873,7 +901,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         p = 2
     elif isinstance(p, str):
         raise RuntimeError(f"norm: p='{p}' is not supported (use 'fro' or a number)")
-    return Norm.apply(input, float(p), dim, keepdim)
+    return Norm.apply(input, float(p), _all_if_empty(dim), keepdim)
 
 
 def cumsum(input, dim, *, dtype=None):

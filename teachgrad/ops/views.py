@@ -618,11 +618,16 @@ class Slice(_View):
         return _embedded(_SliceBackward, grad, ctx.in_shape, key, take), None, None, None, None
 
 
-def _slice(input, dim, start, stop, step):
+def check_step(step) -> None:
+    """torch's ValueError for a slice step that is not positive (no reversed views)."""
     if step is not None and step <= 0:
         raise ValueError(
             "slice step cannot be zero" if step == 0 else "step must be greater than zero"
         )
+
+
+def _slice(input, dim, start, stop, step):
+    check_step(step)
     start, stop, step = slice(start, stop, step).indices(input._data.shape[dim])
     return Slice.apply(input, dim, start, max(stop, start), step)
 

@@ -6,6 +6,7 @@ line) or both give the same dtype, shape, strides, values and node names.
 
 import pytest
 
+import teachgrad as tg
 from tests.teachgrad.autograd.test_torch_fidelity import assert_like_torch
 from tests.teachgrad.inplace._common import name, numpy
 
@@ -127,3 +128,87 @@ def test_the_layout_of_softmax_cumsum_roll_flip_any_all(op, layout):
         return facts(out), numpy(x.grad) if x.grad is not None else None
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- empty dim lists
+
+NO_DIMS = {
+    "sum": lambda x, dims, keep: x.sum(dims, keepdim=keep),
+    "mean": lambda x, dims, keep: x.mean(dims, keepdim=keep),
+    "amax": lambda x, dims, keep: x.amax(dims, keepdim=keep),
+    "amin": lambda x, dims, keep: x.amin(dims, keepdim=keep),
+    "var(correction=0)": lambda x, dims, keep: x.var(dims, keepdim=keep, correction=0),
+    "std(correction=0)": lambda x, dims, keep: x.std(dims, keepdim=keep, correction=0),
+    "norm": lambda x, dims, keep: x.norm(dim=dims, keepdim=keep),
+    "norm(p=1)": lambda x, dims, keep: x.norm(p=1, dim=dims, keepdim=keep),
+    "logsumexp": lambda x, dims, keep: x.logsumexp(dims, keepdim=keep),
+}
+
+
+# torch's var and std backward divide by the number of elements in no dims (1), not in all
+# of them: those gradients are wrong in torch (docs/differences-from-torch.md)
+WRONG_GRAD_IN_TORCH = {"var(correction=0)", "std(correction=0)"}
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (3,), ()])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dims", [(), []], ids=["()", "[]"])
+@pytest.mark.parametrize("name", NO_DIMS)
+def test_reducing_over_an_empty_list_of_dims_reduces_all_of_them(name, dims, keepdim, shape):
+    """torch reads ``dim=()`` as every dim (logsumexp can only keep them: torch's quirk)."""
+
+    def program(lib):
+        x = lib.arange(float(max(1, len(shape) * 3))).reshape(shape).double().requires_grad_()
+        out = NO_DIMS[name](x, dims, keepdim)
+        if name in WRONG_GRAD_IN_TORCH:
+            return facts(out)
+        out.sum().backward()
+        return facts(out), numpy(x.grad)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("name", sorted(WRONG_GRAD_IN_TORCH))
+def test_var_and_std_over_no_dims_differentiate_as_over_all_dims(name):
+    x = tg.arange(6.0, dtype=tg.float64).reshape(2, 3).requires_grad_()
+    NO_DIMS[name](x, (), False).backward()
+    every_dim = x.grad.clone()
+    x.grad = None
+    NO_DIMS[name](x, None, False).backward()
+    assert tg.equal(x.grad, every_dim)
+
+
+# --------------------------------------------------------------------------- errors
+
+ERRORS = {
+    "int index into an empty dim": lambda lib: lib.ones(2, 0)[:, [0]],
+    "two int indices, one into an empty dim": lambda lib: lib.ones(2, 0)[[0], [0]],
+    "int tensor index into an empty tensor": lambda lib: lib.ones(0)[lib.tensor([0, 0])],
+    "a plain int into an empty dim": lambda lib: lib.ones(0)[0],
+    "index_put_ into an empty tensor": lambda lib: lib.zeros(0).index_put_(
+        (lib.tensor([0]),), lib.tensor(1.0)
+    ),
+    "slice of a 0-d tensor": lambda lib: lib.tensor(1.0)[1:],
+    "[:] of a 0-d tensor": lambda lib: lib.tensor(1.0)[:],
+    "reversed slice of a 0-d tensor": lambda lib: lib.tensor(1.0)[::-1],
+    "zero step slice of a 0-d tensor": lambda lib: lib.tensor(1.0)[::0],
+    "[..., 1:] of a 0-d tensor": lambda lib: lib.tensor(1.0)[..., 1:],
+    "max(-1) over no elements": lambda lib: lib.ones(2, 0).max(-1),
+    "min(-1, keepdim) over no elements": lambda lib: lib.ones(2, 0).min(-1, keepdim=True),
+    "argmax(-1) over no elements": lambda lib: lib.ones(0).argmax(-1),
+    "argmin(-1) over no elements": lambda lib: lib.ones(3, 0).argmin(-1),
+    "amax(-1) over no elements": lambda lib: lib.ones(2, 0).amax(-1),
+    "norm of longs": lambda lib: lib.ones(2, dtype=lib.int64).norm(),
+    "norm of bools": lambda lib: lib.ones(2, dtype=lib.bool).norm(dim=0),
+    "inf norm over an empty dim": lambda lib: lib.ones(2, 0).norm(p=float("inf"), dim=-1),
+    "inf norm of an empty tensor": lambda lib: lib.ones(0).norm(p=float("inf")),
+    "-1 norm over dims, one empty": lambda lib: lib.ones(2, 0).norm(p=-1, dim=(0, 1)),
+    "-inf norm over a full dim": lambda lib: lib.ones(2, 0).norm(p=-float("inf"), dim=(0,)),
+    "-2 norm of an empty tensor": lambda lib: lib.ones(2, 0).norm(p=-2.0),
+    "0.5 norm over an empty dim": lambda lib: lib.ones(2, 0).norm(p=0.5, dim=1),
+}
+
+
+@pytest.mark.parametrize("program", ERRORS.values(), ids=ERRORS.keys())
+def test_errors_of_empty_and_0d_tensors(program):
+    assert_like_torch(lambda lib: facts(program(lib)))
