@@ -4,6 +4,8 @@ the same program runs on both libraries, and either both raise (same class, same
 line) or both give the same dtype, shape, strides, values and node names.
 """
 
+import math
+
 import pytest
 
 import teachgrad as tg
@@ -212,3 +214,39 @@ ERRORS = {
 @pytest.mark.parametrize("program", ERRORS.values(), ids=ERRORS.keys())
 def test_errors_of_empty_and_0d_tensors(program):
     assert_like_torch(lambda lib: facts(program(lib)))
+
+
+# --------------------------------------------------------------------------- products of bools
+
+PRODUCTS = {  # (op, shape of a, shape of b)
+    "dot": (lambda lib, a, b: a.dot(b), (2,), (2,)),
+    "dot, sizes differ": (lambda lib, a, b: a.dot(b), (3,), (2,)),
+    "mv": (lambda lib, a, b: a.mv(b), (2, 2), (2,)),
+    "mm": (lambda lib, a, b: a.mm(b), (2, 2), (2, 2)),
+    "mm, sizes differ": (lambda lib, a, b: a.mm(b), (2, 3), (2, 3)),
+    "bmm": (lambda lib, a, b: a.bmm(b), (2, 2, 2), (2, 2, 2)),
+    "1-d @ 1-d": (lambda lib, a, b: a @ b, (2,), (2,)),
+    "1-d @ 2-d": (lambda lib, a, b: a @ b, (2,), (2, 3)),
+    "2-d @ 1-d": (lambda lib, a, b: a @ b, (3, 2), (2,)),
+    "3-d @ 1-d": (lambda lib, a, b: a @ b, (2, 3, 2), (2,)),
+    "3-d @ 2-d": (lambda lib, a, b: a @ b, (2, 3, 2), (2, 2)),
+    "2-d @ 3-d": (lambda lib, a, b: a @ b, (2, 2), (2, 2, 3)),
+    "outer": (lambda lib, a, b: lib.outer(a, b), (2,), (3,)),
+    "einsum ij,jk->ik": (lambda lib, a, b: lib.einsum("ij,jk->ik", a, b), (2, 2), (2, 3)),
+    "einsum i,j->ij": (lambda lib, a, b: lib.einsum("i,j->ij", a, b), (2,), (3,)),
+    "einsum ij->j": (lambda lib, a, b: lib.einsum("ij->j", a), (2, 3), (1,)),
+    "einsum ij->ji": (lambda lib, a, b: lib.einsum("ij->ji", a), (2, 3), (1,)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int32", "int64"])
+@pytest.mark.parametrize("case", PRODUCTS.values(), ids=PRODUCTS.keys())
+def test_products_of_bools_have_no_kernel_and_integer_sums_are_int64(case, dtype):
+    op, shape_a, shape_b = case
+
+    def program(lib):
+        a = (lib.arange(math.prod(shape_a)).reshape(shape_a) % 2).to(getattr(lib, dtype))
+        b = (lib.arange(math.prod(shape_b)).reshape(shape_b) % 3).to(getattr(lib, dtype))
+        return facts(op(lib, a, b))
+
+    assert_like_torch(program)
