@@ -25,7 +25,7 @@ from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import same_device
-from .reduce import sum_to
+from .reduce import row_major, sum_to
 
 
 class _View(Builtin):
@@ -740,7 +740,8 @@ class Cat(Builtin):
         ctx.dim = dim
         ctx.sizes = [None if skip else a.shape[dim] for a, skip in zip(arrays, legacy)]
         joined = [a for a, skip in zip(arrays, legacy) if not skip]
-        return array_module(arrays[0]).concatenate(joined, axis=dim)
+        # row-major, as torch's (NumPy follows the inputs' memory order)
+        return row_major(array_module(arrays[0]).concatenate(joined, axis=dim))
 
     @staticmethod
     def backward(ctx, grad):
@@ -767,11 +768,12 @@ def cat(tensors, dim=0):
     tensors = _tensor_list(tensors, "cat")
 
     same_device(*tensors)
+    zero_d = next((i for i, t in enumerate(tensors) if t._data.ndim == 0), None)
+    if zero_d is not None:  # (checked first, as torch does)
+        raise RuntimeError(f"zero-dimensional tensor (at position {zero_d}) cannot be concatenated")
     # torch still accepts (and skips) legacy empty 1-d tensors in cat
     kept = [t for t in tensors if not (t._data.ndim == 1 and t._data.size == 0)] or tensors[:1]
     ref = kept[0]._data
-    if ref.ndim == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     dim = _wrap_dim(dim, ref.ndim)
     for i, t in enumerate(kept):
         s = t._data.shape
@@ -798,7 +800,7 @@ class Stack(Builtin):
         dt = result_type(*tensors).numpy
         arrays = [t._data if t._data.dtype == dt else t._data.astype(dt) for t in tensors]
         ctx.dim = dim
-        return array_module(arrays[0]).stack(arrays, axis=dim)
+        return row_major(array_module(arrays[0]).stack(arrays, axis=dim))  # (as cat's)
 
     @staticmethod
     def backward(ctx, grad):

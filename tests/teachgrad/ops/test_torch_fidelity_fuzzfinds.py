@@ -250,3 +250,35 @@ def test_products_of_bools_have_no_kernel_and_integer_sums_are_int64(case, dtype
         return facts(op(lib, a, b))
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- cat and stack
+
+JOINS = {
+    "cat": lambda lib, ts: lib.cat(ts),
+    "cat(dim=1)": lambda lib, ts: lib.cat(ts, 1),
+    "stack": lambda lib, ts: lib.stack(ts),
+    "stack(dim=-1)": lambda lib, ts: lib.stack(ts, -1),
+}
+PIECES = {  # each makes the list of tensors joined from a (3, 2) leaf x
+    "x.t(), x.t()": lambda lib, x: [x.t(), x.t()],
+    "x.t() alone": lambda lib, x: [x.t()],
+    "legacy empty, x.t()": lambda lib, x: [lib.zeros(0, dtype=x.dtype), x.t()],
+    "stepped": lambda lib, x: [x[::2], x[::2]],
+    "expanded": lambda lib, x: [x[:1].expand(3, 2), x],
+    "x, 0-d": lambda lib, x: [x, x[0, 0]],
+    "x, legacy empty, 0-d": lambda lib, x: [x, lib.zeros(0, dtype=x.dtype), x[0, 0]],
+    "0-d, 0-d": lambda lib, x: [x[0, 0], x[1, 1]],
+}
+
+
+@pytest.mark.parametrize("pieces", PIECES.values(), ids=PIECES.keys())
+@pytest.mark.parametrize("join", JOINS.values(), ids=JOINS.keys())
+def test_cat_and_stack_are_row_major_and_refuse_0d_tensors_by_position(join, pieces):
+    def program(lib):
+        x = lib.arange(6.0, dtype=lib.float64).reshape(3, 2).requires_grad_()
+        out = join(lib, pieces(lib, x))
+        (out * lib.arange(float(out.numel())).reshape(out.shape)).sum().backward()
+        return facts(out), numpy(x.grad)
+
+    assert_like_torch(program)
