@@ -511,7 +511,7 @@ class Tensor:
         """
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        return self._data.shape[_wrap_size_dim(dim, self._data.ndim)]
 
     @property
     def ndim(self) -> int:
@@ -594,7 +594,7 @@ class Tensor:
             strides = _row_major_strides(data.shape)  # NumPy says 0 for every dim: torch doesn't
         else:
             strides = tuple(s // data.itemsize for s in data.strides)
-        return strides if dim is None else strides[_wrap_dim(dim, data.ndim)]
+        return strides if dim is None else strides[_wrap_size_dim(dim, data.ndim)]
 
     def is_contiguous(self, memory_format=None) -> bool:
         """True if the elements lie in memory in row-major order without gaps.
@@ -861,6 +861,14 @@ def _wrap_dim(dim: int, ndim: int) -> int:
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )
     return dim % n
+
+
+def _wrap_size_dim(dim: int, ndim: int) -> int:
+    """``dim`` of ``size(dim)`` / ``stride(dim)``: a 0-d tensor has none (reductions, unlike
+    these, accept dim 0 or -1 of a 0-d tensor)."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _wrap_dim(dim, ndim)
 
 
 def type_name(value) -> str:

@@ -321,7 +321,7 @@ class Add(Builtin):
         ctx.alpha = alpha
         if alpha != 1:
             _check_alpha(alpha, x, "add")
-        out = x + y if alpha == 1 else x + alpha * y
+        out = x + y if alpha == 1 else _scaled_sum(x, alpha, y)
         return out if x.flags.c_contiguous and out.size else torch_layout(out, x, y)
 
     @staticmethod
@@ -329,6 +329,12 @@ class Add(Builtin):
         return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha), None
 
     jvp = staticmethod(linear_jvp)
+
+
+def _scaled_sum(x, alpha, y):
+    """``x + alpha * y``; for bools a bool (x or y, unless alpha is 0), as torch's."""
+    out = x + alpha * y
+    return out.astype(x.dtype) if x.dtype.kind == "b" else out
 
 
 def _is_bool(x) -> bool:
@@ -466,7 +472,10 @@ def _rounded_quotient(x, y, rounding_mode):
     (on a GPU it gives whatever the hardware gives, and checking would make the CPU wait).
     """
     xp = array_module(x if hasattr(x, "dtype") else y)
-    integer = xp.result_type(x, y).kind in "iu"
+    kind = xp.result_type(x, y).kind
+    if kind == "b":  # (operands promoted: both are bools)
+        raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for 'Bool'")
+    integer = kind in "iu"
     if integer:
         _refuse_integer_zero(x, y, xp)
     if rounding_mode == "floor":
@@ -1402,6 +1411,20 @@ def _check_tensor(x, op: str):
         )
 
 
+def _wrapped_input(input, other, op: str):
+    """``input`` of add, sub, mul or div: a Tensor, or a Python number, which torch wraps as
+    a 0-d tensor (``torch.add(2, x)`` is AddBackward0, with no edge for the 2). Made in the
+    result's dtype, it promotes as the number would."""
+    if isinstance(input, Tensor):
+        return input
+    if not isinstance(input, bool | int | float):
+        _check_tensor(input, op)
+    # (a bool stays one: it never raises the result's dtype, and sub refuses it)
+    dtype = "bool" if isinstance(input, bool) else result_type(input, other).numpy
+    array = numpy_module().asarray(input, dtype)
+    return wrap_array(to_device(array, other.device) if isinstance(other, Tensor) else array)
+
+
 def add(input, other, *, alpha=1):
     """``input + alpha * other``, broadcasting.
 
@@ -1409,8 +1432,7 @@ def add(input, other, *, alpha=1):
     >>> tg.add(tg.tensor([1.0, 2.0]), tg.tensor([10.0, 20.0]), alpha=2)
     tensor([21., 42.])
     """
-    _check_tensor(input, "add")
-    return Add.apply(input, other, alpha)
+    return Add.apply(_wrapped_input(input, other, "add"), other, alpha)
 
 
 def sub(input, other, *, alpha=1):
@@ -1420,8 +1442,7 @@ def sub(input, other, *, alpha=1):
     >>> tg.sub(tg.tensor([5.0]), tg.tensor([1.0]), alpha=3)
     tensor([2.])
     """
-    _check_tensor(input, "sub")
-    return Sub.apply(input, other, alpha)
+    return Sub.apply(_wrapped_input(input, other, "sub"), other, alpha)
 
 
 def mul(input, other):
@@ -1431,8 +1452,7 @@ def mul(input, other):
     >>> tg.mul(tg.tensor([1.0, 2.0]), 3)
     tensor([3., 6.])
     """
-    _check_tensor(input, "mul")
-    return Mul.apply(input, other)
+    return Mul.apply(_wrapped_input(input, other, "mul"), other)
 
 
 def div(input, other, *, rounding_mode=None):
@@ -1442,6 +1462,7 @@ def div(input, other, *, rounding_mode=None):
     >>> tg.div(tg.tensor([1, 3]), 2)
     tensor([0.5000, 1.5000])
     """
+    input = _wrapped_input(input, other, "div")
     if rounding_mode is not None:
         if rounding_mode not in ("trunc", "floor"):
             raise RuntimeError(
@@ -1449,8 +1470,6 @@ def div(input, other, *, rounding_mode=None):
                 f"'{rounding_mode}'"
             )
         return DivRounding.apply(input, other, rounding_mode)
-    if not isinstance(input, Tensor):
-        return reciprocal(other) * input  # number / tensor: torch records it the same way
     return Div.apply(input, other)
 
 

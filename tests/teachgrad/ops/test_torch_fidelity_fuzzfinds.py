@@ -10,7 +10,7 @@ import pytest
 
 import teachgrad as tg
 from tests.teachgrad.autograd.test_torch_fidelity import assert_like_torch
-from tests.teachgrad.inplace._common import name, numpy
+from tests.teachgrad.inplace._common import name, node_name, numpy
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
 
@@ -282,3 +282,72 @@ def test_cat_and_stack_are_row_major_and_refuse_0d_tensors_by_position(join, pie
         return facts(out), numpy(x.grad)
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- a number first
+
+NUMBER_FIRST = {
+    "add": lambda lib, n, x: lib.add(n, x),
+    "add(alpha=2)": lambda lib, n, x: lib.add(n, x, alpha=2),
+    "sub": lambda lib, n, x: lib.sub(n, x),
+    "mul": lambda lib, n, x: lib.mul(n, x),
+    "div": lambda lib, n, x: lib.div(n, x),
+    "n / x (the operator)": lambda lib, n, x: n / x,
+    "div(rounding_mode='floor')": lambda lib, n, x: lib.div(n, x, rounding_mode="floor"),
+}
+NUMBERS = [2, 2.5, True]
+SECONDS = {  # the second operand
+    "float64 leaf": lambda lib: lib.tensor([[1.0, -2.0], [4.0, 0.5]], dtype=lib.float64),
+    "float64 transposed": lambda lib: lib.tensor([[1.0, -2.0], [4.0, 0.5]], dtype=lib.float64).t(),
+    "float32 0-d": lambda lib: lib.tensor(4.0),
+    "int64": lambda lib: lib.tensor([1, 2]),
+    "int32 0-d": lambda lib: lib.tensor(3, dtype=lib.int32),
+    "bool": lambda lib: lib.tensor([True, False]),
+    "a number": lambda lib: 4,
+    "a float": lambda lib: 0.5,
+}
+
+
+@pytest.mark.parametrize("second", SECONDS.values(), ids=SECONDS.keys())
+@pytest.mark.parametrize("number", NUMBERS, ids=repr)
+@pytest.mark.parametrize("op", NUMBER_FIRST.values(), ids=NUMBER_FIRST.keys())
+def test_a_number_as_the_first_operand_is_wrapped_as_torch_does(op, number, second):
+    """``torch.add(2, x)`` records AddBackward0 whose first edge is empty."""
+
+    def program(lib):
+        x = second(lib)
+        if isinstance(x, lib.Tensor) and x.is_floating_point():
+            x.requires_grad_()
+        out = op(lib, number, x)
+        if not out.requires_grad:
+            return facts(out)
+        out.sum().backward()
+        edges = [node_name(fn) for fn, _ in out.grad_fn.next_functions]
+        return facts(out), edges, numpy(x.grad if x.is_leaf else x._base.grad)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+@pytest.mark.parametrize("first", [None, [1.0], "2"], ids=repr)
+def test_a_first_operand_neither_tensor_nor_number_is_a_type_error(op, first):
+    assert_like_torch(lambda lib: getattr(lib, op)(first, lib.ones(2)))
+
+
+BOOL_ARITHMETIC = {
+    "bools // True": lambda lib, x: x // True,
+    "bools // bools": lambda lib, x: x // x,
+    "div(bools, bools, rounding_mode='trunc')": lambda lib, x: x.div(x, rounding_mode="trunc"),
+    "div(bools, True, rounding_mode='floor')": lambda lib, x: x.div(True, rounding_mode="floor"),
+    "div(bools, 2, rounding_mode='floor')": lambda lib, x: x.div(2, rounding_mode="floor"),
+    "add(bools, bools, alpha=2)": lambda lib, x: lib.add(x, x, alpha=2),
+    "add(bools, True, alpha=0)": lambda lib, x: lib.add(x, True, alpha=0),
+    "add(bools, ints, alpha=2)": lambda lib, x: lib.add(x, x.long(), alpha=2),
+    "bools / bools": lambda lib, x: x / x,
+}
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("op", BOOL_ARITHMETIC.values(), ids=BOOL_ARITHMETIC.keys())
+def test_rounded_quotients_of_bools_have_no_kernel_and_scaled_sums_stay_bool(op, transposed):
+    assert_like_torch(lambda lib: facts(op(lib, bools(lib, transposed))))
