@@ -351,3 +351,22 @@ BOOL_ARITHMETIC = {
 @pytest.mark.parametrize("op", BOOL_ARITHMETIC.values(), ids=BOOL_ARITHMETIC.keys())
 def test_rounded_quotients_of_bools_have_no_kernel_and_scaled_sums_stay_bool(op, transposed):
     assert_like_torch(lambda lib: facts(op(lib, bools(lib, transposed))))
+
+
+# --------------------------------------------------------------------------- small ones
+
+SMALL = {
+    "size(0) of a 0-d tensor": lambda lib: lib.tensor(1.0).size(0),
+    "size(-1) of a 0-d tensor": lambda lib: lib.tensor(1.0).size(-1),
+    "stride(0) of a 0-d tensor": lambda lib: lib.tensor(1.0).stride(0),
+    "stride(1) of a 0-d tensor": lambda lib: lib.tensor(1.0).stride(1),
+    "size(2) of a 1-d tensor": lambda lib: lib.ones(2).size(2),
+    "stride(-1) of a 1-d tensor": lambda lib: lib.ones(2).stride(-1),
+    "detach_() of a view": lambda lib: (lib.ones(3, 3) * 1).t().detach_(),
+    "detach_() of a view of a leaf": lambda lib: lib.ones(3, requires_grad=True)[1:].detach_(),
+}
+
+
+@pytest.mark.parametrize("program", SMALL.values(), ids=SMALL.keys())
+def test_small_differences(program):
+    assert_like_torch(program)
