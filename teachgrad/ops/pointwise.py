@@ -711,6 +711,14 @@ def _refuse_bool_power(promoted):
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
 
 
+def _power_slope(grad, a, b):
+    """grad · d(a ** b)/da = grad · b a^(b-1), 0 where b == 0 (even at a == 0, where a ** -1
+    is inf). The 1 put in for b - 1 there is an int, so that an integer b keeps its dtype: a
+    float one would make a float32 exponent, and with it a float32 power of a float64 a."""
+    zero_exponent = b == 0
+    return where(zero_exponent, 0.0, grad * (b * a ** where(zero_exponent, 1, b - 1)))
+
+
 def _masked_log(base, exponent_or_none):
     """log(base), with 0 where base == 0 (and the exponent >= 0), like torch's pow backward."""
     zero_base = base == 0
@@ -745,23 +753,15 @@ class Pow(Builtin):
     def backward(ctx, grad):
         a, b, result = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        zero_exponent = b == 0  # d(a ** 0)/da is 0, even at a == 0 (where a ** -1 would be inf)
-        grad_a = None
-        if need_a:
-            grad_a = where(zero_exponent, 0.0, grad * b * a ** where(zero_exponent, 1.0, b - 1))
-        grad_b = grad * result * _masked_log(a, b) if need_b else None
+        grad_a = _power_slope(grad, a, b) if need_a else None
+        grad_b = grad * result * _masked_log(a.to(result.dtype), b) if need_b else None
         return grad_a, grad_b
 
     @staticmethod
     def jvp(ctx, ta, tb):  # d(a ** b) = b a^(b-1) da + a^b log(a) db
         a, b = ctx.inputs
-        zero_exponent = b == 0
-        da = (
-            None
-            if ta is None
-            else where(zero_exponent, 0.0, ta * b * a ** where(zero_exponent, 1.0, b - 1))
-        )
-        db = None if tb is None else tb * ctx.result * _masked_log(a, b)
+        da = None if ta is None else _power_slope(ta, a, b)
+        db = None if tb is None else tb * ctx.result * _masked_log(a.to(ctx.result.dtype), b)
         return tangent_sum(da, db)
 
 

@@ -98,6 +98,8 @@ def sum_to(x, shape):
     have = x._data.shape
     if have == shape:
         return x
+    if not shape:  # to a 0-d tensor: the sum of all, SumBackward0 (torch's sum_to calls sum())
+        return SumAll.apply(x, None)
     lead = len(have) - len(shape)
     inner = tuple(lead + i for i, s in enumerate(shape) if s == 1 and have[lead + i] != 1)
     if not inner:  # only leading dims to remove (a bias, say): one sum gives the shape

@@ -370,3 +370,34 @@ SMALL = {
 @pytest.mark.parametrize("program", SMALL.values(), ids=SMALL.keys())
 def test_small_differences(program):
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- mixed-dtype powers
+
+POWER_DTYPES = ["float64", "float32", "int64"]
+
+
+@pytest.mark.parametrize("exponent_dtype", POWER_DTYPES)
+@pytest.mark.parametrize("base_dtype", POWER_DTYPES)
+@pytest.mark.parametrize("base_shape", [(), (3, 1)], ids=["0-d base", "(3, 1) base"])
+def test_powers_of_mixed_dtypes_differentiate_in_the_result_dtype(
+    base_dtype, exponent_dtype, base_shape
+):
+    """torch computes both derivatives of ``a ** b`` in the result's dtype: an integer
+    exponent must not turn a float64 power into a float32 one, nor log(a) stay float32."""
+
+    def program(lib):
+        base = lib.full(base_shape, 1.3 if base_dtype != "int64" else 2)
+        base = base.to(getattr(lib, base_dtype))
+        exponent = lib.tensor(
+            [[2.0, 3.0, -1.0, 0.0]] if exponent_dtype != "int64" else [[2, 3, 1, 0]]
+        )
+        exponent = exponent.to(getattr(lib, exponent_dtype))
+        leaves = [t.requires_grad_() for t in (base, exponent) if t.is_floating_point()]
+        out = base**exponent
+        if not leaves:
+            return facts(out)
+        grads = lib.autograd.grad(out.sum(), leaves, create_graph=True)
+        return facts(out), [facts(g) for g in grads]
+
+    assert_like_torch(program)
