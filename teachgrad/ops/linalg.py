@@ -217,9 +217,10 @@ def _rows(a) -> int:
     return math.prod(a.shape[:-1]) if a.ndim > 1 else 1
 
 
-def _refuse_bools(kernel, a):
-    """torch's products have no kernel for bools (run after the shape checks, as torch's)."""
-    if a._data.dtype.kind == "b":
+def _refuse_bools(kernel, a, b=None):
+    """torch's products have no kernel for bools (run after the shape checks, as torch's).
+    Only dot runs it on empty operands: the others fill the result with zeros instead."""
+    if a._data.dtype.kind == "b" and (b is None or a._data.size and b._data.size):
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for 'Bool'\n  For a logical product, multiply ints: "
             "(a.long() @ b.long()) > 0."
@@ -246,7 +247,7 @@ def _check_mv_sizes(a, b):
             f"size mismatch, got input ({n}), mat ({n}x{a.shape[-1]}), vec ({b.shape[0]})",
             _inner_hint(a, b),
         )
-    _refuse_bools("addmv_impl_cpu", a)
+    _refuse_bools("addmv_impl_cpu", a, b)
 
 
 def _check_mm_sizes(a, b):
@@ -255,7 +256,7 @@ def _check_mm_sizes(a, b):
             f"mat1 and mat2 shapes cannot be multiplied ({_rows(a)}x{a.shape[-1]} and {b.shape[0]}x{b.shape[1]})",
             _inner_hint(a, b),
         )
-    _refuse_bools("addmm_impl_cpu_", a)
+    _refuse_bools("addmm_impl_cpu_", a, b)
 
 
 def _check_bmm_sizes(a, b, batch_a, batch_b):
@@ -265,7 +266,7 @@ def _check_bmm_sizes(a, b, batch_a, batch_b):
             f"got: [{batch_b}, {b.shape[-2]}].",
             _inner_hint(a, b),
         )
-    _refuse_bools("bmm", a)
+    _refuse_bools("bmm", a, b)
 
 
 @recorded_as("aten::matmul")
@@ -623,7 +624,7 @@ def einsum(equation, *operands):
                     f"expected scalar type {scalar_name(first)} but found {scalar_name(other)}",
                     "einsum's operands must have one dtype: convert them first, e.g. b.to(a.dtype).",
                 )
-        _refuse_bools("bmm", operands[0])
+        _refuse_bools("bmm", *operands[:2])
     if len(operands) == 1 and summed and operands[0]._data.dtype.kind in "biu":
         operands = (operands[0].long(),)  # torch sums ints and bools as int64
     cls = EinsumMul if not summed else EinsumSum if len(operands) == 1 else Einsum

@@ -1296,12 +1296,14 @@ def _softmax_input(input, dim, dtype, name):
             stacklevel=3,
         )
         dim = 0 if input.ndim in (0, 1, 3) else 1
-    if not input.is_floating_point():
+    dim = _wrap_dim(dim, input.ndim)
+    if not input.is_floating_point():  # (torch's kernel for the last dim has its own name)
+        kernel = f"{name}_lastdim_kernel_impl" if dim >= input.ndim - 1 else f"{name}_kernel_impl"
         raise NotImplementedError(
-            f"\"{name}\" not implemented for '{scalar_type_name(input)}'\n  {name} needs floating point "
-            "input: pass dtype=teachgrad.float32, or call .float() first."
+            f"\"{kernel}\" not implemented for '{scalar_type_name(input)}'\n  {name} needs floating "
+            "point input: pass dtype=teachgrad.float32, or call .float() first."
         )
-    return input, _wrap_dim(dim, input.ndim)
+    return input, dim
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):

@@ -179,13 +179,13 @@ class Mean(_Reduction):
     @staticmethod
     @quiet
     def forward(ctx, a, dim, keepdim=False):
-        dims = _Reduction.remember(ctx, a, dim, keepdim)
         x = a._data
-        if x.dtype.kind != "f":
+        if x.dtype.kind != "f":  # (checked before the dims, as torch does)
             raise RuntimeError(
                 "mean(): could not infer output dtype. Input dtype must be either a floating point or "
                 f"complex dtype. Got: {scalar_type_name(a)}\n  Hint: call .float() first."
             )
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
         ctx.count = count = _count(x.shape, dims)
         if count <= 1 << 24 and x.dtype.itemsize > 2:
             # NumPy's mean is this sum and division behind a slow Python wrapper. (It is exactly
@@ -297,8 +297,8 @@ class Var(_Weighted):
 
     @staticmethod
     def forward(ctx, a, dim, correction, keepdim):
-        dims = _Reduction.remember(ctx, a, dim, keepdim)
         _float_only(a, "std and var only support floating point and complex dtypes")
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
         ctx.to_save = (a, None)  # (the result is not needed)
         ctx.divisor = _count(a._data.shape, dims) - correction
         return _spread("var", a, dims, correction, keepdim, ctx.divisor)
@@ -316,8 +316,8 @@ class Std(_Weighted):
 
     @staticmethod
     def forward(ctx, a, dim, correction, keepdim):
-        dims = _Reduction.remember(ctx, a, dim, keepdim)
         _float_only(a, "std and var only support floating point and complex dtypes")
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
         ctx.divisor = _count(a._data.shape, dims) - correction
         return _spread("std", a, dims, correction, keepdim, ctx.divisor)
 
@@ -548,12 +548,12 @@ class Norm(_Weighted):
     @staticmethod
     @quiet
     def forward(ctx, a, p, dim, keepdim=False):
-        dims = _Reduction.remember(ctx, a, dim, keepdim)
         _float_only(
             a,
             "linalg.vector_norm: Expected a floating point or complex tensor as input. "
             f"Got {scalar_type_name(a)}",
         )
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
         if a._data.size == 0 and (p < 0 or p == math.inf):
             _refuse_norm_of_nothing(a._data.shape, p, dim)
         ctx.p = p

@@ -876,12 +876,12 @@ def unbind(input, dim=0):
     >>> [t.tolist() for t in tg.arange(4).reshape(2, 2).unbind(1)]
     [[0, 2], [1, 3]]
     """
+    dim = _wrap_dim(dim, input._data.ndim)  # (of a 0-d tensor, -1 is dim 0 in the error below)
     if input._data.ndim == 0:
         raise IndexError(
             f"Dimension specified as {dim} but tensor has no dimensions\n  A 0-d tensor has no dim "
             "to unbind."
         )
-    dim = _wrap_dim(dim, input._data.ndim)
     out = Unbind.apply(input, dim)
     return out if isinstance(out, tuple) else (out,)
 

@@ -401,3 +401,42 @@ def test_powers_of_mixed_dtypes_differentiate_in_the_result_dtype(
         return facts(out), [facts(g) for g in grads]
 
     assert_like_torch(program)
+
+
+MORE_ERRORS = {
+    "mm of empty bools": lambda lib: lib.ones(2, 0, dtype=lib.bool).mm(
+        lib.ones(0, 2, dtype=lib.bool)
+    ),
+    "mv of empty bools": lambda lib: lib.ones(0, 2, dtype=lib.bool).mv(lib.ones(2, dtype=lib.bool)),
+    "bmm of empty bools": lambda lib: lib.ones(2, 2, 0, dtype=lib.bool).bmm(
+        lib.ones(2, 0, 2, dtype=lib.bool)
+    ),
+    "dot of empty bools": lambda lib: lib.ones(0, dtype=lib.bool).dot(lib.ones(0, dtype=lib.bool)),
+    "softmax of longs, last dim": lambda lib: lib.ones(3, dtype=lib.int64).softmax(0),
+    "softmax of longs, first dim": lambda lib: lib.ones(3, 2, dtype=lib.int64).softmax(0),
+    "log_softmax of bools, last dim": lambda lib: lib.log_softmax(
+        lib.ones(3, 2, dtype=lib.bool), -1
+    ),
+    "log_softmax of bools, first dim": lambda lib: lib.log_softmax(
+        lib.ones(3, 2, dtype=lib.bool), 0
+    ),
+    "softmax of a 0-d long": lambda lib: lib.tensor(1).softmax(0),
+    "softmax of a 0-d long, bad dim": lambda lib: lib.tensor(1).softmax(2),
+    "unbind(-1) of a 0-d tensor": lambda lib: lib.tensor(1.0).unbind(-1),
+    "unbind(1) of a 0-d tensor": lambda lib: lib.tensor(1.0).unbind(1),
+    "mean of bools over repeated dims": lambda lib: lib.ones(2, 3, dtype=lib.bool).mean((-1, 1)),
+    "var of longs over repeated dims": lambda lib: lib.ones(2, 3, dtype=lib.int64).var((0, 0)),
+    "std of longs over repeated dims": lambda lib: lib.ones(2, 3, dtype=lib.int64).std((0, -2)),
+    "norm of bools over repeated dims": lambda lib: lib.ones(2, 3, dtype=lib.bool).norm(
+        p=1, dim=(0, -2)
+    ),
+    "mean of floats over repeated dims": lambda lib: lib.ones(2, 3).mean((0, 0)),
+    "one_hot of a transposed tensor": lambda lib: lib.nn.functional.one_hot(
+        lib.tensor([[0, 2], [1, 0], [2, 2]]).t()
+    ),
+}
+
+
+@pytest.mark.parametrize("program", MORE_ERRORS.values(), ids=MORE_ERRORS.keys())
+def test_kernel_names_and_check_order(program):
+    assert_like_torch(lambda lib: facts(program(lib)))
