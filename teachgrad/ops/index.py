@@ -400,6 +400,28 @@ def _check_bounds(integer_indices) -> None:
             raise IndexError(f"index {value} is out of bounds for dimension {dim} with size {size}")
 
 
+def _lone_mask(key) -> bool:
+    """The key is one bool mask (as given, before it is checked)."""
+    if not (isinstance(key, tuple) and len(key) == 1 and hasattr(key[0], "dtype")):
+        return False
+    return key[0].dtype.kind == "b"
+
+
+def _check_fits(xp, values, target) -> None:
+    """torch's error when ``values`` do not broadcast to the indexed ``target`` (naming the
+    values' shape without its leading 1s, which torch drops first)."""
+    shape = list(xp.shape(values))
+    while shape and shape[0] == 1:
+        shape.pop(0)
+    try:
+        xp.broadcast_shapes(tuple(shape), target.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {shape} cannot be broadcast to indexing "
+            f"result of shape {list(target.shape)}"
+        ) from None
+
+
 class IndexPut(Builtin):
     """``x`` with ``x[key]`` set to (or, with ``accumulate``, increased by) ``values``."""
 
@@ -411,28 +433,31 @@ class IndexPut(Builtin):
     def forward(ctx, a, key, values, accumulate):
         # index_put and x[idx] = v (index_put_) hand their key over unchecked; the backward
         # writes with the key checked here, which is not checked again
+        # torch fills one value through a lone mask (masked_fill_, which casts it)
+        fill = not accumulate and _lone_mask(key) and getattr(values, "numel", int)() == 1
         if not isinstance(key, _CheckedKey):
             key = _checked_key(a, key)
         ctx.to_save, ctx.accumulate = (key,), accumulate  # (saved: a second backward is an error)
         xp = array_module(a)
         out = a._data.copy()
-        if isinstance(values, Tensor) and values._data.dtype != out.dtype:
-            raise RuntimeError(
-                "Index put requires the source and destination dtypes match, got "
-                f"{scalar_type_name(a)} for the destination and {scalar_type_name(values)} for the "
-                "source.\n  Convert the values first, e.g. values.to(x.dtype)."
-            )
         v = values._data if isinstance(values, Tensor) else values
+        if isinstance(values, Tensor) and v.dtype != out.dtype:
+            if not fill:
+                _check_fits(xp, v, out[key])  # (torch checks the shapes first)
+                raise RuntimeError(
+                    "Index put requires the source and destination dtypes match, got "
+                    f"{scalar_type_name(a)} for the destination and {scalar_type_name(values)} for "
+                    "the source.\n  Convert the values first, e.g. values.to(x.dtype)."
+                )
+            v = v.reshape(()).astype(out.dtype)
         try:
             if accumulate:
                 xp.add.at(out, key, v)
             else:
                 out[key] = v
         except ValueError:
-            raise RuntimeError(
-                f"shape mismatch: value tensor of shape {list(xp.shape(v))} cannot be broadcast to indexing result "
-                f"of shape {list(out[key].shape)}"
-            ) from None
+            _check_fits(xp, v, out[key])
+            raise
         return out
 
     @staticmethod

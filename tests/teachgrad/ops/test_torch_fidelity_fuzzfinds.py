@@ -440,3 +440,56 @@ MORE_ERRORS = {
 @pytest.mark.parametrize("program", MORE_ERRORS.values(), ids=MORE_ERRORS.keys())
 def test_kernel_names_and_check_order(program):
     assert_like_torch(lambda lib: facts(program(lib)))
+
+
+# --------------------------------------------------------------------------- writing in place
+
+WRITES = {
+    "ints /= ints": lambda lib, x: x.long().__itruediv__(x.long()),
+    "ints.div_(ints)": lambda lib, x: x.long().div_(x.long()),
+    "copy_(0.5)": lambda lib, x: x.copy_(0.5),
+    "copy_(True) into ints": lambda lib, x: x.long().copy_(True),
+    "copy_(2) of a graph": lambda lib, x: (x * 1).copy_(2),
+    "copy_('a')": lambda lib, x: x.copy_("a"),
+    "copy_(None)": lambda lib, x: x.copy_(None),
+    "index_put_ of a number": lambda lib, x: x.index_put_((lib.tensor([0]),), 2),
+    "x[int tensor] = number": lambda lib, x: x.__setitem__(lib.tensor([0]), 2),
+    "x[0] = 1-d": lambda lib, x: x.__setitem__(0, lib.ones(2, 3)),
+    "bools[0] = 1-d bools": lambda lib, x: (x > 0).__setitem__(0, lib.ones(2, 3, dtype=lib.bool)),
+    "longs[0] = 1-d longs": lambda lib, x: x.long().__setitem__(0, lib.ones(2, 3, dtype=lib.int64)),
+    "x[mask] = 0-d float32": lambda lib, x: x.__setitem__(x > 0, lib.tensor(2.0)),
+    "x[mask] = (1, 1) float32": lambda lib, x: x.index_put_((x > 0,), lib.ones(1, 1)),
+    "x[mask, 0] = 0-d float32": lambda lib, x: x.__setitem__((x[:, 0] > 0, 0), lib.tensor(2.0)),
+    "x[mask] += 0-d float32": lambda lib, x: x.index_put_(
+        (x > 0,), lib.tensor(2.0), accumulate=True
+    ),
+    "x[ints] = 0-d float32": lambda lib, x: x.__setitem__(lib.tensor([0, 1]), lib.tensor(2.0)),
+    "bools[ints] = 3 floats": lambda lib, x: (x > 0).__setitem__(lib.tensor([0, 0]), lib.ones(3)),
+    "x[mask] = (1, 3)": lambda lib, x: x.__setitem__(x > 0, lib.ones(1, 3, dtype=x.dtype)),
+    "x[ints] = (1, 1, 4)": lambda lib, x: x.__setitem__(lib.tensor([0]), lib.ones(1, 1, 4)),
+    "x[ints] = (1, 1, 2)": lambda lib, x: x.__setitem__(lib.tensor([0]), lib.ones(1, 1, 2)),
+}
+
+
+@pytest.mark.parametrize("write", WRITES.values(), ids=WRITES.keys())
+def test_in_place_writes_of_other_dtypes_and_shapes(write):
+    """Values of another dtype: torch casts one value filled through a lone mask (and a
+    number given to copy_); otherwise it checks the shapes, then refuses the dtype."""
+
+    def program(lib):
+        x = lib.tensor([[1.0, -2.0], [0.5, 3.0], [-1.0, 2.0]], dtype=lib.float64)
+        out = write(lib, x)
+        return facts(x if out is None else out)
+
+    assert_like_torch(program)
+
+
+def test_a_value_filled_through_a_mask_gets_its_gradient_in_its_own_dtype():
+    def program(lib):
+        x = lib.ones(3, requires_grad=True).clone()
+        v = lib.tensor(2.0, dtype=lib.float64, requires_grad=True)
+        x[x > 0] = v
+        (x * lib.arange(3.0)).sum().backward()
+        return facts(x), facts(v.grad)
+
+    assert_like_torch(program)
