@@ -427,8 +427,11 @@ _METHODS = {
     "__rmod__": _rmod,
     "__pow__": pow,
     "__rpow__": lambda self, other: pow(other, self),
-    "__matmul__": matmul,
-    "__rmatmul__": lambda self, other: matmul(other, self),
+    # (only tensors multiply as matrices: anything else gives Python its turn, as in torch)
+    "__matmul__": lambda self, other: (
+        matmul(self, other) if isinstance(other, Tensor) else NotImplemented
+    ),
+    "__rmatmul__": lambda self, other: NotImplemented,  # (called only for a non-tensor other)
     "__neg__": _fast(neg, _P.Neg),
     "__abs__": abs,
     "__eq__": _operator(eq),

@@ -20,7 +20,7 @@ import string
 from .._backend import array_module, quiet, result_type
 from .._printing import scalar_name
 from .._profiling import recorded_as
-from .._tensor import wrap_array
+from .._tensor import Tensor, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import tangent_sum
 from ..autograd.grad_mode import is_grad_enabled
@@ -277,6 +277,9 @@ def matmul(input, other):
     >>> (tg.ones(4, 2, 3) @ tg.ones(3, 5)).shape, (tg.ones(3) @ tg.ones(3))
     (teachgrad.Size([4, 2, 5]), tensor(3.))
     """
+    for t, which in ((input, "'input' (position 1)"), (other, "'other' (position 2)")):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"matmul(): argument {which} must be Tensor, not {type_name(t)}")
     same_device(input, other)
     a, b = input._data.ndim, other._data.ndim
     if a == 0 or b == 0:

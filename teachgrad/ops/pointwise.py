@@ -705,6 +705,18 @@ class PowScalar(Builtin):
         return t * 0 if p == 0 else t * p * a ** (p - 1)
 
 
+def _power(x, y):
+    """``x ** y``; for integers a negative exponent gives what torch's kernel gives (1 for a
+    base of 1, ±1 for -1, else 0) where NumPy refuses."""
+    array = x if hasattr(x, "dtype") else y  # (Rpow's base is a number)
+    if array.dtype.kind not in "iu":
+        return x**y
+    xp = array_module(array)
+    negative = y < 0
+    whole = x ** xp.where(negative, -y, y)  # (|y|: the sign pattern of (-1) ** y)
+    return xp.where(negative & (xp.abs(x) != 1), 0, whole).astype(whole.dtype)
+
+
 def _refuse_bool_power(promoted):
     """torch has no power of two bools (only ``bool_tensor ** True`` or ``** False``)."""
     if promoted.dtype.kind == "b":
@@ -743,7 +755,7 @@ class Pow(Builtin):
     def forward(ctx, a, b):
         x, y = operands(a, b)
         _refuse_bool_power(x)
-        return torch_layout(x**y, x, y)
+        return torch_layout(_power(x, y), x, y)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -780,7 +792,7 @@ class Rpow(Builtin):
         _refuse_bool_power(y)
         ctx.base = base
         # row-major whatever the exponent's layout: torch writes into a fresh result tensor
-        return with_strides(x**y, contiguous_strides(y.shape))
+        return with_strides(_power(x, y), contiguous_strides(y.shape))
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -1638,9 +1650,25 @@ def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
     """
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(input, Tensor) and input._data.dtype.kind == "b":
+        _refuse_bool_clamp(input, min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return ClampTensor.apply(input, min, max)
     return ClampScalar.apply(input, min, max)
+
+
+def _refuse_bool_clamp(input, min, max):  # noqa: A002 - torch's names
+    """torch has no clamp kernel for a bool result, but for one tensor bound (which it
+    computes as maximum or minimum)."""
+    bounds = [b for b in (min, max) if b is not None]
+    if result_type(input, *bounds).numpy.kind != "b":
+        return
+    tensors = sum(isinstance(b, Tensor) for b in bounds)
+    if tensors == 1 and len(bounds) == 1:
+        return
+    which = "" if len(bounds) == 2 else "min_" if min is not None else "max_"
+    kernel = "clamp_cpu" if tensors else f"clamp_{which}scalar_cpu"
+    raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 @recorded_as("aten::clip")

@@ -493,3 +493,57 @@ def test_a_value_filled_through_a_mask_gets_its_gradient_in_its_own_dtype():
         return facts(x), facts(v.grad)
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- integer powers, clamp of bools, @
+
+INTEGER_POWERS = {
+    "ints ** negative ints": lambda lib: (
+        lib.tensor([0, 1, -1, 2, -2]) ** lib.tensor([-1, -1, -3, -2, -2])
+    ),
+    "ints ** mixed ints": lambda lib: lib.tensor([[3, -1], [1, 0]]) ** lib.tensor([2, -1]),
+    "int32 ** int32": lambda lib: (
+        lib.tensor([3, -2], dtype=lib.int32) ** lib.tensor([2, 3], dtype=lib.int32)
+    ),
+    "0-d int ** negative 0-d": lambda lib: lib.tensor(3) ** lib.tensor(-2),
+    "2 ** negative ints": lambda lib: 2 ** lib.tensor([-1, 0, 2]),
+    "pow(-1, negative ints)": lambda lib: lib.pow(-1, lib.tensor([-1, -2, -3])),
+    "bools ** negative ints": lambda lib: lib.tensor([True, False]) ** lib.tensor([-1, -2]),
+    "floats ** negative ints": lambda lib: lib.tensor([2.0, 4.0]) ** lib.tensor([-1, -2]),
+    "ints ** -1 (a number)": lambda lib: lib.tensor([1, 2]) ** -1,
+}
+CLAMPS = {
+    "min=True": lambda lib, x: x.clamp(min=True),
+    "max=False": lambda lib, x: x.clamp(max=False),
+    "False, True": lambda lib, x: x.clamp(False, True),
+    "0, 1 (ints)": lambda lib, x: x.clamp(0, 1),
+    "min=tensor(True)": lambda lib, x: x.clamp(min=lib.tensor(True)),
+    "max=bool tensor": lambda lib, x: x.clamp(max=lib.tensor([True, False, True])),
+    "two bool tensors": lambda lib, x: x.clamp(lib.tensor(False), lib.tensor(True)),
+    "clamp_(min=True)": lambda lib, x: x.clamp_(min=True),
+}
+MATMULS = {
+    "x @ 0": lambda lib, x: x @ 0,
+    "0 @ x": lambda lib, x: 0 @ x,
+    "x @ 1.5": lambda lib, x: x @ 1.5,
+    "matmul(x, 0)": lambda lib, x: lib.matmul(x, 0),
+    "matmul(0, x)": lambda lib, x: lib.matmul(0, x),
+    "x @ None": lambda lib, x: x @ None,
+    "x @ x": lambda lib, x: x @ x,
+}
+
+
+@pytest.mark.parametrize("program", INTEGER_POWERS.values(), ids=INTEGER_POWERS.keys())
+def test_integer_powers_with_negative_exponent_tensors(program):
+    """torch's integer kernel: 1 for a base of 1, ±1 for -1, else 0 (a number exponent raises)."""
+    assert_like_torch(lambda lib: facts(program(lib)))
+
+
+@pytest.mark.parametrize("clamp", CLAMPS.values(), ids=CLAMPS.keys())
+def test_clamping_bools_to_a_bool_has_no_kernel(clamp):
+    assert_like_torch(lambda lib: facts(clamp(lib, lib.tensor([True, False, True]))))
+
+
+@pytest.mark.parametrize("product", MATMULS.values(), ids=MATMULS.keys())
+def test_matmul_with_a_non_tensor_is_a_type_error(product):
+    assert_like_torch(lambda lib: facts(product(lib, lib.ones(2))))
