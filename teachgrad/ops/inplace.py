@@ -45,6 +45,7 @@ from ..autograd.tape import Node, SavedTensor, _short, stamp, torch_cpp_node
 from ..autograd.tape import _dense as dense
 from . import index, pointwise
 from .index import Index, _IndexPut, _is_advanced
+from .linalg import _C_NAMES
 from .pointwise import broadcast_shape, constant_zeros, where
 from .views import basic_getitem
 
@@ -502,7 +503,7 @@ def _write(x, out, op: str) -> None:
         if _CATEGORY[data.dtype.kind] > _CATEGORY[x._data.dtype.kind]:
             raise RuntimeError(
                 f"result type {_type_word(data.dtype)} can't be cast to the desired output type "
-                f"{_type_word(x._data.dtype)}"
+                f"{_C_NAMES[x._data.dtype.name] if op in _C_NAMED else _type_word(x._data.dtype)}"
             )
         data = data.astype(x._data.dtype)
     x._data[...] = data
@@ -510,6 +511,7 @@ def _write(x, out, op: str) -> None:
 
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+_C_NAMED = {"clamp_", "clip_"}  # their error names the output type in C++ ("long int")
 
 
 def _type_word(np_dtype) -> str:
@@ -725,6 +727,9 @@ def setitem(x, key, value) -> None:
         _index_put_(target, tuple(advanced), value)
     elif isinstance(value, Tensor) and (value._data.ndim or not target._data.ndim):
         # (a 0-d target is copied into even from a 0-d value: torch's node is CopyBackwards)
+        if value.shape != target.shape:
+            with no_grad():
+                value.expand(target.shape)  # torch's error when the value does not fit
         inplace(target, "__setitem__", _copy, value)
     elif not target._data.ndim:  # a number into a 0-d target: a copy of it, as torch
         value = wrap_array(array_module(x).asarray(value, dtype=x._data.dtype))

@@ -686,7 +686,7 @@ class PowScalar(Builtin):
         x = a._data
         if x.dtype.kind != "f" and isinstance(exponent, float):
             x = float_data(a)
-        if x.dtype.kind in "iu" and exponent < 0:
+        if x.dtype.kind in "biu" and exponent < 0:  # (a float exponent made x float above)
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         if x.dtype.kind == "b":  # NumPy makes int8 of it; torch promotes as for any other op
             return (x**exponent).astype(result_type(a, exponent).numpy)

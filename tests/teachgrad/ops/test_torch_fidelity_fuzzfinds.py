@@ -468,6 +468,15 @@ WRITES = {
     "x[mask] = (1, 3)": lambda lib, x: x.__setitem__(x > 0, lib.ones(1, 3, dtype=x.dtype)),
     "x[ints] = (1, 1, 4)": lambda lib, x: x.__setitem__(lib.tensor([0]), lib.ones(1, 1, 4)),
     "x[ints] = (1, 1, 2)": lambda lib, x: x.__setitem__(lib.tensor([0]), lib.ones(1, 1, 2)),
+    "x[..., :1] = (3, 2)": lambda lib, x: x.__setitem__((Ellipsis, slice(None, 1)), lib.ones(3, 2)),
+    "x[:1] = (3, 2) bools": lambda lib, x: x.__setitem__(slice(0, 1), lib.ones(3, 2) > 0),
+    "x[0] = (1, 2)": lambda lib, x: x.__setitem__(0, lib.ones(1, 2, dtype=x.dtype)),
+    "bools.clamp_(min=0.5)": lambda lib, x: (x > 0).clamp_(min=0.5),
+    "longs.clamp_(min=0.5)": lambda lib, x: x.long().clamp_(min=0.5),
+    "longs.clip_(0.5, 1)": lambda lib, x: x.long().clip_(0.5, 1),
+    "bools.pow_(-1)": lambda lib, x: (x > 0).pow_(-1),
+    "bools ** -1": lambda lib, x: (x > 0) ** -1,
+    "bools ** -1.5": lambda lib, x: (x > 0) ** -1.5,
 }
 
 
