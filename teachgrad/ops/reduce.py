@@ -834,6 +834,8 @@ def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001 - torch's 
 def _arg_extreme(name, input, dim, keepdim):
     x = input._data
     xp = array_module(x)
+    if x.dtype.kind == "b":
+        raise RuntimeError(f"{name}(): does not support bool input\n  Use .long() first.")
     if x.size == 0 and (dim is None or x.ndim == 0):
         raise IndexError(
             f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
@@ -880,7 +882,7 @@ def logsumexp(input, dim, keepdim=False):
     tensor(1000.6932)
     """
     if dim is not _all_if_empty(dim):  # no dims: all of them, which torch can only keep
-        if not keepdim and input._data.ndim:
+        if not keepdim and input._data.ndim and input._data.size:  # (torch's bug spares empties)
             raise RuntimeError(
                 "output with shape [] doesn't match the broadcast shape "
                 f"{[1] * input._data.ndim}\n  logsumexp over dim=() reduces every dim: give "

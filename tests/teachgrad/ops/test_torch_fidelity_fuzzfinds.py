@@ -431,6 +431,13 @@ MORE_ERRORS = {
         p=1, dim=(0, -2)
     ),
     "mean of floats over repeated dims": lambda lib: lib.ones(2, 3).mean((0, 0)),
+    "argmax of bools": lambda lib: lib.ones(2, 3, dtype=lib.bool).argmax(),
+    "argmin(-1) of empty bools": lambda lib: lib.ones(2, 0, dtype=lib.bool).argmin(-1),
+    "argmax(1, keepdim) of bools": lambda lib: lib.ones(2, 3, dtype=lib.bool).argmax(
+        1, keepdim=True
+    ),
+    "logsumexp(()) of an empty tensor": lambda lib: lib.ones(0, 2).logsumexp(()),
+    "logsumexp(()) of empty ints": lambda lib: lib.ones(0, dtype=lib.int64).logsumexp(()),
     "one_hot of a transposed tensor": lambda lib: lib.nn.functional.one_hot(
         lib.tensor([[0, 2], [1, 0], [2, 2]]).t()
     ),
