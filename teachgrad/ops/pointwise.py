@@ -319,9 +319,13 @@ class Add(Builtin):
     def forward(ctx, a, b, alpha=1):
         x, y = operands(a, b)
         ctx.alpha = alpha
-        if alpha != 1:
+        if alpha == 1:
+            out = x + y
+        else:
             _check_alpha(alpha, x, "add")
-        out = x + y if alpha == 1 else _scaled_sum(x, alpha, y)
+            out = x + alpha * y
+            if x.dtype.kind == "b":  # bools stay bools (x or y, unless alpha is 0), as torch's
+                out = out.astype(x.dtype)
         return out if x.flags.c_contiguous and out.size else torch_layout(out, x, y)
 
     @staticmethod
@@ -329,12 +333,6 @@ class Add(Builtin):
         return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha), None
 
     jvp = staticmethod(linear_jvp)
-
-
-def _scaled_sum(x, alpha, y):
-    """``x + alpha * y``; for bools a bool (x or y, unless alpha is 0), as torch's."""
-    out = x + alpha * y
-    return out.astype(x.dtype) if x.dtype.kind == "b" else out
 
 
 def _is_bool(x) -> bool:
