@@ -319,13 +319,9 @@ class Add(Builtin):
     def forward(ctx, a, b, alpha=1):
         x, y = operands(a, b)
         ctx.alpha = alpha
-        if alpha == 1:
-            out = x + y
-        else:
+        if alpha != 1:
             _check_alpha(alpha, x, "add")
-            out = x + alpha * y
-            if x.dtype.kind == "b":  # bools stay bools (x or y, unless alpha is 0), as torch's
-                out = out.astype(x.dtype)
+        out = x + y if alpha == 1 else _scaled_sum(x, alpha, y)
         return out if x.flags.c_contiguous and out.size else torch_layout(out, x, y)
 
     @staticmethod
@@ -333,6 +329,13 @@ class Add(Builtin):
         return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha), None
 
     jvp = staticmethod(linear_jvp)
+
+
+@quiet  # (off the hot path: alpha is rarely given)
+def _scaled_sum(x, alpha, y):
+    """``x + alpha * y``; for bools a bool (x or y, unless alpha is 0), as torch's."""
+    out = x + alpha * y
+    return out.astype(x.dtype) if x.dtype.kind == "b" else out
 
 
 def _is_bool(x) -> bool:
