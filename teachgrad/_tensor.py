@@ -500,7 +500,11 @@ class Tensor:
         if self._base is not None:
             raise RuntimeError(
                 "Can't detach views in-place. Use detach() instead. If you are using "
-                "DistributedDataParallel (DDP) for training ...: detach_() on a view is not allowed."
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+                "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                "function in torch/optim/optimizer.py as the solution.\n  detach_() on a view "
+                "is not allowed: the view shares its base's history; use v = v.detach()."
             )
         self._grad_fn = None
         self._requires_grad = False
@@ -530,7 +534,7 @@ class Tensor:
         """
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        return self._data.shape[_wrap_size_dim(dim, self._data.ndim)]
 
     @property
     def ndim(self) -> int:
@@ -613,7 +617,7 @@ class Tensor:
             strides = _row_major_strides(data.shape)  # NumPy says 0 for every dim: torch doesn't
         else:
             strides = tuple(s // data.itemsize for s in data.strides)
-        return strides if dim is None else strides[_wrap_dim(dim, data.ndim)]
+        return strides if dim is None else strides[_wrap_size_dim(dim, data.ndim)]
 
     def is_contiguous(self, memory_format=None) -> bool:
         """True if the elements lie in memory in row-major order without gaps.
@@ -880,6 +884,14 @@ def _wrap_dim(dim: int, ndim: int) -> int:
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )
     return dim % n
+
+
+def _wrap_size_dim(dim: int, ndim: int) -> int:
+    """``dim`` of ``size(dim)`` / ``stride(dim)``: a 0-d tensor has none (reductions, unlike
+    these, accept dim 0 or -1 of a 0-d tensor)."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _wrap_dim(dim, ndim)
 
 
 def type_name(value) -> str:

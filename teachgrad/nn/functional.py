@@ -919,7 +919,8 @@ def one_hot(tensor, num_classes=-1):
             f"num_classes={num_classes}."
         )
     classes = arange(num_classes, device=tensor.device)
-    return (tensor.unsqueeze(-1) == classes).long()
+    # row-major whatever the input's layout: torch scatters into fresh zeros
+    return (tensor.unsqueeze(-1) == classes).long().contiguous()
 
 
 __all__ = [

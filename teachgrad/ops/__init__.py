@@ -420,7 +420,7 @@ _METHODS = {
     "__mul__": _fast_operator(mul, _P.Mul),
     "__rmul__": _fast_operator(mul, _P.Mul),
     "__truediv__": _fast_operator(div, _P.Div),
-    "__rtruediv__": _operator(lambda self, other: div(other, self)),
+    "__rtruediv__": _operator(lambda self, other: reciprocal(self) * other),  # (as torch's)
     "__floordiv__": _operator(floor_divide),
     "__rfloordiv__": _operator(lambda self, other: floor_divide(other, self)),
     "__ifloordiv__": _floor_divide_,

@@ -23,7 +23,7 @@ from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import broadcast_shape, broadcast_strides, iterator_strides, where, with_strides
-from .views import basic_getitem
+from .views import basic_getitem, check_step
 
 
 def _array_key(key, xp):
@@ -163,6 +163,9 @@ def plain_key(input, key):
                 "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
             )
+        if isinstance(key, slice):
+            check_step(key.step)
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
         return key
     if isinstance(key, tuple):
         return tuple(_plain(k) for k in key)
@@ -391,8 +394,32 @@ def _check_bounds(integer_indices) -> None:
         return
     for (k, dim, size), bad in zip(integer_indices, outside):
         if bool(bad.any() if hasattr(bad, "any") else bad):
+            if hasattr(k, "dtype") and size == 0:  # (torch's index kernel words it so)
+                raise IndexError("index is out of bounds for dimension with size 0")
             value = int(k[bad].reshape(-1)[0]) if hasattr(k, "dtype") and k.ndim else int(k)
             raise IndexError(f"index {value} is out of bounds for dimension {dim} with size {size}")
+
+
+def _lone_mask(key) -> bool:
+    """The key is one bool mask (as given, before it is checked)."""
+    if not (isinstance(key, tuple) and len(key) == 1 and hasattr(key[0], "dtype")):
+        return False
+    return key[0].dtype.kind == "b"
+
+
+def _check_fits(xp, values, target) -> None:
+    """torch's error when ``values`` do not broadcast to the indexed ``target`` (naming the
+    values' shape without its leading 1s, which torch drops first)."""
+    shape = list(xp.shape(values))
+    while shape and shape[0] == 1:
+        shape.pop(0)
+    try:
+        xp.broadcast_shapes(tuple(shape), target.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {shape} cannot be broadcast to indexing "
+            f"result of shape {list(target.shape)}"
+        ) from None
 
 
 class IndexPut(Builtin):
@@ -406,28 +433,31 @@ class IndexPut(Builtin):
     def forward(ctx, a, key, values, accumulate):
         # index_put and x[idx] = v (index_put_) hand their key over unchecked; the backward
         # writes with the key checked here, which is not checked again
+        # torch fills one value through a lone mask (masked_fill_, which casts it)
+        fill = not accumulate and _lone_mask(key) and getattr(values, "numel", int)() == 1
         if not isinstance(key, _CheckedKey):
             key = _checked_key(a, key)
         ctx.to_save, ctx.accumulate = (key,), accumulate  # (saved: a second backward is an error)
         xp = array_module(a)
         out = a._data.copy()
-        if isinstance(values, Tensor) and values._data.dtype != out.dtype:
-            raise RuntimeError(
-                "Index put requires the source and destination dtypes match, got "
-                f"{scalar_type_name(a)} for the destination and {scalar_type_name(values)} for the "
-                "source.\n  Convert the values first, e.g. values.to(x.dtype)."
-            )
         v = values._data if isinstance(values, Tensor) else values
+        if isinstance(values, Tensor) and v.dtype != out.dtype:
+            if not fill:
+                _check_fits(xp, v, out[key])  # (torch checks the shapes first)
+                raise RuntimeError(
+                    "Index put requires the source and destination dtypes match, got "
+                    f"{scalar_type_name(a)} for the destination and {scalar_type_name(values)} for "
+                    "the source.\n  Convert the values first, e.g. values.to(x.dtype)."
+                )
+            v = v.reshape(()).astype(out.dtype)
         try:
             if accumulate:
                 xp.add.at(out, key, v)
             else:
                 out[key] = v
         except ValueError:
-            raise RuntimeError(
-                f"shape mismatch: value tensor of shape {list(xp.shape(v))} cannot be broadcast to indexing result "
-                f"of shape {list(out[key].shape)}"
-            ) from None
+            _check_fits(xp, v, out[key])
+            raise
         return out
 
     @staticmethod

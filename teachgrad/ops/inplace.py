@@ -34,7 +34,7 @@ import warnings
 from .._backend import address, array_module, quiet, strided_view, to_device
 from .._printing import scalar_type_name
 from .._profiling import state as _profiling
-from .._tensor import Tensor, wrap_array
+from .._tensor import Tensor, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import inplace_tangent, linear_jvp, zero_tangent
 from ..autograd.forward_ad import state as _fw_state
@@ -45,6 +45,7 @@ from ..autograd.tape import Node, SavedTensor, _short, stamp, torch_cpp_node
 from ..autograd.tape import _dense as dense
 from . import index, pointwise
 from .index import Index, _IndexPut, _is_advanced
+from .linalg import _C_NAMES
 from .pointwise import broadcast_shape, constant_zeros, where
 from .views import basic_getitem
 
@@ -486,8 +487,8 @@ def _arith_in_place(x, op, other, alpha=1, rounding_mode=None) -> bool:
             quiet(ufunc)(xd, y, out=xd)
         else:
             ufunc(xd, y, out=xd)
-    except ValueError:  # shapes don't broadcast to x: the general path says so
-        return False
+    except (ValueError, TypeError):  # shapes don't broadcast to x, or an integer x can't hold
+        return False  # the quotient: the general path says so
     x._counter.bump(op)
     return True
 
@@ -504,7 +505,7 @@ def _write(x, out, op: str) -> None:
         if _CATEGORY[data.dtype.kind] > _CATEGORY[x._data.dtype.kind]:
             raise RuntimeError(
                 f"result type {_type_word(data.dtype)} can't be cast to the desired output type "
-                f"{_type_word(x._data.dtype)}"
+                f"{_C_NAMES[x._data.dtype.name] if op in _C_NAMED else _type_word(x._data.dtype)}"
             )
         data = data.astype(x._data.dtype)
     x._data[...] = data
@@ -512,6 +513,7 @@ def _write(x, out, op: str) -> None:
 
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+_C_NAMED = {"clamp_", "clip_"}  # their error names the output type in C++ ("long int")
 
 
 def _type_word(np_dtype) -> str:
@@ -666,8 +668,12 @@ _EXAMPLE_ARGS = {
 
 
 def _copy(x, src, non_blocking=False):
+    if isinstance(src, bool | int | float):  # torch wraps a number as a 0-d tensor
+        src = pointwise._wrapped_input(src, x, "copy_")
     if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+        raise TypeError(
+            f"copy_(): argument 'other' (position 1) must be Tensor, not {type_name(src)}"
+        )
     return Copy.apply(x, src)
 
 
@@ -676,6 +682,13 @@ def _strip_leading_ones(value):
     while value._data.ndim and value.shape[0] == 1:
         value = value[0]
     return value
+
+
+def _legacy_type(t) -> str:
+    """How torch names a tensor's type in ``expand``'s error: ``torch.FloatTensor``, but
+    ``CPUBoolType`` for bools (torch has no legacy tensor type for them)."""
+    name = scalar_type_name(t)
+    return "CPUBoolType" if name == "Bool" else f"teachgrad.{name}Tensor"
 
 
 def setitem(x, key, value) -> None:
@@ -708,14 +721,17 @@ def setitem(x, key, value) -> None:
         value = _strip_leading_ones(value)  # torch drops them first: [[1., 2.]] fits a row
         if value._data.ndim > target._data.ndim:
             raise RuntimeError(
-                f"expand(teachgrad.{scalar_type_name(value)}Tensor{{{list(value.shape)}}}, size="
+                f"expand({_legacy_type(value)}{{{list(value.shape)}}}, size="
                 f"{list(target.shape)}): the number of sizes provided ({target.ndim}) must be greater "
                 f"or equal to the number of dimensions in the tensor ({value.ndim})"
             )
     if not basic_only:
-        index_put_(target, tuple(advanced), value)
+        _index_put_(target, tuple(advanced), value)
     elif isinstance(value, Tensor) and (value._data.ndim or not target._data.ndim):
         # (a 0-d target is copied into even from a 0-d value: torch's node is CopyBackwards)
+        if value.shape != target.shape:
+            with no_grad():
+                value.expand(target.shape)  # torch's error when the value does not fit
         inplace(target, "__setitem__", _copy, value)
     elif not target._data.ndim:  # a number into a 0-d target: a copy of it, as torch
         value = wrap_array(array_module(x).asarray(value, dtype=x._data.dtype))
@@ -775,5 +791,14 @@ def index_put_(input, indices, values, accumulate=False):
     >>> x = tg.zeros(3); x.index_put_((tg.tensor([2]),), tg.tensor(5.0))
     tensor([0., 0., 5.])
     """
+    if not isinstance(values, Tensor):
+        raise TypeError(
+            f"index_put_(): argument 'values' (position 2) must be Tensor, not {type_name(values)}"
+        )
+    return _index_put_(input, indices, values, accumulate)
+
+
+def _index_put_(input, indices, values, accumulate=False):
+    """``index_put_``, whose values may also be a number (as ``x[idx] = 2.0`` writes)."""
     key = index._array_key(tuple(indices), array_module(input))
     return inplace(input, "index_put_", index.IndexPut.apply, key, values, accumulate)

@@ -20,11 +20,12 @@ import string
 from .._backend import array_module, quiet, result_type
 from .._printing import c_type_name, scalar_name
 from .._profiling import recorded_as
-from .._tensor import wrap_array
+from .._tensor import Tensor, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import tangent_sum
 from ..autograd.grad_mode import is_grad_enabled
 from .pointwise import broadcast_shape, operands, same_device
+from .reduce import row_major
 from .views import diagonal, permute
 
 
@@ -203,6 +204,19 @@ def _rows(a) -> int:
     return math.prod(a.shape[:-1]) if a.ndim > 1 else 1
 
 
+def _refuse_bools(kernel, a, b=None):
+    """torch's products have no kernel for bools (run after the shape checks, as torch's).
+    Only dot runs it on empty operands: the others fill the result with zeros instead."""
+    if a._data.dtype.kind == "b" and (b is None or a._data.size and b._data.size):
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for 'Bool'\n  For a logical product, multiply ints: "
+            "(a.long() @ b.long()) > 0."
+        )
+
+
+# each size check ends with the check of the kernel torch then runs: dot, addmv, addmm or bmm
+
+
 def _check_dot_sizes(a, b):
     if a.shape[0] != b.shape[0]:
         _fail(
@@ -210,6 +224,7 @@ def _check_dot_sizes(a, b):
             f"number of elements, but got {a.shape[0]} and {b.shape[0]} elements respectively",
             _inner_hint(a, b),
         )
+    _refuse_bools("dot", a)
 
 
 def _check_mv_sizes(a, b):
@@ -219,6 +234,7 @@ def _check_mv_sizes(a, b):
             f"size mismatch, got input ({n}), mat ({n}x{a.shape[-1]}), vec ({b.shape[0]})",
             _inner_hint(a, b),
         )
+    _refuse_bools("addmv_impl_cpu", a, b)
 
 
 def _check_mm_sizes(a, b):
@@ -227,6 +243,7 @@ def _check_mm_sizes(a, b):
             f"mat1 and mat2 shapes cannot be multiplied ({_rows(a)}x{a.shape[-1]} and {b.shape[0]}x{b.shape[1]})",
             _inner_hint(a, b),
         )
+    _refuse_bools("addmm_impl_cpu_", a, b)
 
 
 def _check_bmm_sizes(a, b, batch_a, batch_b):
@@ -236,6 +253,7 @@ def _check_bmm_sizes(a, b, batch_a, batch_b):
             f"got: [{batch_b}, {b.shape[-2]}].",
             _inner_hint(a, b),
         )
+    _refuse_bools("bmm", a, b)
 
 
 @recorded_as("aten::matmul")
@@ -246,6 +264,9 @@ def matmul(input, other):
     >>> (tg.ones(4, 2, 3) @ tg.ones(3, 5)).shape, (tg.ones(3) @ tg.ones(3))
     (teachgrad.Size([4, 2, 5]), tensor(3.))
     """
+    for t, which in ((input, "'input' (position 1)"), (other, "'other' (position 2)")):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"matmul(): argument {which} must be Tensor, not {type_name(t)}")
     same_device(input, other)
     a, b = input._data.ndim, other._data.ndim
     if a == 0 or b == 0:
@@ -489,7 +510,10 @@ class Einsum(Builtin):
             shape = tuple(sizes[c] for c in term)
             arrays.append(x if x.shape == shape else array_module(x).broadcast_to(x, shape))
         equation = ",".join(terms) + "->" + out
-        return array_module(arrays[0]).einsum(equation, *arrays, optimize=len(arrays) > 1)
+        # NumPy's layout follows its contraction path; torch's result is row-major
+        return row_major(
+            array_module(arrays[0]).einsum(equation, *arrays, optimize=len(arrays) > 1)
+        )
 
     @staticmethod
     def backward(ctx, grad):
@@ -590,5 +614,8 @@ def einsum(equation, *operands):
                     f"expected scalar type {scalar_name(first)} but found {scalar_name(other)}",
                     "einsum's operands must have one dtype: convert them first, e.g. b.to(a.dtype).",
                 )
+        _refuse_bools("bmm", *operands[:2])
+    if len(operands) == 1 and summed and operands[0]._data.dtype.kind in "biu":
+        operands = (operands[0].long(),)  # torch sums ints and bools as int64
     cls = EinsumMul if not summed else EinsumSum if len(operands) == 1 else Einsum
     return cls.apply((terms, out, sizes), *operands)

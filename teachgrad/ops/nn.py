@@ -45,7 +45,7 @@ from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum
 from .pointwise import SavesResult, _sigmoid, _unary, operands, where
-from .reduce import sum_to
+from .reduce import row_major, sum_to
 from .shape import pad_array
 
 # --------------------------------------------------------------------------- array helpers
@@ -334,7 +334,7 @@ class Softmax(SavesResult):
         if x.ndim == 0 or x.size == 0:  # one element: its share is all of it (NaN for inf or NaN)
             return xp.exp(x - x)
         e = xp.exp(x - x.max(axis=dim, keepdims=True))
-        return e / e.sum(axis=dim, keepdims=True)
+        return row_major(e / e.sum(axis=dim, keepdims=True))  # (torch's result is row-major)
 
     @staticmethod
     def backward(ctx, grad):
@@ -412,7 +412,7 @@ class LogSoftmax(SavesResult):
         if x.ndim == 0 or x.size == 0:  # log(its share of all of it) = 0 (NaN for inf or NaN)
             return x - x
         shifted = x - x.max(axis=dim, keepdims=True)
-        return shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+        return row_major(shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -1296,12 +1296,14 @@ def _softmax_input(input, dim, dtype, name):
             stacklevel=3,
         )
         dim = 0 if input.ndim in (0, 1, 3) else 1
-    if not input.is_floating_point():
+    dim = _wrap_dim(dim, input.ndim)
+    if not input.is_floating_point():  # (torch's kernel for the last dim has its own name)
+        kernel = f"{name}_lastdim_kernel_impl" if dim >= input.ndim - 1 else f"{name}_kernel_impl"
         raise NotImplementedError(
-            f"\"{name}\" not implemented for '{scalar_type_name(input)}'\n  {name} needs floating point "
-            "input: pass dtype=teachgrad.float32, or call .float() first."
+            f"\"{kernel}\" not implemented for '{scalar_type_name(input)}'\n  {name} needs floating "
+            "point input: pass dtype=teachgrad.float32, or call .float() first."
         )
-    return input, _wrap_dim(dim, input.ndim)
+    return input, dim
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):

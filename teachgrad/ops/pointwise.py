@@ -29,6 +29,7 @@ from .._backend import (
     strided_view,
     to_device,
 )
+from .._printing import scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, wrap_array
 from ..autograd.builtin import Builtin
@@ -249,12 +250,14 @@ def preserved_copy(a, dtype):
     """
     if a.size and a.flags.c_contiguous and 1 not in a.shape:  # plain row-major: NumPy's copy
         return a.astype(dtype)
-    size = a.itemsize
+    return with_strides(a.astype(dtype, order="K"), preserved_strides(a))
+
+
+def preserved_strides(a) -> tuple:
+    """The strides (in elements) of :func:`preserved_copy`'s copy of ``a``."""
     if a.size and not _dense(a):
-        strides = iterator_strides(a.shape, [broadcast_strides(a, a.shape)])
-    else:
-        strides = [s // size for s in a.strides]
-    return with_strides(a.astype(dtype, order="K"), strides)
+        return iterator_strides(a.shape, [broadcast_strides(a, a.shape)])
+    return tuple(s // a.itemsize for s in a.strides)
 
 
 def same_device(*tensors) -> None:
@@ -321,7 +324,7 @@ class Add(Builtin):
         ctx.alpha = alpha
         if alpha != 1:
             alpha = _check_alpha(alpha, x, "add")
-        out = x + y if alpha == 1 else x + alpha * y
+        out = x + y if alpha == 1 else _scaled_sum(x, alpha, y)
         return out if x.flags.c_contiguous and out.size else torch_layout(out, x, y)
 
     @staticmethod
@@ -329,6 +332,13 @@ class Add(Builtin):
         return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha), None
 
     jvp = staticmethod(linear_jvp)
+
+
+@quiet  # (off the hot path: alpha is rarely given)
+def _scaled_sum(x, alpha, y):
+    """``x + alpha * y``; for bools a bool (x or y, unless alpha is 0), as torch's."""
+    out = x + alpha * y
+    return out.astype(x.dtype) if x.dtype.kind == "b" else out
 
 
 def _is_bool(x) -> bool:
@@ -466,7 +476,10 @@ def _rounded_quotient(x, y, rounding_mode):
     (on a GPU it gives whatever the hardware gives, and checking would make the CPU wait).
     """
     xp = array_module(x if hasattr(x, "dtype") else y)
-    integer = xp.result_type(x, y).kind in "iu"
+    kind = xp.result_type(x, y).kind
+    if kind == "b":  # (operands promoted: both are bools)
+        raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for 'Bool'")
+    integer = kind in "iu"
     if integer:
         _refuse_integer_zero(x, y, xp)
     if rounding_mode == "floor":
@@ -677,8 +690,10 @@ class PowScalar(Builtin):
         x = a._data
         if x.dtype.kind != "f" and isinstance(exponent, float):
             x = float_data(a)
-        if x.dtype.kind in "iu" and exponent < 0:
+        if x.dtype.kind in "biu" and exponent < 0:  # (a float exponent made x float above)
             raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if x.dtype.kind == "b":  # NumPy makes int8 of it; torch promotes as for any other op
+            return (x**exponent).astype(result_type(a, exponent).numpy)
         return x**exponent
 
     @staticmethod
@@ -692,6 +707,32 @@ class PowScalar(Builtin):
     def jvp(ctx, t, _):
         a, p = ctx.inputs
         return t * 0 if p == 0 else t * p * a ** (p - 1)
+
+
+def _power(x, y):
+    """``x ** y``; for integers a negative exponent gives what torch's kernel gives (1 for a
+    base of 1, ±1 for -1, else 0) where NumPy refuses."""
+    array = x if hasattr(x, "dtype") else y  # (Rpow's base is a number)
+    if array.dtype.kind not in "iu":
+        return x**y
+    xp = array_module(array)
+    negative = y < 0
+    whole = x ** xp.where(negative, -y, y)  # (|y|: the sign pattern of (-1) ** y)
+    return xp.where(negative & (xp.abs(x) != 1), 0, whole).astype(whole.dtype)
+
+
+def _refuse_bool_power(promoted):
+    """torch has no power of two bools (only ``bool_tensor ** True`` or ``** False``)."""
+    if promoted.dtype.kind == "b":
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+
+
+def _power_slope(grad, a, b):
+    """grad · d(a ** b)/da = grad · b a^(b-1), 0 where b == 0 (even at a == 0, where a ** -1
+    is inf). The 1 put in for b - 1 there is an int, so that an integer b keeps its dtype: a
+    float one would make a float32 exponent, and with it a float32 power of a float64 a."""
+    zero_exponent = b == 0
+    return where(zero_exponent, 0.0, grad * (b * a ** where(zero_exponent, 1, b - 1)))
 
 
 def _masked_log(base, exponent_or_none):
@@ -717,7 +758,8 @@ class Pow(Builtin):
     @quiet
     def forward(ctx, a, b):
         x, y = operands(a, b)
-        return torch_layout(x**y, x, y)
+        _refuse_bool_power(x)
+        return torch_layout(_power(x, y), x, y)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -727,23 +769,15 @@ class Pow(Builtin):
     def backward(ctx, grad):
         a, b, result = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        zero_exponent = b == 0  # d(a ** 0)/da is 0, even at a == 0 (where a ** -1 would be inf)
-        grad_a = None
-        if need_a:
-            grad_a = where(zero_exponent, 0.0, grad * b * a ** where(zero_exponent, 1.0, b - 1))
-        grad_b = grad * result * _masked_log(a, b) if need_b else None
+        grad_a = _power_slope(grad, a, b) if need_a else None
+        grad_b = grad * result * _masked_log(a.to(result.dtype), b) if need_b else None
         return grad_a, grad_b
 
     @staticmethod
     def jvp(ctx, ta, tb):  # d(a ** b) = b a^(b-1) da + a^b log(a) db
         a, b = ctx.inputs
-        zero_exponent = b == 0
-        da = (
-            None
-            if ta is None
-            else where(zero_exponent, 0.0, ta * b * a ** where(zero_exponent, 1.0, b - 1))
-        )
-        db = None if tb is None else tb * ctx.result * _masked_log(a, b)
+        da = None if ta is None else _power_slope(ta, a, b)
+        db = None if tb is None else tb * ctx.result * _masked_log(a.to(ctx.result.dtype), b)
         return tangent_sum(da, db)
 
 
@@ -759,8 +793,10 @@ class Rpow(Builtin):
     @quiet
     def forward(ctx, exponent, base):
         y, x = operands(exponent, base)
+        _refuse_bool_power(y)
         ctx.base = base
-        return torch_layout(x**y, y, x)  # (torch's first operand: the number)
+        # row-major whatever the exponent's layout: torch writes into a fresh result tensor
+        return with_strides(_power(x, y), contiguous_strides(y.shape))
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -990,8 +1026,10 @@ class Relu(SavesResult):
     @staticmethod
     def forward(ctx, a):
         x = a._data
+        if x.dtype.kind == "b":
+            raise RuntimeError("Boolean inputs not supported for relu")
         # maximum, not x * (x > 0): that gives -0.0 for negatives; NaN stays NaN as in torch
-        return array_module(x).maximum(x, 0) if x.dtype.kind != "b" else x.copy()
+        return array_module(x).maximum(x, 0)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1089,12 +1127,24 @@ def _zero_grad(name, node_name, compute):
 Sign = _zero_grad(  # torch: sign(NaN) is 0
     "Sign", "SignBackward0", lambda xp, x: xp.nan_to_num(xp.sign(x), nan=0.0)
 )
-Floor = _zero_grad(
-    "Floor", "FloorBackward0", lambda xp, x: xp.floor(x) if x.dtype.kind == "f" else x.copy()
-)
-Ceil = _zero_grad(
-    "Ceil", "CeilBackward0", lambda xp, x: xp.ceil(x) if x.dtype.kind == "f" else x.copy()
-)
+
+
+def _rounded(rounding, kernel):
+    """``rounding`` for floats; integers are already whole (an elementwise copy); torch has
+    no kernel for bools."""
+
+    def compute(xp, x):
+        if x.dtype.kind == "f":
+            return rounding(xp, x)
+        if x.dtype.kind == "b":
+            raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+        return torch_layout(x.copy(), x)
+
+    return compute
+
+
+Floor = _zero_grad("Floor", "FloorBackward0", _rounded(lambda xp, x: xp.floor(x), "floor_vml_cpu"))
+Ceil = _zero_grad("Ceil", "CeilBackward0", _rounded(lambda xp, x: xp.ceil(x), "ceil_vml_cpu"))
 
 
 class Round(_ZeroGrad):
@@ -1102,8 +1152,10 @@ class Round(_ZeroGrad):
 
     @staticmethod
     def forward(ctx, a, decimals=0):
-        xp = array_module(a)
-        return xp.round(a._data, decimals) if a._data.dtype.kind == "f" else a._data.copy()
+        x = a._data
+        if decimals and x.dtype.kind != "f":  # (torch rounds whole numbers to places in no kernel)
+            raise NotImplementedError(f"\"round_cpu\" not implemented for '{scalar_type_name(a)}'")
+        return _rounded(lambda xp, x: xp.round(x, decimals), "round_vml_cpu")(array_module(x), x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1375,6 +1427,20 @@ def _check_tensor(x, op: str):
         )
 
 
+def _wrapped_input(input, other, op: str):
+    """``input`` of add, sub, mul or div: a Tensor, or a Python number, which torch wraps as
+    a 0-d tensor (``torch.add(2, x)`` is AddBackward0, with no edge for the 2). Made in the
+    result's dtype, it promotes as the number would."""
+    if isinstance(input, Tensor):
+        return input
+    if not isinstance(input, bool | int | float):
+        _check_tensor(input, op)
+    # (a bool stays one: it never raises the result's dtype, and sub refuses it)
+    dtype = "bool" if isinstance(input, bool) else result_type(input, other).numpy
+    array = numpy_module().asarray(input, dtype)
+    return wrap_array(to_device(array, other.device) if isinstance(other, Tensor) else array)
+
+
 def add(input, other, *, alpha=1):
     """``input + alpha * other``, broadcasting.
 
@@ -1382,8 +1448,7 @@ def add(input, other, *, alpha=1):
     >>> tg.add(tg.tensor([1.0, 2.0]), tg.tensor([10.0, 20.0]), alpha=2)
     tensor([21., 42.])
     """
-    _check_tensor(input, "add")
-    return Add.apply(input, other, alpha)
+    return Add.apply(_wrapped_input(input, other, "add"), other, alpha)
 
 
 def sub(input, other, *, alpha=1):
@@ -1393,8 +1458,7 @@ def sub(input, other, *, alpha=1):
     >>> tg.sub(tg.tensor([5.0]), tg.tensor([1.0]), alpha=3)
     tensor([2.])
     """
-    _check_tensor(input, "sub")
-    return Sub.apply(input, other, alpha)
+    return Sub.apply(_wrapped_input(input, other, "sub"), other, alpha)
 
 
 def mul(input, other):
@@ -1404,8 +1468,7 @@ def mul(input, other):
     >>> tg.mul(tg.tensor([1.0, 2.0]), 3)
     tensor([3., 6.])
     """
-    _check_tensor(input, "mul")
-    return Mul.apply(input, other)
+    return Mul.apply(_wrapped_input(input, other, "mul"), other)
 
 
 def div(input, other, *, rounding_mode=None):
@@ -1415,6 +1478,7 @@ def div(input, other, *, rounding_mode=None):
     >>> tg.div(tg.tensor([1, 3]), 2)
     tensor([0.5000, 1.5000])
     """
+    input = _wrapped_input(input, other, "div")
     if rounding_mode is not None:
         if rounding_mode not in ("trunc", "floor"):
             raise RuntimeError(
@@ -1422,8 +1486,6 @@ def div(input, other, *, rounding_mode=None):
                 f"'{rounding_mode}'"
             )
         return DivRounding.apply(input, other, rounding_mode)
-    if not isinstance(input, Tensor):
-        return reciprocal(other) * input  # number / tensor: torch records it the same way
     return Div.apply(input, other)
 
 
@@ -1565,7 +1627,7 @@ def sign(input):
     tensor([-1.,  0.,  1.])
     """
     if isinstance(input, Tensor) and input._data.dtype.kind == "b":
-        return wrap_array(input._data.copy())
+        return wrap_array(torch_layout(input._data.copy(), input._data))
     return _sign(input)
 
 
@@ -1592,9 +1654,25 @@ def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
     """
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(input, Tensor) and input._data.dtype.kind == "b":
+        _refuse_bool_clamp(input, min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return ClampTensor.apply(input, min, max)
     return ClampScalar.apply(input, min, max)
+
+
+def _refuse_bool_clamp(input, min, max):  # noqa: A002 - torch's names
+    """torch has no clamp kernel for a bool result, but for one tensor bound (which it
+    computes as maximum or minimum)."""
+    bounds = [b for b in (min, max) if b is not None]
+    if result_type(input, *bounds).numpy.kind != "b":
+        return
+    tensors = sum(isinstance(b, Tensor) for b in bounds)
+    if tensors == 1 and len(bounds) == 1:
+        return
+    which = "" if len(bounds) == 2 else "min_" if min is not None else "max_"
+    kernel = "clamp_cpu" if tensors else f"clamp_{which}scalar_cpu"
+    raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 @recorded_as("aten::clip")

@@ -99,6 +99,8 @@ def sum_to(x, shape):
     have = x._data.shape
     if have == shape:
         return x
+    if not shape:  # to a 0-d tensor: the sum of all, SumBackward0 (torch's sum_to calls sum())
+        return SumAll.apply(x, None)
     lead = len(have) - len(shape)
     inner = tuple(lead + i for i, s in enumerate(shape) if s == 1 and have[lead + i] != 1)
     if not inner:  # only leading dims to remove (a bias, say): one sum gives the shape
@@ -177,13 +179,13 @@ class Mean(_Reduction):
     @staticmethod
     @quiet
     def forward(ctx, a, dim, keepdim=False):
-        dims = _Reduction.remember(ctx, a, dim, keepdim)
         x = a._data
-        if x.dtype.kind != "f":
+        if x.dtype.kind != "f":  # (checked before the dims, as torch does)
             raise RuntimeError(
                 "mean(): could not infer output dtype. Input dtype must be either a floating point or "
                 f"complex dtype. Got: {scalar_type_name(a)}\n  Hint: call .float() first."
             )
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
         ctx.count = count = _count(x.shape, dims)
         if count <= 1 << 24 and x.dtype.itemsize > 2:
             # NumPy's mean is this sum and division behind a slow Python wrapper. (It is exactly
@@ -295,8 +297,8 @@ class Var(_Weighted):
 
     @staticmethod
     def forward(ctx, a, dim, correction, keepdim):
-        dims = _Reduction.remember(ctx, a, dim, keepdim)
         _float_only(a, "std and var only support floating point and complex dtypes")
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
         ctx.to_save = (a, None)  # (the result is not needed)
         ctx.divisor = _count(a._data.shape, dims) - correction
         return _spread("var", a, dims, correction, keepdim, ctx.divisor)
@@ -314,8 +316,8 @@ class Std(_Weighted):
 
     @staticmethod
     def forward(ctx, a, dim, correction, keepdim):
-        dims = _Reduction.remember(ctx, a, dim, keepdim)
         _float_only(a, "std and var only support floating point and complex dtypes")
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
         ctx.divisor = _count(a._data.shape, dims) - correction
         return _spread("std", a, dims, correction, keepdim, ctx.divisor)
 
@@ -425,9 +427,9 @@ class _ExtremeAlongDim(Builtin):
     def forward(cls, ctx, a, dim, keepdim):
         x = a._data
         xp = array_module(x)
-        if x.ndim and x.shape[_wrap_dim(dim, x.ndim)] == 0:
-            _empty_reduction(cls.pick, x.shape, dim)
         dim = _wrap_dim(dim, x.ndim)
+        if x.ndim and x.shape[dim] == 0:  # (torch names one dim as counted from the front)
+            _empty_reduction(cls.pick, x.shape, dim)
         ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
         if x.ndim == 0:
             return x.copy(), xp.zeros((), dtype="int64")
@@ -546,12 +548,14 @@ class Norm(_Weighted):
     @staticmethod
     @quiet
     def forward(ctx, a, p, dim, keepdim=False):
-        dims = _Reduction.remember(ctx, a, dim, keepdim)
         _float_only(
             a,
             "linalg.vector_norm: Expected a floating point or complex tensor as input. "
-            f"Got {a.dtype}",
+            f"Got {scalar_type_name(a)}",
         )
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
+        if a._data.size == 0 and (p < 0 or p == math.inf):
+            _refuse_norm_of_nothing(a._data.shape, p, dim)
         ctx.p = p
         xp = array_module(a)
         return row_major(_vector_norm(xp, xp.abs(a._data), p, dims, keepdim))
@@ -585,6 +589,24 @@ class Norm(_Weighted):
 # --------------------------------------------------------------------------- running sum
 
 
+def _refuse_norm_of_nothing(shape, p, dim):
+    """torch's error for a max-like norm (p = inf, or p < 0: 1 / sum of 1 / |x|^p) over a
+    dim with no elements, named as it was given."""
+    given = () if dim is None else dim if isinstance(dim, tuple | list) else (dim,)
+    empty = [d for d in given if shape[_wrap_dim(d, len(shape))] == 0]
+    if given and not empty:  # the empty dims are kept, not reduced
+        return
+    where = (
+        f"the dimension {empty[0]}because this dimension is empty and"
+        if empty
+        else ("an empty tensor because")
+    )
+    raise RuntimeError(
+        f"linalg.vector_norm cannot compute the {p:g} norm on {where} the operation does not "
+        "have an identity\n  Over no elements the largest |x| is undefined (sum-like norms give 0)."
+    )
+
+
 def _vector_norm(xp, mag, p, dims, keepdim):
     """The p-norm of the magnitudes ``mag`` over ``dims`` (NumPy's layout; see row_major)."""
     if p == math.inf:
@@ -614,7 +636,7 @@ class Cumsum(Builtin):
             dtype = "int64"  # integer and bool sums are int64, as in torch
         if dtype is not None:
             x = x.astype(dtype)
-        return array_module(x).cumsum(x, axis=dim) if x.ndim else x.copy()
+        return row_major(array_module(x).cumsum(x, axis=dim)) if x.ndim else x.copy()
 
     @staticmethod
     def backward(ctx, grad):
@@ -667,9 +689,9 @@ def _sum_over(input, dim, keepdim, dtype):
 
 
 def _all_if_empty(dim):
-    """``dim``, or None (every dim) for an empty list of dims, which torch's sum and mean
-    read as "all of them"."""
-    return None if dim is not None and len(dim) == 0 else dim
+    """``dim``, or None (every dim) for an empty list of dims, which torch's reductions
+    (sum, mean, amax, amin, var, std, norm) read as "all of them"."""
+    return None if isinstance(dim, tuple | list) and len(dim) == 0 else dim
 
 
 def _np_dtype(dtype):
@@ -731,7 +753,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     tensor(1.6667)
     """
     dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
-    return Var.apply(input, dim, _correction(unbiased, correction), keepdim)
+    return Var.apply(input, _all_if_empty(dim), _correction(unbiased, correction), keepdim)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -742,7 +764,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     tensor(1.4142)
     """
     dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
-    return Std.apply(input, dim, _correction(unbiased, correction), keepdim)
+    return Std.apply(input, _all_if_empty(dim), _correction(unbiased, correction), keepdim)
 
 
 def amax(input, dim=(), keepdim=False):
@@ -752,7 +774,7 @@ def amax(input, dim=(), keepdim=False):
     >>> tg.tensor([[1.0, 5.0], [7.0, 2.0]]).amax(dim=1)
     tensor([5., 7.])
     """
-    return Amax.apply(input, None if dim == () else dim, keepdim)
+    return Amax.apply(input, _all_if_empty(dim), keepdim)
 
 
 def amin(input, dim=(), keepdim=False):
@@ -762,7 +784,7 @@ def amin(input, dim=(), keepdim=False):
     >>> tg.tensor([[1.0, 5.0], [7.0, 2.0]]).amin(dim=0)
     tensor([1., 2.])
     """
-    return Amin.apply(input, None if dim == () else dim, keepdim)
+    return Amin.apply(input, _all_if_empty(dim), keepdim)
 
 
 def _extreme(all_cls, dim_cls, result_cls, pairwise, input, dim, keepdim, other):
@@ -801,12 +823,14 @@ def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001 - torch's 
 def _arg_extreme(name, input, dim, keepdim):
     x = input._data
     xp = array_module(x)
+    if x.dtype.kind == "b":
+        raise RuntimeError(f"{name}(): does not support bool input\n  Use .long() first.")
     if x.size == 0 and (dim is None or x.ndim == 0):
         raise IndexError(
             f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
         )
     if dim is not None and x.ndim and x.shape[_wrap_dim(dim, x.ndim)] == 0:
-        _empty_reduction(name, x.shape, dim)
+        _empty_reduction(name, x.shape, _wrap_dim(dim, x.ndim))
     if dim is not None and x.ndim == 0:
         _wrap_dim(dim, 0)  # a 0-d tensor accepts dim 0 / -1: the index is 0
         dim = None
@@ -846,6 +870,14 @@ def logsumexp(input, dim, keepdim=False):
     >>> tg.tensor([1000.0, 1000.0]).logsumexp(0)
     tensor(1000.6932)
     """
+    if dim is not _all_if_empty(dim):  # no dims: all of them, which torch can only keep
+        if not keepdim and input._data.ndim and input._data.size:  # (torch's bug spares empties)
+            raise RuntimeError(
+                "output with shape [] doesn't match the broadcast shape "
+                f"{[1] * input._data.ndim}\n  logsumexp over dim=() reduces every dim: give "
+                "keepdim=True, or leave dim out of the tuple (e.g. dim=(0, 1))."
+            )
+        dim = None
     return Logsumexp.apply(input, dim, keepdim)
 
 
@@ -862,7 +894,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         p = 2
     elif isinstance(p, str):
         raise RuntimeError(f"norm: p='{p}' is not supported (use 'fro' or a number)")
-    return Norm.apply(input, float(p), dim, keepdim)
+    return Norm.apply(input, float(p), _all_if_empty(dim), keepdim)
 
 
 def cumsum(input, dim, *, dtype=None):
@@ -888,11 +920,8 @@ def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     tensor(True)
     """
     x = input._data
-    return wrap_array(
-        array_module(x).asarray(
-            x.any(axis=None if dim is None else _wrap_dim(dim, x.ndim), keepdims=keepdim)
-        )
-    )
+    axis = None if dim is None else _wrap_dim(dim, x.ndim)
+    return wrap_array(row_major(array_module(x).asarray(x.any(axis=axis, keepdims=keepdim))))
 
 
 @recorded_as("aten::all")
@@ -904,11 +933,8 @@ def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     tensor(False)
     """
     x = input._data
-    return wrap_array(
-        array_module(x).asarray(
-            x.all(axis=None if dim is None else _wrap_dim(dim, x.ndim), keepdims=keepdim)
-        )
-    )
+    axis = None if dim is None else _wrap_dim(dim, x.ndim)
+    return wrap_array(row_major(array_module(x).asarray(x.all(axis=axis, keepdims=keepdim))))
 
 
 @recorded_as("aten::allclose")

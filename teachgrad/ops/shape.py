@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import operator
 
-from .._backend import array_module
+from .._backend import array_module, empty_strided
 from .._profiling import recorded_as
 from .._tensor import _wrap_dim
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
-from .reduce import reduction_dims
+from .pointwise import preserved_copy, preserved_strides
+from .reduce import reduction_dims, row_major
 
 
 def _ints(values) -> tuple:
@@ -114,8 +115,12 @@ class Flip(Builtin):
     @staticmethod
     def forward(ctx, a, dims):
         ctx.dims = dims
-        # the backend's flip is a view (a negative stride); torch's flip copies
-        return array_module(a).flip(a._data, dims).copy()
+        x = a._data
+        # the backend's flip is a view (a negative stride); torch's flip copies, laid out
+        # as a copy of the input would be
+        out = empty_strided(x, tuple(s * x.itemsize for s in preserved_strides(x)))
+        out[...] = array_module(x).flip(x, dims)
+        return out
 
     @staticmethod
     def backward(ctx, grad):
@@ -141,7 +146,10 @@ class Roll(Builtin):
     @staticmethod
     def forward(ctx, a, shifts, dims):
         ctx.shifts, ctx.dims = shifts, dims
-        return array_module(a).roll(a._data, shifts, dims)  # dims None: roll the flattened tensor
+        if not a._data.size and dims is not None:  # torch returns a clone of an empty tensor
+            return preserved_copy(a._data, a._data.dtype)
+        out = array_module(a).roll(a._data, shifts, dims)  # dims None: roll the flattened tensor
+        return row_major(out)  # (NumPy keeps the input's memory order; torch's result is fresh)
 
     @staticmethod
     def backward(ctx, grad):

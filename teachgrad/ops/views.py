@@ -26,7 +26,7 @@ from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import same_device
-from .reduce import sum_to
+from .reduce import row_major, sum_to
 
 
 class _View(Builtin):
@@ -620,11 +620,16 @@ class Slice(_View):
         return _embedded(_SliceBackward, grad, ctx.in_shape, key, take), None, None, None, None
 
 
-def _slice(input, dim, start, stop, step):
+def check_step(step) -> None:
+    """torch's ValueError for a slice step that is not positive (no reversed views)."""
     if step is not None and step <= 0:
         raise ValueError(
             "slice step cannot be zero" if step == 0 else "step must be greater than zero"
         )
+
+
+def _slice(input, dim, start, stop, step):
+    check_step(step)
     start, stop, step = slice(start, stop, step).indices(input._data.shape[dim])
     return Slice.apply(input, dim, start, max(stop, start), step)
 
@@ -737,7 +742,8 @@ class Cat(Builtin):
         ctx.dim = dim
         ctx.sizes = [None if skip else a.shape[dim] for a, skip in zip(arrays, legacy)]
         joined = [a for a, skip in zip(arrays, legacy) if not skip]
-        return array_module(arrays[0]).concatenate(joined, axis=dim)
+        # row-major, as torch's (NumPy follows the inputs' memory order)
+        return row_major(array_module(arrays[0]).concatenate(joined, axis=dim))
 
     @staticmethod
     def backward(ctx, grad):
@@ -764,11 +770,12 @@ def cat(tensors, dim=0):
     tensors = _tensor_list(tensors, "cat")
 
     same_device(*tensors)
+    zero_d = next((i for i, t in enumerate(tensors) if t._data.ndim == 0), None)
+    if zero_d is not None:  # (checked first, as torch does)
+        raise RuntimeError(f"zero-dimensional tensor (at position {zero_d}) cannot be concatenated")
     # torch still accepts (and skips) legacy empty 1-d tensors in cat
     kept = [t for t in tensors if not (t._data.ndim == 1 and t._data.size == 0)] or tensors[:1]
     ref = kept[0]._data
-    if ref.ndim == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     dim = _wrap_dim(dim, ref.ndim)
     for i, t in enumerate(kept):
         s = t._data.shape
@@ -795,7 +802,7 @@ class Stack(Builtin):
         dt = result_type(*tensors).numpy
         arrays = [t._data if t._data.dtype == dt else t._data.astype(dt) for t in tensors]
         ctx.dim = dim
-        return array_module(arrays[0]).stack(arrays, axis=dim)
+        return row_major(array_module(arrays[0]).stack(arrays, axis=dim))  # (as cat's)
 
     @staticmethod
     def backward(ctx, grad):
@@ -871,12 +878,12 @@ def unbind(input, dim=0):
     >>> [t.tolist() for t in tg.arange(4).reshape(2, 2).unbind(1)]
     [[0, 2], [1, 3]]
     """
+    dim = _wrap_dim(dim, input._data.ndim)  # (of a 0-d tensor, -1 is dim 0 in the error below)
     if input._data.ndim == 0:
         raise IndexError(
             f"Dimension specified as {dim} but tensor has no dimensions\n  A 0-d tensor has no dim "
             "to unbind."
         )
-    dim = _wrap_dim(dim, input._data.ndim)
     out = Unbind.apply(input, dim)
     return out if isinstance(out, tuple) else (out,)
 
