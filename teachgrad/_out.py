@@ -27,7 +27,7 @@ import warnings
 
 from . import _backend, _seam
 from ._grad_state import state as _grad_state
-from ._printing import scalar_name
+from ._printing import c_type_name, scalar_name
 from ._tensor import Tensor, type_name
 
 
@@ -93,17 +93,6 @@ DTYPE_RULES = {
 # the reductions that compute in out's dtype, as if given dtype=out.dtype (its inputs cast first)
 IN_OUTS_DTYPE = ("sum", "prod", "cumsum")
 
-_C_NAMES = {
-    "float16": "c10::Half",
-    "float32": "float",
-    "float64": "double",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "int16": "short int",
-    "int32": "int",
-    "int64": "long int",
-    "bool": "bool",
-}
 _RESIZED = (
     "An output with one or more elements was resized since it had shape {had}, which does not "
     "match the required output shape {need}. This behavior is deprecated, and in a future "
@@ -214,7 +203,7 @@ def _check_dtype(name, res, out) -> None:
                 name=name,
                 res=scalar_name(res.name),
                 out=scalar_name(out.name),
-                res_c=_C_NAMES.get(res.name, res.name),
-                out_c=_C_NAMES.get(out.name, out.name),
+                res_c=c_type_name(res.name),
+                out_c=c_type_name(out.name),
             )
         )

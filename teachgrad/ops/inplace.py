@@ -32,7 +32,7 @@ from __future__ import annotations
 import warnings
 
 from .._backend import address, array_module, quiet, strided_view, to_device
-from .._printing import scalar_type_name
+from .._printing import c_type_name, scalar_type_name
 from .._profiling import state as _profiling
 from .._tensor import Tensor, type_name, wrap_array
 from ..autograd.builtin import Builtin
@@ -45,7 +45,6 @@ from ..autograd.tape import Node, SavedTensor, _short, stamp, torch_cpp_node
 from ..autograd.tape import _dense as dense
 from . import index, pointwise
 from .index import Index, _IndexPut, _is_advanced
-from .linalg import _C_NAMES
 from .pointwise import broadcast_shape, constant_zeros, where
 from .views import basic_getitem
 
@@ -505,7 +504,7 @@ def _write(x, out, op: str) -> None:
         if _CATEGORY[data.dtype.kind] > _CATEGORY[x._data.dtype.kind]:
             raise RuntimeError(
                 f"result type {_type_word(data.dtype)} can't be cast to the desired output type "
-                f"{_C_NAMES[x._data.dtype.name] if op in _C_NAMED else _type_word(x._data.dtype)}"
+                f"{c_type_name(x._data.dtype.name) if op in _C_NAMED else _type_word(x._data.dtype)}"
             )
         data = data.astype(x._data.dtype)
     x._data[...] = data
