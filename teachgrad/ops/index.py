@@ -407,14 +407,16 @@ def _lone_mask(key) -> bool:
     return key[0].dtype.kind == "b"
 
 
-def _check_fits(xp, values, target) -> None:
+def _check_fits(values, target) -> None:
     """torch's error when ``values`` do not broadcast to the indexed ``target`` (naming the
-    values' shape without its leading 1s, which torch drops first)."""
-    shape = list(xp.shape(values))
+    values' shape without its leading 1s, which torch drops first). (Shapes live on the
+    host: NumPy reads them, whatever the device.)"""
+    np = numpy_module()
+    shape = list(np.shape(values))
     while shape and shape[0] == 1:
         shape.pop(0)
     try:
-        xp.broadcast_shapes(tuple(shape), target.shape)
+        np.broadcast_shapes(tuple(shape), target.shape)
     except ValueError:
         raise RuntimeError(
             f"shape mismatch: value tensor of shape {shape} cannot be broadcast to indexing "
@@ -443,7 +445,7 @@ class IndexPut(Builtin):
         v = values._data if isinstance(values, Tensor) else values
         if isinstance(values, Tensor) and v.dtype != out.dtype:
             if not fill:
-                _check_fits(xp, v, out[key])  # (torch checks the shapes first)
+                _check_fits(v, out[key])  # (torch checks the shapes first)
                 raise RuntimeError(
                     "Index put requires the source and destination dtypes match, got "
                     f"{scalar_type_name(a)} for the destination and {scalar_type_name(values)} for "
@@ -456,7 +458,7 @@ class IndexPut(Builtin):
             else:
                 out[key] = v
         except ValueError:
-            _check_fits(xp, v, out[key])
+            _check_fits(v, out[key])
             raise
         return out
 
