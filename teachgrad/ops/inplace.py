@@ -447,7 +447,7 @@ def inplace(x, op: str, fn, *args, **kwargs):
         return x
     for saved in node._saved:  # what the node saved as its result is now x itself
         if isinstance(saved, SavedTensor) and saved.is_output:
-            saved.data, saved.counter, saved.base = x._data, x._counter, x._base
+            saved.data, saved.counter = x._data, x._counter
             saved.version = x._counter.version
     x._rebase_history(node, out._output_nr, 0)
     inplace_tangent(x, out)
