@@ -553,7 +553,7 @@ def wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
             else:
                 o = wrap_array(o)
         result.append(o)
-    if record and not cls._builtin:
+    if _grad_state.enabled and not cls._builtin:  # (recorded or not, as torch)
         _restrict_views(result, ctx.dirty_tensors)
     return tuple(result)
 
