@@ -1,0 +1,145 @@
+"""Custom Functions in forward-mode AD (their ``jvp``), as PyTorch's own autograd tests
+(test_autograd.py: test_custom_function_save_for_forward,
+test_custom_function_forward_mode_inplace_checks, test_custom_function_forward_mode_view_checks)
+check them.
+
+Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
+facts torch's test asserts.
+"""
+
+import pytest
+
+pytestmark = pytest.mark.usefixtures("torch")
+
+
+def test_custom_function_save_for_forward(lib):
+    fwAD = lib.autograd.forward_ad
+
+    class Func(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y, z):
+            ctx.save_for_backward(x, y)
+            ctx.save_for_forward(x, y)
+            ctx.z = z
+            ctx.prod = x * y
+            return z * ctx.prod
+
+        @staticmethod
+        def jvp(ctx, x_t, y_t, _):
+            x_p, y_p = ctx.saved_tensors
+            return ctx.z * (y_p * x_t + x_p * y_t)
+
+        @staticmethod
+        def vjp(ctx, grad_out):
+            x, y = ctx.saved_tensors
+            return ctx.z * grad_out * y, ctx.z * grad_out * x, None
+
+    a = lib.tensor(1.0, requires_grad=True, dtype=lib.double)
+    t = lib.tensor(1.0, dtype=lib.double)
+    b = lib.tensor(2.0, requires_grad=True, dtype=lib.double)
+    with fwAD.dual_level():
+        a_dual = fwAD.make_dual(a, t)
+        out = Func.apply(a_dual, b, 4)
+        out.backward()
+    assert lib.autograd.gradcheck(Func.apply, (a, b, 4), check_forward_ad=True)
+
+    # saved for backward but not for forward: jvp sees nothing saved
+    class Func2(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.clone()
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            assert len(ctx.saved_tensors) == 0
+            return x_t
+
+        @staticmethod
+        def vjp(ctx, grad_out):
+            (x,) = ctx.saved_tensors
+            assert len(ctx.saved_tensors) == 1
+            return grad_out
+
+    with fwAD.dual_level():
+        a_dual = fwAD.make_dual(a, t)
+        out = Func2.apply(a_dual)
+        out.backward()
+    assert lib.autograd.gradcheck(Func2.apply, (a,), check_forward_ad=True)
+
+
+def test_custom_function_forward_mode_inplace_checks(lib):
+    fwAD = lib.autograd.forward_ad
+
+    class InplaceFn(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, foo, flag):
+            ctx.mark_dirty(foo)
+            ctx.flag = flag
+            foo.mul_(2)
+            return foo
+
+        @staticmethod
+        def jvp(ctx, gI, _):
+            if ctx.flag:
+                return 2 * gI  # not in place: wrong for a dirty input
+            gI.mul_(2)
+            return gI
+
+    a = lib.rand(2, dtype=lib.double)
+    t = lib.rand(2, dtype=lib.double)
+    with fwAD.dual_level():
+        a_dual = fwAD.make_dual(a, t)
+        InplaceFn.apply(a_dual, False)
+        with pytest.raises(
+            RuntimeError,
+            match="^An inplace custom Function is not modifying the forward mode gradients inplace",
+        ):
+            a_dual = fwAD.make_dual(a.clone(), t.clone())
+            InplaceFn.apply(a_dual, True)
+
+
+@pytest.mark.parametrize(
+    "flag, message",
+    [
+        ("ok", None),
+        ("not_a_view", "jvp is not returning a view"),
+        ("not_a_view_of_inp", "jvp is not returning a view of the given"),
+        ("not_a_view_of_inp_base", "jvp is not returning a view of the same base"),
+    ],
+)
+def test_custom_function_forward_mode_view_checks(lib, flag, message):
+    class ViewFn(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, foo, flag):
+            ctx.flag = flag
+            ctx.size = foo.size()
+            return foo.narrow(0, 0, 2)
+
+        @staticmethod
+        def vjp(ctx, gO):
+            gI = lib.zeros(ctx.size, dtype=gO.dtype)
+            gI.narrow(0, 0, 2).copy_(gO)
+            return gI, None
+
+        @staticmethod
+        def jvp(ctx, gI, _):
+            res = gI.narrow(0, 0, 2)
+            if ctx.flag != "ok":
+                res = res.clone()  # break the view in the tangent
+            if ctx.flag in ["not_a_view_of_inp", "not_a_view_of_inp_base"]:
+                res = res.view_as(res)  # a view, of the wrong tensor
+            return res
+
+    inp = lib.rand(4, 4, dtype=lib.double, requires_grad=True)
+
+    def test_fn(inp):
+        if flag == "not_a_view_of_inp_base":
+            inp = inp.view_as(inp)
+        return ViewFn.apply(inp, flag)
+
+    if message is None:
+        assert lib.autograd.gradcheck(test_fn, inp, check_forward_ad=True)
+    else:
+        with pytest.raises(RuntimeError, match=message):
+            lib.autograd.gradcheck(test_fn, inp, check_forward_ad=True)
