@@ -1,7 +1,8 @@
 """Custom Functions in forward-mode AD (their ``jvp``), as PyTorch's own autograd tests
 (test_autograd.py: test_custom_function_save_for_forward,
-test_custom_function_forward_mode_inplace_checks, test_custom_function_forward_mode_view_checks)
-check them.
+test_custom_function_forward_mode_inplace_checks, test_custom_function_forward_mode_view_checks,
+test_custom_function_forward_mode_non_tensor_before_tensor_args,
+test_custom_function_forward_mode_forward_is_no_op) check them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts.
@@ -143,3 +144,78 @@ def test_custom_function_forward_mode_view_checks(lib, flag, message):
     else:
         with pytest.raises(RuntimeError, match=message):
             lib.autograd.gradcheck(test_fn, inp, check_forward_ad=True)
+
+
+def test_custom_function_forward_mode_non_tensor_before_tensor_args(lib):
+    fwAD = lib.autograd.forward_ad
+
+    class MyFn(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, nt, x, nt2, y):
+            return x * 2 + y * 3
+
+        @staticmethod
+        def jvp(ctx, nt, x_t, nt2, y_t):
+            assert nt is None
+            assert nt2 is None
+            return x_t * 2 + y_t * 3
+
+    x = lib.tensor(1.0, dtype=lib.double)
+    t = lib.tensor(1.0, dtype=lib.double)
+    y = lib.tensor(1.0, dtype=lib.double)
+    with fwAD.dual_level():
+        dual_x = fwAD.make_dual(x, t)
+        MyFn.apply(1, dual_x, 1, y)
+    assert lib.autograd.gradcheck(
+        MyFn.apply,
+        (1, x.requires_grad_(True), 1, y.requires_grad_(True)),
+        check_forward_ad=True,
+        check_backward_ad=False,
+        check_batched_grad=False,
+    )
+
+
+@pytest.mark.parametrize("kind", ["view_as", "self", "mul_by_2"])
+def test_custom_function_forward_mode_forward_is_no_op(lib, kind):
+    fwAD = lib.autograd.forward_ad
+    error_regex = r"A custom Function's forward is returning a view \(or an input as-is\)"
+    # an input returned as-is counts as x.view_as(x): its tangent must be a view of x's
+    fn = {"view_as": lambda x: x.view_as(x), "self": lambda x: x, "mul_by_2": lambda x: x * 2}[kind]
+
+    class MyFn(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x + y, x
+
+        @staticmethod
+        def vjp(ctx, gO1, gO2):
+            return gO1 + gO2, gO1
+
+        @staticmethod
+        def jvp(ctx, x_t, y_t):
+            return x_t + y_t, fn(x_t)
+
+    a = lib.tensor(1.0, dtype=lib.double, requires_grad=True)
+    t = lib.tensor(1.0, dtype=lib.double)
+    b = lib.tensor(1.0, dtype=lib.double, requires_grad=True)
+    c = lib.tensor(1.0, dtype=lib.double)
+    t2 = lib.tensor(1.0, dtype=lib.double)
+    d = lib.tensor(1.0, dtype=lib.double)
+    with fwAD.dual_level():
+        a_dual = fwAD.make_dual(a, t)
+        c_dual = fwAD.make_dual(c, t2)
+        if kind == "view_as":
+            _, out2 = MyFn.apply(a_dual, b)
+            assert fwAD.unpack_dual(out2).tangent._base is t
+            _, out2 = MyFn.apply(c_dual, d)
+            assert fwAD.unpack_dual(out2).tangent._base is t2
+        else:
+            with pytest.raises(RuntimeError, match=error_regex):
+                MyFn.apply(a_dual, b)
+            with pytest.raises(RuntimeError, match=error_regex):
+                MyFn.apply(c_dual, d)
+    if kind == "view_as":
+        assert lib.autograd.gradcheck(MyFn.apply, (a, c), check_forward_ad=True)
+    else:
+        with pytest.raises(RuntimeError, match=error_regex):
+            lib.autograd.gradcheck(MyFn.apply, (a, c), check_forward_ad=True)
