@@ -2,7 +2,8 @@
 (test_autograd.py: test_custom_function_save_for_forward,
 test_custom_function_forward_mode_inplace_checks, test_custom_function_forward_mode_view_checks,
 test_custom_function_forward_mode_non_tensor_before_tensor_args,
-test_custom_function_forward_mode_forward_is_no_op) check them.
+test_custom_function_forward_mode_forward_is_no_op,
+test_custom_function_mark_dirty_not_differentiable) check them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts.
@@ -219,3 +220,45 @@ def test_custom_function_forward_mode_forward_is_no_op(lib, kind):
     else:
         with pytest.raises(RuntimeError, match=error_regex):
             lib.autograd.gradcheck(MyFn.apply, (a, c), check_forward_ad=True)
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+@pytest.mark.parametrize("jvp_err", [True, False])
+def test_custom_function_mark_dirty_not_differentiable(lib, requires_grad, jvp_err):
+    fwAD = lib.autograd.forward_ad
+
+    class InplaceMul(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            result = x.mul_(2)
+            ctx.mark_dirty(result)
+            return result
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            pass
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            return x_t if jvp_err else x_t.mul_(2)
+
+    # a tensor marked dirty is returned as-is
+    z = lib.tensor(1.0, requires_grad=requires_grad)
+    x = z.clone()
+    y = InplaceMul.apply(x)
+    assert x is y
+    assert x.item() == z.item() * 2
+    # jvp must change the input's tangent in place when mark_dirty is set
+    with fwAD.dual_level():
+        x_tangent = lib.ones_like(x)
+        x_dual = fwAD.make_dual(x, x_tangent)
+        if jvp_err:
+            with pytest.raises(
+                RuntimeError, match="jvp function must modify the corresponding gradient inplace"
+            ):
+                InplaceMul.apply(x_dual)
+        else:
+            out_dual = InplaceMul.apply(x_dual)
+            _, out_tangent = fwAD.unpack_dual(out_dual)
+            assert out_dual is x_dual
+            assert out_tangent is x_tangent
