@@ -3,7 +3,8 @@
 test_custom_function_forward_mode_inplace_checks, test_custom_function_forward_mode_view_checks,
 test_custom_function_forward_mode_non_tensor_before_tensor_args,
 test_custom_function_forward_mode_forward_is_no_op,
-test_custom_function_mark_dirty_not_differentiable) check them.
+test_custom_function_mark_dirty_not_differentiable,
+test_custom_function_forward_mode_wrong_formula) check them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts.
@@ -262,3 +263,26 @@ def test_custom_function_mark_dirty_not_differentiable(lib, requires_grad, jvp_e
             _, out_tangent = fwAD.unpack_dual(out_dual)
             assert out_dual is x_dual
             assert out_tangent is x_tangent
+
+
+def test_custom_function_forward_mode_wrong_formula(lib):
+    class UserFn(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, foo, should_fail):
+            ctx.should_fail = should_fail
+            return foo * 2
+
+        @staticmethod
+        def vjp(ctx, gO):
+            return 2 * gO, None
+
+        @staticmethod
+        def jvp(ctx, gI, _):
+            return 3 * gI if ctx.should_fail else 2 * gI  # (3: a wrong formula)
+
+    inp = lib.rand(10, dtype=lib.double, requires_grad=True)
+    assert lib.autograd.gradcheck(UserFn.apply, (inp, False), check_forward_ad=True)
+    with pytest.raises(
+        RuntimeError, match="^Jacobian computed with forward mode mismatch for output 0"
+    ):
+        lib.autograd.gradcheck(UserFn.apply, (inp, True), check_forward_ad=True)
