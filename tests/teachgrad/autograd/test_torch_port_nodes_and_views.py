@@ -2,7 +2,8 @@
 be changed, and the memory the profiler counts, as PyTorch's own autograd tests
 (test_autograd.py: test_autograd_node_isinstance, test_custom_function_cycle,
 test_inplace_not_requires_grad, test_autograd_inplace_view_of_view, test_memory_profiler (the
-CPU allocations)) check them.
+CPU allocations), test_hook_closure_cycle, test_setup_context_when_forward_has_default_args)
+check them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts. torch's ``_WeakTensorRef`` is a ``weakref.ref`` here; left out:
@@ -165,3 +166,92 @@ def test_memory_profiler(lib):
     }
     assert stats["aten::rand"] > 0
     assert stats["test_user_scope_alloc"] > 0
+
+
+@pytest.mark.parametrize("use_custom_function", [True, False])
+@pytest.mark.parametrize("use_tensor_hook", [True, False])
+def test_hook_closure_cycle(lib, use_custom_function, use_tensor_hook):
+    # a cycle: the hook's closure -> grad_fn_b -> its hooks -> the hook
+    class Function(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    class Test:
+        pass
+
+    count = [0]
+
+    def scope():
+        a = lib.tensor(1.0, requires_grad=True)
+        b = Function.apply(a) if use_custom_function else a.clone()
+        grad_fn_b = b.grad_fn
+        obj = Test()
+
+        def hook(*args):
+            grad_fn_b, obj  # (the closure holds both: obj tells whether the cycle lives)
+            count[0] += 1
+
+        if use_tensor_hook:
+            b.register_hook(hook)
+        else:
+            b.grad_fn.register_prehook(hook)
+        c = b.clone()
+        return c, weakref.ref(obj)
+
+    with disable_gc():
+        out, ref = scope()
+        out.backward(retain_graph=True)
+        gc.collect()
+        # the collector leaves the cycle alone while the graph holds the node
+        out.backward(retain_graph=True)
+        assert count[0] == 2
+        assert ref() is not None
+        del out
+        gc.collect()
+        assert ref() is None
+
+
+def test_setup_context_when_forward_has_default_args(lib):
+    class PowFunction(lib.autograd.Function):
+        @staticmethod
+        def forward(x, y=3):
+            return lib.pow(x, y)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, y = inputs
+            ctx.save_for_backward(x)
+            ctx.y = y
+
+        @staticmethod
+        def backward(ctx, gO):
+            (x,) = ctx.saved_tensors
+            y = ctx.y
+            return gO * y * lib.pow(x, y - 1), None
+
+    class PowFunctionWithClassmethod(lib.autograd.Function):
+        @classmethod
+        def forward(cls, x, y=3):
+            return lib.pow(x, y)
+
+        @classmethod
+        def setup_context(cls, ctx, inputs, output):
+            x, y = inputs
+            ctx.save_for_backward(x)
+            ctx.y = y
+
+        @classmethod
+        def backward(cls, ctx, gO):
+            (x,) = ctx.saved_tensors
+            y = ctx.y
+            return gO * y * lib.pow(x, y - 1), None
+
+    x = lib.tensor(2.0, requires_grad=True)
+    for fn in [PowFunction, PowFunctionWithClassmethod]:
+        (grad,) = lib.autograd.grad(fn.apply(x), x)
+        assert grad.item() == 12.0  # 3 * 2**2
