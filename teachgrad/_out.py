@@ -5,7 +5,8 @@ result into a given tensor instead of a new one. ``accepts_out`` gives a functio
 keyword, in four steps:
 
 1. autograd does not go through ``out=``: with grad mode on, an input or ``out`` that
-   requires grad is an error (compute ``c = tg.add(a, b)`` instead, or use ``no_grad``);
+   requires grad is an error (compute ``c = tg.add(a, b)`` instead, or use ``no_grad``),
+   and so is a dual tensor of forward AD;
 2. the function computes its result as usual;
 3. the result must fit ``out``'s dtype: most functions cast it when torch's casting rules
    allow (a float result into float64, not into an integer or bool tensor); a few want
@@ -118,7 +119,12 @@ def accepts_out(fn, name: str | None = None, *, makes: bool = False):
     def with_out(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
-        _refuse_autograd(name, args, kwargs, out)  # 1.
+        if _refuse_autograd(name, args, kwargs, out):  # 1.
+            return _without_grad(into_out, args, kwargs, out)  # (see _refuse_autograd)
+        return into_out(args, kwargs, out)
+
+    def into_out(args, kwargs, out):
+        """Steps 2 to 4."""
         if isinstance(out, Tensor) and (makes or name in IN_OUTS_DTYPE):
             kwargs.setdefault("dtype", out.dtype)
             if makes:
@@ -143,23 +149,43 @@ def creation_out(fn):
     return accepts_out(fn, makes=True)
 
 
-def _refuse_autograd(name, args, kwargs, out) -> None:
-    """Step 1: no graph goes through ``out=`` (torch's RuntimeError); ``out`` itself must be
-    a tensor (or a tuple of them)."""
+def _refuse_autograd(name, args, kwargs, out) -> bool:
+    """Step 1: no graph goes through ``out=``, neither backward's (torch's RuntimeError)
+    nor forward AD's (its NotImplementedError); ``out`` itself must be a tensor (or a tuple
+    of them). True when every tensor is an inference tensor and one requires grad: torch's
+    inference tensors skip autograd, so the op must record (and check) nothing of it."""
     if not isinstance(out, Tensor | list | tuple):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type_name(out)}")
-    if not _grad_state.enabled:
-        return
-    tensors = [out] if isinstance(out, Tensor) else [o for o in out if isinstance(o, Tensor)]
+    tensors = [out] if isinstance(out, Tensor) else list(out)
     for a in (*args, *kwargs.values()):
         tensors += a if isinstance(a, list | tuple) else [a]
-    if any(isinstance(t, Tensor) and t._requires_grad for t in tensors):
+    tensors = [t for t in tensors if isinstance(t, Tensor)]
+    tracked = _grad_state.enabled and any(t._requires_grad for t in tensors)
+    untracked = tracked and all(t._inference for t in tensors)
+    if tracked and not untracked:
         raise RuntimeError(
             f"{name}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad.\n  No graph can go "
             f"through a tensor written in place: write y = teachgrad.{name}(...) instead, or "
             "call it under teachgrad.no_grad()."
         )
+    if any(_seam.tangent_of(t) is not None for t in tensors):
+        raise NotImplementedError(
+            f"Trying to use forward AD with {name}_out that does not support it because it is "
+            f"an out= function\n  No tangent can go through a tensor written in place: write "
+            f"y = teachgrad.{name}(...) instead."
+        )
+    return untracked
+
+
+def _without_grad(fn, *args):
+    """``fn(*args)`` with grad mode off (as under ``no_grad``, which this layer, below
+    autograd, cannot import)."""
+    _grad_state.enabled = False
+    try:
+        return fn(*args)
+    finally:
+        _grad_state.enabled = True
 
 
 def _tuple_out(name, args, kwargs, out, n) -> tuple:

@@ -281,7 +281,7 @@ def _inherit_forward_base(args, outputs) -> None:
             if _shares_base(a, out):
                 root = _forward_base(a)
                 root = a if root is None else root
-                if root is not out._base:
+                if root is not out._base and root is not out:  # (not an input returned as-is)
                     out._fw_base = root
                 break
 

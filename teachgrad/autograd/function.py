@@ -569,7 +569,7 @@ def _overrides(cls) -> set:
 def wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
     """Turn forward's results into Tensors: arrays are wrapped, views share storage."""
     for t in ctx.dirty_tensors:  # torch counts marking a tensor dirty as one more change
-        _check_dirty(t, cls, record, len(outs), args)
+        _check_dirty(t, cls, record, outs, args)
         t._counter.bump(f"{cls.__name__} (mark_dirty)")
     result = []
     for o in outs:
@@ -589,7 +589,7 @@ def wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
             else:
                 o = wrap_array(o)
         result.append(o)
-    if record and not cls._builtin:
+    if _grad_state.enabled and not cls._builtin:  # (recorded or not, as torch)
         _restrict_views(result, ctx.dirty_tensors)
     return tuple(result)
 
@@ -605,8 +605,9 @@ def _restrict_views(outputs, dirty) -> None:
             o._creation_meta = meta
 
 
-def _check_dirty(t, cls, record, n_outputs, args) -> None:
-    """An input a custom Function marked dirty gets the checks of any in-place op."""
+def _check_dirty(t, cls, record, outs, args) -> None:
+    """An input a custom Function marked dirty gets the checks of any in-place op, and must be
+    returned: its new history is the Function's, which only an output can carry."""
     if not _contains(args, t):
         warnings.warn(
             "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that "
@@ -614,11 +615,17 @@ def _check_dirty(t, cls, record, n_outputs, args) -> None:
             UserWarning,
             stacklevel=4,
         )
+    if not _contains(outs, t):
+        raise RuntimeError(
+            "Some elements marked as dirty during the forward method were not returned as output. "
+            "The inputs that are modified inplace must all be outputs of the Function.\n"
+            f"  {cls.__name__}.forward changed an input in place and returned a new tensor instead."
+        )
     _seam.check_inplace(t, f"{cls.__name__} (mark_dirty)", bool(record))
-    if t._base is not None and record and n_outputs > 1:
+    if t._base is not None and record and len(outs) > 1:
         raise RuntimeError(
             "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot "
-            f"return more than one Tensor. This is not supported.\n  {cls.__name__} returns {n_outputs} values."
+            f"return more than one Tensor. This is not supported.\n  {cls.__name__} returns {len(outs)} values."
         )
 
 

@@ -211,7 +211,6 @@ class SavedTensor:
         "is_output",
         "name",
         "released",
-        "base",
         "tangent",
         "meta",
         "hooks",
@@ -239,11 +238,12 @@ class SavedTensor:
 
     def _keep_output(self, tensor) -> None:
         """An output of the node that saves it is kept without its Tensor (which holds the
-        node: a reference cycle); ``unpack`` makes the Tensor again."""
+        node: a reference cycle); ``unpack`` makes the Tensor again. A view is made again as
+        a plain tensor, as torch does: its base would hold the node too, once an in-place op
+        on the view rewrote the base's history (``v.exp_()`` saves its result)."""
         self.tensor = None
         self.data = tensor._data
         self.output_nr = tensor._output_nr
-        self.base = tensor._base
         self.tangent = None  # (forward AD: filled in by push_tangents, kept for the rebuild)
 
     def _pack(self, tensor, hooks=None, value=None) -> None:
@@ -320,9 +320,6 @@ class SavedTensor:
         t = _new(Tensor)
         t._data = self.data
         t._counter = self.counter
-        if self.base is not None:
-            t._base = self.base
-            t._view_base_fn = self.base._grad_fn  # its history is `owner`, not a regenerated view
         t._grad_fn = owner
         t._output_nr = self.output_nr
         t._requires_grad = True

@@ -255,24 +255,28 @@ def mode_view_message(view, what: str) -> str:
     )
 
 
-def multi_output_message(view, what: str) -> str:
-    start = (
-        f"Output {view._output_nr} of {_short(view._grad_fn)} is a view and {what}."
-        if view._grad_fn is not None
-        else "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
-    )
+def _restricted_view_start(view, what: str) -> str:
+    """The first sentence of torch's messages about the views below: which output of which
+    node, or, for a view outside any graph, torch's words for one made under no_grad."""
+    if view._grad_fn is not None:
+        return f"Output {view._output_nr} of {_short(view._grad_fn)} is a view and {what}."
     return (
-        f"{start} This view is the output of a function that returns multiple views. Such functions do not "
-        "allow the output views to be modified inplace. You should replace the inplace operation by an "
+        "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+    )
+
+
+def multi_output_message(view, what: str) -> str:
+    return (
+        f"{_restricted_view_start(view, what)} This view is the output of a function that returns "
+        "multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an "
         "out-of-place one."
     )
 
 
 def custom_function_message(view, what: str) -> str:
     return (
-        f"Output {view._output_nr} of {_short(view._grad_fn)} is a view and {what}. This view was "
-        "created inside a custom Function (or because an input was returned as-is) and the autograd "
-        "logic to handle view+inplace would override the custom backward associated with the custom "
+        f"{_restricted_view_start(view, what)} This view was created inside a custom Function (or "
+        "because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom backward associated with the custom "
         "Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by "
         "cloning the output of the custom Function."
     )
@@ -365,9 +369,7 @@ def _check_grad_rules(x, op: str, record: bool) -> None:
         raise RuntimeError(multi_output_message(x, "is being modified inplace"))
     if meta == "custom_function" and (x._requires_grad or record):
         raise RuntimeError(custom_function_message(x, "is being modified inplace"))
-    if meta == "no_grad" and (base._requires_grad or record):
-        raise RuntimeError(mode_view_message(x, "is being modified inplace"))
-    if meta == "inference" and base._requires_grad:
+    if meta in ("no_grad", "inference") and (base._requires_grad or record):
         raise RuntimeError(mode_view_message(x, "is being modified inplace"))
     if base._grad_fn is None and base._requires_grad:
         raise RuntimeError(
@@ -447,7 +449,7 @@ def inplace(x, op: str, fn, *args, **kwargs):
         return x
     for saved in node._saved:  # what the node saved as its result is now x itself
         if isinstance(saved, SavedTensor) and saved.is_output:
-            saved.data, saved.counter, saved.base = x._data, x._counter, x._base
+            saved.data, saved.counter = x._data, x._counter
             saved.version = x._counter.version
     x._rebase_history(node, out._output_nr, 0)
     inplace_tangent(x, out)

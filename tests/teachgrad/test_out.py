@@ -280,3 +280,35 @@ def test_an_inference_tensor_as_out_outside_inference_mode(torch):
             lib.exp(lib.ones(2), out=out)
         lines.append(first_line(raised.value))
     assert lines[0] == lines[1] and "inference tensor" in lines[0]
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_only_inference_tensors_in_and_out_skip_autograd(torch, requires_grad):
+    """torch's inference tensors skip autograd: with nothing else, ``out=`` meets only the
+    in-place check on ``out`` (which requires grad or not)."""
+    lines = []
+    for lib in (tg, torch):
+        with lib.inference_mode():
+            c = lib.ones(2, requires_grad=requires_grad)
+        with pytest.raises(RuntimeError) as raised:
+            lib.mul(c, c, out=c)
+        lines.append(first_line(raised.value))
+    assert lines[0] == lines[1] and "Inplace update to inference tensor" in lines[0]
+
+
+@pytest.mark.parametrize("dual_is", ["out", "input"])
+def test_no_tangent_goes_through_out(torch, dual_is):
+    """torch's test_out_variant (forward AD), also under no_grad and for cat."""
+    lines = []
+    for lib in (tg, torch):
+        fwAD = lib.autograd.forward_ad
+        with fwAD.dual_level(), lib.no_grad():
+            dual = fwAD.make_dual(lib.ones(2), lib.ones(2))
+            plain = lib.ones(2)
+            with pytest.raises(NotImplementedError) as raised:
+                if dual_is == "out":
+                    lib.cat([plain, plain], out=fwAD.make_dual(lib.ones(4), lib.ones(4)))
+                else:
+                    lib.add(dual, plain, out=plain)
+        lines.append(first_line(raised.value))
+    assert lines[0] == lines[1] and "Trying to use forward AD with" in lines[0]

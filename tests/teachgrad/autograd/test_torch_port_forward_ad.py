@@ -5,13 +5,13 @@ test_nested_level, test_print, test_basic_packing_unpacking, test_advanced_packi
 test_view_inplace_non_differentiable_views, test_view_inplace_differentiable_views,
 test_grad_cleanup, test_detach_view_tracking; and from test_autograd.py's TestAutogradForwardMode:
 test_make_dual_forbid_integral_dtype, test_make_dual_inference_tensor_in_inference_mode,
-test_view_inplace_always_creates_a_view, test_non_differentiable, test_backward_graph_destruction)
+test_view_inplace_always_creates_a_view, test_non_differentiable, test_backward_graph_destruction,
+test_out_variant)
 check it.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts. torch's ``_WeakTensorRef`` is a ``weakref.ref`` here, and
 ``storage().data_ptr()`` is ``data_ptr()`` (the tensors start at their storage's start).
-Left out: test_out_variant (teachgrad has no ``out=``).
 """
 
 import contextlib
@@ -371,3 +371,15 @@ def test_tangents_of_a_chain_of_ops(lib):
     with fwAD.dual_level():
         out = (fwAD.make_dual(x, t).exp() * 2).sum(dim=1)
         assert same(fwAD.unpack_dual(out).tangent, (x.exp() * 2 * t).sum(dim=1))
+
+
+def test_out_variant(lib):
+    fwAD = lib.autograd.forward_ad
+    with fwAD.dual_level():
+        foo = fwAD.make_dual(rand(lib, 2), rand(lib, 2, seed=1))
+        bar = rand(lib, 2, seed=2)
+        message = "^Trying to use forward AD with add_out that does not support it because it is an out= function"
+        with pytest.raises(NotImplementedError, match=message):
+            lib.add(bar, bar, out=foo)
+        with pytest.raises(NotImplementedError, match=message):
+            lib.add(foo, bar, out=bar)

@@ -6,7 +6,7 @@ and outside the mode.
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts. torch's tests change tensors in place with ``add_`` and
 ``transpose_``; teachgrad has no ``transpose_``, so the second change here is ``x[0] = 5``
-(an in-place change through a view). Left out: the ``out=`` cases (teachgrad has no ``out=``).
+(an in-place change through a view).
 """
 
 import numpy as np
@@ -314,12 +314,21 @@ def test_mix_inference_and_normal_tensor_inplace_op(lib, requires_grad):
     a = normal_non_leaf(lib, requires_grad)
     c = inference_ones(lib)
     assert lib.is_inference(c)
+    s = lib.ones(1, 2, 3, requires_grad=requires_grad)
     if requires_grad:
         with pytest.raises(RuntimeError, match="^Inference tensors cannot be saved for backward"):
             a.mul_(c)
+        with pytest.raises(
+            RuntimeError, match=r"^mul\(\): functions with out=\.\.\. arguments don't"
+        ):
+            lib.mul(s, s, out=c)
     else:
         a.mul_(c)
         assert a._version == 1
+        with pytest.raises(
+            RuntimeError, match="^Inplace update to inference tensor outside InferenceMode"
+        ):
+            lib.mul(s, s, out=c)
 
 
 @REQUIRES_GRAD

@@ -1,0 +1,257 @@
+"""Graph nodes, custom Functions kept alive by cycles, in-place changes to views that may not
+be changed, and the memory the profiler counts, as PyTorch's own autograd tests
+(test_autograd.py: test_autograd_node_isinstance, test_custom_function_cycle,
+test_inplace_not_requires_grad, test_autograd_inplace_view_of_view, test_memory_profiler (the
+CPU allocations), test_hook_closure_cycle, test_setup_context_when_forward_has_default_args)
+check them.
+
+Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
+facts torch's test asserts. torch's ``_WeakTensorRef`` is a ``weakref.ref`` here; left out:
+that torch's Node is a "virtual" base class (not in a node class's mro), the private
+``torch._C._functions`` classes, the memory a ``del`` frees (teachgrad's profiler does not count
+frees: docs/differences-from-torch.md) and test_profiler_seq_nr (teachgrad's profiler events have
+no sequence numbers).
+"""
+
+import contextlib
+import gc
+import weakref
+
+import pytest
+
+from tests.teachgrad.autograd._port import same
+
+pytestmark = pytest.mark.usefixtures("torch")
+
+
+@contextlib.contextmanager
+def disable_gc():
+    """The cyclic garbage collector off inside the block (torch's disable_gc)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def test_autograd_node_isinstance(lib):
+    Node = lib.autograd.graph.Node
+    a = lib.rand(3, 3, requires_grad=True)
+    b = a.exp()
+    assert isinstance(b.grad_fn, Node)
+    assert issubclass(type(b.grad_fn), Node)
+    assert isinstance(b.grad_fn.next_functions[0][0], Node)  # AccumulateGrad
+    assert not isinstance(None, Node)
+    assert not isinstance(1, Node)
+    assert not isinstance(Node, Node)
+    assert issubclass(Node, Node)
+
+    class Func(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, gO):
+            return gO * 2
+
+    out = Func.apply(a)
+    assert isinstance(out.grad_fn, Node)
+    assert issubclass(type(out.grad_fn), Node)
+    out.sum().backward()
+
+
+def test_custom_function_cycle(lib):
+    class MyFn(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, metadata):
+            x = x.clone()
+            ctx.meta = metadata
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, gO):
+            (x,) = ctx.saved_tensors
+            assert same(x, 3.14)
+            assert same(ctx.meta["foo"], 3.14)
+            return gO * x, None
+
+    def get_refs(with_backward):
+        a = lib.tensor(3.14, requires_grad=True)
+        metadata = {}
+        out = MyFn.apply(a, metadata)
+        metadata["foo"] = out  # out -> its node -> ctx.meta -> out: a cycle
+        if with_backward:
+            out.sum().backward()
+            assert same(a.grad, a)
+        return weakref.ref(out)
+
+    with disable_gc():
+        ref = get_refs(False)
+        assert ref() is not None
+    gc.collect()
+    assert ref() is None
+
+    # backward frees the saved tensors but not the ctx's attributes: still a cycle
+    with disable_gc():
+        ref = get_refs(True)
+        assert ref() is not None
+    gc.collect()
+    assert ref() is None
+
+
+def test_inplace_not_requires_grad(lib):
+    class MyFn(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp):
+            return inp.view_as(inp)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    # the tensor changed does not require grad; the one written into it does
+    a = lib.rand(1, 2)
+    b = lib.rand(1, requires_grad=True)
+    view_a = MyFn.apply(a)
+    with pytest.raises(RuntimeError, match="This view was created inside a custom Function"):
+        view_a += b
+
+    a = lib.rand(1, 2)
+    b = lib.rand(1, requires_grad=True)
+    view_a = MyFn.apply(a)
+    with pytest.raises(RuntimeError, match="This view was created inside a custom Function"):
+        view_a.copy_(b)
+
+    a = lib.rand(1, 2)
+    b = lib.rand(1, requires_grad=True)
+    view_a = a.unbind()[0]
+    with pytest.raises(
+        RuntimeError, match="This view is the output of a function that returns multiple views."
+    ):
+        view_a.copy_(b)
+
+    # a view that may be changed still may
+    a = lib.rand(1, 2)
+    b = lib.rand(1, requires_grad=True)
+    a.select(1, 0).copy_(b)
+    assert a.requires_grad
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
+def test_autograd_inplace_view_of_view(lib, mode):
+    x = lib.zeros(2)
+    with getattr(lib, mode)():
+        y = x.view(2)
+    y.requires_grad_(True)
+    z = y.view(2)
+    block = "no_grad block" if mode == "no_grad" else "inference_mode"
+    with pytest.raises(RuntimeError, match=f"a view of a view .* is being .* inside the {block}"):
+        z /= 2
+
+
+def test_memory_profiler(lib):
+    profiler = lib.autograd.profiler
+    with profiler.profile(profile_memory=True, record_shapes=True) as prof:
+        x = None
+        with profiler.record_function("test_user_scope_alloc"):
+            x = lib.rand(10, 10)
+        with profiler.record_function("test_user_scope_dealloc"):
+            del x
+    stats = {
+        stat.key: stat.cpu_memory_usage for stat in prof.key_averages(group_by_input_shape=True)
+    }
+    assert stats["aten::rand"] > 0
+    assert stats["test_user_scope_alloc"] > 0
+
+
+@pytest.mark.parametrize("use_custom_function", [True, False])
+@pytest.mark.parametrize("use_tensor_hook", [True, False])
+def test_hook_closure_cycle(lib, use_custom_function, use_tensor_hook):
+    # a cycle: the hook's closure -> grad_fn_b -> its hooks -> the hook
+    class Function(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    class Test:
+        pass
+
+    count = [0]
+
+    def scope():
+        a = lib.tensor(1.0, requires_grad=True)
+        b = Function.apply(a) if use_custom_function else a.clone()
+        grad_fn_b = b.grad_fn
+        obj = Test()
+
+        def hook(*args):
+            grad_fn_b, obj  # (the closure holds both: obj tells whether the cycle lives)
+            count[0] += 1
+
+        if use_tensor_hook:
+            b.register_hook(hook)
+        else:
+            b.grad_fn.register_prehook(hook)
+        c = b.clone()
+        return c, weakref.ref(obj)
+
+    with disable_gc():
+        out, ref = scope()
+        out.backward(retain_graph=True)
+        gc.collect()
+        # the collector leaves the cycle alone while the graph holds the node
+        out.backward(retain_graph=True)
+        assert count[0] == 2
+        assert ref() is not None
+        del out
+        gc.collect()
+        assert ref() is None
+
+
+def test_setup_context_when_forward_has_default_args(lib):
+    class PowFunction(lib.autograd.Function):
+        @staticmethod
+        def forward(x, y=3):
+            return lib.pow(x, y)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, y = inputs
+            ctx.save_for_backward(x)
+            ctx.y = y
+
+        @staticmethod
+        def backward(ctx, gO):
+            (x,) = ctx.saved_tensors
+            y = ctx.y
+            return gO * y * lib.pow(x, y - 1), None
+
+    class PowFunctionWithClassmethod(lib.autograd.Function):
+        @classmethod
+        def forward(cls, x, y=3):
+            return lib.pow(x, y)
+
+        @classmethod
+        def setup_context(cls, ctx, inputs, output):
+            x, y = inputs
+            ctx.save_for_backward(x)
+            ctx.y = y
+
+        @classmethod
+        def backward(cls, ctx, gO):
+            (x,) = ctx.saved_tensors
+            y = ctx.y
+            return gO * y * lib.pow(x, y - 1), None
+
+    x = lib.tensor(2.0, requires_grad=True)
+    for fn in [PowFunction, PowFunctionWithClassmethod]:
+        (grad,) = lib.autograd.grad(fn.apply(x), x)
+        assert grad.item() == 12.0  # 3 * 2**2
