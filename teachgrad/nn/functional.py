@@ -343,7 +343,12 @@ def _check_class_target(input, target, weight):
             f"({target_shape[0]}).\n  input {tuple(shape)} holds scores for {shape[0]} "
             f"samples, target {tuple(target_shape)} one class index per sample."
         )
-    if ndim <= 2 and target_ndim != ndim - 1:
+    if ndim == 1 and target_ndim == 1 and target_shape[0] != 1:
+        raise ValueError(
+            f"For 1D input, 1D target must have size 1, but got target size: {target_shape[0]}\n  "
+            "A 1-d input holds the scores of one sample: its target is one class index."
+        )
+    if ndim <= 2 and target_ndim != ndim - 1 and (ndim, target_ndim) != (1, 1):
         raise RuntimeError(
             "0D or 1D target tensor expected, multi-target not supported\n  For input "
             f"{tuple(shape)} the target holds one class index per sample: shape "
@@ -355,13 +360,24 @@ def _check_class_target(input, target, weight):
             f"Expected target size {expected}, got {list(target_shape)}\n  For input (N, C, d1, ...) "
             "the target is (N, d1, ...): one class index per position."
         )
-    n_classes = shape[0 if ndim == 1 else 1]
+    if ndim > 2 and weight is not None and weight.numel() != shape[1]:
+        # (torch's nd kernel checks the count only: a (C, 1) weight is taken as (C,))
+        raise RuntimeError(
+            "weight tensor should be defined either for all or no classes\n  weight holds one "
+            f"number per class: {shape[1]} for input {tuple(shape)}, got {list(weight.shape)}."
+        )
+    if ndim <= 2:
+        _check_class_weight(weight, shape[0 if ndim == 1 else 1])
+    _not_differentiable("nll_loss_forward", "weight", weight)
+
+
+def _check_class_weight(weight, n_classes, prefix=""):
+    """One weight per class, or none (``prefix``: the function torch names in the message)."""
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
         raise RuntimeError(
-            f"weight tensor should be defined either for all {n_classes} classes or no classes but got "
-            f"weight tensor of shape: {list(weight.shape)}\n  weight holds one number per class."
+            f"{prefix}weight tensor should be defined either for all {n_classes} classes or no classes "
+            f"but got weight tensor of shape: {list(weight.shape)}\n  weight holds one number per class."
         )
-    _not_differentiable("nll_loss_forward", "weight", weight)
 
 
 @recorded_as("aten::nll_loss_nd")
@@ -390,8 +406,12 @@ def nll_loss(
     same_device(input, target, weight)
     _check_class_target(input, target, weight)
     ndim = input._data.ndim
+    if ndim == 1 and target.ndim == 1:  # torch reads a (1,) target of one sample as a number
+        target = target.reshape(())
     if ndim <= 2:
         return _nn.NllLoss.apply(input, ignore_index, reduction, target=target, weight=weight)
+    if weight is not None:
+        weight = weight.reshape(-1)
     if ndim == 4:
         return _nn.NllLoss2d.apply(input, ignore_index, reduction, target=target, weight=weight)
     # other ranks go through the 4-d case with the positions flattened, as torch does
@@ -404,6 +424,13 @@ def nll_loss(
         weight=weight,
     )
     return flat.view(target.shape) if reduction == "none" else flat
+
+
+def _along_class_dim(weight, ndim, class_dim):
+    """The class weights (or None) shaped to broadcast along the class dim of an ndim input."""
+    if weight is None:
+        return None
+    return weight.reshape([-1 if d == class_dim else 1 for d in range(ndim)])
 
 
 @recorded_as("aten::cross_entropy_loss")
@@ -432,7 +459,7 @@ def cross_entropy(
     tensor(0.1269)
     """
     reduction = _reduction(size_average, reduce, reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
+    if label_smoothing > 1.0:  # (torch reads a negative value as no smoothing)
         raise RuntimeError(
             f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}\n  It is the share "
             "of each target's probability spread evenly over all classes."
@@ -440,16 +467,15 @@ def cross_entropy(
     ndim = input._data.ndim
     class_dim = 0 if ndim == 1 else 1
     n_classes = input._data.shape[class_dim] if ndim else 1
-    weight_view = None
-    if weight is not None:  # one weight per class, placed along the class dim
-        weight_view = weight.reshape([n_classes if d == class_dim else 1 for d in range(ndim)])
     logp = log_softmax(input, class_dim)
 
     if target.is_floating_point() and target.shape == input.shape:  # class probabilities
         same_device(input, target, weight)
+        _check_class_weight(weight, n_classes, "cross_entropy: ")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / n_classes
-        weighted = logp * target if weight_view is None else logp * weight_view * target
+        weight_view = _along_class_dim(weight, ndim, class_dim)
+        weighted = logp * target if weight is None else logp * weight_view * target
         if reduction == "none":
             return -weighted.sum(class_dim)
         if reduction == "sum":
@@ -457,8 +483,9 @@ def cross_entropy(
         return -weighted.sum() / (input.numel() / n_classes)
 
     loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
-    if label_smoothing == 0:
+    if label_smoothing <= 0:
         return loss
+    weight_view = _along_class_dim(weight, ndim, class_dim)  # (nll_loss checked its size)
     # the smoothing part: -log p averaged over classes, for the targets that count
     smooth = -(logp if weight_view is None else logp * weight_view).sum(class_dim)
     ignored = target == ignore_index
