@@ -777,9 +777,9 @@ class Tensor:
         return tensor_repr(self)
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0 and spec:
+        if self._data.ndim == 0 and type(self) is Tensor:  # torch's rule: f"{x}" is x.item()'s
             return self.item().__format__(spec)
-        return repr(self)
+        return object.__format__(self, spec)  # str(self); a format spec is a TypeError
 
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:

@@ -26,8 +26,15 @@ The rule, for one parameter ``p`` with gradient ``g``, at step ``t = 1, 2, ...``
 from __future__ import annotations
 
 from .._creation import tensor, zeros_like
+from .._tensor import Tensor
 from ..ops.pointwise import maximum
-from .optimizer import Optimizer, check_setting
+from .optimizer import (
+    Optimizer,
+    as_number,
+    check_one_element,
+    check_setting,
+    implementation_options,
+)
 
 
 class Adam(Optimizer):
@@ -55,21 +62,39 @@ class Adam(Optimizer):
         weight_decay=0,
         amsgrad=False,
         *,
+        foreach=None,
         maximize=False,
+        capturable=False,
+        differentiable=False,
+        fused=None,
         decoupled_weight_decay=False,
     ):
+        if isinstance(lr, Tensor) and foreach:
+            raise ValueError(
+                "lr as a Tensor is not supported for capturable=False and foreach=True"
+            )
+        check_one_element(lr, "lr")
         check_setting(lr >= 0.0, "learning rate", lr)  # (a NaN fails these too: refused)
         check_setting(eps >= 0.0, "epsilon value", eps)
         for i in (0, 1):
             check_setting(0.0 <= betas[i] < 1.0, f"beta parameter at index {i}", betas[i])
         check_setting(weight_decay >= 0.0, "weight_decay value", weight_decay)
+        if not any(all(isinstance(beta, kind) for beta in betas[:2]) for kind in (float, Tensor)):
+            raise ValueError("betas must be either both floats or both Tensors")
+        check_one_element(betas[0], "betas[0]")
+        check_one_element(betas[1], "betas[1]")
+        # (a tensor is kept 0-d, as torch does: a number that can change in place)
+        betas = tuple(beta.reshape(()) if isinstance(beta, Tensor) else beta for beta in betas)
         defaults = {
             "lr": lr,
-            "betas": tuple(betas),
+            "betas": betas,
             "eps": eps,
             "weight_decay": weight_decay,
             "amsgrad": amsgrad,
             "maximize": maximize,
+            **implementation_options(
+                foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused
+            ),
             "decoupled_weight_decay": decoupled_weight_decay,
         }
         super().__init__(params, defaults)
@@ -85,7 +110,8 @@ class Adam(Optimizer):
         >>> w, opt.state[w]["step"]          # step 1: m_hat / sqrt(v_hat) = g / |g|
         (tensor([0.5000], requires_grad=True), tensor(1.))
         """
-        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        lr, eps = as_number(group["lr"]), group["eps"]
+        beta1, beta2 = (as_number(beta) for beta in group["betas"])
         weight_decay = group["weight_decay"]
         state = self.state[p]
         if not state:  # the first step of p
@@ -137,7 +163,11 @@ class AdamW(Adam):
         weight_decay=1e-2,
         amsgrad=False,
         *,
+        foreach=None,
         maximize=False,
+        capturable=False,
+        differentiable=False,
+        fused=None,
     ):
         super().__init__(
             params,
@@ -146,7 +176,11 @@ class AdamW(Adam):
             eps,
             weight_decay,
             amsgrad,
+            foreach=foreach,
             maximize=maximize,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
             decoupled_weight_decay=True,
         )
 

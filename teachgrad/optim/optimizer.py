@@ -269,6 +269,38 @@ def check_setting(valid: bool, description: str, value) -> None:
         raise ValueError(f"Invalid {description}: {value}")
 
 
+def check_one_element(value, name: str) -> None:
+    """torch takes a setting such as ``lr`` as a tensor too (to change it in place while
+    training), if it has one element.
+
+    >>> import teachgrad as tg
+    >>> from teachgrad.optim.optimizer import check_one_element
+    >>> check_one_element(tg.tensor([0.1, 0.2]), "lr")
+    Traceback (most recent call last):
+    ...
+    ValueError: Tensor lr must be 1-element
+    """
+    if isinstance(value, Tensor) and value.numel() != 1:
+        raise ValueError(f"Tensor {name} must be 1-element")
+
+
+def implementation_options(**options) -> dict:
+    """torch's choices of how an optimizer runs (``foreach``, ``fused``: one kernel per list of
+    parameters, or one in all), kept in the param groups as torch keeps them. teachgrad has
+    one implementation, which gives the same steps. ``differentiable`` and ``capturable``
+    change what a step does (a step autograd records; CUDA graphs): not in teachgrad.
+    """
+    for name in ("differentiable", "capturable"):
+        if options.get(name):
+            raise NotImplementedError(f"{name}=True is not supported by teachgrad's optimizers")
+    return options
+
+
+def as_number(value):
+    """A setting's value as a Python number, also when it is given as a one-element tensor."""
+    return value.item() if isinstance(value, Tensor) else value
+
+
 def _cast_like(p, name, value):
     """A loaded state value, as torch loads it: tensors go to ``p``'s device (and to
     its dtype if ``p`` is floating point), except the ``step`` count, kept as is."""

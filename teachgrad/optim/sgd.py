@@ -23,7 +23,13 @@ The momentum buffer ``b`` is kept in ``optimizer.state[p]["momentum_buffer"]``.
 
 from __future__ import annotations
 
-from .optimizer import Optimizer, check_setting
+from .optimizer import (
+    Optimizer,
+    as_number,
+    check_one_element,
+    check_setting,
+    implementation_options,
+)
 
 
 class SGD(Optimizer):
@@ -51,8 +57,12 @@ class SGD(Optimizer):
         nesterov=False,
         *,
         maximize=False,
+        foreach=None,
+        differentiable=False,
+        fused=None,
     ):
         # (torch's SGD refuses negative settings only: unlike Adam, it lets a NaN through)
+        check_one_element(lr, "lr")
         check_setting(not lr < 0.0, "learning rate", lr)
         check_setting(not momentum < 0.0, "momentum value", momentum)
         check_setting(not weight_decay < 0.0, "weight_decay value", weight_decay)
@@ -68,6 +78,7 @@ class SGD(Optimizer):
             "weight_decay": weight_decay,
             "nesterov": nesterov,
             "maximize": maximize,
+            **implementation_options(foreach=foreach, differentiable=differentiable, fused=fused),
         }
         super().__init__(params, defaults)
 
@@ -82,7 +93,7 @@ class SGD(Optimizer):
         >>> w              # 1 - 0.5 * (1 + 1 * 1)
         tensor([0.], requires_grad=True)
         """
-        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        lr, momentum, dampening = as_number(group["lr"]), group["momentum"], group["dampening"]
         weight_decay = group["weight_decay"]
         g = -grad if group["maximize"] else grad
         if weight_decay != 0:

@@ -85,3 +85,135 @@ def test_label_smoothing_below_zero_is_none_and_above_one_an_error(
     target = rng.random((2, 3)) if probabilities else TARGETS[2]
     call = lambda F, x, t: F.cross_entropy(x, t.detach(), label_smoothing=label_smoothing)  # noqa: E731
     _compare(torch, call, SCORES[2], target)
+
+
+# --------------------------------------------------------------------------- optim
+
+OPTIMIZERS = ["SGD", "Adam", "AdamW"]
+
+
+def _steps(lib, name, settings, steps=5):
+    """The parameters after each of ``steps`` steps from the same start and gradients."""
+    start, grads = rng.standard_normal(3), rng.standard_normal((steps, 3))
+    p = lib.tensor(start, requires_grad=True)
+    opt = getattr(lib.optim, name)([p], **settings(lib))
+    after = []
+    for g in grads:
+        p.grad = lib.tensor(g)
+        opt.step()
+        after.append(p.detach().numpy().copy())
+    return after, repr(opt)
+
+
+def _errors_alike(torch, make):
+    """``make(lib)`` fails in both libraries with the same class and first line."""
+    errors = []
+    for lib in (tg, torch):
+        with pytest.raises(Exception) as caught:  # noqa: PT011 (the classes are compared)
+            make(lib)
+        errors.append((caught.type, torch_text(str(caught.value).split("\n")[0])))
+    assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize(
+    "lr",
+    [
+        lambda lib: lib.tensor(0.1, dtype=lib.float64),
+        lambda lib: lib.tensor([[0.1]], dtype=lib.float64),
+    ],
+)
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_a_one_element_tensor_lr_steps_as_a_number(torch, name, lr):
+    """(float64: torch's Adam computes in the dtype of a tensor lr, teachgrad with its number.)"""
+    seed = rng.bit_generator.state
+    ours = _steps(tg, name, lambda lib: {"lr": lr(lib)})
+    rng.bit_generator.state = seed
+    theirs = _steps(torch, name, lambda lib: {"lr": lr(lib)})
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-10, atol=1e-12)
+    assert torch_text(ours[1]) == theirs[1]
+
+
+def test_adam_takes_betas_as_tensors(torch):
+    seed = rng.bit_generator.state
+
+    def settings(lib):
+        return {
+            "lr": 0.1,
+            "betas": (lib.tensor([0.8], dtype=lib.float64), lib.tensor(0.9, dtype=lib.float64)),
+        }
+
+    ours = _steps(tg, "Adam", settings)
+    rng.bit_generator.state = seed
+    theirs = _steps(torch, "Adam", settings)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-10, atol=1e-12)
+    assert torch_text(ours[1]) == theirs[1]
+
+
+BAD_TENSOR_SETTINGS = {
+    "lr of two elements": lambda t: {"lr": t([0.1, 0.2])},
+    "negative lr tensor": lambda t: {"lr": t(-1.0)},
+    "betas[0] of two elements": lambda t: {"betas": (t([0.8, 0.1]), t([0.9]))},
+    "betas[1] of two elements": lambda t: {"betas": (t([0.8]), t([0.9, 0.1]))},
+    "a float and a tensor beta": lambda t: {"betas": (0.8, t([0.9]))},
+    "int betas": lambda t: {"betas": (0, 0)},
+}
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+@pytest.mark.parametrize("settings", BAD_TENSOR_SETTINGS.values(), ids=BAD_TENSOR_SETTINGS)
+def test_bad_tensor_settings_fail_as_in_torch(torch, name, settings):
+    def make(lib):
+        return getattr(lib.optim, name)([lib.zeros(2, requires_grad=True)], **settings(lib.tensor))
+
+    _errors_alike(torch, make)
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_tensor_lr_with_foreach_fails_as_in_torch_for_adam(torch, name):
+    def make(lib):
+        return getattr(lib.optim, name)(
+            [lib.zeros(2, requires_grad=True)], lr=lib.tensor(0.1), foreach=True
+        )
+
+    if name == "SGD":  # (SGD takes it)
+        make(tg)
+        make(torch)
+    else:
+        _errors_alike(torch, make)
+
+
+@pytest.mark.parametrize("switches", [{"foreach": True}, {"foreach": False}, {"fused": False}])
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_implementation_switches_are_kept_and_step_alike(torch, name, switches):
+    seed = rng.bit_generator.state
+    ours = _steps(tg, name, lambda lib: {"lr": 0.1, **switches})
+    rng.bit_generator.state = seed
+    theirs = _steps(torch, name, lambda lib: {"lr": 0.1, **switches})
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-10, atol=1e-12)
+    assert torch_text(ours[1]) == theirs[1]
+
+
+@pytest.mark.parametrize("switch", ["differentiable", "capturable"])
+def test_switches_that_change_a_step_are_refused(switch):
+    with pytest.raises(NotImplementedError, match=f"{switch}=True is not supported"):
+        tg.optim.Adam([tg.zeros(2, requires_grad=True)], **{switch: True})
+
+
+# --------------------------------------------------------------------------- format
+
+
+@pytest.mark.parametrize(
+    "make", [lambda lib: lib.tensor(-1.0), lambda lib: lib.tensor(2), lambda lib: lib.tensor([1.0])]
+)
+@pytest.mark.parametrize("spec", ["", ".2f"])
+def test_f_string_of_a_tensor_as_in_torch(torch, make, spec):
+    """A 0-d tensor formats as its number (with or without a spec), others as their repr
+    (a spec is a TypeError)."""
+
+    def formatted(lib):
+        try:
+            return format(make(lib), spec)
+        except TypeError as error:
+            return str(error)
+
+    assert torch_text(formatted(tg)) == formatted(torch)
