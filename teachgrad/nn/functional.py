@@ -164,10 +164,10 @@ def linear(input, weight, bias=None):
             "input (..., in_features) and weight (out_features, in_features); got input "
             f"{tuple(input.shape)} and weight {tuple(weight.shape)}."
         )
-    for a, b in ((rows, mat2), (bias, rows)):
-        if a._data.dtype != b._data.dtype:
+    for name, a in (("self", bias), ("mat1", rows)):  # (torch's addmm's names and order)
+        if a._data.dtype != mat2._data.dtype:
             raise RuntimeError(
-                f"self and mat2 must have the same dtype, but got {_type_name(a)} and {_type_name(b)}\n"
+                f"{name} and mat2 must have the same dtype, but got {_type_name(a)} and {_type_name(mat2)}\n"
                 "  linear doesn't promote: give input, weight and bias one dtype, e.g. x.to(weight.dtype)."
             )
     out_shape = (n, m)
@@ -662,13 +662,16 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             f"Given weight of size {shape_w}, expected bias to be 1-dimensional with {out_channels} "
             f"elements, but got bias of size {list(bias.shape)} instead\n  One bias per filter."
         )
-    for other in (weight, bias):
-        if other is not None and other.dtype != input.dtype:
-            raise RuntimeError(
-                f"expected scalar type {_type_name(input)} but found {_type_name(other)}\n  conv2d "
-                f"doesn't promote: input is {input.dtype}, {'weight' if other is weight else 'bias'} "
-                f"is {other.dtype}; convert one, e.g. weight.to(input.dtype)."
-            )
+    advice = "conv2d doesn't promote: convert one, e.g. weight.to(input.dtype)."
+    if bias is not None and bias.dtype != input.dtype:  # (torch checks the bias first)
+        raise RuntimeError(
+            f"Input type ({_type_name(input).lower()}) and bias type ({_type_name(bias).lower()}) "
+            f"should be the same\n  {advice}"
+        )
+    if weight.dtype != input.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_type_name(input)} but found {_type_name(weight)}\n  {advice}"
+        )
     padded = [input.shape[2 + i] + sum(pairs[i]) for i in range(2)]
     reach = [dilation[i] * (kernel[i] - 1) + 1 for i in range(2)]
     if padded[0] < reach[0] or padded[1] < reach[1]:

@@ -217,3 +217,43 @@ def test_f_string_of_a_tensor_as_in_torch(torch, make, spec):
             return str(error)
 
     assert torch_text(formatted(tg)) == formatted(torch)
+
+
+# --------------------------------------------------------------------------- dtypes
+
+
+def _f64(lib, *shape):
+    return lib.ones(*shape, dtype=lib.float64)
+
+
+DTYPE_ERRORS = {
+    "linear: input of another dtype": lambda F, lib: F.linear(
+        _f64(lib, 4, 3), lib.ones(2, 3), lib.ones(2)
+    ),
+    "linear: weight of another dtype": lambda F, lib: F.linear(
+        lib.ones(4, 3), _f64(lib, 2, 3), lib.ones(2)
+    ),
+    "linear: bias of another dtype": lambda F, lib: F.linear(
+        lib.ones(4, 3), lib.ones(2, 3), _f64(lib, 2)
+    ),
+    "linear 1-d: input of another dtype": lambda F, lib: F.linear(
+        _f64(lib, 3), lib.ones(2, 3), lib.ones(2)
+    ),
+    "linear 3-d: input of another dtype": lambda F, lib: F.linear(
+        _f64(lib, 2, 4, 3), lib.ones(2, 3), lib.ones(2)
+    ),
+    "conv2d: input of another dtype": lambda F, lib: F.conv2d(
+        _f64(lib, 1, 2, 5, 5), lib.ones(3, 2, 3, 3), lib.ones(3)
+    ),
+    "conv2d: bias of another dtype": lambda F, lib: F.conv2d(
+        lib.ones(1, 2, 5, 5), lib.ones(3, 2, 3, 3), _f64(lib, 3)
+    ),
+    "conv2d: weight of another dtype": lambda F, lib: F.conv2d(
+        lib.ones(1, 2, 5, 5), _f64(lib, 3, 2, 3, 3), lib.ones(3)
+    ),
+}
+
+
+@pytest.mark.parametrize("call", DTYPE_ERRORS.values(), ids=DTYPE_ERRORS)
+def test_mixed_dtypes_fail_as_in_torch(torch, call):
+    _errors_alike(torch, lambda lib: call(lib.nn.functional, lib))
