@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import warnings
 
+from .._backend import float16, float32
 from .._creation import arange, rand
 from .._printing import scalar_type_name as _type_name
 from .._profiling import recorded_as
@@ -847,7 +848,40 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
                 f"{list(t.shape)} and normalized_shape = {list(shape)}"
             )
     same_device(input, weight, bias)
+    _check_layer_norm_dtypes(input, weight, bias)
+    if not input.is_floating_point():
+        raise NotImplementedError(
+            f"\"LayerNormKernelImpl\" not implemented for '{_type_name(input)}'\n  Convert the "
+            "input to a floating-point dtype: input.float()."
+        )
     return _nn.NativeLayerNorm.apply(input, weight, bias, k, eps)
+
+
+def _check_layer_norm_dtypes(input, weight, bias):
+    """torch's CPU rules: the first parameter given sets the dtype the kernel runs in. If it
+    is the input's, the other must match too; if not ("mixed"), only a half-precision input
+    with float32 parameters is allowed."""
+    params = [t for t in (weight, bias) if t is not None]
+    if not params:
+        return
+    if params[0].dtype == input.dtype:
+        for t in params[1:]:
+            if t.dtype != input.dtype:
+                raise RuntimeError(
+                    f"expected scalar type {_type_name(input)} but found {_type_name(t)}\n  "
+                    "layer_norm wants weight and bias of the input's dtype."
+                )
+        return
+    if any(t.dtype != float32 for t in params):
+        raise RuntimeError(
+            "mixed dtype (CPU): expect parameter to have scalar type of Float\n  layer_norm "
+            f"wants weight and bias of the input's dtype ({input.dtype})."
+        )
+    if input.dtype != float16:
+        raise RuntimeError(
+            "mixed dtype (CPU): all inputs must share same datatype.\n  layer_norm wants weight "
+            f"and bias of the input's dtype ({input.dtype})."
+        )
 
 
 @recorded_as("aten::embedding")

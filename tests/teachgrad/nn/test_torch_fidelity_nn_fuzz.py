@@ -251,6 +251,21 @@ DTYPE_ERRORS = {
     "conv2d: weight of another dtype": lambda F, lib: F.conv2d(
         lib.ones(1, 2, 5, 5), _f64(lib, 3, 2, 3, 3), lib.ones(3)
     ),
+    "layer_norm: integer input": lambda F, lib: F.layer_norm(lib.ones(2, 4, dtype=lib.int64), (4,)),
+    **{
+        f"layer_norm: {dtypes}": lambda F, lib, dtypes=dtypes: F.layer_norm(
+            *(lib.ones(*shape, dtype=getattr(lib, d)) for shape, d in zip([(2, 4), (4,), (4,)], dtypes)),
+            normalized_shape=(4,),
+        )
+        for dtypes in [
+            ("float32", "float64"),
+            ("float64", "float32"),
+            ("float32", "float32", "float64"),
+            ("float64", "float64", "float32"),
+            ("float64", "float32", "float64"),
+            ("int64", "float32"),
+        ]
+    },
 }
 
 
