@@ -254,7 +254,10 @@ DTYPE_ERRORS = {
     "layer_norm: integer input": lambda F, lib: F.layer_norm(lib.ones(2, 4, dtype=lib.int64), (4,)),
     **{
         f"layer_norm: {dtypes}": lambda F, lib, dtypes=dtypes: F.layer_norm(
-            *(lib.ones(*shape, dtype=getattr(lib, d)) for shape, d in zip([(2, 4), (4,), (4,)], dtypes)),
+            *(
+                lib.ones(*shape, dtype=getattr(lib, d))
+                for shape, d in zip([(2, 4), (4,), (4,)], dtypes)
+            ),
             normalized_shape=(4,),
         )
         for dtypes in [
