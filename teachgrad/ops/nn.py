@@ -735,8 +735,8 @@ class BinaryCrossEntropy(Builtin):
         ctx.to_save = (a, target, weight)
         ctx.reduction = reduction
         loss = -(t * _clamped_log(xp, x) + (1 - t) * _clamped_log(xp, 1 - x))
-        if weight is not None:
-            loss = loss * weight._data
+        if weight is not None:  # (torch's kernel writes into a loss of the input's dtype)
+            loss = (loss * weight._data).astype(x.dtype, copy=False)
         return _reduce_loss(loss, reduction)
 
     # ∂loss/∂x and ∂loss/∂t of each element before weighting, from teachgrad ops (``p`` is
@@ -798,6 +798,8 @@ class BinaryCrossEntropyWithLogits(BinaryCrossEntropy):
             loss = (1 - t) * x + (1 + (pos_weight._data - 1) * t) * softplus_neg
         if weight is not None:
             loss = loss * weight._data
+        if t.dtype.kind == "f":  # torch's loss is built in place from (1 - target): its dtype
+            loss = loss.astype(t.dtype, copy=False)
         return _reduce_loss(loss, reduction)
 
     @staticmethod

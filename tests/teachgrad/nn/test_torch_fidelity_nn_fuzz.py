@@ -275,3 +275,41 @@ DTYPE_ERRORS = {
 @pytest.mark.parametrize("call", DTYPE_ERRORS.values(), ids=DTYPE_ERRORS)
 def test_mixed_dtypes_fail_as_in_torch(torch, call):
     _errors_alike(torch, lambda lib: call(lib.nn.functional, lib))
+
+
+BCE_DTYPES = {  # (input, target, weight, pos_weight): torch's result has the target's dtype
+    "logits: float64 input, float32 target": ("with_logits", "float64", "float32", None, None),
+    "logits: float32 input, float64 target": ("with_logits", "float32", "float64", None, None),
+    "logits: float64 weight": ("with_logits", "float32", "float32", "float64", None),
+    "logits: float64 pos_weight": ("with_logits", "float32", "float32", None, "float64"),
+    "logits: float64 input and weights": (
+        "with_logits",
+        "float64",
+        "float32",
+        "float64",
+        "float64",
+    ),
+    "probabilities: float64 weight": ("", "float32", "float32", "float64", None),
+}
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+@pytest.mark.parametrize("dtypes", BCE_DTYPES.values(), ids=BCE_DTYPES)
+def test_binary_cross_entropy_result_dtype_as_in_torch(torch, dtypes, reduction):
+    kind, *dtypes = dtypes
+    results = []
+    for lib in (tg, torch):
+        x, t, w, p = (
+            None if d is None else lib.tensor([0.2, 0.5, 0.9], dtype=getattr(lib, d))
+            for d in dtypes
+        )
+        x.requires_grad_()
+        fn = getattr(lib.nn.functional, f"binary_cross_entropy{'_' + kind if kind else ''}")
+        out = fn(x, t, weight=w, reduction=reduction, **({"pos_weight": p} if kind else {}))
+        out.sum().backward()
+        results.append((out, x.grad))
+    (out, grad), (torch_out, torch_grad) = results
+    assert torch_text(str(out.dtype)) == str(torch_out.dtype)
+    assert torch_text(str(grad.dtype)) == str(torch_grad.dtype)
+    assert_close(out, torch_out)
+    assert_close(grad, torch_grad)
