@@ -93,6 +93,15 @@ def _pair(value, name, fn_name) -> tuple:
 # --------------------------------------------------------------------------- activations
 
 
+def _refuse_non_float(input, kernel) -> None:
+    """torch's error for an activation with no kernel for integers or bools."""
+    if not input.is_floating_point():
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_type_name(input)}'\n  It is defined on real "
+            "numbers: convert the input first, e.g. input.float()."
+        )
+
+
 def relu(input, inplace=False):
     """``max(x, 0)`` elementwise; ``inplace=True`` overwrites ``input``.
 
@@ -116,6 +125,7 @@ def gelu(input, approximate="none"):
         raise RuntimeError(
             f"approximate argument must be either none or tanh.\n  Got approximate={approximate!r}."
         )
+    _refuse_non_float(input, "GeluKernelImpl")
     return _nn.Gelu.apply(input, approximate)
 
 
@@ -127,6 +137,7 @@ def silu(input, inplace=False):
     >>> F.silu(tg.tensor([0.0, 1.0]))
     tensor([0.0000, 0.7311])
     """
+    _refuse_non_float(input, "silu_cpu")
     if inplace:
         return _inplace(input, "silu_", _nn.Silu.apply)
     return _nn.Silu.apply(input)
@@ -369,6 +380,11 @@ def _check_class_target(input, target, weight):
         )
     if ndim <= 2:
         _check_class_weight(weight, shape[0 if ndim == 1 else 1])
+    if weight is not None and weight._data.dtype != input._data.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_type_name(input)} but found {_type_name(weight)}\n  The class "
+            "weights must have the input's dtype: weight.to(input.dtype)."
+        )
     _not_differentiable("nll_loss_forward", "weight", weight)
 
 

@@ -251,6 +251,25 @@ DTYPE_ERRORS = {
     "conv2d: weight of another dtype": lambda F, lib: F.conv2d(
         lib.ones(1, 2, 5, 5), _f64(lib, 3, 2, 3, 3), lib.ones(3)
     ),
+    **{
+        f"{fn}: {dtype} input": lambda F, lib, fn=fn, dtype=dtype: getattr(F, fn)(
+            lib.ones(2, dtype=getattr(lib, dtype))
+        )
+        for fn in ("gelu", "silu")
+        for dtype in ("int64", "int32", "bool")
+    },
+    "nll_loss: float64 weight": lambda F, lib: F.nll_loss(
+        lib.ones(2, 3), lib.zeros(2, dtype=lib.int64), _f64(lib, 3)
+    ),
+    "nll_loss: float32 weight": lambda F, lib: F.nll_loss(
+        _f64(lib, 2, 3), lib.zeros(2, dtype=lib.int64), lib.ones(3)
+    ),
+    "nll_loss 3-d: float64 weight": lambda F, lib: F.nll_loss(
+        lib.ones(2, 3, 2), lib.zeros(2, 2, dtype=lib.int64), _f64(lib, 3)
+    ),
+    "cross_entropy: float64 weight": lambda F, lib: F.cross_entropy(
+        lib.ones(2, 3), lib.zeros(2, dtype=lib.int64), _f64(lib, 3)
+    ),
     "layer_norm: integer input": lambda F, lib: F.layer_norm(lib.ones(2, 4, dtype=lib.int64), (4,)),
     **{
         f"layer_norm: {dtypes}": lambda F, lib, dtypes=dtypes: F.layer_norm(
