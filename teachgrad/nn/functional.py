@@ -940,7 +940,8 @@ def embedding(
     if input.dtype.name not in ("int64", "int32"):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-            f"Long, Int; but got {input.dtype} instead (while checking arguments for embedding)\n  "
+            f"Long, Int; but got {_legacy_type_name(input)} instead (while checking arguments for "
+            "embedding)\n  "
             "The input holds row numbers: use input.long()."
         )
     same_device(input, weight)
@@ -951,6 +952,15 @@ def embedding(
             f"the input holds {low if low < 0 else high}."
         )
     return _nn.Embedding.apply(weight, input, padding_idx)
+
+
+def _legacy_type_name(t) -> str:
+    """torch's old name of a tensor's type, which some messages still print: FloatTensor
+    (cuda.FloatTensor on a GPU), but CPUBoolType for bools."""
+    cuda = t.device.type == "cuda"
+    if t.dtype.name == "bool":
+        return f"{'CUDA' if cuda else 'CPU'}BoolType"
+    return f"teachgrad.{'cuda.' if cuda else ''}{_type_name(t)}Tensor"
 
 
 def _min_and_max(indices) -> tuple:

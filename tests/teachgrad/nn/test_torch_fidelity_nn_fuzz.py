@@ -270,6 +270,12 @@ DTYPE_ERRORS = {
     "cross_entropy: float64 weight": lambda F, lib: F.cross_entropy(
         lib.ones(2, 3), lib.zeros(2, dtype=lib.int64), _f64(lib, 3)
     ),
+    **{
+        f"embedding: {dtype} indices": lambda F, lib, dtype=dtype: F.embedding(
+            lib.ones(2, dtype=getattr(lib, dtype)), lib.ones(3, 2)
+        )
+        for dtype in ("float32", "float64", "bool", "int16", "uint8")
+    },
     "layer_norm: integer input": lambda F, lib: F.layer_norm(lib.ones(2, 4, dtype=lib.int64), (4,)),
     **{
         f"layer_norm: {dtypes}": lambda F, lib, dtypes=dtypes: F.layer_norm(
