@@ -218,6 +218,11 @@ def dropout(input, p=0.5, training=True, inplace=False):
         return input
     if p == 1:  # everything dropped (and no division by zero)
         noise = input.new_zeros(())
+    elif not input.is_floating_point():  # the scale 1/(1-p) is a float (torch's words)
+        raise RuntimeError(
+            f"result type Float can't be cast to the desired output type {_type_name(input)}\n  "
+            "dropout scales the kept elements by 1/(1-p): give it a floating-point input."
+        )
     else:  # keep with probability 1 - p; the kept are scaled so the expected value is unchanged
         keep = rand(tuple(input.shape), dtype=input.dtype, device=input.device) < 1 - p
         noise = keep.to(input.dtype) / (1 - p)
@@ -849,7 +854,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     tensor([[-1.0000,  1.0000],
             [-1.0000,  1.0000]])
     """
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    shape = _int_tuple(normalized_shape, "layer_norm", "normalized_shape", 2)
     k = len(shape)
     if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k :]) != shape:
         raise RuntimeError(
@@ -871,6 +876,21 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             "input to a floating-point dtype: input.float()."
         )
     return _nn.NativeLayerNorm.apply(input, weight, bias, k, eps)
+
+
+def _int_tuple(value, fn_name, name, position) -> tuple:
+    """A shape argument given as a list, tuple or Size of ints, with torch's error otherwise
+    (a lone int is refused: nn.LayerNorm(4) makes it (4,) itself)."""
+    problem = f"not {type(value).__name__}"
+    if isinstance(value, (list, tuple)):
+        bad = [i for i, v in enumerate(value) if not isinstance(v, int)]
+        if not bad:
+            return tuple(value)
+        problem = f"but found element of type {type(value[bad[0]]).__name__} at pos {bad[0]}"
+    raise TypeError(
+        f"{fn_name}(): argument '{name}' (position {position}) must be tuple of ints, {problem}\n  "
+        f"e.g. {name}=(4,) for the last dim of size 4."
+    )
 
 
 def _check_layer_norm_dtypes(input, weight, bias):

@@ -276,6 +276,18 @@ DTYPE_ERRORS = {
         )
         for dtype in ("float32", "float64", "bool", "int16", "uint8")
     },
+    **{
+        f"dropout: {dtype} input": lambda F, lib, dtype=dtype: F.dropout(
+            lib.ones(2, dtype=getattr(lib, dtype))
+        )
+        for dtype in ("int64", "int32", "bool")
+    },
+    **{
+        f"layer_norm: normalized_shape={shape!r}": lambda F, lib, shape=shape: F.layer_norm(
+            lib.ones(2, 4), shape
+        )
+        for shape in (4, (4.0,), "4")
+    },
     "layer_norm: integer input": lambda F, lib: F.layer_norm(lib.ones(2, 4, dtype=lib.int64), (4,)),
     **{
         f"layer_norm: {dtypes}": lambda F, lib, dtypes=dtypes: F.layer_norm(
@@ -338,3 +350,14 @@ def test_binary_cross_entropy_result_dtype_as_in_torch(torch, dtypes, reduction)
     assert torch_text(str(grad.dtype)) == str(torch_grad.dtype)
     assert_close(out, torch_out)
     assert_close(grad, torch_grad)
+
+
+@pytest.mark.parametrize("p, training", [(0.0, True), (1.0, True), (0.5, False)])
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
+def test_dropout_of_integers_where_torch_allows_it(torch, dtype, p, training):
+    ours, theirs = (
+        lib.nn.functional.dropout(lib.ones(3, dtype=getattr(lib, dtype)), p, training)
+        for lib in (tg, torch)
+    )
+    assert torch_text(str(ours.dtype)) == str(theirs.dtype)
+    assert ours.tolist() == theirs.tolist()
