@@ -34,12 +34,19 @@ class Embedding(Module):
         num_embeddings: int,
         embedding_dim: int,
         padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
         _weight=None,
         _freeze: bool = False,
         device=None,
         dtype=None,
     ):
         super().__init__()
+        # (torch's options; F.embedding implements only their defaults, and says so)
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise AssertionError("Padding_idx must be within num_embeddings")
@@ -86,10 +93,25 @@ class Embedding(Module):
         return cls(rows, cols, padding_idx=padding_idx, _weight=embeddings, _freeze=freeze)
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(
+            input,
+            self.weight,
+            self.padding_idx,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.sparse,
+        )
 
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.padding_idx is not None:
-            text += f", padding_idx={self.padding_idx}"
-        return text
+        defaults = {
+            "padding_idx": None,
+            "max_norm": None,
+            "norm_type": 2,
+            "scale_grad_by_freq": False,
+        }
+        for name, default in defaults.items():  # the options not at their defaults, as torch
+            if getattr(self, name) != default:
+                text += f", {name}={getattr(self, name)}"
+        return text + (", sparse=True" if self.sparse else "")

@@ -361,3 +361,35 @@ def test_dropout_of_integers_where_torch_allows_it(torch, dtype, p, training):
     )
     assert torch_text(str(ours.dtype)) == str(theirs.dtype)
     assert ours.tolist() == theirs.tolist()
+
+
+# --------------------------------------------------------------------------- modules
+
+EMBEDDINGS = [
+    {},
+    {
+        "padding_idx": -1,
+        "max_norm": None,
+        "norm_type": 2.0,
+        "scale_grad_by_freq": False,
+        "sparse": False,
+    },
+    {"max_norm": 2.0},
+    {"norm_type": 1.0, "scale_grad_by_freq": True, "sparse": True},
+]
+
+
+@pytest.mark.parametrize("options", EMBEDDINGS)
+def test_embedding_takes_torchs_options(torch, options):
+    """The options are kept and shown as torch shows them; F.embedding implements only their
+    defaults, and says so when the module is called with others."""
+    ours, theirs = tg.nn.Embedding(5, 3, **options), torch.nn.Embedding(5, 3, **options)
+    assert repr(ours) == repr(theirs)
+    ours.load_state_dict({"weight": tg.tensor(theirs.weight.detach().numpy())})
+    indices = [[0, 4], [4, 2]]
+    defaults = all(options.get(k, v) == v for k, v in EMBEDDINGS[1].items() if k != "padding_idx")
+    if defaults:
+        assert_close(ours(tg.tensor(indices)), theirs(torch.tensor(indices)))
+    else:
+        with pytest.raises(NotImplementedError, match="not implemented in teachgrad"):
+            ours(tg.tensor(indices))
