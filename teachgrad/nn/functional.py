@@ -748,6 +748,13 @@ def _pool_geometry(input, fn_name, kernel_size, stride, padding, dilation, ceil_
                 f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} "
                 f"and dilation={d}\n  A window must never lie entirely in the padding."
             )
+    # torch's max_pool2d then checks again without the dilation (a no-op for avg_pool2d's)
+    if pad[0] > kernel[0] // 2 or pad[1] > kernel[1] // 2:
+        raise RuntimeError(
+            "pad should be smaller than or equal to half of kernel size, but got padW = "
+            f"{pad[1]}, padH = {pad[0]}, kW = {kernel[1]}, kH = {kernel[0]}\n  With dilation, a "
+            "padding of at most half the (undilated) kernel size."
+        )
     in_hw = tuple(input.shape[-2:])
     out_hw = tuple(
         _pool_out_size(in_hw[i], kernel[i], stride[i], pad[i], dilation[i], ceil_mode)

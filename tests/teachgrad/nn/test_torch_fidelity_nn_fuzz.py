@@ -288,6 +288,12 @@ DTYPE_ERRORS = {
         )
         for shape in (4, (4.0,), "4")
     },
+    **{
+        f"max_pool2d: kernel {k}, padding {p}, dilation {d}": lambda F, lib, k=k, p=p, d=d: (
+            F.max_pool2d(lib.ones(1, 1, 6, 5), k, padding=p, dilation=d)
+        )
+        for k, p, d in [(3, 2, 2), (5, 3, 2), (2, 2, 3), ((3, 2), (1, 2), (2, 1)), (3, 2, 1)]
+    },
     "layer_norm: integer input": lambda F, lib: F.layer_norm(lib.ones(2, 4, dtype=lib.int64), (4,)),
     **{
         f"layer_norm: {dtypes}": lambda F, lib, dtypes=dtypes: F.layer_norm(
