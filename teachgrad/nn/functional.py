@@ -155,12 +155,18 @@ def linear(input, weight, bias=None):
     >>> F.linear(tg.ones(2, 3), tg.ones(4, 3), tg.zeros(4)).shape
     teachgrad.Size([2, 4])
     """
+    if input._data.ndim == 0 or weight._data.ndim == 0:
+        raise RuntimeError(
+            "both arguments to linear need to be at least 1D, but they are "
+            f"{input._data.ndim}D and {weight._data.ndim}D\n  input is (..., in_features), weight "
+            "(out_features, in_features)."
+        )
     if bias is None:  # torch records these as MmBackward0 (2-d), UnsafeViewBackward0 (batched) ...
         return matmul(input, weight.t())
     same_device(input, weight, bias)
     # (the checks read the arrays' own shapes and dtypes: this runs once per layer and step)
     ndim = input._data.ndim
-    if ndim != 2 and not input.is_contiguous():  # torch: no fused path, a plain add
+    if ndim != 2 and (bias._data.ndim != 1 or not input.is_contiguous()):  # torch: a plain add
         return matmul(input, weight.t()) + bias
     rows = input if ndim == 2 else input.view(-1, input.shape[-1])
     mat2 = weight.t()
@@ -182,17 +188,22 @@ def linear(input, weight, bias=None):
                 f"{name} and mat2 must have the same dtype, but got {_type_name(a)} and {_type_name(mat2)}\n"
                 "  linear doesn't promote: give input, weight and bias one dtype, e.g. x.to(weight.dtype)."
             )
-    out_shape = (n, m)
     bias_shape = bias._data.shape
-    # (the usual bias, one per output feature, needs no broadcasting check)
-    if bias_shape != out_shape[1:] and broadcast_shape(bias_shape, out_shape) != out_shape:
-        raise RuntimeError(
-            f"The expanded size of the tensor ({out_shape[1]}) must match the existing size "
-            f"({bias.shape[-1]}) at non-singleton dimension {bias.ndim - 1}.\n  bias must have "
-            f"out_features={out_shape[1]} elements; got bias of shape {tuple(bias.shape)}."
-        )
+    if bias_shape != (m,):  # (the usual bias, one per output feature, needs no check)
+        _check_bias_expands(bias_shape, (n, m))
     out = _nn.Addmm.apply(bias, rows, mat2)
     return out if ndim == 2 else out.view(*input.shape[:-1], weight.shape[0])
+
+
+def _check_bias_expands(shape, target):
+    """torch's error where ``expand`` can't grow linear's bias to the (rows, out_features) result."""
+    for i, (size, want) in enumerate(zip(reversed(shape), reversed(target))):
+        if size not in (1, want):
+            raise RuntimeError(
+                f"The expanded size of the tensor ({want}) must match the existing size ({size}) at "
+                f"non-singleton dimension {len(target) - 1 - i}.  Target sizes: {list(target)}.  "
+                f"Tensor sizes: {list(shape)}\n  bias must have out_features={target[1]} elements."
+            )
 
 
 @recorded_as("aten::dropout")

@@ -399,3 +399,33 @@ def test_embedding_takes_torchs_options(torch, options):
     else:
         with pytest.raises(NotImplementedError, match="not implemented in teachgrad"):
             ours(tg.tensor(indices))
+
+
+LINEAR_SHAPES = [  # (input, weight, bias)
+    ((2, 3), (4, 3), (3,)),
+    ((2, 3), (4, 3), (2, 3)),
+    ((2, 3), (4, 3), (3, 4)),
+    ((2, 3), (4, 3), (2, 1)),
+    ((5, 2, 3), (4, 3), (2, 4)),
+    ((5, 2, 3), (4, 3), (3,)),
+    ((5, 2, 3), (4, 3), ()),
+    ((3,), (4, 3), (3,)),
+    ((), (4, 3), (4,)),
+    ((3,), (), (4,)),
+]
+
+
+@pytest.mark.parametrize("shapes", LINEAR_SHAPES, ids=str)
+def test_linear_bias_shapes_as_in_torch(torch, shapes):
+    """Value, gradients and node, or torch's error (a bias of another shape than
+    (out_features,) broadcasts: fused for a 2-d input, a plain add for a batched one)."""
+    arrays = [rng.standard_normal(shape) for shape in shapes]
+    _compare(torch, lambda F, x, w, b: F.linear(x, w, b), *arrays)
+    if isinstance(
+        _run(tg, lambda F, *t: F.linear(*t), arrays)[0], tg.Tensor
+    ):  # no error: same node
+        ours, theirs = (
+            lib.nn.functional.linear(*(lib.tensor(a, requires_grad=True) for a in arrays))
+            for lib in (tg, torch)
+        )
+        assert ours.grad_fn.name() == theirs.grad_fn.name()
