@@ -504,6 +504,11 @@ def cross_entropy(
 
     if target.is_floating_point() and target.shape == input.shape:  # class probabilities
         same_device(input, target, weight)
+        if ignore_index >= 0:  # (the default, -100, and other negative values are let through)
+            raise RuntimeError(
+                "ignore_index is not supported for floating point target\n  With class "
+                "probabilities, give a sample you want ignored all-zero probabilities."
+            )
         _check_class_weight(weight, n_classes, "cross_entropy: ")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / n_classes
@@ -594,6 +599,12 @@ def binary_cross_entropy_with_logits(
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})\n  Each "
             "logit needs its own target: e.g. target.view_as(input)."
+        )
+    if not target.is_floating_point() and target.dtype.name != "bool":  # torch's loss is
+        # built in place from (1 - target): an integer result can't hold it
+        raise RuntimeError(
+            f"result type {_type_name(input)} can't be cast to the desired output type "
+            f"{_type_name(target)}\n  Give 0/1 labels as floats: target.float()."
         )
     _not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
     _not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)

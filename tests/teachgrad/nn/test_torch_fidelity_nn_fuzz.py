@@ -77,6 +77,12 @@ def test_cross_entropy_with_probabilities_and_class_weights_of_the_wrong_size(to
     _compare(torch, call, SCORES[3], probabilities, rng.random(weight_shape))
 
 
+@pytest.mark.parametrize("ignore_index", [-100, -1, 0])
+def test_cross_entropy_with_probabilities_takes_a_negative_ignore_index(torch, ignore_index):
+    call = lambda F, x, p: F.cross_entropy(x, p.detach(), ignore_index=ignore_index)  # noqa: E731
+    _compare(torch, call, SCORES[2], rng.random((2, 3)))
+
+
 @pytest.mark.parametrize("label_smoothing", [-0.5, -0.1, 1.0, 1.5])
 @pytest.mark.parametrize("probabilities", [False, True])
 def test_label_smoothing_below_zero_is_none_and_above_one_an_error(
@@ -294,6 +300,15 @@ DTYPE_ERRORS = {
         )
         for k, p, d in [(3, 2, 2), (5, 3, 2), (2, 2, 3), ((3, 2), (1, 2), (2, 1)), (3, 2, 1)]
     },
+    **{
+        f"binary_cross_entropy_with_logits: {dtype} target": lambda F, lib, dtype=dtype: (
+            F.binary_cross_entropy_with_logits(lib.ones(3), lib.ones(3, dtype=getattr(lib, dtype)))
+        )
+        for dtype in ("int64", "int32")
+    },
+    "cross_entropy: probabilities with ignore_index 1": lambda F, lib: F.cross_entropy(
+        lib.ones(2, 3), lib.ones(2, 3) / 3, ignore_index=1
+    ),
     "layer_norm: integer input": lambda F, lib: F.layer_norm(lib.ones(2, 4, dtype=lib.int64), (4,)),
     **{
         f"layer_norm: {dtypes}": lambda F, lib, dtypes=dtypes: F.layer_norm(
