@@ -359,12 +359,6 @@ def _check_class_target(input, target, weight):
         raise ValueError(
             f"Expected 1 or more dimensions (got {ndim})\n  Class scores are (C,) or (N, C, ...)."
         )
-    if target._data.dtype.name not in ("int64", "uint8"):
-        raise RuntimeError(
-            f"expected target dtype to be Long or Byte, but got {_type_name(target)}\n  Class targets "
-            "are indices: use target.long(). (For probabilities, cross_entropy takes a float target "
-            "of the input's shape.)"
-        )
     if ndim >= 2 and target_ndim >= 1 and shape[0] != target_shape[0]:
         raise ValueError(
             f"Expected input batch_size ({shape[0]}) to match target batch_size "
@@ -387,6 +381,13 @@ def _check_class_target(input, target, weight):
         raise RuntimeError(
             f"Expected target size {expected}, got {list(target_shape)}\n  For input (N, C, d1, ...) "
             "the target is (N, d1, ...): one class index per position."
+        )
+    # (torch checks the shapes first, then the target dtype, then the weight)
+    if target._data.dtype.name not in ("int64", "uint8"):
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got {_type_name(target)}\n  Class targets "
+            "are indices: use target.long(). (For probabilities, cross_entropy takes a float target "
+            "of the input's shape.)"
         )
     if ndim > 2 and weight is not None and weight.numel() != shape[1]:
         # (torch's nd kernel checks the count only: a (C, 1) weight is taken as (C,))

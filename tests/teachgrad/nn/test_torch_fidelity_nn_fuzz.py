@@ -309,6 +309,19 @@ DTYPE_ERRORS = {
     "cross_entropy: probabilities with ignore_index 1": lambda F, lib: F.cross_entropy(
         lib.ones(2, 3), lib.ones(2, 3) / 3, ignore_index=1
     ),
+    "nll_loss: float target, other batch size": lambda F, lib: F.nll_loss(
+        lib.ones(2, 4), lib.ones(3)
+    ),
+    "nll_loss: float target of 2 dims": lambda F, lib: F.nll_loss(lib.ones(2, 4), lib.ones(2, 2)),
+    "nll_loss 3-d: float target of another size": lambda F, lib: F.nll_loss(
+        lib.ones(2, 4, 2), lib.ones(2, 3)
+    ),
+    "nll_loss: float target, weight of 5": lambda F, lib: F.nll_loss(
+        lib.ones(2, 4), lib.ones(2), lib.ones(5)
+    ),
+    "cross_entropy: probabilities of another shape": lambda F, lib: F.cross_entropy(
+        lib.ones(3, 4), lib.ones(3, 5)
+    ),
     "layer_norm: integer input": lambda F, lib: F.layer_norm(lib.ones(2, 4, dtype=lib.int64), (4,)),
     **{
         f"layer_norm: {dtypes}": lambda F, lib, dtypes=dtypes: F.layer_norm(
