@@ -609,6 +609,12 @@ def binary_cross_entropy_with_logits(
         )
     _not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
     _not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
+    # torch's errors for weights that don't broadcast, from its (pos_weight - 1) * target and
+    # loss * weight
+    if pos_weight is not None:
+        broadcast_shape(tuple(pos_weight.shape), tuple(target.shape))
+    if weight is not None:
+        broadcast_shape(tuple(input.shape), tuple(weight.shape))
     return _nn.BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
 
 

@@ -322,6 +322,12 @@ DTYPE_ERRORS = {
     "cross_entropy: probabilities of another shape": lambda F, lib: F.cross_entropy(
         lib.ones(3, 4), lib.ones(3, 5)
     ),
+    "binary_cross_entropy_with_logits: pos_weight of 3": lambda F, lib: (
+        F.binary_cross_entropy_with_logits(lib.ones(3, 4), lib.ones(3, 4), pos_weight=lib.ones(3))
+    ),
+    "binary_cross_entropy_with_logits: weight of 3": lambda F, lib: (
+        F.binary_cross_entropy_with_logits(lib.ones(3, 4), lib.ones(3, 4), weight=lib.ones(3))
+    ),
     "layer_norm: integer input": lambda F, lib: F.layer_norm(lib.ones(2, 4, dtype=lib.int64), (4,)),
     **{
         f"layer_norm: {dtypes}": lambda F, lib, dtypes=dtypes: F.layer_norm(
