@@ -572,8 +572,21 @@ def binary_cross_entropy(
         _refuse_target_dtype(input, target)
     _not_differentiable("binary_cross_entropy", "weight", weight)
     if weight is not None and weight.shape != input.shape:
+        _check_weight_broadcasts(weight, input)
         weight = weight.expand(broadcast_shape(tuple(target.shape), tuple(weight.shape)))
     return _nn.BinaryCrossEntropy.apply(input, target, weight, reduction)
+
+
+def _check_weight_broadcasts(weight, input):
+    """torch's error for a binary_cross_entropy weight that doesn't broadcast to the input."""
+    for i, (size, want) in enumerate(zip(reversed(weight.shape), reversed(input.shape))):
+        if size not in (1, want):
+            raise RuntimeError(
+                f"Attempting to broadcast a dimension of length {size} at {-1 - i}! Mismatching "
+                f"argument at index 1 had {weight.shape!r}; but expected shape should be "
+                f"broadcastable to {list(input.shape)}\n  weight holds one factor per element "
+                "of the input (or broadcasts to it)."
+            )
 
 
 def binary_cross_entropy_with_logits(

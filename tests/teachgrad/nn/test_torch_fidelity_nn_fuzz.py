@@ -328,6 +328,12 @@ DTYPE_ERRORS = {
     "binary_cross_entropy_with_logits: weight of 3": lambda F, lib: (
         F.binary_cross_entropy_with_logits(lib.ones(3, 4), lib.ones(3, 4), weight=lib.ones(3))
     ),
+    **{
+        f"binary_cross_entropy: weight {shape}": lambda F, lib, shape=shape: F.binary_cross_entropy(
+            lib.ones(3, 4) / 2, lib.ones(3, 4) / 2, weight=lib.ones(shape)
+        )
+        for shape in [(3,), (2, 4), (1, 3)]
+    },
     "layer_norm: integer input": lambda F, lib: F.layer_norm(lib.ones(2, 4, dtype=lib.int64), (4,)),
     **{
         f"layer_norm: {dtypes}": lambda F, lib, dtypes=dtypes: F.layer_norm(
