@@ -48,6 +48,8 @@ def test_a_long_training_loop_leaves_memory_flat(make):
         grown = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
-    # (what grew: each version counter kept every bump's op name, and every read of a NumPy
-    # array's __array_interface__ keeps about 4 bytes on NumPy 2.4)
-    assert grown < 8 * STEPS, f"{grown / STEPS:.1f} bytes more per step"
+    # (what grew before the fix: each version counter kept every bump's op name. What grows
+    # now, 5 to 8 bytes a step depending on what ran before in the process: every read of a
+    # NumPy array's __array_interface__ keeps about 4 bytes on NumPy 2.4, and version numbers
+    # that outgrew Python's cached small ints are allocated once, as in torch's counters)
+    assert grown < 16 * STEPS, f"{grown / STEPS:.1f} bytes more per step"
