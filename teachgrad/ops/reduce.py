@@ -226,6 +226,12 @@ class Prod(_Weighted):
     def setup_context(ctx, inputs, output):
         ctx.to_save = (inputs[0], output)
 
+    @classmethod
+    def backward(cls, ctx, grad):
+        if not ctx.in_shape:  # a 0-d input is its own product: torch hands grad on untouched
+            return (grad,) + (None,) * (len(ctx.needs_input_grad) - 1)
+        return super().backward(ctx, grad)
+
     @staticmethod
     def weights(ctx, a, result):  # the product of the other elements
         if not bool(array_module(a).any(a._data == 0)):

@@ -1,0 +1,65 @@
+"""Differences found by a differential fuzzer of random autograd programs (double backward,
+forward-over-reverse), each compared with torch: the same program runs on both libraries,
+and either both raise (same class, same first line) or both give the same facts.
+"""
+
+import numpy as np
+import pytest
+
+from tests.teachgrad.autograd.test_torch_fidelity import as_numpy, assert_like_torch
+
+pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
+
+
+def _node(t):
+    return None if t.grad_fn is None else type(t.grad_fn).__name__
+
+
+def _first_gradient(lib, op, shape):
+    """The gradient of ``op(x)``'s sum made with ``create_graph=True``: its values, whether it
+    requires grad, the name of its node, and the gradient of its sum of squares."""
+    x = lib.tensor(np.linspace(-0.9, 0.8, int(np.prod(shape))).reshape(shape), requires_grad=True)
+    (g,) = lib.autograd.grad(op(x).sum(), x, create_graph=True)
+    facts = {"g": as_numpy(g), "requires_grad": g.requires_grad, "node": _node(g)}
+    if g.requires_grad:
+        facts["gg"] = as_numpy(lib.autograd.grad((g * g).sum(), x, allow_unused=True)[0])
+    return facts
+
+
+# --------------------------------------------------------------------------- double backward
+
+FIRST_GRADIENTS = {
+    # torch's prod_backward hands grad on untouched for a 0-d input
+    "0-d prod()": (lambda x: (x * x).prod(), ()),
+    "0-d prod(0)": (lambda x: (x * x).prod(0), ()),
+    "1-d prod()": (lambda x: (x * x).prod(), (3,)),
+}
+
+
+@pytest.mark.parametrize("op, shape", FIRST_GRADIENTS.values(), ids=FIRST_GRADIENTS.keys())
+def test_a_gradient_made_with_create_graph_has_torchs_node(op, shape):
+    assert_like_torch(lambda lib: _first_gradient(lib, op, shape))
+
+
+# --------------------------------------------------------------------------- forward over reverse
+
+TANGENT_OF_GRADIENT = {
+    "0-d prod": lambda x: x.sum().prod(),
+    "1-d prod": lambda x: x.prod(),
+}
+
+
+@pytest.mark.parametrize("op", TANGENT_OF_GRADIENT.values(), ids=TANGENT_OF_GRADIENT.keys())
+def test_the_tangent_of_a_gradient_under_forward_ad(op):
+    """Backward inside a dual level: the gradient has a tangent where torch's has one."""
+
+    def program(lib):
+        fw = lib.autograd.forward_ad
+        x = lib.tensor([0.7, -0.4], dtype=lib.float64, requires_grad=True)
+        with fw.dual_level():
+            dual = fw.make_dual(x, lib.tensor([0.3, 0.5], dtype=lib.float64))
+            (g,) = lib.autograd.grad(op(dual), x, create_graph=True)
+            tangent = fw.unpack_dual(g).tangent
+            return as_numpy(g), _node(g), None if tangent is None else as_numpy(tangent)
+
+    assert_like_torch(program)
