@@ -1068,7 +1068,9 @@ class _ReluGrad(Builtin):
 
     @staticmethod
     def jvp(ctx, tg, ty):
-        return None if tg is None else _ReluGrad.apply(tg, ctx.inputs[1])
+        if tg is None:  # only y is dual: torch's threshold_backward still gives a (zero) tangent
+            return zero_tangent(ctx)
+        return _ReluGrad.apply(tg, ctx.inputs[1])
 
 
 class Abs(Builtin):
