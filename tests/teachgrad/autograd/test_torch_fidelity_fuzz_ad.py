@@ -33,6 +33,14 @@ FIRST_GRADIENTS = {
     "0-d prod()": (lambda x: (x * x).prod(), ()),
     "0-d prod(0)": (lambda x: (x * x).prod(0), ()),
     "1-d prod()": (lambda x: (x * x).prod(), (3,)),
+    # torch's squeeze backward unsqueezes each squeezed dim (none: grad as it is)
+    "squeeze()": (lambda x: (x * x).squeeze(), (1, 3, 1)),
+    "squeeze() of 0-d": (lambda x: (x * x).squeeze(), ()),
+    "squeeze() of (3,)": (lambda x: (x * x).squeeze(), (3,)),
+    "squeeze(0)": (lambda x: (x * x).squeeze(0), (1, 3)),
+    "squeeze(0) of (3, 1)": (lambda x: (x * x).squeeze(0), (3, 1)),
+    "squeeze((2, 0))": (lambda x: (x * x).squeeze((2, 0)), (1, 3, 1)),
+    "squeeze(-1) of 0-d": (lambda x: (x * x).squeeze(-1), ()),
 }
 
 
