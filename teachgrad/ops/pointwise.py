@@ -469,6 +469,12 @@ class Div(_Binary):
         return tangent_sum(ta, None if tb is None else -ctx.result * tb) / b
 
 
+class DivByNumber(Div):
+    """``tensor / number`` inside a backward formula (torch's ``div.Scalar``: mean's)."""
+
+    node_name = "DivBackward1"
+
+
 def _rounded_quotient(x, y, rounding_mode):
     """``x / y`` rounded down (``"floor"``, Python's ``//``) or toward zero (``"trunc"``).
 

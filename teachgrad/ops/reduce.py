@@ -26,7 +26,15 @@ from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.anomaly_mode import _outside_teachgrad
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
-from .pointwise import contiguous_strides, maximum, minimum, operands, where, with_strides
+from .pointwise import (
+    DivByNumber,
+    contiguous_strides,
+    maximum,
+    minimum,
+    operands,
+    where,
+    with_strides,
+)
 
 # --------------------------------------------------------------------------- helpers
 
@@ -196,7 +204,10 @@ class Mean(_Reduction):
 
     @staticmethod
     def backward(ctx, grad):
-        return _Reduction.spread(ctx, grad) / ctx.count, None, None
+        spread = _Reduction.spread(ctx, grad)
+        if isinstance(spread, Tensor):  # (create_graph) the node torch's formula makes
+            return DivByNumber.apply(spread, ctx.count), None, None
+        return spread / ctx.count, None, None
 
     jvp = staticmethod(linear_jvp)
 

@@ -41,6 +41,14 @@ FIRST_GRADIENTS = {
     "squeeze(0) of (3, 1)": (lambda x: (x * x).squeeze(0), (3, 1)),
     "squeeze((2, 0))": (lambda x: (x * x).squeeze((2, 0)), (1, 3, 1)),
     "squeeze(-1) of 0-d": (lambda x: (x * x).squeeze(-1), ()),
+    # mean's backward divides by the count, a number (torch's div.Scalar)
+    "mean()": (lambda x: (x * x).mean(), (2, 3)),
+    "mean() of 0-d": (lambda x: (x * x).mean(), ()),
+    "mean(0)": (lambda x: (x * x).mean(0), (2, 3)),
+    "mean(-1, keepdim=True)": (lambda x: (x * x).mean(-1, keepdim=True), (2, 3)),
+    # masked_fill's backward is a masked_fill of grad
+    "masked_fill": (lambda x: (x * x).masked_fill(x > 0, 0.0), (2, 3)),
+    "masked_fill, mask broadcast": (lambda x: (x * x).masked_fill(x[0] > 0, 2.0), (2, 3)),
 }
 
 
