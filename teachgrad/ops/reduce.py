@@ -239,7 +239,8 @@ class Prod(_Weighted):
 
     @classmethod
     def backward(cls, ctx, grad):
-        if not ctx.in_shape:  # a 0-d input is its own product: torch hands grad on untouched
+        if not ctx.in_shape:  # a 0-d input is its own product: torch hands grad on untouched,
+            _ = ctx.saved_tensors  # once it has checked them for in-place changes
             return (grad,) + (None,) * (len(ctx.needs_input_grad) - 1)
         return super().backward(ctx, grad)
 
@@ -657,7 +658,7 @@ class Cumsum(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        if grad.ndim == 0:
+        if grad.numel() <= 1 or grad.shape[ctx.dim] == 1:  # torch's trivial case: as it is
             return grad, None, None
         # out[i] = x[0] + ... + x[i], so x[j] reaches every out[i] with i >= j: its gradient
         # is grad[j] + ... + grad[n-1], a running sum taken from the far end

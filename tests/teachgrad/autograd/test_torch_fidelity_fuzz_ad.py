@@ -49,12 +49,32 @@ FIRST_GRADIENTS = {
     # masked_fill's backward is a masked_fill of grad
     "masked_fill": (lambda x: (x * x).masked_fill(x > 0, 0.0), (2, 3)),
     "masked_fill, mask broadcast": (lambda x: (x * x).masked_fill(x[0] > 0, 2.0), (2, 3)),
+    # a running sum along a dim of size 1 is the input: torch's backward hands grad on
+    "cumsum(0) of (1, 3)": (lambda x: (x * x).cumsum(0), (1, 3)),
+    "cumsum(1) of (1, 3)": (lambda x: (x * x).cumsum(1), (1, 3)),
+    "cumsum(0) of 0-d": (lambda x: (x * x).cumsum(0), ()),
+    "cumsum(0) of (0, 2)": (lambda x: (x * x).cumsum(0), (0, 2)),
+    "cumsum(0) of (2, 0)": (lambda x: (x * x).cumsum(0), (2, 0)),
+    "cumsum(0) of (3, 2)": (lambda x: (x * x).cumsum(0), (3, 2)),
 }
 
 
 @pytest.mark.parametrize("op, shape", FIRST_GRADIENTS.values(), ids=FIRST_GRADIENTS.keys())
 def test_a_gradient_made_with_create_graph_has_torchs_node(op, shape):
     assert_like_torch(lambda lib: _first_gradient(lib, op, shape))
+
+
+@pytest.mark.parametrize("dim", [(), (0,)])
+def test_a_0d_prod_changed_in_place_fails_in_backward(dim):
+    """The short cut still unpacks what prod saved, so torch's version check runs."""
+
+    def program(lib):
+        x = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+        y = (x * 1).prod(*dim)
+        y.add_(1)
+        return as_numpy(lib.autograd.grad(y, x)[0])
+
+    assert_like_torch(program)
 
 
 # --------------------------------------------------------------------------- forward over reverse
