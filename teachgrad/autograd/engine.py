@@ -205,14 +205,14 @@ def grad(
             "but got: allow_unused=False."
         )
     allow_unused = materialize_grads if allow_unused is None else allow_unused
-    outputs = _as_tuple(outputs)
-    inputs = _check_inputs(inputs, "grad")
+    outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grad_outputs = _as_tuple(grad_outputs, len(outputs))
     batch = _batch_size(outputs, grad_outputs) if is_grads_batched else None
     roots = _root_edges(outputs)
     grads = _make_root_grads(outputs, grad_outputs, create_graph, batch)
+    _check_inputs(inputs, "grad")  # (after the outputs' checks: torch's order)
     keep = create_graph if retain_graph is None else retain_graph
     run = _PassTo(roots, keep, create_graph, inputs, accumulate=False)
     run.batch = batch
@@ -225,9 +225,10 @@ def grad(
             if not allow_unused:
                 what = "a GradientEdge" if type(t) is GradientEdge else f"shape {tuple(t.shape)}"
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the graph. Set "
-                    f"allow_unused=True if this is the desired behavior.\n  Input {i} ({what}) is "
-                    "not on any path from the outputs back to the leaves, so no gradient reaches it."
+                    f"The differentiated Tensor at index {i} appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior.\n  Input "
+                    f"{i} ({what}) is not on any path from the outputs back to the leaves, so no "
+                    "gradient reaches it."
                 )
             if materialize_grads and type(t) is GradientEdge:  # (no tensor to take zeros like)
                 raise RuntimeError(
@@ -716,8 +717,9 @@ def _check_inputs(inputs, where: str) -> tuple:
             )
         if not t._requires_grad:
             raise RuntimeError(
-                f"One of the differentiated Tensors does not require grad (input {i}, shape "
-                f"{tuple(t.shape)}): set requires_grad=True on it before the forward pass."
+                "One of the differentiated Tensors does not require grad\n  It is input "
+                f"{i}, of shape {tuple(t.shape)}: set requires_grad=True on it before the "
+                "forward pass."
             )
     return inputs
 

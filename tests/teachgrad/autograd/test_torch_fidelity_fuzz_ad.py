@@ -105,3 +105,49 @@ def test_the_tangent_of_a_gradient_under_forward_ad(op):
             return as_numpy(g), _node(g), None if tangent is None else as_numpy(tangent)
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _leaf(lib, requires_grad=True):
+    return lib.tensor([1.0, 2.0], requires_grad=requires_grad)
+
+
+GRAD_ERRORS = {
+    # torch checks the outputs before the inputs
+    "neither requires grad": lambda lib: lib.autograd.grad(
+        _leaf(lib, False).sum(), _leaf(lib, False)
+    ),
+    "output needs no grad": lambda lib: lib.autograd.grad(_leaf(lib, False).sum(), _leaf(lib)),
+    "input needs no grad": lambda lib: lib.autograd.grad(_leaf(lib).sum(), _leaf(lib, False)),
+    "not scalar, input needs no grad": lambda lib: lib.autograd.grad(
+        _leaf(lib) * 2, _leaf(lib, False)
+    ),
+    "shape mismatch, input needs no grad": lambda lib: lib.autograd.grad(
+        _leaf(lib).sum(), _leaf(lib, False), lib.ones(3)
+    ),
+    # torch names the unused input by its index
+    "unused input 1": lambda lib: lib.autograd.grad(_leaf(lib).sum(), [_leaf(lib), _leaf(lib)]),
+    "unused input 0": lambda lib: lib.autograd.grad(_leaf(lib).sum(), [_leaf(lib)]),
+}
+
+
+@pytest.mark.parametrize("call", GRAD_ERRORS.values(), ids=GRAD_ERRORS.keys())
+def test_grad_fails_with_torchs_first_line(call):
+    assert_like_torch(lambda lib: call(lib))
+
+
+STRICT_ERRORS = {
+    "jacobian of a detached output": lambda F, x: F.jacobian(
+        lambda a: a.detach() * 2, x, strict=True
+    ),
+    "vjp of a constant": lambda F, x: F.vjp(lambda a: a.detach().sum(), x, strict=True),
+    "hessian of a linear function": lambda F, x: F.hessian(lambda a: (a * 2).sum(), x, strict=True),
+    "hvp of a linear function": lambda F, x: F.hvp(lambda a: (a * 2).sum(), x, x, strict=True),
+}
+
+
+@pytest.mark.parametrize("call", STRICT_ERRORS.values(), ids=STRICT_ERRORS.keys())
+def test_strict_mode_fails_with_torchs_first_line(call):
+    assert_like_torch(lambda lib: call(lib.autograd.functional, lib.tensor([1.0, 2.0])))
