@@ -151,3 +151,31 @@ STRICT_ERRORS = {
 @pytest.mark.parametrize("call", STRICT_ERRORS.values(), ids=STRICT_ERRORS.keys())
 def test_strict_mode_fails_with_torchs_first_line(call):
     assert_like_torch(lambda lib: call(lib.autograd.functional, lib.tensor([1.0, 2.0])))
+
+
+def _summed_grad(g):
+    return g.sum()
+
+
+BAD_HOOKS = {
+    # torch names the hook by its function's name, whichever kind of hook it is
+    "tensor hook (a def)": lambda a, b: a.register_hook(_summed_grad),
+    "tensor hook (a lambda)": lambda a, b: a.register_hook(lambda g: g.sum()),
+    "leaf hook": lambda a, b: a.grad_fn.next_functions[0][0].variable.register_hook(
+        lambda g: g.sum()
+    ),
+    "prehook": lambda a, b: b.grad_fn.register_prehook(lambda go: (go[0].sum(),)),
+    "tensor hook changes the dtype": lambda a, b: a.register_hook(lambda g: g.double()),
+}
+
+
+@pytest.mark.parametrize("register", BAD_HOOKS.values(), ids=BAD_HOOKS.keys())
+def test_a_hook_that_changes_the_gradient_fails_with_torchs_first_line(register):
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        a = x * 2
+        b = a * a
+        register(a, b)
+        b.sum().backward()
+
+    assert_like_torch(program)
