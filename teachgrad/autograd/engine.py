@@ -40,7 +40,7 @@ from .. import _events, _seam
 from .._backend import array_module, device_of, quiet
 from .._events import HookFired, NodeFinished, NodeStarted
 from .._profiling import state as _profiling
-from .._tensor import Tensor, wrap_array
+from .._tensor import Size, Tensor, wrap_array
 from . import anomaly_mode
 from .grad_mode import state as _grad_state
 from .tape import AccumulateGrad, GradientEdge, Node, accumulate_grad, check_hook_result
@@ -246,12 +246,13 @@ def _batch_size(outputs, grad_outputs) -> int:
     """``is_grads_batched``: the batch size (dim 0, the same for every grad_output)."""
     for i, (y, g) in enumerate(zip(outputs, grad_outputs, strict=True)):
         if not isinstance(g, Tensor) or tuple(g.shape[1:]) != tuple(y._data.shape):
-            got = "nothing" if g is None else f"a shape of {tuple(getattr(g, 'shape', ()))}"
+            got = "nothing" if g is None else f"a shape of {Size(g.shape[1:])}"
             raise RuntimeError(
                 "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
                 "the batch dimension. The sizes of the remaining dimensions are expected to match the "
                 f"shape of corresponding output, but a mismatch was detected: grad_output[{i}] has "
-                f"{got} and output[{i}] has a shape of {tuple(y._data.shape)}."
+                f"{got} and output[{i}] has a shape of {Size(y._data.shape)}. If you only want some "
+                "tensors in `grad_output` to be considered batched, consider using vmap."
             )
     sizes = {g.shape[0] for g in grad_outputs}
     if len(sizes) != 1:

@@ -179,3 +179,12 @@ def test_a_hook_that_changes_the_gradient_fails_with_torchs_first_line(register)
         b.sum().backward()
 
     assert_like_torch(program)
+
+
+@pytest.mark.parametrize("shape", [(2,), (4,)])
+def test_a_batched_grad_output_of_the_wrong_shape_fails_with_torchs_first_line(shape):
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        lib.autograd.grad(x * x, x, lib.ones(shape), is_grads_batched=True)
+
+    assert_like_torch(program)
