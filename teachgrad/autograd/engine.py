@@ -43,7 +43,7 @@ from .._profiling import state as _profiling
 from .._tensor import Size, Tensor, wrap_array
 from . import anomaly_mode
 from .grad_mode import state as _grad_state
-from .tape import AccumulateGrad, GradientEdge, Node, accumulate_grad, check_hook_result
+from .tape import AccumulateGrad, GradientEdge, Node, check_hook_result
 
 
 class BackwardStep(NamedTuple):
@@ -102,7 +102,8 @@ def _give_non_leaves_their_grad(run) -> None:
         if type(t) is GradientEdge or isinstance(edge[0], AccumulateGrad):
             continue  # (an edge's gradient has nowhere to go: torch drops it)
         if g is not None and not t.retains_grad:
-            accumulate_grad(t, g)
+            # as retain_grad's hook: a row-major copy first, then old + g (a new tensor)
+            t._grad = _seam.clone_like(g, None) if t._grad is None else t._grad + g
 
 
 def backward(

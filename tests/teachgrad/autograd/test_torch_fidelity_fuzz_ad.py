@@ -188,3 +188,30 @@ def test_a_batched_grad_output_of_the_wrong_shape_fails_with_torchs_first_line(s
         lib.autograd.grad(x * x, x, lib.ones(shape), is_grads_batched=True)
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- backward(inputs=...)
+
+NON_LEAVES = {
+    "row-major": lambda a: a,
+    "transposed": lambda a: a.t(),
+    "a column": lambda a: a[:, :1],
+}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("view", NON_LEAVES.values(), ids=NON_LEAVES.keys())
+def test_a_non_leaf_input_of_backward_gets_its_grad_as_retain_grad_gives_it(view, create_graph):
+    """torch stores a row-major clone first (CloneBackward0), then ``old + g``: a new tensor."""
+
+    def program(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        a = view(x * 2)
+        b = (a**3).sum()
+        b.backward(inputs=[a], create_graph=create_graph, retain_graph=True)
+        first = a.grad
+        facts = [as_numpy(first), first.stride(), _node(first)]
+        b.backward(inputs=[a], create_graph=create_graph)
+        return facts + [as_numpy(a.grad), a.grad.stride(), _node(a.grad), a.grad is first]
+
+    assert_like_torch(program)
