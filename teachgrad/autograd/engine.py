@@ -40,10 +40,10 @@ from .. import _events, _seam
 from .._backend import array_module, device_of, quiet
 from .._events import HookFired, NodeFinished, NodeStarted
 from .._profiling import state as _profiling
-from .._tensor import Tensor, wrap_array
+from .._tensor import Size, Tensor, wrap_array
 from . import anomaly_mode
 from .grad_mode import state as _grad_state
-from .tape import AccumulateGrad, GradientEdge, Node, accumulate_grad, check_hook_result
+from .tape import AccumulateGrad, GradientEdge, Node, check_hook_result
 
 
 class BackwardStep(NamedTuple):
@@ -102,7 +102,8 @@ def _give_non_leaves_their_grad(run) -> None:
         if type(t) is GradientEdge or isinstance(edge[0], AccumulateGrad):
             continue  # (an edge's gradient has nowhere to go: torch drops it)
         if g is not None and not t.retains_grad:
-            accumulate_grad(t, g)
+            # as retain_grad's hook: a row-major copy first, then old + g (a new tensor)
+            t._grad = _seam.clone_like(g, None) if t._grad is None else t._grad + g
 
 
 def backward(
@@ -205,14 +206,14 @@ def grad(
             "but got: allow_unused=False."
         )
     allow_unused = materialize_grads if allow_unused is None else allow_unused
-    outputs = _as_tuple(outputs)
-    inputs = _check_inputs(inputs, "grad")
+    outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grad_outputs = _as_tuple(grad_outputs, len(outputs))
     batch = _batch_size(outputs, grad_outputs) if is_grads_batched else None
     roots = _root_edges(outputs)
     grads = _make_root_grads(outputs, grad_outputs, create_graph, batch)
+    _check_inputs(inputs, "grad")  # (after the outputs' checks: torch's order)
     keep = create_graph if retain_graph is None else retain_graph
     run = _PassTo(roots, keep, create_graph, inputs, accumulate=False)
     run.batch = batch
@@ -225,9 +226,10 @@ def grad(
             if not allow_unused:
                 what = "a GradientEdge" if type(t) is GradientEdge else f"shape {tuple(t.shape)}"
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the graph. Set "
-                    f"allow_unused=True if this is the desired behavior.\n  Input {i} ({what}) is "
-                    "not on any path from the outputs back to the leaves, so no gradient reaches it."
+                    f"The differentiated Tensor at index {i} appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior.\n  Input "
+                    f"{i} ({what}) is not on any path from the outputs back to the leaves, so no "
+                    "gradient reaches it."
                 )
             if materialize_grads and type(t) is GradientEdge:  # (no tensor to take zeros like)
                 raise RuntimeError(
@@ -245,12 +247,13 @@ def _batch_size(outputs, grad_outputs) -> int:
     """``is_grads_batched``: the batch size (dim 0, the same for every grad_output)."""
     for i, (y, g) in enumerate(zip(outputs, grad_outputs, strict=True)):
         if not isinstance(g, Tensor) or tuple(g.shape[1:]) != tuple(y._data.shape):
-            got = "nothing" if g is None else f"a shape of {tuple(getattr(g, 'shape', ()))}"
+            got = "nothing" if g is None else f"a shape of {Size(g.shape[1:])}"
             raise RuntimeError(
                 "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
                 "the batch dimension. The sizes of the remaining dimensions are expected to match the "
                 f"shape of corresponding output, but a mismatch was detected: grad_output[{i}] has "
-                f"{got} and output[{i}] has a shape of {tuple(y._data.shape)}."
+                f"{got} and output[{i}] has a shape of {Size(y._data.shape)}. If you only want some "
+                "tensors in `grad_output` to be considered batched, consider using vmap."
             )
     sizes = {g.shape[0] for g in grad_outputs}
     if len(sizes) != 1:
@@ -716,8 +719,9 @@ def _check_inputs(inputs, where: str) -> tuple:
             )
         if not t._requires_grad:
             raise RuntimeError(
-                f"One of the differentiated Tensors does not require grad (input {i}, shape "
-                f"{tuple(t.shape)}): set requires_grad=True on it before the forward pass."
+                "One of the differentiated Tensors does not require grad\n  It is input "
+                f"{i}, of shape {tuple(t.shape)}: set requires_grad=True on it before the "
+                "forward pass."
             )
     return inputs
 

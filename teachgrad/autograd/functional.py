@@ -472,14 +472,16 @@ def _scalar_output(func, inputs, fn, strict):
 
 
 _STRICT_NO_GRAD = {  # kind -> what strict mode says of a tensor that does not require grad
-    "outputs": "Output {i} of the user-provided function does not require gradients.\n  In "
-    "strict mode every output must be computed, differentiably, from the inputs (not from "
-    "detached tensors or constants).",
+    "outputs": "Output {i} of the user-provided function does not require gradients. The "
+    "outputs must be computed in a differentiable manner from the input when running in strict "
+    "mode.\n  Not from detached tensors or constants.",
     "grad_inputs": "The gradient with respect to input {i} is independent of the inputs of the "
     "user-provided function. This is not allowed in strict mode.",
     "jacobian": "While computing the hessian, found that the jacobian of the user-provided "
     "function with respect to input {i} is independent of the input. This is not allowed in "
-    "strict mode.\n  A function linear in that input has a constant gradient there (its "
+    "strict mode. You should ensure that your function is twice differentiable and that the "
+    "jacobian depends on the inputs (this would be violated by a linear function for example)."
+    "\n  A function linear in that input has a constant gradient there (its "
     "Hessian is zeros); use strict=False to get those zeros.",
 }
 

@@ -652,7 +652,7 @@ class Node:
                     if _events.HookFired.on:
                         _events.emit(_events.HookFired, kind="tensor", owner=self, hook=fn)
                     if new is not None:
-                        grads[nr] = check_hook_result(new, grads[nr], self, nr)
+                        grads[nr] = check_hook_result(new, grads[nr], self, nr, fn)
         if self._retain_grad:  # runs after every other hook, as in torch
             for nr, ref in self._retain_grad.items():
                 t = ref()
@@ -680,13 +680,15 @@ def check_hook_result(new, old, node, nr, hook=None):
         )
     if new.shape != old.shape:
         raise RuntimeError(
-            f"hook '{name}' has changed the size of value: a hook on {node.name()} (position {nr}) "
-            f"returned shape {tuple(new.shape)}, but the gradient has shape {tuple(old.shape)}"
+            f"hook '{name}' has changed the size of value\n  A hook on {node.name()} (position "
+            f"{nr}) returned shape {tuple(new.shape)}, but the gradient has shape "
+            f"{tuple(old.shape)}."
         )
     if new._data.dtype != old._data.dtype or type(new._data) is not type(old._data):
         raise RuntimeError(
-            f"hook '{name}' has changed the type of value (was {_type_name(old)} got {_type_name(new)}): "
-            f"a hook on {node.name()} (position {nr}) must keep the gradient's dtype and device"
+            f"hook '{name}' has changed the type of value (was {_type_name(old)} got "
+            f"{_type_name(new)})\n  A hook on {node.name()} (position {nr}) must keep the "
+            "gradient's dtype and device."
         )
     return new
 
@@ -738,7 +740,7 @@ class AccumulateGrad(Node):
                 if _events.HookFired.on:
                     _events.emit(_events.HookFired, kind="tensor", owner=self.variable, hook=fn)
                 if new is not None:
-                    g = check_hook_result(new, g, self, 0)
+                    g = check_hook_result(new, g, self, 0, fn)
             grads[0] = g
         return grads
 

@@ -498,7 +498,7 @@ class MaskedFill(Builtin):
     def backward(ctx, grad):
         (mask,) = ctx.saved_tensors
         grad_value = where(mask, grad, 0.0).sum() if ctx.needs_input_grad[1] else None
-        return where(mask, 0.0, grad), grad_value
+        return MaskedFill.apply(grad, 0.0, mask=mask), grad_value  # (torch's formula and node)
 
     @staticmethod
     def jvp(ctx, ta, tvalue):

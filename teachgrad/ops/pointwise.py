@@ -469,6 +469,12 @@ class Div(_Binary):
         return tangent_sum(ta, None if tb is None else -ctx.result * tb) / b
 
 
+class DivByNumber(Div):
+    """``tensor / number`` inside a backward formula (torch's ``div.Scalar``: mean's)."""
+
+    node_name = "DivBackward1"
+
+
 def _rounded_quotient(x, y, rounding_mode):
     """``x / y`` rounded down (``"floor"``, Python's ``//``) or toward zero (``"trunc"``).
 
@@ -1068,7 +1074,9 @@ class _ReluGrad(Builtin):
 
     @staticmethod
     def jvp(ctx, tg, ty):
-        return None if tg is None else _ReluGrad.apply(tg, ctx.inputs[1])
+        if tg is None:  # only y is dual: torch's threshold_backward still gives a (zero) tangent
+            return zero_tangent(ctx)
+        return _ReluGrad.apply(tg, ctx.inputs[1])
 
 
 class Abs(Builtin):

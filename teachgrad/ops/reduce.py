@@ -26,7 +26,15 @@ from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.anomaly_mode import _outside_teachgrad
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
-from .pointwise import contiguous_strides, maximum, minimum, operands, where, with_strides
+from .pointwise import (
+    DivByNumber,
+    contiguous_strides,
+    maximum,
+    minimum,
+    operands,
+    where,
+    with_strides,
+)
 
 # --------------------------------------------------------------------------- helpers
 
@@ -196,7 +204,10 @@ class Mean(_Reduction):
 
     @staticmethod
     def backward(ctx, grad):
-        return _Reduction.spread(ctx, grad) / ctx.count, None, None
+        spread = _Reduction.spread(ctx, grad)
+        if isinstance(spread, Tensor):  # (create_graph) the node torch's formula makes
+            return DivByNumber.apply(spread, ctx.count), None, None
+        return spread / ctx.count, None, None
 
     jvp = staticmethod(linear_jvp)
 
@@ -225,6 +236,13 @@ class Prod(_Weighted):
     @staticmethod
     def setup_context(ctx, inputs, output):
         ctx.to_save = (inputs[0], output)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        if not ctx.in_shape:  # a 0-d input is its own product: torch hands grad on untouched,
+            _ = ctx.saved_tensors  # once it has checked them for in-place changes
+            return (grad,) + (None,) * (len(ctx.needs_input_grad) - 1)
+        return super().backward(ctx, grad)
 
     @staticmethod
     def weights(ctx, a, result):  # the product of the other elements
@@ -640,7 +658,7 @@ class Cumsum(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        if grad.ndim == 0:
+        if grad.numel() <= 1 or grad.shape[ctx.dim] == 1:  # torch's trivial case: as it is
             return grad, None, None
         # out[i] = x[0] + ... + x[i], so x[j] reaches every out[i] with i >= j: its gradient
         # is grad[j] + ... + grad[n-1], a running sum taken from the far end

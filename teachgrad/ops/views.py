@@ -247,12 +247,17 @@ class Squeeze(_View):
     @staticmethod
     def forward(ctx, a, dims):
         x = a._data
-        ctx.in_shape = x.shape
-        return x.squeeze(tuple(d for d in dims if x.shape[d] == 1))
+        ctx.in_shape, ctx.squeezed = x.shape, sorted(d for d in dims if x.shape[d] == 1)
+        return x.squeeze(tuple(ctx.squeezed))
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.reshape(ctx.in_shape), None
+        if not isinstance(grad, Tensor):  # arrays: one reshape does it
+            return grad.reshape(ctx.in_shape), None
+        # torch's unsqueeze_to puts each squeezed dim back in turn (a graph of Unsqueeze nodes)
+        for d in ctx.squeezed:
+            grad = grad.unsqueeze(d)
+        return grad, None
 
 
 class SqueezeAll(Squeeze):

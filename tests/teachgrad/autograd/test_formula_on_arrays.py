@@ -27,6 +27,10 @@ PROGRAMS = {
     "Rsub": (lambda: (_t(3),), lambda a: 2 - a),
     "Mul": (lambda: (_t(2, 3), _t(3)), lambda a, b: a * b * 0.5),
     "Div": (lambda: (_t(2, 3), _t(2, 3, positive=True)), lambda a, b: a / b),
+    "DivByNumber (mean's gradient)": (
+        lambda: (_t(2, 3),),
+        lambda a: tg.autograd.grad(a.mean() ** 2, a, create_graph=True)[0],
+    ),
     "Neg": (lambda: (_t(4),), lambda a: -a),
     "RemainderScalar": (lambda: (_t(4),), lambda a: a % 0.7),
     "FmodScalar": (lambda: (_t(4),), lambda a: tg.fmod(a, -0.7)),
