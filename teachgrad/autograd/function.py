@@ -146,16 +146,15 @@ def _raw_saved_tensors(node) -> tuple:
     ``save_for_backward`` as an object (torch's SavedTensor), e.g. to ``register_hooks`` on it.
 
     >>> import teachgrad as tg
-    >>> class Square(tg.autograd.Function):
+    >>> class Exp(tg.autograd.Function):
     ...     @staticmethod
     ...     def forward(ctx, x):
-    ...         ctx.save_for_backward(x)
-    ...         return x * x
+    ...         ctx.save_for_backward(x)  # (the input: backward computes exp(x) again)
+    ...         return x.exp()
     ...     @staticmethod
     ...     def backward(ctx, grad):
-    ...         (x,) = ctx.saved_tensors
-    ...         return 2 * x * grad
-    >>> y = Square.apply(tg.tensor([3.0], requires_grad=True))
+    ...         return grad * ctx.saved_tensors[0].exp()
+    >>> y = Exp.apply(tg.tensor([3.0], requires_grad=True))
     >>> (raw,) = y.grad_fn._raw_saved_tensors
     >>> raw.register_hooks(lambda t: t * 10, lambda packed: packed / 10)
     >>> raw.data, y.grad_fn.saved_tensors

@@ -628,86 +628,6 @@ def _mT(self):
 
 Tensor.mT = property(_mT, doc="The last two dims swapped (matrices or batches of matrices).")
 
-# torch's functions that take ``out=`` (their Tensor methods do not): see teachgrad/_out.py
-OUT_FUNCTIONS = (  # fmt: skip
-    "abs",
-    "add",
-    "all",
-    "amax",
-    "amin",
-    "any",
-    "argmax",
-    "argmin",
-    "bmm",
-    "cat",
-    "ceil",
-    "clamp",
-    "clip",
-    "cos",
-    "cumsum",
-    "div",
-    "dot",
-    "eq",
-    "exp",
-    "expm1",
-    "floor",
-    "floor_divide",
-    "fmod",
-    "gather",
-    "ge",
-    "gt",
-    "index_select",
-    "le",
-    "log",
-    "log1p",
-    "log_softmax",
-    "logical_and",
-    "logical_not",
-    "logical_or",
-    "logical_xor",
-    "logsumexp",
-    "lt",
-    "matmul",
-    "max",
-    "maximum",
-    "mean",
-    "min",
-    "minimum",
-    "mm",
-    "mul",
-    "mv",
-    "ne",
-    "neg",
-    "norm",
-    "outer",
-    "pow",
-    "prod",
-    "reciprocal",
-    "remainder",
-    "round",
-    "rsqrt",
-    "scatter",
-    "scatter_add",
-    "sigmoid",
-    "sign",
-    "sin",
-    "softmax",
-    "sqrt",
-    "square",
-    "stack",
-    "std",
-    "sub",
-    "sum",
-    "tan",
-    "tanh",
-    "tril",
-    "triu",
-    "var",
-    "where",
-)
-for _name in OUT_FUNCTIONS:  # (after the method table above: methods take no out=)
-    globals()[_name] = accepts_out(globals()[_name], _name)
-
 # The names ``import teachgrad`` gives: torch's top-level functions that teachgrad has.
 # Not the family modules, and not helpers torch has only as methods (expand, view) or not
 # at all (sum_to: reach it as teachgrad.ops.reduce.sum_to). tests/teachgrad/test_public_api.py
@@ -818,6 +738,21 @@ __all__ = [  # fmt: skip
     "var",
     "where",
 ]
+
+
+# torch's functions that take ``out=`` (teachgrad/_out.py): all of the above but these (views,
+# and a few more); their Tensor methods never take it
+# fmt: off
+WITHOUT_OUT = (
+    "allclose", "chunk", "clone", "constant_pad_nd", "diagonal", "einsum", "equal", "flatten",
+    "flip", "index_put", "isfinite", "isinf", "isnan", "masked_fill", "movedim", "narrow",
+    "permute", "relu", "reshape", "return_types", "roll", "select", "split", "squeeze", "t",
+    "tile", "transpose", "unbind", "unflatten", "unsqueeze",
+)
+# fmt: on
+OUT_FUNCTIONS = tuple(name for name in __all__ if name not in WITHOUT_OUT)
+for _name in OUT_FUNCTIONS:
+    globals()[_name] = accepts_out(globals()[_name], _name)
 
 # torch's argument errors for the functions too (teachgrad/_arguments.py; the Tensor
 # methods got theirs above): each function whose torch signatures are written there is
