@@ -27,6 +27,7 @@ import functools
 import warnings
 
 from . import _backend, _seam
+from ._arguments import invalid_combination
 from ._grad_state import state as _grad_state
 from ._printing import c_type_name, scalar_name
 from ._tensor import Tensor, type_name
@@ -155,7 +156,7 @@ def _refuse_autograd(name, args, kwargs, out) -> bool:
     of them). True when every tensor is an inference tensor and one requires grad: torch's
     inference tensors skip autograd, so the op must record (and check) nothing of it."""
     if not isinstance(out, Tensor | list | tuple):
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type_name(out)}")
+        raise _not_a_tensor(name, out)
     tensors = [out] if isinstance(out, Tensor) else list(out)
     for a in (*args, *kwargs.values()):
         tensors += a if isinstance(a, list | tuple) else [a]
@@ -178,14 +179,18 @@ def _refuse_autograd(name, args, kwargs, out) -> bool:
     return untracked
 
 
+def _not_a_tensor(name, out) -> TypeError:
+    return TypeError(f"{name}(): argument 'out' must be Tensor, not {type_name(out)}")
+
+
 def _without_grad(fn, *args):
     """``fn(*args)`` with grad mode off (as under ``no_grad``, which this layer, below
     autograd, cannot import)."""
-    _grad_state.enabled = False
+    previous, _grad_state.enabled = _grad_state.enabled, False
     try:
         return fn(*args)
     finally:
-        _grad_state.enabled = True
+        _grad_state.enabled = previous
 
 
 def _tuple_out(name, args, kwargs, out, n) -> tuple:
@@ -193,19 +198,14 @@ def _tuple_out(name, args, kwargs, out, n) -> tuple:
     error when it is not a tuple of ``n`` tensors)."""
     if isinstance(out, list | tuple) and len(out) == n and all(isinstance(o, Tensor) for o in out):
         return tuple(out)
-    got = [type_name(a) for a in args] + [f"{k}={type_name(v)}" for k, v in kwargs.items()]
-    raise TypeError(
-        f"{name}() received an invalid combination of arguments - got "
-        f"({', '.join([*got, f'out={type_name(out)}'])}), but expected one of:\n"
-        f"  with this call {name} gives {n} tensors, so out= must be a tuple of {n} tensors."
-    )
+    raise invalid_combination(name, args, {**kwargs, "out": out})
 
 
 def _write(name, result, out, warn=True):
     """Steps 3 and 4: check the dtype, resize (``warn``: with torch's warning when out had
     elements), write, count the change; return ``out``."""
     if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type_name(out)}")
+        raise _not_a_tensor(name, out)
     _check_dtype(name, result._data.dtype, out._data.dtype)
     _seam.check_inplace(out, f"{name}_out", False)  # (inference tensors, overlapping memory)
     data = result._data

@@ -33,20 +33,7 @@ def scalar_name(dtype_name: str) -> str:
     >>> scalar_name("int64")
     'Long'
     """
-    return _SCALAR_NAMES.get(dtype_name, dtype_name)
-
-
-_SCALAR_NAMES = {
-    "float16": "Half",
-    "float32": "Float",
-    "float64": "Double",
-    "int8": "Char",
-    "uint8": "Byte",
-    "int16": "Short",
-    "int32": "Int",
-    "int64": "Long",
-    "bool": "Bool",
-}
+    return _TORCH_NAMES.get(dtype_name, (dtype_name,))[0]
 
 
 def c_type_name(dtype_name: str) -> str:
@@ -55,19 +42,20 @@ def c_type_name(dtype_name: str) -> str:
     >>> c_type_name("int64")
     'long int'
     """
-    return _C_NAMES.get(dtype_name, dtype_name)
+    return _TORCH_NAMES.get(dtype_name, (dtype_name, dtype_name))[1]
 
 
-_C_NAMES = {
-    "float16": "c10::Half",
-    "float32": "float",
-    "float64": "double",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "int16": "short int",
-    "int32": "int",
-    "int64": "long int",
-    "bool": "bool",
+# NumPy's dtype name -> (torch's scalar type name, its C++ type name)
+_TORCH_NAMES = {
+    "float16": ("Half", "c10::Half"),
+    "float32": ("Float", "float"),
+    "float64": ("Double", "double"),
+    "int8": ("Char", "signed char"),
+    "uint8": ("Byte", "unsigned char"),
+    "int16": ("Short", "short int"),
+    "int32": ("Int", "int"),
+    "int64": ("Long", "long int"),
+    "bool": ("Bool", "bool"),
 }
 
 LINE_WIDTH = 80
