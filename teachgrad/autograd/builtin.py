@@ -20,7 +20,9 @@ a dialect that is closer to the arrays, and so faster:
    gradients with an extra leading batch dim, so ``is_grads_batched`` runs it once),
    ``on_arrays`` (backward uses only what arrays and Tensors both have: arithmetic, ``@``,
    ``.mT``, ``.reshape``, indexing; then, when no graph of the gradient is wanted, the
-   engine runs the same formula on the arrays, which is much faster).
+   engine runs the same formula on the arrays, which is much faster), ``records_inference``
+   (torch's kernel hands its work on to an op on a plain tensor it made, a copy or a number
+   made a tensor: so it records a node even when its inputs are inference tensors).
 
 ``Builtin.apply`` is ``Function.apply``'s four steps with one shortcut: forward's result
 is already an array, so it is wrapped directly (one array, the common case, without a
@@ -61,6 +63,7 @@ class Builtin(Function):
     returns_many_views = False
     batchable = False
     on_arrays = False
+    records_inference = False
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -68,7 +71,7 @@ class Builtin(Function):
             return _profiling.recorder.forward(cls, args, kwargs)
         # 1. decide whether to record
         ctx = _new(cls._backward_cls)
-        needs = needs_grad(args)
+        needs = needs_grad(args, cls, kwargs)
         ctx.needs_input_grad = needs or no_grads(len(args))
         # 2. run forward on the arrays, and wrap its result
         out = cls.forward(ctx, *args, **kwargs)

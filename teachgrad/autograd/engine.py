@@ -323,6 +323,7 @@ def _execute(run, roots, root_grads, observed=True):
     # 3. run the latest-created ready node, send its gradients on, until none is ready
     deeper = 1 if run.create_graph else 0  # nodes made now: the graph of the gradient (stamp)
     _grad_state.layer += deeper
+    _running.passes.append(run)  # (the pass queue_callback adds to)
     try:
         while run.heap:
             node = heappop(run.heap)[2]
@@ -338,10 +339,85 @@ def _execute(run, roots, root_grads, observed=True):
             finally:
                 _grad_state.enabled = previous_mode
             if ran is not None and observed:
-                yield _new_step(BackwardStep, (node, *ran, run.heap[:]))
+                yield from _handed_out(run, _new_step(BackwardStep, (node, *ran, run.heap[:])))
             ran = None  # (holding its gradients would stop the next AccumulateGrad keeping one)
+        if run.callbacks:
+            _final_callbacks(run)
     finally:
         _grad_state.layer -= deeper
+        _running.passes.remove(run)
+
+
+class _Running(threading.local):
+    """This thread's backward passes now running, the innermost last."""
+
+    def __init__(self):
+        self.passes = []
+
+
+_running = _Running()
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` once the backward pass now running has run its last node, before
+    ``backward()``/``grad()`` returns (torch's ``Variable._execution_engine.queue_callback``).
+    Callbacks run in the order queued, with the grad mode of the pass's nodes; one may queue
+    another. In a backward started inside a node's backward, they belong to that inner pass.
+
+    >>> import teachgrad as tg
+    >>> said = []
+    >>> class Shout(tg.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         return x.clone()
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         queue_callback(lambda: said.append("backward is done"))
+    ...         return g
+    >>> Shout.apply(tg.ones(2, requires_grad=True)).sum().backward(); said
+    ['backward is done']
+    """
+    if not _running.passes:
+        raise RuntimeError(
+            "Final callbacks can only be installed during backward pass.\n  Call it from inside "
+            "a node's backward (a custom Function's backward, or a hook), while backward() runs."
+        )
+    run = _running.passes[-1]
+    run.callbacks = [*run.callbacks, callback]
+
+
+def is_checkpoint_valid() -> bool:
+    """False inside a pass towards chosen inputs (``grad()``, ``backward(inputs=...)``), where
+    only part of the graph runs, so a checkpoint's recomputation can't be trusted; else True
+    (torch's ``Variable._execution_engine.is_checkpoint_valid``).
+
+    >>> is_checkpoint_valid()
+    True
+    """
+    return not _running.passes or _running.passes[-1].reached is None
+
+
+def _handed_out(run, step):
+    """Yield ``step`` to whoever drives ``backward_steps``. Until they ask for the next one,
+    the code that runs is theirs, not the pass's: ``queue_callback`` does not add to it."""
+    _running.passes.remove(run)
+    try:
+        yield step
+    finally:
+        _running.passes.append(run)
+
+
+def _final_callbacks(run) -> None:
+    """After the last node: the queued callbacks, in the grad mode the nodes ran in (one a
+    callback queues runs too: the loop reads ``run.callbacks`` afresh each time)."""
+    previous_mode, _grad_state.enabled = _grad_state.enabled, run.create_graph
+    try:
+        done = 0
+        while done < len(run.callbacks):
+            run.callbacks[done]()
+            done += 1
+    finally:
+        _grad_state.enabled = previous_mode
 
 
 class _Pass:
@@ -353,10 +429,11 @@ class _Pass:
     size (``is_grads_batched``). ``reached``: None, every node runs (see ``_PassTo``).
     ``deps`` (node -> how many gradients it still waits for) is set by the loop's step 1;
     ``buffers``: node -> one gradient (or None) per output of the node; ``heap``: the ready
-    nodes as (-sequence number, tiebreak, node), the latest created first.
+    nodes as (-sequence number, tiebreak, node), the latest created first; ``callbacks``:
+    what ``queue_callback`` queued, run after the last node.
     """
 
-    steal, batch, reached = False, None, None
+    steal, batch, reached, callbacks = False, None, None, ()
 
     def __init__(self, keep_graph, create_graph):
         self.keep_graph, self.create_graph = keep_graph, create_graph
@@ -366,8 +443,7 @@ class _Pass:
     def add(self, node, nr, g) -> None:
         """Add a root's gradient ``g`` into input ``nr`` of ``node``'s buffer."""
         buf = self.buffers.setdefault(node, [None] * len(node._output_meta))
-        if g is not None:
-            buf[nr] = g if buf[nr] is None else buf[nr] + g
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
 
     def ready(self, node) -> None:
         heappush(self.heap, (-node._seq, next(self.order), node))
@@ -547,13 +623,11 @@ def _made_by(node, g, grad_outputs, grad_inputs) -> bool:
     data = g._data
     if node._post_hooks is not None or data.base is not None:
         return False
-    # (by their arrays: a formula run on arrays wraps each result anew, see _formula_on_arrays;
-    # plain loops: no generator objects on this per-edge path)
-    for o in grad_outputs:
-        if o is not None and o._data is data:
-            return False
+    # Made by node: its array is in grad_inputs once, and not in grad_outputs. (By the arrays:
+    # a formula run on arrays wraps each result anew, see _formula_on_arrays. A plain loop: no
+    # generator object on this per-edge path.)
     count = 0
-    for x in grad_inputs:
+    for x in (*grad_outputs, *grad_inputs):
         if x is not None and x._data is data:
             count += 1
     return count == 1

@@ -497,21 +497,47 @@ class Function:
         return outputs[0] if single else outputs
 
 
-def needs_grad(args) -> tuple | None:
-    """Which arguments need a gradient (a tuple of bools), or None: record nothing."""
+def needs_grad(args, builtin=None, kwargs=None) -> tuple | None:
+    """Which arguments need a gradient (a tuple of bools), or None: record nothing.
+
+    A built-in op (``builtin``, its class) whose tensor inputs are all inference tensors
+    records nothing, even if one requires grad: torch's inference tensors skip autograd's
+    part of its ops (but see ``_torch_records_anyway``). A custom Function records.
+    """
     # (Plain loops, no comprehensions: on Python 3.11 each comprehension is a function call,
     # and this runs for every op.)
     if not _grad_state.enabled:
         return None
-    needs = []
+    needs, plain = [], builtin is None  # plain: a tensor input that is no inference tensor
     for a in args:
         if isinstance(a, Tensor):
             if a._base is not None:
                 a._refresh_view()  # a view's history may have changed via an alias
             needs.append(a._requires_grad)
+            plain = plain or not a._inference
         else:
             needs.append(False)
-    return tuple(needs) if True in needs else None
+    wanted = True in needs and (plain or _torch_records_anyway(builtin, args, kwargs))
+    return tuple(needs) if wanted else None
+
+
+def _torch_records_anyway(builtin, args, kwargs) -> bool:
+    """Whether torch's op meets a plain tensor although its tensor arguments are inference
+    tensors, and so records a node: a keyword argument that is a plain tensor (a mask), a
+    number it makes a tensor (``number_inputs``: the 1 of ``c + 1``), or a kernel that works
+    on a plain tensor it makes (``records_inference``: a copy, ``c % 2``).
+
+    >>> import teachgrad as tg
+    >>> with tg.inference_mode():
+    ...     c = tg.ones(2, requires_grad=True)
+    >>> (c * c).requires_grad, (c + 1).requires_grad
+    (False, True)
+    """
+    masks = [v for v in kwargs.values() if isinstance(v, Tensor) and not v._inference]
+    numbers = [
+        i for i in builtin.number_inputs if i < len(args) and not isinstance(args[i], Tensor)
+    ]
+    return builtin.records_inference or bool(masks) or bool(numbers)
 
 
 def no_grads(n: int) -> tuple:
@@ -527,11 +553,17 @@ def record(cls, ctx, args, kwargs, outputs, needs) -> None:
         if OpRecorded.on or SavedTensorPacked.on:
             _announce(ctx, outputs)
     elif _grad_state.inference:
-        for t in outputs:  # a view of a normal tensor stays normal (it is not new memory)
-            if isinstance(t, Tensor) and (t._base is None or t._base._inference):
-                t._inference = True
+        _mark_inference(outputs)
     if _fw_state.level is not None:  # forward-mode AD: push the inputs' tangents through
         push_tangents(cls, ctx, args, kwargs, outputs)
+
+
+def _mark_inference(outputs) -> None:
+    """Outputs made in inference mode are inference tensors; but a view of a normal tensor
+    stays normal (it is not new memory)."""
+    for t in outputs:
+        if isinstance(t, Tensor) and (t._base is None or t._base._inference):
+            t._inference = True
 
 
 def _user_backward(cls, overrides):

@@ -17,6 +17,7 @@ import warnings
 
 from .._creation import tensor
 from .._tensor import Tensor
+from .engine import is_checkpoint_valid, queue_callback
 
 
 class _VariableMeta(type):
@@ -42,3 +43,18 @@ class Variable(metaclass=_VariableMeta):
         if requires_grad:
             result.requires_grad_(True)
         return result
+
+
+class _ExecutionEngine:
+    """``Variable._execution_engine``: torch's handle on its engine, for the calls code
+    written against it makes (see ``engine.queue_callback``).
+
+    >>> Variable._execution_engine.is_checkpoint_valid()
+    True
+    """
+
+    queue_callback = staticmethod(queue_callback)
+    is_checkpoint_valid = staticmethod(is_checkpoint_valid)
+
+
+Variable._execution_engine = _ExecutionEngine()

@@ -390,6 +390,7 @@ class Rsub(Builtin):
     """``number - tensor``."""
 
     on_arrays = True
+    records_inference = True  # (torch makes the number a tensor, then records on it)
 
     batchable = True
     node_name = "RsubBackward1"
@@ -592,6 +593,7 @@ class _RemainderNumber(Builtin):
     so the gradient passes through unchanged; nothing is saved."""
 
     batchable = True
+    records_inference = True  # (torch makes the number a tensor, then records on it)
     op = "remainder"
 
     @classmethod
@@ -1380,6 +1382,7 @@ def _masked(xp, mask, x, y):
 class ToCopy(Builtin):
     """``x.to(dtype/device)``: the gradient is cast/moved back to the input's dtype and device."""
 
+    records_inference = True  # (torch copies into a plain tensor it made, and records that)
     batchable = True
     node_name = "ToCopyBackward0"
     formula = {"self": "grad, back to self's dtype and device"}
@@ -1405,6 +1408,7 @@ class Clone(Builtin):
     """A copy. ``layout``: 'K' keeps the strides (when the tensor is dense and non-overlapping,
     else row-major, as torch's preserve_format), 'C' is row-major, or an array whose layout to copy."""
 
+    records_inference = True  # (torch copies into a plain tensor it made, and records that)
     batchable = True
     node_name = "CloneBackward0"
     formula = {"self": "grad"}

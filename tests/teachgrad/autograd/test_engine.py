@@ -12,6 +12,7 @@ import warnings
 import pytest
 
 import teachgrad as tg
+from teachgrad.autograd import engine
 
 
 def _nodes(*roots):
@@ -850,3 +851,46 @@ def test_assigned_grad_with_unusual_strides_warns_like_torch():
     w.grad = tg.zeros(4, 3).t()
     with pytest.warns(UserWarning, match="do not obey the gradient layout contract"):
         (w * 2).sum().backward()
+
+
+def _queueing(said):
+    """A custom Function whose backward queues a final callback that appends to ``said``."""
+
+    class Queueing(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            engine.queue_callback(lambda: said.append("callback"))
+            return g
+
+    return Queueing.apply
+
+
+def test_backward_steps_runs_final_callbacks_after_the_last_step():
+    said = []
+    loss = _queueing(said)(tg.ones(2, requires_grad=True)).sum()
+    steps = tg.autograd.backward_steps(loss)
+    for _ in steps:
+        said.append("step")
+    assert said == ["step", "step", "step", "callback"]
+
+
+def test_between_steps_the_caller_is_not_inside_the_pass():
+    """The caller of ``backward_steps`` runs between steps: a callback it queues is refused
+    (as outside any backward), and a pass it starts there keeps its own callbacks."""
+    said = []
+    steps = tg.autograd.backward_steps(_queueing(said)(tg.ones(2, requires_grad=True)).sum())
+    next(steps)
+    with pytest.raises(
+        RuntimeError, match="^Final callbacks can only be installed during backward"
+    ):
+        engine.queue_callback(lambda: None)
+    _queueing(said)(
+        tg.ones(1, requires_grad=True)
+    ).sum().backward()  # its own pass, its own callback
+    assert said == ["callback"]
+    steps.close()  # an abandoned stepper: its queued callback never runs
+    assert said == ["callback"] and engine._running.passes == []

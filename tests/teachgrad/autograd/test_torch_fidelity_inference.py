@@ -167,6 +167,71 @@ def test_a_functional_op_outside_the_mode_on_an_inference_tensor(requires_grad):
     assert_like_torch(program)
 
 
+# Ops outside the mode whose tensor inputs are all inference tensors: torch's inference tensors
+# skip autograd's part of an op, so nothing is recorded even when one requires grad, unless
+# the op meets a plain tensor on the way (a number it makes a tensor, a mask made outside the
+# mode, a copy it makes).
+ONLY_INFERENCE_INPUTS = {
+    "c * c": lambda lib, c, d: c * c,
+    "c.sum()": lambda lib, c, d: c.sum(),
+    "c.sum(1)": lambda lib, c, d: c.sum(1),
+    "c + d": lambda lib, c, d: c + d,
+    "c.exp()": lambda lib, c, d: c.exp(),
+    "c ** 2": lambda lib, c, d: c**2,
+    "c.pow(d)": lambda lib, c, d: c.pow(d),
+    "c.clamp(0, 1)": lambda lib, c, d: c.clamp(0, 1),
+    "maximum": lambda lib, c, d: lib.maximum(c, d),
+    "softmax": lambda lib, c, d: c.softmax(-1),
+    "relu": lambda lib, c, d: lib.nn.functional.relu(c),
+    "cat": lambda lib, c, d: lib.cat([c, d]),
+    "matmul": lambda lib, c, d: c.reshape(2, 3) @ d.reshape(3, 2),
+    "c + 1": lambda lib, c, d: c + 1,
+    "c * 2": lambda lib, c, d: c * 2,
+    "2 * c": lambda lib, c, d: 2 * c,
+    "c / 2": lambda lib, c, d: c / 2,
+    "c - 1": lambda lib, c, d: c - 1,
+    "c.add(1, alpha=2)": lambda lib, c, d: c.add(1, alpha=2),
+    "c + True": lambda lib, c, d: c + True,
+    "where(c > 0, c, d)": lambda lib, c, d: lib.where(c > 0, c, d),
+    "where(c > 0, c, 0.0)": lambda lib, c, d: lib.where(c > 0, c, 0.0),
+    "masked_fill": lambda lib, c, d: c.masked_fill(c > 5, 1.0),
+}
+# torch records these through the plain tensor it makes, under another node's name
+# (CopyBackwards, FmodBackward1, SubBackward0 ...): the same facts, the name aside
+ONLY_INFERENCE_INPUTS_OTHER_NAME = {
+    "c.clone()": lambda lib, c, d: c.clone(),
+    "c.double()": lambda lib, c, d: c.double(),
+    "c.fmod(2)": lambda lib, c, d: c.fmod(2),
+    "c % 2": lambda lib, c, d: c % 2,
+    "1 - c": lambda lib, c, d: 1 - c,
+}
+
+
+@REQUIRES_GRAD
+@pytest.mark.parametrize(
+    "op, named",
+    [(op, True) for op in ONLY_INFERENCE_INPUTS.values()]
+    + [(op, False) for op in ONLY_INFERENCE_INPUTS_OTHER_NAME.values()],
+    ids=[*ONLY_INFERENCE_INPUTS, *ONLY_INFERENCE_INPUTS_OTHER_NAME],
+)
+def test_an_op_outside_the_mode_whose_tensor_inputs_are_all_inference_tensors(
+    op, named, requires_grad
+):
+    def program(lib):
+        with lib.inference_mode():
+            c = lib.tensor(
+                [[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]],
+                dtype=lib.float64,
+                requires_grad=requires_grad,
+            )
+            d = lib.ones(2, 3, dtype=lib.float64)
+        out = op(lib, c, d)
+        node = out.grad_fn is not None and (out.grad_fn.name() if named else True)
+        return facts(lib, out), node, as_numpy(out)
+
+    assert_like_torch(program)
+
+
 @REQUIRES_GRAD
 @EACH_IN_PLACE
 def test_an_in_place_change_outside_the_mode_to_an_inference_tensor(change, requires_grad):

@@ -150,8 +150,9 @@ def test_inference_tensor_in_inference_mode_view_op(lib, requires_grad):
         assert not view_out.requires_grad
 
 
-def test_inference_tensor_in_normal_mode_functional_op(lib):
-    c = inference_ones(lib)
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_inference_tensor_in_normal_mode_functional_op(lib, requires_grad):
+    c = inference_ones(lib, requires_grad)
     func_out = c * c
     assert not lib.is_inference(func_out)
     assert not func_out.requires_grad
