@@ -353,7 +353,12 @@ def array_module(x):
     """
     data = getattr(x, "_data", x)
     if type(data) is numpy.ndarray or data is numpy.ndarray:
-        return numpy
+        return numpy  # (the common case, first)
+    return _module_of(data)
+
+
+def _module_of(data):
+    """``array_module`` of anything else: a device, a NumPy subclass or scalar, CuPy's."""
     if isinstance(data, device):
         return numpy if data.type == "cpu" else cupy()
     # `is`, never `in`/`==`: comparing a CuPy array with a type runs elementwise and raises

@@ -715,7 +715,7 @@ def _connect(ctx, cls, args, outputs) -> None:
     stamp(ctx)
 
     output_meta = []
-    dirty, non_differentiable = ctx.dirty_tensors, ctx.non_differentiable
+    dirty, no_grad_outs = ctx.dirty_tensors, ctx.non_differentiable
     for nr, t in enumerate(outputs):
         if not isinstance(t, Tensor):
             output_meta.append(None)
@@ -724,9 +724,7 @@ def _connect(ctx, cls, args, outputs) -> None:
         output_meta.append((data.shape, data.dtype, type(data)))
         if dirty and _contains(dirty, t):
             t._rebase_history(ctx, nr, _position_in(args, t))
-        elif data.dtype.kind == "f" and not (
-            non_differentiable and _contains(non_differentiable, t)
-        ):
+        elif data.dtype.kind == "f" and not (no_grad_outs and _contains(no_grad_outs, t)):
             t._grad_fn = ctx
             t._output_nr = nr
             t._requires_grad = True

@@ -307,9 +307,7 @@ class SavedTensor:
     def _check_unchanged(self, owner) -> None:
         """The saved value may be read: backward has not freed it, nothing changed it."""
         if self.released:
-            raise RuntimeError(
-                _FREED + f"\n  (node {owner.name()} tried to read its saved '{self.name}')"
-            )
+            raise freed_error(owner, self.name)
         if self.counter.version != self.version:
             raise RuntimeError(version_error(self, owner))
         if _events.SavedTensorUnpacked.on:
@@ -459,7 +457,13 @@ def freed_value_error(node) -> RuntimeError:
     """Reading a plain value the node saved (a number, an index) after backward freed it."""
     names = getattr(node, "_saved_names", ())
     plain = [i for i, s in enumerate(node._saved) if s is not None and type(s) is not SavedTensor]
-    name = names[plain[0]] if plain and plain[0] < len(names) else "a saved value"
+    return freed_error(
+        node, names[plain[0]] if plain and plain[0] < len(names) else "a saved value"
+    )
+
+
+def freed_error(node, name: str) -> RuntimeError:
+    """Reading what ``node`` saved as ``name`` after backward freed it."""
     return RuntimeError(_FREED + f"\n  (node {node.name()} tried to read its saved '{name}')")
 
 

@@ -47,19 +47,23 @@ def operands(a, b, broadcast=True):
     x = a._data if isinstance(a, Tensor) else a
     y = b._data if isinstance(b, Tensor) else b
     tx, ty = type(x), type(y)
-    if tx is ty:  # two arrays of one kind (the common case: checked first, cheaply)
-        if broadcast and x.shape != y.shape:
-            broadcast_shape(x.shape, y.shape)
-        if x.dtype == y.dtype:
-            return x, y
-    # a Python number next to a float array keeps the array's dtype (NumPy agrees with torch here)
-    elif ty in _NUMBERS and x.dtype.kind == "f" or tx in _NUMBERS and y.dtype.kind == "f":
-        return x, y
-    elif broadcast and hasattr(x, "shape") and hasattr(y, "shape") and x.shape != y.shape:
+    if tx is ty and x.dtype == y.dtype and (not broadcast or x.shape == y.shape):
+        return x, y  # two arrays of one kind, dtype and shape: the common case
+    if ty in _NUMBERS and x.dtype.kind == "f" or tx in _NUMBERS and y.dtype.kind == "f":
+        return x, y  # a Python number next to a float array keeps the array's dtype, as in torch
+    return _promoted(a, b, x, y, broadcast)
+
+
+def _promoted(a, b, x, y, broadcast):
+    """``operands`` beyond the common case: shapes to broadcast, dtypes to promote, devices
+    to compare."""
+    if broadcast and hasattr(x, "shape") and hasattr(y, "shape") and x.shape != y.shape:
         broadcast_shape(x.shape, y.shape)
+    if type(x) is type(y) and x.dtype == y.dtype:
+        return x, y
     dt = result_type(a, b).numpy
     if hasattr(x, "dtype"):
-        if hasattr(y, "dtype") and tx is not ty:
+        if hasattr(y, "dtype") and type(x) is not type(y):
             same_device(a, b)
         if x.dtype != dt:
             x = x.astype(dt)
