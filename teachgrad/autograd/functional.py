@@ -38,6 +38,7 @@ import teachgrad as tg
 
 from . import forward_ad as fwAD
 from .engine import grad as _engine_grad
+from .engine import grad_rows
 from .grad_mode import enable_grad
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
@@ -265,8 +266,12 @@ def _rows_one_by_one(i, out, inputs, create_graph, strict) -> tuple:
     same numbers, with a select node more to record and run per row)."""
     rows = [[] for _ in inputs]  # rows[j][r] = d out.flat[r] / d inputs[j]
     (one_hots,) = _standard_basis((out,))  # shape (out.numel(), *out.shape)
-    for seed in one_hots.unbind():  # (one op for all the rows, not an index op per row)
-        grads = _grad((out,), inputs, (seed,), retain_graph=True, create_graph=create_graph)
+    seeds = one_hots.unbind()  # (one op for all the rows, not an index op per row)
+    if out.requires_grad:
+        each_row = grad_rows(out, inputs, seeds, create_graph=create_graph)
+    else:  # (not in any graph: no row depends on the inputs)
+        each_row = [(None,) * len(inputs) for _ in seeds]
+    for grads in each_row:
         for j, g in enumerate(grads):
             if g is None:
                 if strict:

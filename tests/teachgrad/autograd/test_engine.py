@@ -894,3 +894,47 @@ def test_between_steps_the_caller_is_not_inside_the_pass():
     assert said == ["callback"]
     steps.close()  # an abandoned stepper: its queued callback never runs
     assert said == ["callback"] and engine._running.passes == []
+
+
+# =============================================================================== grad_rows
+
+
+def _rows_by_grad(output, inputs, seeds, create_graph):
+    return [
+        tg.autograd.grad(
+            output, inputs, seed, retain_graph=True, allow_unused=True, create_graph=create_graph
+        )
+        for seed in seeds
+    ]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_grad_rows_is_grad_row_by_row_hooks_and_all(create_graph):
+    """One plan for every row's pass gives what one ``grad`` per row gives: the same rows,
+    None for an input no row reaches, graphs with ``create_graph``, and every hook run once
+    per row."""
+    results, fired = [], []
+    for rows_of in (engine.grad_rows, _rows_by_grad):
+        x = tg.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        w = tg.tensor([[1.0, 2.0, 3.0], [0.5, -0.5, 1.5]], requires_grad=True)
+        unused = tg.ones(2, requires_grad=True)
+        h = x * 2
+        name = rows_of.__name__
+        h.register_hook(lambda g, name=name: fired.append(name) or g * 3)  # changes the rows too
+        y = (w @ h).tanh()
+        rows = rows_of(y, (x, w, h, unused), tg.eye(2).unbind(), create_graph=create_graph)
+        results.append(rows)
+        assert all(row[3] is None for row in rows)
+        assert all((g.grad_fn is not None) == create_graph for row in rows for g in row[:3])
+        assert x.grad is None and w.grad is None
+    new, old = results
+    for row_new, row_old in zip(new, old, strict=True):
+        for g_new, g_old in zip(row_new[:3], row_old[:3], strict=True):
+            assert g_new.tolist() == g_old.tolist()
+    assert fired.count("grad_rows") == fired.count("_rows_by_grad") == 2
+
+
+def test_grad_rows_checks_each_seed_like_grad():
+    x = tg.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^Mismatch in shape: grad_output\\[0\\] has a shape of"):
+        engine.grad_rows(x * 2, (x,), [tg.ones(3), tg.ones(2)])
