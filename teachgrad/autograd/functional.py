@@ -19,7 +19,8 @@ so ``jacobian`` of a tuple-to-tuple function is ``J[output][input]``, and of a
 Tensor-to-Tensor one a single Tensor of shape ``out.shape + in.shape``.
 
 Everything returned is detached unless ``create_graph=True``; then it stays in the
-graph, so you can differentiate it again. Where an output does not depend on an
+graph, so you can differentiate it again. (Forward-mode Jacobians, as torch's, are
+never detached, and their levels are lists instead of tuples.) Where an output does not depend on an
 input the derivative is zeros, unless ``strict=True``, which makes that an error.
 
 What does not live here: the engine (``engine.py``), forward-mode AD itself
@@ -114,7 +115,8 @@ def jacobian(
     """Return the Jacobian of ``func`` at ``inputs``.
 
     ``J[i][j]`` (output i, input j) has shape ``outputs[i].shape + inputs[j].shape``;
-    the tuple levels are there only where ``func``'s output / ``inputs`` are tuples.
+    the tuple levels are there only where ``func``'s output / ``inputs`` are tuples
+    (forward mode, as torch's, makes the levels lists where ``inputs`` is a tuple).
 
     - ``strategy="reverse-mode"``: row ``r`` of ``J`` is ``e_r^T J``, a vjp with a
       one-hot ``e_r``. ``vectorize=False`` runs one backward per row; ``vectorize=True``
