@@ -178,3 +178,87 @@ def test_batched_grad_of_an_unused_input_and_its_grad_outputs_as_torch(case, unu
         return structure(tuple(g if g is not None else lib.zeros(0) for g in grads))
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- writes into expanded tensors
+
+# name -> (base shape, expanded shape); the expanded dims share memory
+EXPANDED = {"rows": ((3,), (2, 3)), "columns": ((3, 1), (3, 4)), "a 0-d": ((), (2, 3))}
+
+# name -> write(lib, x), on the expanded tensor x of shape (2, 3) or (3, 4)
+WRITES = {
+    "x[ints] = number": lambda lib, x: x.__setitem__(lib.tensor([0]), 7.0),
+    "x[ints] = rows, repeated": lambda lib, x: x.__setitem__(
+        lib.tensor([1, 0, 1]), lib.arange(3 * x.shape[1], dtype=x.dtype).reshape(3, -1)
+    ),
+    "x[ints, ints] = values": lambda lib, x: x.__setitem__(
+        (lib.tensor([0, 1, 1]), lib.tensor([2, 2, 0])), lib.tensor([1.0, 2.0, 3.0], dtype=x.dtype)
+    ),
+    "x[0, ints] = number": lambda lib, x: x.__setitem__((0, lib.tensor([1])), 7.0),
+    "x[row mask] = number": lambda lib, x: x.__setitem__(
+        lib.arange(x.shape[0]) == 0, 7
+    ),
+    "x[mask] = number": lambda lib, x: x.__setitem__(
+        lib.arange(x.numel()).reshape(x.shape) % 3 == 1, 7.0
+    ),
+    "x[row mask] = a row": lambda lib, x: x.__setitem__(
+        lib.arange(x.shape[0]) == 1, lib.arange(x.shape[1], dtype=x.dtype) + 1
+    ),
+    "index_put_": lambda lib, x: x.index_put_((lib.tensor([1]),), lib.tensor(5.0, dtype=x.dtype)),
+    "index_put_ of a mask and one value": lambda lib, x: x.index_put_(
+        (lib.arange(x.shape[0]) == 1,), lib.tensor([5.0], dtype=x.dtype)
+    ),
+    "index_put_ accumulate": lambda lib, x: x.index_put_(
+        (lib.tensor([0, 0, 1]),), lib.tensor(2.0, dtype=x.dtype), accumulate=True
+    ),
+    "index_put_ accumulate, a mask": lambda lib, x: x.index_put_(
+        (lib.arange(x.shape[0]) == 0,), lib.tensor(2.0, dtype=x.dtype), accumulate=True
+    ),
+    "masked_fill_": lambda lib, x: x.masked_fill_(
+        lib.arange(x.numel()).reshape(x.shape) % 4 == 0, 7.0
+    ),
+    "masked_fill_, a broadcast mask": lambda lib, x: x.masked_fill_(
+        (lib.arange(x.shape[0]) == 0).reshape(-1, 1), lib.tensor(7.0)
+    ),
+    "masked_fill_, nothing chosen": lambda lib, x: x.masked_fill_(lib.tensor(False), 7.0),
+}
+
+
+def _expanded_write(lib, expanded, write, dtype, requires_grad):
+    """Write into an expanded tensor: the base afterwards, the warnings, and (when the base
+    is in a graph) the gradient that reaches its leaf."""
+    import warnings
+
+    base_shape, shape = EXPANDED[expanded]
+    leaf = lib.arange(1, 1 + int(np.prod(base_shape)), dtype=getattr(lib, dtype))
+    leaf = leaf.reshape(base_shape).requires_grad_(requires_grad)
+    base = leaf * 1  # (a leaf that requires grad cannot be written in place)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        WRITES[write](lib, base.expand(shape))
+    facts = {
+        "base": base.detach().cpu().numpy(),
+        "warnings": [str(w.message).split(" (Triggered internally")[0] for w in caught],
+        "version": base._version,
+    }
+    if requires_grad:
+        facts["node"] = node_name(base.grad_fn)
+        (facts["grad"],) = lib.autograd.grad(base.sum(), leaf)
+        facts["grad"] = facts["grad"].cpu().numpy()
+    return facts
+
+
+@pytest.mark.parametrize(
+    "dtype, requires_grad",
+    [("float32", False), ("int64", False), ("float32", True)],
+    ids=["float32", "int64", "float32 in a graph"],
+)
+@pytest.mark.parametrize("write", WRITES, ids=str)
+@pytest.mark.parametrize("expanded", EXPANDED, ids=str)
+def test_a_write_into_an_expanded_tensor_writes_the_chosen_elements_as_torch(
+    expanded, write, dtype, requires_grad
+):
+    """torch writes only the chosen elements into the shared memory (in the order of the
+    indices: the last write to a cell wins, or adds to it with accumulate), with its
+    deprecation warnings (an index_put_ that fills one value warns for masked_fill_ too)."""
+    assert_like_torch(lambda lib: _expanded_write(lib, expanded, write, dtype, requires_grad))
