@@ -23,7 +23,7 @@ from .._profiling import recorded_as
 from .._tensor import Tensor, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import tangent_sum
-from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from .pointwise import broadcast_shape, operands, same_device
 from .reduce import row_major
 from .views import diagonal, permute
@@ -504,16 +504,14 @@ class Einsum(Builtin):
         # each operand's gradient is made from the others
         ctx.to_save = operands if len(operands) > 1 else ()
         dt = result_type(*operands).numpy
-        arrays = []
-        for term, o in zip(terms, operands):
-            x = o._data if o._data.dtype == dt else o._data.astype(dt)
-            shape = tuple(sizes[c] for c in term)
-            arrays.append(x if x.shape == shape else array_module(x).broadcast_to(x, shape))
-        equation = ",".join(terms) + "->" + out
-        # NumPy's layout follows its contraction path; torch's result is row-major
-        return row_major(
-            array_module(arrays[0]).einsum(equation, *arrays, optimize=len(arrays) > 1)
-        )
+        arrays = [o._data if o._data.dtype == dt else o._data.astype(dt) for o in operands]
+        if len(arrays) > 1:  # (as torch computes it, for its layout)
+            return _contract(terms, out, [wrap_array(x) for x in arrays])._data
+        (x,), (term,) = arrays, terms
+        shape = tuple(sizes[c] for c in term)
+        x = x if x.shape == shape else array_module(x).broadcast_to(x, shape)
+        # NumPy's layout follows the input's; torch's sum is row-major
+        return row_major(array_module(x).einsum(term + "->" + out, x))
 
     @staticmethod
     def backward(ctx, grad):
@@ -539,6 +537,87 @@ class EinsumSum(Einsum):
 
 class EinsumMul(Einsum):
     node_name = "MulBackward0"  # several operands, nothing summed: torch's last op is a product
+
+
+def _contract(terms, out, operands) -> Tensor:
+    """The product of two or more operands (plain tensors), computed as torch does, so that
+    the result has torch's layout: a view of the last batched product (``bmm``), whose dims
+    are laid out in its own order (see ``_product_pair``), not always the output's.
+
+    Every operand is first aligned on the same dims, the output's letters then the summed
+    ones (size 1 where it lacks a letter). Then, left to right, each pair is multiplied and
+    every letter no later operand has is summed, the result standing in for the pair.
+    """
+    order = out + "".join(sorted(set("".join(terms)) - set(out)))  # (summed letters last)
+    ops = [_aligned(x, term, order) for x, term in zip(operands, terms)]
+    counts = {d: sum(x.shape[d] != 1 for x in ops) for d in range(len(out), len(order))}
+    with no_grad():
+        while len(ops) > 1:
+            a, b = ops.pop(0), ops.pop(0)
+            summed, a_only, b_only = [], [], []
+            for d, n in counts.items():
+                if a.shape[d] != 1 and b.shape[d] != 1:
+                    counts[d] -= 1
+                    if counts[d] == 1:  # no later operand has it: sum it in the product
+                        summed.append(d)
+                        counts[d] = 0
+                elif n == 1 and (a.shape[d] != 1 or b.shape[d] != 1):  # only here: sum it now
+                    (a_only if a.shape[d] != 1 else b_only).append(d)
+                    counts[d] = 0
+            a = a.sum(a_only, keepdim=True) if a_only else a
+            b = b.sum(b_only, keepdim=True) if b_only else b
+            ops.insert(0, _product_pair(a, b, summed))
+        result = ops[0]
+        return result.view(result.shape[: len(out)]) if len(order) > len(out) else result
+
+
+def _aligned(x, term, order) -> Tensor:
+    """``x`` (labelled ``term``) with one dim per letter of ``order``, in that order: the
+    diagonal for a repeated letter, a new size-1 dim for a missing one (views, as torch)."""
+    dim_of = {}
+    for c in term:
+        if c in dim_of:  # a repeated letter: its diagonal, at the first one's place
+            x = diagonal(x, 0, dim_of[c], len(dim_of)).movedim(-1, dim_of[c])
+        else:
+            dim_of[c] = len(dim_of)
+    for c in order:
+        if c not in dim_of:
+            dim_of[c] = len(dim_of)
+            x = x.unsqueeze(-1)
+    return permute(x, tuple(dim_of[c] for c in order))
+
+
+def _product_pair(left, right, summed) -> Tensor:
+    """``(left * right).sum(summed, keepdim=True)`` as one batched product, as torch's einsum
+    makes it: the dims both have (``lro``) are the batch, the dims of one alone (``lo``, ``ro``)
+    the rows and columns, the summed dims the inner one. The result is a permuted view of the
+    product, laid out lro, lo, ro; torch swaps the operands when all of ro comes before lo
+    in the output, so that the product is already in the output's order."""
+    if not summed:
+        return left * right
+    lro, lo, ro = [], [], []
+    for d in range(left.ndim):
+        in_left, in_right = left.shape[d] != 1, right.shape[d] != 1
+        if d in summed:  # (summed now where only one side has it: a size-1 dim of the product)
+            if in_left and not in_right:
+                left = left.sum(d, keepdim=True)
+            elif in_right and not in_left:
+                right = right.sum(d, keepdim=True)
+        elif in_left and in_right:
+            lro.append(d)
+        elif in_left:
+            lo.append(d)
+        else:
+            ro.append(d)
+    if lo and ro and ro[-1] < lo[0]:
+        left, right, lo, ro = right, left, ro, lo
+    size = lambda x, dims: math.prod(x.shape[d] for d in dims)  # noqa: E731
+    n, inner = size(left, lro), size(left, summed)  # (where one side had a dim, it is now 1)
+    rows = left.permute(lro + lo + summed + ro).reshape(n, size(left, lo), inner)
+    columns = right.permute(lro + summed + ro + lo).reshape(n, inner, size(right, ro))
+    laid = lro + lo + summed + ro  # the product's dims, in its memory order
+    shape = [left.shape[d] for d in lro + lo] + [1] * len(summed) + [right.shape[d] for d in ro]
+    return bmm(rows, columns).view(shape).permute(tuple(laid.index(d) for d in range(left.ndim)))
 
 
 def _einsum_grad(grad, k, operands, terms, out, sizes):

@@ -7,6 +7,7 @@ node names, strides).
 import numpy as np
 import pytest
 
+import teachgrad as tg
 from tests.teachgrad.inplace._common import Raised, assert_same, both, node_name, torch_phrase
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
@@ -262,3 +263,138 @@ def test_a_write_into_an_expanded_tensor_writes_the_chosen_elements_as_torch(
     indices: the last write to a cell wins, or adds to it with accumulate), with its
     deprecation warnings (an index_put_ that fills one value warns for masked_fill_ too)."""
     assert_like_torch(lambda lib: _expanded_write(lib, expanded, write, dtype, requires_grad))
+
+
+# --------------------------------------------------------------------------- einsum layout
+
+# equation -> operand shapes; an operand given as "T" + shape is passed transposed (.mT)
+EINSUMS = {
+    "bij,bjk->ibk": [(2, 2, 3), (2, 3, 4)],
+    "bij,bjk->bik": [(2, 2, 3), (2, 3, 4)],
+    "bij,bjk->kib": [(2, 2, 3), (1, 3, 4)],
+    "bij,bjk->bki": [(2, 2, 3), (2, 3, 4)],
+    "bij,bjk->jbk": [(2, 2, 3), (2, 3, 4)],
+    "ij,jk->ki": [(2, 3), (3, 4)],
+    "ij,jk->ik": [(2, 3), ("T", 4, 3)],
+    "ij,jk": [("T", 3, 2), (3, 4)],
+    "ij,kj->ki": [(2, 3), (4, 3)],
+    "ji,jk->ki": [(3, 2), (3, 4)],
+    "abj,jcd->acbd": [(2, 3, 4), (4, 5, 6)],
+    "abj,jcd->cadb": [(2, 3, 4), (4, 5, 6)],
+    "abj,jcd->dacb": [(2, 3, 4), (4, 5, 1)],
+    "xij,xjk->kix": [(2, 3, 4), (2, 4, 5)],
+    "ixj,jxk->kxi": [(3, 2, 4), (4, 2, 5)],
+    "bij,bj->ib": [(2, 3, 4), (2, 4)],
+    "bij,bj->bi": [(2, 3, 4), (1, 4)],
+    "ijk,jk->ki": [(2, 3, 4), (3, 4)],
+    "ij,ij->ji": [(2, 3), (2, 3)],
+    "ij,ij->j": [(2, 3), (1, 3)],
+    "ij,ij->": [(2, 3), (2, 3)],
+    "i,j->ji": [(2,), (3,)],
+    "ab,cd->dcba": [(2, 3), (4, 5)],
+    "ij,k->ki": [(2, 3), (4,)],
+    "ii,ij->ji": [(3, 3), (3, 2)],
+    "iij,jk->ki": [(3, 3, 2), (2, 4)],
+    "...ij,...jk->...ki": [(5, 2, 3), (5, 3, 4)],
+    "...ij,...jk->ik...": [(5, 1, 2, 3), (6, 3, 4)],
+    "...ij,...jk->ik": [(5, 2, 3), (5, 3, 4)],
+    "b...i,b...i->...b": [(2, 3, 4), (2, 3, 4)],
+    "ij,jk,kl->li": [(2, 3), (3, 4), (4, 5)],
+    "ij,jk,kl->il": [(2, 3), (3, 4), (4, 5)],
+    "ab,bc,ca->": [(2, 3), (3, 4), (4, 2)],
+    "bi,bj,bk->kjb": [(2, 3), (2, 4), (2, 5)],
+    "ij,jk,kl,lm->mi": [(2, 3), (3, 4), (4, 5), (5, 2)],
+    "i,i,i->i": [(3,), (3,), (1,)],
+    "ij,jk->ki (empty)": [(0, 3), (3, 4)],
+    "ij,jk->ki (empty sum)": [(2, 0), (0, 4)],
+    "ij,jk->ik (1 rows)": [(1, 3), (3, 1)],
+    "bij,bjk->kib (1s)": [(1, 1, 3), (1, 3, 4)],
+}
+
+
+def _einsum_operands(lib, shapes, dtype):
+    rng = np.random.default_rng(3)
+    tensors = []
+    for shape in shapes:
+        transposed = shape[0] == "T"
+        shape = shape[1:] if transposed else shape
+        x = lib.tensor(rng.integers(-3, 4, size=shape), dtype=getattr(lib, dtype))
+        tensors.append(x.mT if transposed else x)
+    return tensors
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+@pytest.mark.parametrize("equation", EINSUMS, ids=str)
+def test_einsum_result_has_torch_s_layout(equation, dtype):
+    """torch computes a product of operands as batched matrix products of aligned views and
+    returns a view of the last one: its layout is the product's (batch dims, the first
+    operand's, the second's), permuted into the output's order."""
+
+    def program(lib):
+        operands = _einsum_operands(lib, EINSUMS[equation], dtype)
+        y = lib.einsum(equation.split(" ")[0], *operands)
+        return y.cpu().numpy(), tuple(y.shape), y.stride(), str(y.dtype).split(".")[-1]
+
+    assert_like_torch(program)
+
+
+# equation -> the operands, made of one (2, 3) tensor x
+REPEATED = {
+    "ij,ij->ji": lambda x: (x, x),
+    "ij,kj->ki": lambda x: (x, x),
+    "ij,jk->ki": lambda x: (x, x.mT),
+    "ji,jk->ik": lambda x: (x, x),
+    "ij,jk,kl->li": lambda x: (x, x.mT, x),
+    "ab,cd->dcba": lambda x: (x, x),
+}
+
+
+@pytest.mark.parametrize("equation", REPEATED, ids=str)
+def test_einsum_of_one_tensor_repeated_and_its_gradient_as_torch(equation):
+    """One tensor as several operands: the result's layout and node, and the gradient."""
+
+    def program(lib):
+        x = lib.arange(1.0, 7.0, dtype=lib.float64).reshape(2, 3).requires_grad_()
+        y = lib.einsum(equation, *REPEATED[equation](x))
+        (g,) = lib.autograd.grad((y * y).sum(), x)
+        return y.detach().cpu().numpy(), y.stride(), node_name(y.grad_fn), g.cpu().numpy()
+
+    assert_like_torch(program)
+
+
+# name -> (shape, strides, new shape): views of strided tensors
+VIEWS = {
+    "size-1 dims after a permute": ((4, 1, 1, 1), (1, 1, 1, 4), (4, 1, 1)),
+    "a new size-1 dim in a column": ((3, 1), (1, 3), (1, 3, 1)),
+    "size-1 dims around a strided one": ((2, 1, 3), (1, 9, 2), (2, 1, 3, 1)),
+    "merging a contiguous pair": ((2, 3, 4), (12, 1, 3), (2, 12)),
+    "splitting a dim": ((4, 6), (12, 1), (4, 2, 3)),
+    "splitting a strided dim": ((4, 6), (12, 2), (2, 2, 2, 3, 1)),
+    "a step of 2": ((3,), (2,), (1, 3, 1)),
+    "a transposed matrix": ((3, 4), (1, 3), (1, 3, 4, 1)),
+    "no view of a transpose": ((2, 3), (1, 2), (3, 2)),
+    "no view across chunks": ((2, 3, 4), (1, 8, 2), (2, 12)),
+}
+
+
+@pytest.mark.parametrize("case", VIEWS, ids=str)
+def test_view_of_a_strided_tensor_has_torch_s_strides(case):
+    """torch gives each new dim (a size-1 one too) the stride of the part of memory it
+    falls in; NumPy's reshape chooses other strides for size-1 dims."""
+    shape, strides, new = VIEWS[case]
+
+    def program(lib):
+        base = lib.arange(120.0)
+        x = base.as_strided(shape, strides) if lib is not tg else _strided(base, shape, strides)
+        v = x.view(new)
+        return v.stride(), v.cpu().numpy()
+
+    assert_like_torch(program)
+
+
+def _strided(base, shape, strides):
+    """teachgrad has no ``as_strided``: the same view made from the array."""
+    from teachgrad._backend import strided_view
+
+    data = base._data
+    return tg.Tensor._make(strided_view(data, shape, tuple(s * data.itemsize for s in strides)))
