@@ -463,3 +463,38 @@ def test_linear_of_mixed_dtypes_as_torch(dtype, weight, bias):
         return _outcome(lib, y, (x, w, b))
 
     assert_close_to_torch(program)
+
+
+# --------------------------------------------------------------------------- cross_entropy's node
+
+
+def _graph(fn, depth=5):
+    """A node's name and its inputs' graphs, ``depth`` levels down (None for no node)."""
+    if fn is None or not depth:
+        return None if fn is None else node_name(fn)
+    return (node_name(fn), [_graph(f, depth - 1) for f, _ in fn.next_functions])
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("weighted", [False, True], ids=["", "weighted"])
+@pytest.mark.parametrize("shape", [(3, 4), (1, 4), (0, 4), (4,), (2, 4, 3), (3, 0)], ids=str)
+def test_cross_entropy_with_class_probabilities_records_torch_s_nodes(
+    shape, weighted, label_smoothing, reduction
+):
+    """The mean divides by the number of samples with torch's number overload
+    (``DivBackward1``); over no samples it is NaN, filled in before the sign."""
+
+    def program(lib):
+        rng = np.random.default_rng(5)
+        x = lib.tensor(rng.standard_normal(shape), dtype=lib.float64, requires_grad=True)
+        target = lib.tensor(rng.random(shape), dtype=lib.float64)
+        n_classes = shape[1] if len(shape) > 1 else shape[0]
+        weight = lib.tensor(rng.random(n_classes), dtype=lib.float64) if weighted else None
+        loss = lib.nn.functional.cross_entropy(
+            x, target, weight, label_smoothing=label_smoothing, reduction=reduction
+        )
+        (g,) = lib.autograd.grad(loss.sum(), x)
+        return _graph(loss.grad_fn), loss.detach().cpu().numpy(), g.cpu().numpy()
+
+    assert_like_torch(program)
