@@ -320,7 +320,7 @@ def _jacobian_forward(func, inputs, strict, vectorize):
     outputs when the inputs move along the one-hot direction ``e_c``."""
     if strict:
         raise RuntimeError(
-            "teachgrad.autograd.functional.jacobian: `strict=True` and `strategy=\"forward-mode\"` "
+            'teachgrad.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` '
             "are not supported together (yet). Please either set `strict=False` or "
             '`strategy="reverse-mode"`.'
         )
@@ -338,9 +338,7 @@ def _jacobian_forward(func, inputs, strict, vectorize):
     J = []
     for out, tangent in zip(outputs, tangents):
         columns = tangent.split([x.numel() for x in inputs])  # each (x.numel(), *out.shape)
-        J.append(
-            [c.movedim(0, -1).reshape(out.shape + x.shape) for c, x in zip(columns, inputs)]
-        )
+        J.append([c.movedim(0, -1).reshape(out.shape + x.shape) for c, x in zip(columns, inputs)])
     return _untuple2(J, outputs_tuple, inputs_tuple)
 
 

@@ -29,7 +29,13 @@ from ..ops.nn import (  # (F's: they live with the ops, as Tensor.softmax needs 
     log_softmax,
     softmax,
 )
-from ..ops.pointwise import DivByNumber, broadcast_shape, same_device, sigmoid, tanh  # (F's: the last two)
+from ..ops.pointwise import (
+    DivByNumber,  # (torch's div.Scalar: cross_entropy's mean)
+    broadcast_shape,
+    same_device,
+    sigmoid,  # (F's too)
+    tanh,  # (F's too)
+)
 from ..ops.pointwise import relu as _relu
 from ..ops.shape import constant_pad_nd
 

@@ -63,7 +63,9 @@ def _as_view(x, shape):
     """``x`` reshaped without copying, or None when its strides make that impossible."""
     if x.size and (not x.flags.c_contiguous or 1 in x.shape):  # (NumPy: other size-1 strides)
         strides = _view_strides(x.shape, [s // x.itemsize for s in x.strides], shape)
-        return None if strides is None else strided_view(x, shape, [s * x.itemsize for s in strides])
+        if strides is None:
+            return None
+        return strided_view(x, shape, [s * x.itemsize for s in strides])
     v = x.view()
     try:
         v.shape = shape

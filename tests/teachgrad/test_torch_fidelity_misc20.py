@@ -126,7 +126,6 @@ def test_forward_mode_jacobian_errors_as_torch(kwargs):
     assert isinstance(assert_like_torch(program), Raised)
 
 
-
 # --------------------------------------------------------------------------- batched grad
 
 
@@ -196,9 +195,7 @@ WRITES = {
         (lib.tensor([0, 1, 1]), lib.tensor([2, 2, 0])), lib.tensor([1.0, 2.0, 3.0], dtype=x.dtype)
     ),
     "x[0, ints] = number": lambda lib, x: x.__setitem__((0, lib.tensor([1])), 7.0),
-    "x[row mask] = number": lambda lib, x: x.__setitem__(
-        lib.arange(x.shape[0]) == 0, 7
-    ),
+    "x[row mask] = number": lambda lib, x: x.__setitem__(lib.arange(x.shape[0]) == 0, 7),
     "x[mask] = number": lambda lib, x: x.__setitem__(
         lib.arange(x.numel()).reshape(x.shape) % 3 == 1, 7.0
     ),
