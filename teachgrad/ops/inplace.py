@@ -534,7 +534,7 @@ def _write_chosen(x, op, key_or_mask, values, accumulate=False) -> None:
     if op == "masked_fill_":
         data[xp.broadcast_to(key_or_mask._data, data.shape)] = xp.asarray(v, dtype=data.dtype)
         return
-    if not accumulate and index._lone_mask(key_or_mask) and xp.size(v) == 1:
+    if not accumulate and index._lone_mask(key_or_mask) and getattr(v, "size", 1) == 1:
         _warn_on_expanded("masked_fill_")  # torch fills through masked_fill_
     key, v = index._checked_key(x, key_or_mask), xp.asarray(v).astype(data.dtype)
     if accumulate:
