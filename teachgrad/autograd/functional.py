@@ -20,8 +20,9 @@ Tensor-to-Tensor one a single Tensor of shape ``out.shape + in.shape``.
 
 Everything returned is detached unless ``create_graph=True``; then it stays in the
 graph, so you can differentiate it again. (Forward-mode Jacobians, as torch's, are
-never detached, and their levels are lists instead of tuples.) Where an output does not depend on an
-input the derivative is zeros, unless ``strict=True``, which makes that an error.
+never detached, and their levels are lists instead of tuples.) Where an output does
+not depend on an input the derivative is zeros, unless ``strict=True``, which makes
+that an error.
 
 What does not live here: the engine (``engine.py``), forward-mode AD itself
 (``forward_ad.py``) and the numerical checks (``gradcheck.py``).

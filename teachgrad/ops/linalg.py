@@ -23,7 +23,7 @@ from .._profiling import recorded_as
 from .._tensor import Tensor, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import tangent_sum
-from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.grad_mode import is_grad_enabled
 from .pointwise import broadcast_shape, operands, same_device
 from .reduce import row_major
 from .views import diagonal, permute
@@ -499,7 +499,7 @@ class Einsum(Builtin):
     @staticmethod
     @quiet
     def forward(ctx, spec, *operands):
-        terms, out, sizes = spec
+        terms, out, _ = spec
         ctx.spec = spec
         # each operand's gradient is made from the others
         ctx.to_save = operands if len(operands) > 1 else ()
@@ -508,8 +508,6 @@ class Einsum(Builtin):
         if len(arrays) > 1:  # (as torch computes it, for its layout)
             return _contract(terms, out, [wrap_array(x) for x in arrays])._data
         (x,), (term,) = arrays, terms
-        shape = tuple(sizes[c] for c in term)
-        x = x if x.shape == shape else array_module(x).broadcast_to(x, shape)
         # NumPy's layout follows the input's; torch's sum is row-major
         return row_major(array_module(x).einsum(term + "->" + out, x))
 
@@ -540,9 +538,10 @@ class EinsumMul(Einsum):
 
 
 def _contract(terms, out, operands) -> Tensor:
-    """The product of two or more operands (plain tensors), computed as torch does, so that
-    the result has torch's layout: a view of the last batched product (``bmm``), whose dims
-    are laid out in its own order (see ``_product_pair``), not always the output's.
+    """The product of two or more operands (plain tensors: nothing is recorded), computed as
+    torch does, so that the result has torch's layout: a view of the last batched product
+    (``bmm``), whose dims are laid out in its own order (see ``_product_pair``), not always
+    the output's.
 
     Every operand is first aligned on the same dims, the output's letters then the summed
     ones (size 1 where it lacks a letter). Then, left to right, each pair is multiplied and
@@ -551,24 +550,23 @@ def _contract(terms, out, operands) -> Tensor:
     order = out + "".join(sorted(set("".join(terms)) - set(out)))  # (summed letters last)
     ops = [_aligned(x, term, order) for x, term in zip(operands, terms)]
     counts = {d: sum(x.shape[d] != 1 for x in ops) for d in range(len(out), len(order))}
-    with no_grad():
-        while len(ops) > 1:
-            a, b = ops.pop(0), ops.pop(0)
-            summed, a_only, b_only = [], [], []
-            for d, n in counts.items():
-                if a.shape[d] != 1 and b.shape[d] != 1:
-                    counts[d] -= 1
-                    if counts[d] == 1:  # no later operand has it: sum it in the product
-                        summed.append(d)
-                        counts[d] = 0
-                elif n == 1 and (a.shape[d] != 1 or b.shape[d] != 1):  # only here: sum it now
-                    (a_only if a.shape[d] != 1 else b_only).append(d)
+    while len(ops) > 1:
+        a, b = ops.pop(0), ops.pop(0)
+        summed, a_only, b_only = [], [], []
+        for d, n in counts.items():
+            if a.shape[d] != 1 and b.shape[d] != 1:
+                counts[d] -= 1
+                if counts[d] == 1:  # no later operand has it: sum it in the product
+                    summed.append(d)
                     counts[d] = 0
-            a = a.sum(a_only, keepdim=True) if a_only else a
-            b = b.sum(b_only, keepdim=True) if b_only else b
-            ops.insert(0, _product_pair(a, b, summed))
-        result = ops[0]
-        return result.view(result.shape[: len(out)]) if len(order) > len(out) else result
+            elif n == 1 and (a.shape[d] != 1 or b.shape[d] != 1):  # only here: sum it now
+                (a_only if a.shape[d] != 1 else b_only).append(d)
+                counts[d] = 0
+        a = a.sum(a_only, keepdim=True) if a_only else a
+        b = b.sum(b_only, keepdim=True) if b_only else b
+        ops.insert(0, _product_pair(a, b, summed))
+    result = ops[0]
+    return result.view(result.shape[: len(out)]) if len(order) > len(out) else result
 
 
 def _aligned(x, term, order) -> Tensor:
@@ -598,12 +596,9 @@ def _product_pair(left, right, summed) -> Tensor:
     lro, lo, ro = [], [], []
     for d in range(left.ndim):
         in_left, in_right = left.shape[d] != 1, right.shape[d] != 1
-        if d in summed:  # (summed now where only one side has it: a size-1 dim of the product)
-            if in_left and not in_right:
-                left = left.sum(d, keepdim=True)
-            elif in_right and not in_left:
-                right = right.sum(d, keepdim=True)
-        elif in_left and in_right:
+        if d in summed:  # (both have it: ``_contract`` summed the others already)
+            continue
+        if in_left and in_right:
             lro.append(d)
         elif in_left:
             lo.append(d)
@@ -612,7 +607,7 @@ def _product_pair(left, right, summed) -> Tensor:
     if lo and ro and ro[-1] < lo[0]:
         left, right, lo, ro = right, left, ro, lo
     size = lambda x, dims: math.prod(x.shape[d] for d in dims)  # noqa: E731
-    n, inner = size(left, lro), size(left, summed)  # (where one side had a dim, it is now 1)
+    n, inner = size(left, lro), size(left, summed)
     rows = left.permute(lro + lo + summed + ro).reshape(n, size(left, lo), inner)
     columns = right.permute(lro + summed + ro + lo).reshape(n, inner, size(right, ro))
     laid = lro + lo + summed + ro  # the product's dims, in its memory order
