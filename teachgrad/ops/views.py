@@ -61,16 +61,15 @@ def _infer_shape(shape, numel: int) -> tuple:
 
 def _as_view(x, shape):
     """``x`` reshaped without copying, or None when its strides make that impossible."""
-    if x.size and (not x.flags.c_contiguous or 1 in x.shape):  # (NumPy: other size-1 strides)
-        strides = _view_strides(x.shape, [s // x.itemsize for s in x.strides], shape)
-        if strides is None:
-            return None
-        return strided_view(x, shape, [s * x.itemsize for s in strides])
     v = x.view()
     try:
         v.shape = shape
     except AttributeError:
         return None
+    if 1 in shape and x.size and (not x.flags.c_contiguous or 1 in x.shape):
+        # a new size-1 dim of a strided x: NumPy may give it another stride than torch
+        strides = _view_strides(x.shape, [s // x.itemsize for s in x.strides], shape)
+        return strided_view(x, shape, [s * x.itemsize for s in strides])
     return v
 
 
