@@ -24,9 +24,16 @@ from .._tensor import Tensor, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import tangent_sum
 from ..autograd.grad_mode import is_grad_enabled
-from .pointwise import broadcast_shape, operands, same_device
+from .pointwise import (
+    broadcast_shape,
+    contiguous_strides,
+    iterator_strides,
+    operands,
+    same_device,
+    with_strides,
+)
 from .reduce import row_major
-from .views import diagonal, permute
+from .views import diagonal, permute, view_strides
 
 
 class Matmul(Builtin):
@@ -499,17 +506,21 @@ class Einsum(Builtin):
     @staticmethod
     @quiet
     def forward(ctx, spec, *operands):
-        terms, out, _ = spec
+        terms, out, sizes = spec
         ctx.spec = spec
         # each operand's gradient is made from the others
         ctx.to_save = operands if len(operands) > 1 else ()
         dt = result_type(*operands).numpy
         arrays = [o._data if o._data.dtype == dt else o._data.astype(dt) for o in operands]
-        if len(arrays) > 1:  # (as torch computes it, for its layout)
-            return _contract(terms, out, [wrap_array(x) for x in arrays])._data
-        (x,), (term,) = arrays, terms
-        # NumPy's layout follows the input's; torch's sum is row-major
-        return row_major(array_module(x).einsum(term + "->" + out, x))
+        xp = array_module(arrays[0])
+        spread = [  # (NumPy's einsum does not broadcast a size-1 dim)
+            xp.broadcast_to(x, shape) if x.shape != shape else x
+            for x, shape in zip(arrays, (tuple(sizes[c] for c in t) for t in terms))
+        ]
+        result = xp.einsum(",".join(terms) + "->" + out, *spread, optimize=len(arrays) > 1)
+        if len(arrays) == 1:  # NumPy's layout follows the input's; torch's sum is row-major
+            return row_major(result)
+        return with_strides(result, _torch_strides(terms, out, arrays))
 
     @staticmethod
     def backward(ctx, grad):
@@ -537,82 +548,94 @@ class EinsumMul(Einsum):
     node_name = "MulBackward0"  # several operands, nothing summed: torch's last op is a product
 
 
-def _contract(terms, out, operands) -> Tensor:
-    """The product of two or more operands (plain tensors: nothing is recorded), computed as
-    torch does, so that the result has torch's layout: a view of the last batched product
-    (``bmm``), whose dims are laid out in its own order (see ``_product_pair``), not always
-    the output's.
+def _torch_strides(terms, out, arrays) -> tuple:
+    """The strides of torch's result of an einsum of two or more operands, found by
+    following its computation on shapes and strides alone (the values come from NumPy).
 
-    Every operand is first aligned on the same dims, the output's letters then the summed
-    ones (size 1 where it lacks a letter). Then, left to right, each pair is multiplied and
-    every letter no later operand has is summed, the result standing in for the pair.
+    torch aligns every operand on the same dims, the output's letters then the summed
+    ones (size 1 where it lacks a letter). Then, left to right, it multiplies each pair and
+    sums every letter no later operand has, the result standing in for the pair: as one
+    batched product (``bmm``) when the pair sums a letter both have, whose result is a
+    permuted view laid out in the product's order (see ``_product_layout``), else as an
+    elementwise product. Finally the summed dims (size 1 by then) are viewed away.
     """
     order = out + "".join(sorted(set("".join(terms)) - set(out)))  # (summed letters last)
-    ops = [_aligned(x, term, order) for x, term in zip(operands, terms)]
-    counts = {d: sum(x.shape[d] != 1 for x in ops) for d in range(len(out), len(order))}
+    ops = [_aligned(x, term, order) for x, term in zip(arrays, terms)]
+    counts = {d: sum(shape[d] != 1 for shape, _ in ops) for d in range(len(out), len(order))}
     while len(ops) > 1:
         a, b = ops.pop(0), ops.pop(0)
-        summed, a_only, b_only = [], [], []
+        summed = []
         for d, n in counts.items():
-            if a.shape[d] != 1 and b.shape[d] != 1:
+            if a[0][d] != 1 and b[0][d] != 1:
                 counts[d] -= 1
-                if counts[d] == 1:  # no later operand has it: sum it in the product
+                if counts[d] == 1:  # no later operand has it: summed in the product
                     summed.append(d)
                     counts[d] = 0
-            elif n == 1 and (a.shape[d] != 1 or b.shape[d] != 1):  # only here: sum it now
-                (a_only if a.shape[d] != 1 else b_only).append(d)
+            elif n == 1 and (a[0][d] != 1 or b[0][d] != 1):  # only this one: summed first
+                a, b = (_summed(a, d), b) if a[0][d] != 1 else (a, _summed(b, d))
                 counts[d] = 0
-        a = a.sum(a_only, keepdim=True) if a_only else a
-        b = b.sum(b_only, keepdim=True) if b_only else b
-        ops.insert(0, _product_pair(a, b, summed))
-    result = ops[0]
-    return result.view(result.shape[: len(out)]) if len(order) > len(out) else result
+        ops.insert(0, _product_layout(a, b, summed) if summed else _elementwise_layout(a, b))
+    shape, strides = ops[0]
+    if len(order) == len(out):
+        return strides
+    if not math.prod(shape):  # (torch views an empty tensor with row-major strides)
+        return contiguous_strides(shape[: len(out)])
+    return view_strides(shape, strides, shape[: len(out)])
 
 
-def _aligned(x, term, order) -> Tensor:
-    """``x`` (labelled ``term``) with one dim per letter of ``order``, in that order: the
-    diagonal for a repeated letter, a new size-1 dim for a missing one (views, as torch)."""
+def _aligned(x, term, order) -> tuple:
+    """The (shape, strides) of array ``x`` (labelled ``term``) with one dim per letter of
+    ``order``, in that order, as torch's views make it: the diagonal for a repeated letter,
+    a new size-1 dim (stride 1, appended last) for a missing one, then a permutation."""
+    shape, strides = list(x.shape), [s // x.itemsize for s in x.strides]
     dim_of = {}
     for c in term:
+        d = len(dim_of)  # the dim of this letter in what is left of x
         if c in dim_of:  # a repeated letter: its diagonal, at the first one's place
-            x = diagonal(x, 0, dim_of[c], len(dim_of)).movedim(-1, dim_of[c])
+            strides[dim_of[c]] += strides.pop(d)
+            shape.pop(d)
         else:
-            dim_of[c] = len(dim_of)
+            dim_of[c] = d
     for c in order:
         if c not in dim_of:
-            dim_of[c] = len(dim_of)
-            x = x.unsqueeze(-1)
-    return permute(x, tuple(dim_of[c] for c in order))
+            dim_of[c] = len(shape)
+            shape.append(1)
+            strides.append(1)
+    return tuple(shape[dim_of[c]] for c in order), tuple(strides[dim_of[c]] for c in order)
 
 
-def _product_pair(left, right, summed) -> Tensor:
-    """``(left * right).sum(summed, keepdim=True)`` as one batched product, as torch's einsum
-    makes it: the dims both have (``lro``) are the batch, the dims of one alone (``lo``, ``ro``)
-    the rows and columns, the summed dims the inner one. The result is a permuted view of the
-    product, laid out lro, lo, ro; torch swaps the operands when all of ro comes before lo
-    in the output, so that the product is already in the output's order."""
-    if not summed:
-        return left * right
+def _summed(layout, d) -> tuple:
+    """A sum over dim ``d`` with keepdim: a new row-major tensor."""
+    shape = layout[0][:d] + (1,) + layout[0][d + 1 :]
+    return shape, contiguous_strides(shape)
+
+
+def _elementwise_layout(a, b) -> tuple:
+    """``a * b``: laid out by the operands' strides, as torch's elementwise ops."""
+    shape = broadcast_shape(a[0], b[0])
+    spread = [tuple(0 if n == 1 and m != 1 else s for n, s, m in zip(*x, shape)) for x in (a, b)]
+    return shape, iterator_strides(shape, spread)
+
+
+def _product_layout(left, right, summed) -> tuple:
+    """``(left * right).sum(summed, keepdim=True)`` as torch's einsum makes it: one batched
+    product whose batch is the dims both have (``lro``), its rows the dims of ``left`` alone
+    (``lo``), its columns those of ``right`` (``ro``, with the dims neither has), the summed
+    dims its inner one. The result is a view of the product, laid out lro, lo, summed, ro;
+    torch swaps the operands when all of ro comes before lo in the output, so that the
+    product is already in the output's order."""
     lro, lo, ro = [], [], []
-    for d in range(left.ndim):
-        in_left, in_right = left.shape[d] != 1, right.shape[d] != 1
-        if d in summed:  # (both have it: ``_contract`` summed the others already)
-            continue
-        if in_left and in_right:
-            lro.append(d)
-        elif in_left:
-            lo.append(d)
-        else:
-            ro.append(d)
+    for d, (n, m) in enumerate(zip(left[0], right[0])):
+        if d not in summed:
+            (lro if n != 1 and m != 1 else lo if n != 1 else ro).append(d)
     if lo and ro and ro[-1] < lo[0]:
-        left, right, lo, ro = right, left, ro, lo
-    size = lambda x, dims: math.prod(x.shape[d] for d in dims)  # noqa: E731
-    n, inner = size(left, lro), size(left, summed)
-    rows = left.permute(lro + lo + summed + ro).reshape(n, size(left, lo), inner)
-    columns = right.permute(lro + summed + ro + lo).reshape(n, inner, size(right, ro))
-    laid = lro + lo + summed + ro  # the product's dims, in its memory order
-    shape = [left.shape[d] for d in lro + lo] + [1] * len(summed) + [right.shape[d] for d in ro]
-    return bmm(rows, columns).view(shape).permute(tuple(laid.index(d) for d in range(left.ndim)))
+        lo, ro = ro, lo
+    shape = tuple(
+        1 if d in summed else max(n, m) for d, (n, m) in enumerate(zip(left[0], right[0]))
+    )
+    laid = lro + lo + summed + ro
+    steps = contiguous_strides([shape[d] for d in laid])
+    return shape, tuple(steps[laid.index(d)] for d in range(len(shape)))
 
 
 def _einsum_grad(grad, k, operands, terms, out, sizes):

@@ -68,20 +68,20 @@ def _as_view(x, shape):
         return None
     if 1 in shape and x.size and (not x.flags.c_contiguous or 1 in x.shape):
         # a new size-1 dim of a strided x: NumPy may give it another stride than torch
-        strides = _view_strides(x.shape, [s // x.itemsize for s in x.strides], shape)
+        strides = view_strides(x.shape, [s // x.itemsize for s in x.strides], shape)
         return strided_view(x, shape, [s * x.itemsize for s in strides])
     return v
 
 
-def _view_strides(old_shape, old_strides, shape):
+def view_strides(old_shape, old_strides, shape):
     """The strides (in elements) torch gives a view of a strided tensor as ``shape``, or
     None when there is none. The old dims are cut into chunks laid out as one run of
     memory (from the last dim back); each chunk must be split exactly into new dims, which
     step through it at its innermost stride. A new size-1 dim gets the stride of the place
     it falls in, wherever that is.
 
-    >>> _view_strides((2, 3), (1, 2), (3, 2))  # a transposed matrix: no view
-    >>> _view_strides((4, 1, 1, 1), (1, 1, 1, 4), (4, 1, 1))
+    >>> view_strides((2, 3), (1, 2), (3, 2))  # a transposed matrix: no view
+    >>> view_strides((4, 1, 1, 1), (1, 1, 1, 4), (4, 1, 1))
     (1, 4, 4)
     """
     strides = [0] * len(shape)
