@@ -28,9 +28,11 @@ def assert_like_torch(program):
 
 def structure(result):
     """A result's facts level by level: each container's type with its entries, each
-    tensor's values, shape, requires_grad and node."""
+    tensor's values, shape, requires_grad and node (None stays None)."""
     if isinstance(result, (list, tuple)):
         return (type(result).__name__, [structure(r) for r in result])
+    if result is None:
+        return None
     values = result.detach().cpu().numpy()
     return values, tuple(result.shape), result.requires_grad, node_name(result.grad_fn)
 
@@ -129,53 +131,64 @@ def test_forward_mode_jacobian_errors_as_torch(kwargs):
 # --------------------------------------------------------------------------- batched grad
 
 
-def _batched_grad_outputs(lib):
-    """name -> (outputs of x, their grad_outputs); x has shape (2,), the batch is 4."""
-    ones = lambda *shape: lib.ones(*shape, dtype=lib.float64)  # noqa: E731
-    return {
-        "vector": (lambda x: [x * x], lambda: [ones(4, 2)]),
-        "0-d": (lambda x: [(x * x).sum()], lambda: [ones(4)]),
-        "two outputs": (lambda x: [x.exp(), x.sum()], lambda: [ones(4, 2), ones(4)]),
-        "0-d, implicit": (lambda x: [(x * x).sum()], lambda: None),
-        "0-d, a None": (lambda x: [(x * x).sum()], lambda: [None]),
-        "(1,), implicit": (lambda x: [(x * x).sum().reshape(1)], lambda: None),
-        "(1, 1), implicit": (lambda x: [(x * x).sum().reshape(1, 1)], lambda: None),
-        "vector, implicit": (lambda x: [x * x], lambda: None),
-        "a None after a batch": (lambda x: [x * x, x.sum()], lambda: [ones(4, 2), None]),
-        "a None for a constant": (
-            lambda x: [x.sum(), lib.tensor(1.0, dtype=lib.float64)],
-            lambda: [ones(4), None],
-        ),
-        "batches of two sizes": (lambda x: [x * x, x.sum()], lambda: [ones(4, 2), ones(3)]),
-        "a wrong shape": (lambda x: [x * x], lambda: [ones(4, 3)]),
-        "a wrong shape, 3-d": (lambda x: [x * x], lambda: [ones(4, 5, 6)]),
-        "a 0-d grad_output": (lambda x: [x * x], lambda: [ones()]),
-        "a number": (lambda x: [x * x], lambda: [2.0]),
-    }
+def _ones(lib, *shape):
+    return lib.ones(*shape, dtype=lib.float64)
+
+
+# name -> (outputs of x, their grad_outputs); x has shape (2,), the batch is 4
+BATCHED = {
+    "vector": (lambda lib, x: [x * x], lambda lib: [_ones(lib, 4, 2)]),
+    "0-d": (lambda lib, x: [(x * x).sum()], lambda lib: [_ones(lib, 4)]),
+    "two outputs": (
+        lambda lib, x: [x.exp(), x.sum()],
+        lambda lib: [_ones(lib, 4, 2), _ones(lib, 4)],
+    ),
+    "0-d, implicit": (lambda lib, x: [(x * x).sum()], lambda lib: None),
+    "0-d, a None": (lambda lib, x: [(x * x).sum()], lambda lib: [None]),
+    "(1,), implicit": (lambda lib, x: [(x * x).sum().reshape(1)], lambda lib: None),
+    "(1, 1), implicit": (lambda lib, x: [(x * x).sum().reshape(1, 1)], lambda lib: None),
+    "vector, implicit": (lambda lib, x: [x * x], lambda lib: None),
+    "a None after a batch": (
+        lambda lib, x: [x * x, x.sum()],
+        lambda lib: [_ones(lib, 4, 2), None],
+    ),
+    "a None for a constant": (
+        lambda lib, x: [x.sum(), _ones(lib)],
+        lambda lib: [_ones(lib, 4), None],
+    ),
+    "batches of two sizes": (
+        lambda lib, x: [x * x, x.sum()],
+        lambda lib: [_ones(lib, 4, 2), _ones(lib, 3)],
+    ),
+    "a wrong shape": (lambda lib, x: [x * x], lambda lib: [_ones(lib, 4, 3)]),
+    "a wrong shape, 3-d": (lambda lib, x: [x * x], lambda lib: [_ones(lib, 4, 5, 6)]),
+    "a 0-d grad_output": (lambda lib, x: [x * x], lambda lib: [_ones(lib)]),
+    "a number": (lambda lib, x: [x * x], lambda lib: [2.0]),
+}
 
 
 @pytest.mark.parametrize("create_graph", [False, True], ids=["", "create_graph"])
 @pytest.mark.parametrize(
     "unused", [dict(allow_unused=True), dict(materialize_grads=True)], ids=["None", "zeros"]
 )
-@pytest.mark.parametrize("case", list(_batched_grad_outputs(np)), ids=str)
+@pytest.mark.parametrize("case", BATCHED, ids=str)
 def test_batched_grad_of_an_unused_input_and_its_grad_outputs_as_torch(case, unused, create_graph):
     """An unused input's materialized gradient has the input's shape, without the batch
     dim; grad_outputs torch's vmap cannot batch fail with its errors."""
+    outputs, grad_outputs = BATCHED[case]
 
     def program(lib):
         x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
-        unused_input = lib.ones(2, 3, dtype=lib.float64, requires_grad=True)
-        outputs, grad_outputs = _batched_grad_outputs(lib)[case]
+        unused_input = _ones(lib, 2, 3).requires_grad_()
         grads = lib.autograd.grad(
-            outputs(x),
+            outputs(lib, x),
             (x, unused_input),
-            grad_outputs(),
+            grad_outputs(lib),
             create_graph=create_graph,
             is_grads_batched=True,
             **unused,
         )
-        return structure(tuple(g if g is not None else lib.zeros(0) for g in grads))
+        return structure(grads)
 
     assert_like_torch(program)
 
