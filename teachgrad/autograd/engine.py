@@ -236,32 +236,75 @@ def grad(
                     "materialize_grads cannot be used when the given input is a GradientEdge"
                 )
             if materialize_grads:
-                shape = t._data.shape if batch is None else (batch, *t._data.shape)
-                g = wrap_array(array_module(t._data).zeros(shape, t._data.dtype))
+                # (without the batch dim when batched, as torch's zeros_like of the input)
+                g = wrap_array(array_module(t._data).zeros_like(t._data))
                 g._requires_grad = create_graph  # (as torch's zeros_like(..., requires_grad=))
         result.append(g)
     return tuple(result)
 
 
 def _batch_size(outputs, grad_outputs) -> int:
-    """``is_grads_batched``: the batch size (dim 0, the same for every grad_output)."""
+    """``is_grads_batched``: the batch size, dim 0 of every grad_output.
+
+    torch first makes the missing grad_outputs (``ones_like`` of a one-element output that
+    requires grad, None for one that does not) and checks the given ones' shapes, then maps
+    over dim 0 of all of them with vmap. Its errors come here in that order; a grad_output
+    torch made itself is never right, as its dim 0 is the output's own.
+    """
+    shapes = []  # the shape of each grad_output vmap maps over (None: torch's placeholder)
     for i, (y, g) in enumerate(zip(outputs, grad_outputs, strict=True)):
-        if not isinstance(g, Tensor) or tuple(g.shape[1:]) != tuple(y._data.shape):
-            got = "nothing" if g is None else f"a shape of {Size(g.shape[1:])}"
+        if g is None:
+            if y._requires_grad and y._data.size != 1:
+                raise _not_scalar(i, y)
+            shapes.append(y._data.shape if y._requires_grad else None)
+        elif not isinstance(g, Tensor):
+            raise _not_a_gradient(i, g)
+        elif tuple(g.shape[1:]) != tuple(y._data.shape):
             raise RuntimeError(
                 "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
                 "the batch dimension. The sizes of the remaining dimensions are expected to match the "
                 f"shape of corresponding output, but a mismatch was detected: grad_output[{i}] has "
-                f"{got} and output[{i}] has a shape of {Size(y._data.shape)}. If you only want some "
-                "tensors in `grad_output` to be considered batched, consider using vmap."
+                f"a shape of {Size(g.shape[2:])} and output[{i}] has a shape of "
+                f"{Size(y._data.shape)}. If you only want some "
+                "tensors in `grad_output` to be considered batched, consider using vmap.\n  "
+                f"(torch's words, which drop one dim too many: grad_output[{i}] has shape "
+                f"{tuple(g.shape)}, and its dim 0 is the batch.)"
             )
-    sizes = {g.shape[0] for g in grad_outputs}
-    if len(sizes) != 1:
-        raise RuntimeError(
-            "is_grads_batched=True needs every grad_output to have the same first (batch) "
-            f"dimension, got sizes {sorted(sizes)}"
+        else:
+            shapes.append(g.shape)
+    sizes = [_mapped_size(shape) for shape in shapes]
+    if len(set(sizes)) != 1:
+        raise ValueError(
+            "vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+            f"{sizes} for the mapped dimension\n  (is_grads_batched=True: dim 0 of every "
+            "grad_output is the batch.)"
         )
-    return sizes.pop()
+    for i, (y, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:  # ones_like(y), mapped over its dim 0: a slice short of y's shape
+            raise RuntimeError(
+                f"invalid gradient at index {i} - got {list(y._data.shape[1:])} but expected shape "
+                f"compatible with {list(y._data.shape)}\n  With is_grads_batched=True, pass every "
+                "grad_output, with the batch as its dim 0."
+            )
+    return sizes[0]
+
+
+def _mapped_size(shape) -> int:
+    """The size of dim 0 of a grad_output torch's vmap maps over, or vmap's error."""
+    where = "vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for "
+    if shape is None:
+        raise ValueError(
+            where + "an input but the input is of type <class 'NoneType'>. We cannot vmap over "
+            "non-Tensor arguments, please use None as the respective in_dim\n  (is_grads_batched="
+            "True: an output that does not require grad has no grad_output to batch.)"
+        )
+    if len(shape) == 0:
+        raise ValueError(
+            where + "some input, but that input is a Tensor of dimensionality 0 so expected in_dim "
+            "to satisfy 0 <= in_dim < 0.\n  (is_grads_batched=True: every grad_output needs a "
+            "batch dim 0; None stands for a 0-d ones.)"
+        )
+    return shape[0]
 
 
 @quiet  # a backward pass makes inf/nan silently, as torch (one errstate for all its nodes)
@@ -771,14 +814,18 @@ def _given_root_grad(i, t, g, create_graph, batch):
     """A gradient given for output ``i``: a Tensor of its shape and device (checked by
     ``_batch_size`` when batched)."""
     if not isinstance(g, Tensor):
-        raise TypeError(
-            f"gradients can be either Tensors or None, but got {type(g).__name__}\n  The "
-            f"gradient for output {i} must be a tensor of its shape (None: ones, for a "
-            "one-element output)."
-        )
+        raise _not_a_gradient(i, g)
     if batch is None:
         _check_grad_output(i, g, t)
     return g if create_graph or not g._requires_grad else g.detach()
+
+
+def _not_a_gradient(i, g) -> Exception:
+    return TypeError(
+        f"gradients can be either Tensors or None, but got {type(g).__name__}\n  The "
+        f"gradient for output {i} must be a tensor of its shape (None: ones, for a "
+        "one-element output)."
+    )
 
 
 def _not_differentiable(i, t) -> Exception:

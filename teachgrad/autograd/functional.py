@@ -19,8 +19,10 @@ so ``jacobian`` of a tuple-to-tuple function is ``J[output][input]``, and of a
 Tensor-to-Tensor one a single Tensor of shape ``out.shape + in.shape``.
 
 Everything returned is detached unless ``create_graph=True``; then it stays in the
-graph, so you can differentiate it again. Where an output does not depend on an
-input the derivative is zeros, unless ``strict=True``, which makes that an error.
+graph, so you can differentiate it again. (Forward-mode Jacobians, as torch's, are
+never detached, and their levels are lists instead of tuples.) Where an output does
+not depend on an input the derivative is zeros, unless ``strict=True``, which makes
+that an error.
 
 What does not live here: the engine (``engine.py``), forward-mode AD itself
 (``forward_ad.py``) and the numerical checks (``gradcheck.py``).
@@ -115,7 +117,8 @@ def jacobian(
     """Return the Jacobian of ``func`` at ``inputs``.
 
     ``J[i][j]`` (output i, input j) has shape ``outputs[i].shape + inputs[j].shape``;
-    the tuple levels are there only where ``func``'s output / ``inputs`` are tuples.
+    the tuple levels are there only where ``func``'s output / ``inputs`` are tuples
+    (forward mode, as torch's, makes the levels lists where ``inputs`` is a tuple).
 
     - ``strategy="reverse-mode"``: row ``r`` of ``J`` is ``e_r^T J``, a vjp with a
       one-hot ``e_r``. ``vectorize=False`` runs one backward per row; ``vectorize=True``
@@ -140,8 +143,10 @@ def jacobian(
     if strategy == "forward-mode":
         if create_graph:
             raise NotImplementedError(
-                'jacobian: `create_graph=True` and `strategy="forward-mode"` are not supported '
-                'together (yet).\n  Use strategy="reverse-mode" to get a differentiable Jacobian.'
+                "teachgrad.autograd.functional.jacobian: `create_graph=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either set '
+                '`create_graph=False` or `strategy="reverse-mode"`.\n  Use '
+                'strategy="reverse-mode" to get a differentiable Jacobian.'
             )
         return _jacobian_forward(func, inputs, strict, vectorize)
 
@@ -155,8 +160,13 @@ def jacobian(
                 "jacobian: `strict=True` and `vectorized=True` are not supported together.\n  "
                 "Set strict=False or vectorize=False."
             )
-        rows_of = _rows_batched if vectorize else _rows_one_by_one
-        J = tuple(rows_of(i, out, inputs, create_graph, strict) for i, out in enumerate(outputs))
+        if vectorize:
+            J = _jacobian_batched(outputs, inputs, create_graph)
+        else:
+            J = tuple(
+                _rows_one_by_one(i, out, inputs, create_graph, strict)
+                for i, out in enumerate(outputs)
+            )
     return _untuple2(_detached(J, create_graph), outputs_tuple, inputs_tuple)
 
 
@@ -291,24 +301,23 @@ def _rows_one_by_one(i, out, inputs, create_graph, strict) -> tuple:
     return tuple(tg.stack(rows_j).reshape(out.shape + x.shape) for rows_j, x in zip(rows, inputs))
 
 
-def _rows_batched(i, out, inputs, create_graph, strict) -> tuple:
-    """``J[i][j]`` for every input j from one batched call: the batch of grad_outputs
-    is every one-hot vector of output ``i``'s shape, so the batch of results is every row."""
-    (one_hots,) = _standard_basis((out,))  # shape (out.numel(), *out.shape)
-    grads = _grad(
-        (out,),
-        inputs,
-        (one_hots,),
-        retain_graph=True,  # the next output's rows go through the same graph
-        create_graph=create_graph,
-        is_grads_batched=True,
-    )
-    n = out.numel()
-    return tuple(
-        (tg.zeros((n, *x.shape), dtype=x.dtype, device=x.device) if g is None else g).reshape(
-            out.shape + x.shape
-        )
+def _jacobian_batched(outputs, inputs, create_graph) -> tuple:
+    """``J[i][j]`` for every output i and input j from one batched call: the batch of
+    grad_outputs is every one-hot vector of all the outputs together, so the batch of
+    results is every row of J, which is then cut by output. (One call, as torch makes:
+    an input some output reaches gets one gradient tensor, rows of zeros included, so
+    with ``create_graph`` all its blocks are in the graph.)"""
+    one_hots = _standard_basis(outputs)  # entry i: (N, *outputs[i].shape), N = all elements
+    grads = _grad(outputs, inputs, one_hots, create_graph=create_graph, is_grads_batched=True)
+    N = one_hots[0].shape[0]
+    grads = [
+        tg.zeros((N, *x.shape), dtype=x.dtype, device=x.device) if g is None else g
         for g, x in zip(grads, inputs)
+    ]
+    rows_by_output = [g.split([out.numel() for out in outputs]) for g in grads]
+    return tuple(
+        tuple(rows[i].reshape(out.shape + x.shape) for rows, x in zip(rows_by_output, inputs))
+        for i, out in enumerate(outputs)
     )
 
 
@@ -317,27 +326,26 @@ def _jacobian_forward(func, inputs, strict, vectorize):
     outputs when the inputs move along the one-hot direction ``e_c``."""
     if strict:
         raise RuntimeError(
-            'jacobian: `strict=True` and `strategy="forward-mode"` are not supported together '
-            '(yet).\n  Set strict=False or strategy="reverse-mode".'
+            'teachgrad.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` '
+            "are not supported together (yet). Please either set `strict=False` or "
+            '`strategy="reverse-mode"`.'
         )
     inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
     if not vectorize:
-        raise NotImplementedError(
-            "Computing Jacobian using forward-AD or forward-over-reverse Hessian is only "
+        raise NotImplementedError(  # (torch's words, "isonly" included)
+            "Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly "
             "implemented for `vectorize=True`.\n  Pass vectorize=True."
         )
     directions = _standard_basis(inputs)  # one per input: (N, *x.shape), N = all input elements
     outputs_tuple, outputs, tangents = _pushforward_batch(func, inputs, directions)
-    # tangents[i][c] = J[i] e_c: the batch runs over columns, so move it last.
+    # tangents[i][c] = J[i] e_c: the batch runs over columns, so move it last. As in
+    # torch, the blocks are not detached (a tangent computed from inputs that require
+    # grad is in the graph) and both levels are lists, where reverse mode has tuples.
     J = []
     for out, tangent in zip(outputs, tangents):
-        start, J_i = 0, []
-        for x in inputs:
-            columns = tangent[start : start + x.numel()]  # (x.numel(), *out.shape)
-            J_i.append(columns.movedim(0, -1).reshape(out.shape + x.shape).detach())
-            start += x.numel()
-        J.append(tuple(J_i))
-    return _untuple2(tuple(J), outputs_tuple, inputs_tuple)
+        columns = tangent.split([x.numel() for x in inputs])  # each (x.numel(), *out.shape)
+        J.append([c.movedim(0, -1).reshape(out.shape + x.shape) for c, x in zip(columns, inputs)])
+    return _untuple2(J, outputs_tuple, inputs_tuple)
 
 
 def _pushforward_batch(func, inputs, directions):

@@ -29,7 +29,13 @@ from ..ops.nn import (  # (F's: they live with the ops, as Tensor.softmax needs 
     log_softmax,
     softmax,
 )
-from ..ops.pointwise import broadcast_shape, same_device, sigmoid, tanh  # (the last two: F's too)
+from ..ops.pointwise import (
+    DivByNumber,  # (torch's div.Scalar: cross_entropy's mean)
+    broadcast_shape,
+    same_device,
+    sigmoid,  # (F's too)
+    tanh,  # (F's too)
+)
 from ..ops.pointwise import relu as _relu
 from ..ops.shape import constant_pad_nd
 
@@ -511,7 +517,7 @@ def cross_entropy(
                 "probabilities, give a sample you want ignored all-zero probabilities."
             )
         _check_class_weight(weight, n_classes, "cross_entropy: ")
-        if label_smoothing > 0:
+        if label_smoothing > 0 and n_classes:  # (no classes: an empty target, left as it is)
             target = target * (1 - label_smoothing) + label_smoothing / n_classes
         weight_view = _along_class_dim(weight, ndim, class_dim)
         weighted = logp * target if weight is None else logp * weight_view * target
@@ -519,7 +525,10 @@ def cross_entropy(
             return -weighted.sum(class_dim)
         if reduction == "sum":
             return -weighted.sum()
-        return -weighted.sum() / (input.numel() / n_classes)
+        if not input.numel():  # torch: the mean over no samples is NaN, filled in before the sign
+            return -weighted.sum().fill_(float("nan"))
+        # the mean over the samples: torch divides with its number overload (DivBackward1)
+        return DivByNumber.apply(-weighted.sum(), input.numel() // n_classes)
 
     loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing <= 0:

@@ -35,6 +35,7 @@ from .._backend import address, array_module, quiet, strided_view, to_device
 from .._printing import c_type_name, scalar_type_name
 from .._profiling import state as _profiling
 from .._tensor import Tensor, type_name, wrap_array
+from ..autograd.anomaly_mode import _outside_teachgrad
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import inplace_tangent, linear_jvp, zero_tangent
 from ..autograd.forward_ad import state as _fw_state
@@ -170,11 +171,7 @@ def rebase_view_history(view, node, index) -> None:
     """``view`` was changed in place by ``node``: rewrite its base's history, then its own."""
     base = view._base
     positions = view_positions(view)
-    data = view._data
-    overlapping = data.size > 0 and any(  # (NumPy may give an empty array 0 strides)
-        s == 0 and n > 1 for s, n in zip(data.strides, data.shape, strict=True)
-    )
-    copy_slices = CopySlices(node, index, base._edge(), positions, base, overlapping)
+    copy_slices = CopySlices(node, index, base._edge(), positions, base, _repeats(view._data))
     retained = _stop_retaining(base)
     base._grad_fn = copy_slices
     base._output_nr = 0
@@ -288,6 +285,24 @@ _DEPRECATED_ON_EXPANDED = {
 }
 
 
+def _repeats(data) -> bool:
+    """Whether several elements of ``data`` are one memory cell (a dim of stride 0, as
+    ``expand`` makes; NumPy may give an empty array 0 strides: nothing repeats there)."""
+    return data.size > 0 and any(
+        s == 0 and n > 1 for s, n in zip(data.strides, data.shape, strict=True)
+    )
+
+
+def _warn_on_expanded(op) -> None:
+    warnings.warn(
+        f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor before "
+        "performing this operation. This also applies to advanced indexing e.g. "
+        f"{_DEPRECATED_ON_EXPANDED[op]}",
+        UserWarning,
+        stacklevel=_outside_teachgrad(),  # (your line, whichever way the op was reached)
+    )
+
+
 def _check_inputs_overlap(x, op, args) -> None:
     """torch's refusal when an argument partly overlaps the memory being written (not for
     ``x[key] = v`` with a 0-d ``v``: torch writes that with ``fill_``, which reads v once)."""
@@ -320,20 +335,9 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
         pointwise._refuse_bool_subtraction(x, args[0])  # (torch's sub_ checks this first)
     if op in ("copy_", "__setitem__") and args and _same_data(x, args[0]):
         return  # torch's copy_ returns at once, before its kernel looks for overlaps
-    data = x._data
-    if (
-        op not in ("fill_", "zero_")
-        and data.size  # (NumPy gives an empty array 0 strides; nothing is repeated in it)
-        and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape, strict=True))
-    ):
+    if op not in ("fill_", "zero_") and _repeats(x._data):
         if op in _DEPRECATED_ON_EXPANDED:  # torch still allows these, with a warning
-            warnings.warn(
-                f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor before "
-                "performing this operation. This also applies to advanced indexing e.g. "
-                f"{_DEPRECATED_ON_EXPANDED[op]}",
-                UserWarning,
-                stacklevel=4,
-            )
+            _warn_on_expanded(op)
         else:
             raise RuntimeError(
                 "unsupported operation: more than one element of the written-to tensor refers to a single memory "
@@ -434,7 +438,7 @@ def inplace(x, op: str, fn, *args, **kwargs):
                 out = fn(x, *args, **kwargs)
         else:
             out = fn(x, *args, **kwargs)
-        _write(x, out, op)
+        _write(x, out, op, args)
         inplace_tangent(x, out)
         return x
     # the old value, with the old history: the op's node will point at it
@@ -442,7 +446,7 @@ def inplace(x, op: str, fn, *args, **kwargs):
     old._grad_fn, old._output_nr, old._requires_grad = x._grad_fn, x._output_nr, x._requires_grad
     old._fw_grad, old._fw_level = x._fw_grad, x._fw_level  # (and the old tangent, in forward AD)
     out = fn(old, *args, **kwargs)
-    _write(x, out, op)
+    _write(x, out, op, args)
     node = out._grad_fn
     if node is None:
         inplace_tangent(x, out)
@@ -494,7 +498,8 @@ def _arith_in_place(x, op, other, alpha=1, rounding_mode=None) -> bool:
     return True
 
 
-def _write(x, out, op: str) -> None:
+def _write(x, out, op: str, args=()) -> None:
+    """Write the op's result ``out`` into ``x``."""
     data = out._data
     if data.shape != x._data.shape:
         raise RuntimeError(
@@ -509,8 +514,33 @@ def _write(x, out, op: str) -> None:
                 f"{c_type_name(x._data.dtype.name) if op in _C_NAMED else _type_word(x._data.dtype)}"
             )
         data = data.astype(x._data.dtype)
-    x._data[...] = data
+    if op in _DEPRECATED_ON_EXPANDED and _repeats(x._data):  # (fill_ and zero_ write one value)
+        _write_chosen(x, op, *args)
+    else:
+        x._data[...] = data
     x._counter.bump(op)
+
+
+def _write_chosen(x, op, key_or_mask, values, accumulate=False) -> None:
+    """``masked_fill_`` / ``index_put_`` into an expanded ``x``, whose elements share memory
+    cells: as torch's kernels, write only the chosen elements, one after the other, into
+    the shared memory, so that a later write to a cell wins over an earlier one (or, with
+    ``accumulate``, adds to it). (The whole result, written back, would let the rows that
+    were not chosen overwrite the chosen ones: ``zeros(3).expand(2, 3)[tensor([0])] = 7``
+    makes the base all 7, as in torch.)
+    """
+    data, xp = x._data, array_module(x._data)
+    v = values._data if isinstance(values, Tensor) else values
+    if op == "masked_fill_":
+        data[xp.broadcast_to(key_or_mask._data, data.shape)] = xp.asarray(v, dtype=data.dtype)
+        return
+    if not accumulate and index._lone_mask(key_or_mask) and getattr(v, "size", 1) == 1:
+        _warn_on_expanded("masked_fill_")  # torch fills through masked_fill_
+    key, v = index._checked_key(x, key_or_mask), xp.asarray(v).astype(data.dtype)
+    if accumulate:
+        xp.add.at(data, key, v)  # unbuffered: each chosen element adds to its cell
+    else:
+        data[key] = v  # in the order of the indices: the last write to a cell wins
 
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}

@@ -24,9 +24,16 @@ from .._tensor import Tensor, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import tangent_sum
 from ..autograd.grad_mode import is_grad_enabled
-from .pointwise import broadcast_shape, operands, same_device
+from .pointwise import (
+    broadcast_shape,
+    contiguous_strides,
+    iterator_strides,
+    operands,
+    same_device,
+    with_strides,
+)
 from .reduce import row_major
-from .views import diagonal, permute
+from .views import diagonal, permute, view_strides
 
 
 class Matmul(Builtin):
@@ -504,16 +511,16 @@ class Einsum(Builtin):
         # each operand's gradient is made from the others
         ctx.to_save = operands if len(operands) > 1 else ()
         dt = result_type(*operands).numpy
-        arrays = []
-        for term, o in zip(terms, operands):
-            x = o._data if o._data.dtype == dt else o._data.astype(dt)
-            shape = tuple(sizes[c] for c in term)
-            arrays.append(x if x.shape == shape else array_module(x).broadcast_to(x, shape))
-        equation = ",".join(terms) + "->" + out
-        # NumPy's layout follows its contraction path; torch's result is row-major
-        return row_major(
-            array_module(arrays[0]).einsum(equation, *arrays, optimize=len(arrays) > 1)
-        )
+        arrays = [o._data if o._data.dtype == dt else o._data.astype(dt) for o in operands]
+        xp = array_module(arrays[0])
+        spread = [  # (NumPy's einsum does not broadcast a size-1 dim)
+            xp.broadcast_to(x, shape) if x.shape != shape else x
+            for x, shape in zip(arrays, (tuple(sizes[c] for c in t) for t in terms))
+        ]
+        result = xp.einsum(",".join(terms) + "->" + out, *spread, optimize=len(arrays) > 1)
+        if len(arrays) == 1:  # NumPy's layout follows the input's; torch's sum is row-major
+            return row_major(result)
+        return with_strides(result, _torch_strides(terms, out, arrays))
 
     @staticmethod
     def backward(ctx, grad):
@@ -539,6 +546,96 @@ class EinsumSum(Einsum):
 
 class EinsumMul(Einsum):
     node_name = "MulBackward0"  # several operands, nothing summed: torch's last op is a product
+
+
+def _torch_strides(terms, out, arrays) -> tuple:
+    """The strides of torch's result of an einsum of two or more operands, found by
+    following its computation on shapes and strides alone (the values come from NumPy).
+
+    torch aligns every operand on the same dims, the output's letters then the summed
+    ones (size 1 where it lacks a letter). Then, left to right, it multiplies each pair and
+    sums every letter no later operand has, the result standing in for the pair: as one
+    batched product (``bmm``) when the pair sums a letter both have, whose result is a
+    permuted view laid out in the product's order (see ``_product_layout``), else as an
+    elementwise product. Finally the summed dims (size 1 by then) are viewed away.
+    """
+    order = out + "".join(sorted(set("".join(terms)) - set(out)))  # (summed letters last)
+    ops = [_aligned(x, term, order) for x, term in zip(arrays, terms)]
+    counts = {d: sum(shape[d] != 1 for shape, _ in ops) for d in range(len(out), len(order))}
+    while len(ops) > 1:
+        a, b = ops.pop(0), ops.pop(0)
+        summed = []
+        for d, n in counts.items():
+            if a[0][d] != 1 and b[0][d] != 1:
+                counts[d] -= 1
+                if counts[d] == 1:  # no later operand has it: summed in the product
+                    summed.append(d)
+                    counts[d] = 0
+            elif n == 1 and (a[0][d] != 1 or b[0][d] != 1):  # only this one: summed first
+                a, b = (_summed(a, d), b) if a[0][d] != 1 else (a, _summed(b, d))
+                counts[d] = 0
+        ops.insert(0, _product_layout(a, b, summed) if summed else _elementwise_layout(a, b))
+    shape, strides = ops[0]
+    if len(order) == len(out):
+        return strides
+    if not math.prod(shape):  # (torch views an empty tensor with row-major strides)
+        return contiguous_strides(shape[: len(out)])
+    return view_strides(shape, strides, shape[: len(out)])
+
+
+def _aligned(x, term, order) -> tuple:
+    """The (shape, strides) of array ``x`` (labelled ``term``) with one dim per letter of
+    ``order``, in that order, as torch's views make it: the diagonal for a repeated letter,
+    a new size-1 dim (stride 1, appended last) for a missing one, then a permutation."""
+    shape, strides = list(x.shape), [s // x.itemsize for s in x.strides]
+    dim_of = {}
+    for c in term:
+        d = len(dim_of)  # the dim of this letter in what is left of x
+        if c in dim_of:  # a repeated letter: its diagonal, at the first one's place
+            strides[dim_of[c]] += strides.pop(d)
+            shape.pop(d)
+        else:
+            dim_of[c] = d
+    for c in order:
+        if c not in dim_of:
+            dim_of[c] = len(shape)
+            shape.append(1)
+            strides.append(1)
+    return tuple(shape[dim_of[c]] for c in order), tuple(strides[dim_of[c]] for c in order)
+
+
+def _summed(layout, d) -> tuple:
+    """A sum over dim ``d`` with keepdim: a new row-major tensor."""
+    shape = layout[0][:d] + (1,) + layout[0][d + 1 :]
+    return shape, contiguous_strides(shape)
+
+
+def _elementwise_layout(a, b) -> tuple:
+    """``a * b``: laid out by the operands' strides, as torch's elementwise ops."""
+    shape = broadcast_shape(a[0], b[0])
+    spread = [tuple(0 if n == 1 and m != 1 else s for n, s, m in zip(*x, shape)) for x in (a, b)]
+    return shape, iterator_strides(shape, spread)
+
+
+def _product_layout(left, right, summed) -> tuple:
+    """``(left * right).sum(summed, keepdim=True)`` as torch's einsum makes it: one batched
+    product whose batch is the dims both have (``lro``), its rows the dims of ``left`` alone
+    (``lo``), its columns those of ``right`` (``ro``, with the dims neither has), the summed
+    dims its inner one. The result is a view of the product, laid out lro, lo, summed, ro;
+    torch swaps the operands when all of ro comes before lo in the output, so that the
+    product is already in the output's order."""
+    lro, lo, ro = [], [], []
+    for d, (n, m) in enumerate(zip(left[0], right[0])):
+        if d not in summed:
+            (lro if n != 1 and m != 1 else lo if n != 1 else ro).append(d)
+    if lo and ro and ro[-1] < lo[0]:
+        lo, ro = ro, lo
+    shape = tuple(
+        1 if d in summed else max(n, m) for d, (n, m) in enumerate(zip(left[0], right[0]))
+    )
+    laid = lro + lo + summed + ro
+    steps = contiguous_strides([shape[d] for d in laid])
+    return shape, tuple(steps[laid.index(d)] for d in range(len(shape)))
 
 
 def _einsum_grad(grad, k, operands, terms, out, sizes):

@@ -1192,6 +1192,8 @@ class NativeLayerNorm(Builtin):
         dims = tuple(range(x.ndim - k, x.ndim))
         ctx.to_save = (a, weight, bias)
         ctx.dims, ctx.eps = dims, eps
+        if x.dtype.name == "float16":  # torch computes a half input in float32 (its parameters
+            x = x.astype("float32")  # may be float32 too), and returns float16
         centered = x - x.mean(axis=dims, keepdims=True)
         rstd = 1 / xp.sqrt((centered * centered).mean(axis=dims, keepdims=True) + eps)
         out = centered * rstd
@@ -1199,7 +1201,7 @@ class NativeLayerNorm(Builtin):
             out = out * weight._data
         if bias is not None:
             out = out + bias._data
-        return out
+        return out.astype(a._data.dtype, copy=False)
 
     @staticmethod
     def normalised(x, dims, eps):
@@ -1217,7 +1219,14 @@ class NativeLayerNorm(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        x, weight, _ = ctx.saved_tensors
+        x, weight, bias = ctx.saved_tensors
+        if x._data.dtype.name == "float16":  # in float32, as the forward (the engine casts back)
+            if weight is None and bias is not None and bias._data.dtype.name == "float32":
+                raise RuntimeError(
+                    "expected scalar type Half but found Float\n  (torch's backward of a half "
+                    "layer_norm takes a float32 bias only beside a float32 weight.)"
+                )
+            x, grad = x.float(), grad.float()
         x_hat, rstd = NativeLayerNorm.normalised(x, ctx.dims, ctx.eps)
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         grad_x = None

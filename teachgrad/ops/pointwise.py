@@ -475,9 +475,11 @@ class Div(_Binary):
 
 
 class DivByNumber(Div):
-    """``tensor / number`` inside a backward formula (torch's ``div.Scalar``: mean's)."""
+    """``tensor / number`` where torch calls its ``div.Scalar`` overload (in mean's backward,
+    cross_entropy's mean): the number is an argument of the node, not an input with an edge."""
 
     node_name = "DivBackward1"
+    number_inputs = ()
 
 
 def _rounded_quotient(x, y, rounding_mode):

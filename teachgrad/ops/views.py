@@ -66,7 +66,40 @@ def _as_view(x, shape):
         v.shape = shape
     except AttributeError:
         return None
+    if 1 in shape and x.size and (not x.flags.c_contiguous or 1 in x.shape):
+        # a new size-1 dim of a strided x: NumPy may give it another stride than torch
+        strides = view_strides(x.shape, [s // x.itemsize for s in x.strides], shape)
+        return strided_view(x, shape, [s * x.itemsize for s in strides])
     return v
+
+
+def view_strides(old_shape, old_strides, shape):
+    """The strides (in elements) torch gives a view of a strided tensor as ``shape``, or
+    None when there is none. The old dims are cut into chunks laid out as one run of
+    memory (from the last dim back); each chunk must be split exactly into new dims, which
+    step through it at its innermost stride. A new size-1 dim gets the stride of the place
+    it falls in, wherever that is.
+
+    >>> view_strides((2, 3), (1, 2), (3, 2))  # a transposed matrix: no view
+    >>> view_strides((4, 1, 1, 1), (1, 1, 1, 4), (4, 1, 1))
+    (1, 4, 4)
+    """
+    strides = [0] * len(shape)
+    d = len(shape) - 1  # the next new dim to give a stride, from the last
+    base, chunk, filled = old_strides[-1], 1, 1  # the chunk's stride, elements, elements placed
+    for k in range(len(old_shape) - 1, -1, -1):
+        chunk *= old_shape[k]
+        if k and (old_shape[k - 1] == 1 or old_strides[k - 1] == chunk * base):
+            continue  # the chunk goes on into dim k - 1
+        while d >= 0 and (filled < chunk or shape[d] == 1):
+            strides[d] = filled * base
+            filled *= shape[d]
+            d -= 1
+        if filled != chunk:
+            return None
+        if k:
+            base, chunk, filled = old_strides[k - 1], 1, 1
+    return tuple(strides) if d == -1 else None
 
 
 class View(_View):
