@@ -8,22 +8,10 @@ import numpy as np
 import pytest
 
 import teachgrad as tg
-from tests.teachgrad.inplace._common import Raised, assert_same, both, node_name, torch_phrase
+from tests.teachgrad.autograd.test_torch_fidelity import assert_like_torch
+from tests.teachgrad.inplace._common import Raised, both, node_name
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
-
-
-def assert_like_torch(program):
-    """``program(lib)`` gives the same outcome with teachgrad and with torch."""
-    facts = both(program)
-    got, want = facts["tg"], facts["torch"]
-    if isinstance(got, Raised) and isinstance(want, Raised):
-        assert got.type == want.type, (got, want)
-        first = lambda r: torch_phrase(r.message.splitlines()[0])  # noqa: E731
-        assert first(got) == first(want)
-    else:
-        assert_same(got, want)
-    return want
 
 
 def structure(result):

@@ -18,8 +18,8 @@ def _engine(lib):
 
 
 def _passing_through(lib, in_backward):
-    """A custom Function whose forward is the identity and whose backward first calls
-    ``in_backward()``."""
+    """A custom Function whose forward is the identity and whose backward (once
+    differentiable, as in torch's tests) first calls ``in_backward(g)``."""
 
     class PassThrough(lib.autograd.Function):
         @staticmethod
@@ -27,8 +27,9 @@ def _passing_through(lib, in_backward):
             return x.clone()
 
         @staticmethod
+        @lib.autograd.function.once_differentiable
         def backward(ctx, g):
-            in_backward()
+            in_backward(g)
             return g
 
     return PassThrough.apply
@@ -37,38 +38,22 @@ def _passing_through(lib, in_backward):
 def _reentrant_with_callbacks(lib, depths):
     counter = {"inner": 0, "outer": 0}
     engine = _engine(lib)
-    once_differentiable = lib.autograd.function.once_differentiable
 
-    class Inner(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x
+    def count(depth, name):
+        if depth in depths:
+            engine.queue_callback(lambda: counter.__setitem__(name, counter[name] + 1))
 
-        @staticmethod
-        @once_differentiable
-        def backward(ctx, g):
-            if 1 in depths:
-                engine.queue_callback(lambda: counter.__setitem__("inner", counter["inner"] + 1))
-            return g
+    inner = _passing_through(lib, lambda g: count(1, "inner"))
 
-    class Reentrant(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x
-
-        @staticmethod
-        @once_differentiable
-        def backward(ctx, g):
-            if 0 in depths:
-                engine.queue_callback(lambda: counter.__setitem__("outer", counter["outer"] + 1))
-            tmp = g.detach().requires_grad_()
-            with lib.enable_grad():
-                out = Inner.apply(tmp).sum()
-            out.backward()  # a backward inside a backward: its own pass, its own callbacks
-            return g
+    def outer(g):
+        count(0, "outer")
+        tmp = g.detach().requires_grad_()
+        with lib.enable_grad():
+            out = inner(tmp).sum()
+        out.backward()  # a backward inside a backward: its own pass, its own callbacks
 
     t1 = randn(lib, 3, 3, requires_grad=True)
-    lib.autograd.backward([Reentrant.apply(t1).sum()])
+    lib.autograd.backward([_passing_through(lib, outer)(t1).sum()])
     return counter
 
 
@@ -95,7 +80,7 @@ def test_callback_adds_callback(lib):
         called[0] += 1
         engine.queue_callback(callback_final)
 
-    apply = _passing_through(lib, lambda: engine.queue_callback(callback_adds_callback))
+    apply = _passing_through(lib, lambda g: engine.queue_callback(callback_adds_callback))
     apply(randn(lib, 3, 3, requires_grad=True)).sum().backward()
     assert called[0] == 2
 
@@ -120,7 +105,7 @@ def test_callbacks_run_after_every_node_and_hook_in_the_nodes_grad_mode(lib, how
         )
 
     apply = _passing_through(
-        lib, lambda: (order.append("backward"), _engine(lib).queue_callback(callback))
+        lib, lambda g: (order.append("backward"), _engine(lib).queue_callback(callback))
     )
     x.register_hook(lambda g: order.append("leaf hook"))
     loss = (apply(x) * 2).sum()
@@ -137,7 +122,7 @@ def test_callbacks_run_after_every_node_and_hook_in_the_nodes_grad_mode(lib, how
 def test_callbacks_run_in_the_order_queued(lib):
     order = []
     engine = _engine(lib)
-    queue = lambda: [engine.queue_callback(lambda i=i: order.append(i)) for i in range(3)]  # noqa: E731
+    queue = lambda g: [engine.queue_callback(lambda i=i: order.append(i)) for i in range(3)]  # noqa: E731
     _passing_through(lib, queue)(randn(lib, 2, requires_grad=True)).sum().backward()
     assert order == [0, 1, 2]
 
@@ -150,12 +135,12 @@ def test_a_failing_callback_fails_backward_and_a_failing_node_runs_none(lib):
 
     x = randn(lib, 2, requires_grad=True)
     with pytest.raises(ValueError, match="^boom$"):
-        _passing_through(lib, lambda: engine.queue_callback(boom))(x).sum().backward()
+        _passing_through(lib, lambda g: engine.queue_callback(boom))(x).sum().backward()
     assert same(x.grad, [1.0, 1.0])  # (the nodes ran before the callback)
 
     ran = []
 
-    def fail():
+    def fail(g):
         engine.queue_callback(lambda: ran.append(True))
         raise ValueError("node fails")
 
@@ -167,13 +152,13 @@ def test_a_failing_callback_fails_backward_and_a_failing_node_runs_none(lib):
 def test_a_callback_that_is_not_callable_fails_when_backward_ends(lib):
     x = randn(lib, 2, requires_grad=True)
     with pytest.raises(TypeError, match="'int' object is not callable"):
-        _passing_through(lib, lambda: _engine(lib).queue_callback(3))(x).sum().backward()
+        _passing_through(lib, lambda g: _engine(lib).queue_callback(3))(x).sum().backward()
 
 
 def test_is_checkpoint_valid_only_outside_a_pass_towards_inputs(lib):
     engine = _engine(lib)
     seen = []
-    apply = _passing_through(lib, lambda: seen.append(engine.is_checkpoint_valid()))
+    apply = _passing_through(lib, lambda g: seen.append(engine.is_checkpoint_valid()))
     x = randn(lib, 2, requires_grad=True)
     apply(x).sum().backward()
     lib.autograd.grad(apply(x).sum(), x)
