@@ -593,10 +593,14 @@ def grad_rows(output, inputs, seeds, create_graph=False) -> list:
     plan = _PassTo(roots, True, create_graph, inputs, accumulate=False)
     plan.deps = _dependencies(roots)
     rows = []
-    for seed in seeds:
-        run = plan.again()
-        _run(_execute(run, roots, _make_root_grads(outputs, (seed,), create_graph), False))
-        rows.append(tuple(run.captured.get(edge) for edge in run.targets))
+
+    def each_row():  # (one _run for all the rows: one errstate, one look at the stack)
+        for seed in seeds:
+            run = plan.again()
+            yield from _execute(run, roots, _make_root_grads(outputs, (seed,), create_graph), False)
+            rows.append(tuple(run.captured.get(edge) for edge in run.targets))
+
+    _run(each_row())
     return rows
 
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import teachgrad as tg
 
+from .._tensor import wrap_array
 from . import forward_ad as fwAD
 from .engine import grad as _engine_grad
 from .engine import grad_rows
@@ -276,7 +277,9 @@ def _rows_one_by_one(i, out, inputs, create_graph, strict) -> tuple:
     same numbers, with a select node more to record and run per row)."""
     rows = [[] for _ in inputs]  # rows[j][r] = d out.flat[r] / d inputs[j]
     (one_hots,) = _standard_basis((out,))  # shape (out.numel(), *out.shape)
-    seeds = one_hots.unbind()  # (one op for all the rows, not an index op per row)
+    flat = one_hots._data.reshape(out.numel(), -1)
+    # one seed per row, each a plain tensor on the basis' memory (no op, no view bookkeeping)
+    seeds = [wrap_array(flat[r].reshape(out.shape)) for r in range(out.numel())]
     if out.requires_grad:
         each_row = grad_rows(out, inputs, seeds, create_graph=create_graph)
     else:  # (not in any graph: no row depends on the inputs)
