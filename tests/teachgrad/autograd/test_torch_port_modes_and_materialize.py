@@ -5,13 +5,18 @@ test_set_grad_enabled_wraps, test_retain_grad,
 test_custom_function_exception, test_hook_edge_case_when_called_with_grad,
 test_accumulate_grad_posthooks_can_observe_tensor_prehook,
 test_retains_grad_can_always_observe_tensor_prehook, test_gradient_edge_graph_ownership,
-test_backward_copy, test_multi_backward_no_grad, test_backward_no_grad) check them.
+test_backward_copy, test_multi_backward_no_grad, test_backward_no_grad, test_grad_thread_safety)
+check them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts. torch's two materialize tests make the undefined gradient with an
 internal node (``torch._C._functions.UndefinedGrad``); here an output that backward never
 reaches gives the same undefined gradient.
 """
+
+import threading
+import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -156,6 +161,25 @@ def test_retain_grad_sees_what_tensor_hooks_registered_before_it_returned(lib):
     assert b.grad.item() == 2
 
 
+def _grads_read_by_threads(t, threads=4):
+    """Weak references to ``t.grad`` as ``threads`` threads read it all at once."""
+    barrier = threading.Barrier(threads)
+
+    def read_grad(_):
+        barrier.wait()
+        return weakref.ref(t.grad)
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        return list(pool.map(read_grad, range(threads)))
+
+
+def test_threads_reading_grad_get_the_same_tensor(lib):
+    for _ in range(3):
+        t = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        (t**2).sum().backward()
+        assert all(ref() is t.grad for ref in _grads_read_by_threads(t))
+
+
 # --------------------------------------------------------------------------- hooks and grad()
 
 
@@ -200,17 +224,16 @@ def test_which_hooks_grad_and_backward_run(lib):
     b.grad_fn.register_prehook(counter("pre"))
 
     def run(call):
+        """(tensor hooks, node prehooks, node posthooks) that ran during ``call()``."""
         counts.update(tensor=0, pre=0, post=0)
         call()
-        return dict(counts)
+        return counts["tensor"], counts["pre"], counts["post"]
 
-    assert run(lambda: lib.autograd.grad(c, inputs=(b,), retain_graph=True)) == {
-        "tensor": 1, "pre": 0, "post": 0}
-    assert run(lambda: lib.autograd.grad(c, inputs=(a, b), retain_graph=True)) == {
-        "tensor": 2, "pre": 1, "post": 1}
-    assert run(lambda: c.backward(retain_graph=True)) == {"tensor": 2, "pre": 2, "post": 2}
-    assert run(lambda: c.backward(inputs=(a, b), retain_graph=True)) == {
-        "tensor": 2, "pre": 2, "post": 2}
+    # grad runs the tensor hooks of the inputs, but no hook of the nodes it stops at
+    assert run(lambda: lib.autograd.grad(c, inputs=(b,), retain_graph=True)) == (1, 0, 0)
+    assert run(lambda: lib.autograd.grad(c, inputs=(a, b), retain_graph=True)) == (2, 1, 1)
+    assert run(lambda: c.backward(retain_graph=True)) == (2, 2, 2)
+    assert run(lambda: c.backward(inputs=(a, b), retain_graph=True)) == (2, 2, 2)
 
 
 def test_an_exception_raised_by_a_custom_backward_reaches_the_caller(lib):
@@ -274,7 +297,8 @@ def test_backward_of_several_roots_one_without_grad_raises(lib):
     with pytest.raises(RuntimeError) as caught:
         lib.autograd.backward([x + y, y * 2], [lib.ones(5, 5), lib.ones(5, 5)])
     assert str(caught.value).splitlines()[0] == (
-        "element 1 of tensors does not require grad and does not have a grad_fn")
+        "element 1 of tensors does not require grad and does not have a grad_fn"
+    )
 
 
 def test_backward_of_a_non_scalar_root_with_a_none_gradient_raises(lib):
@@ -282,4 +306,5 @@ def test_backward_of_a_non_scalar_root_with_a_none_gradient_raises(lib):
     with pytest.raises(RuntimeError) as caught:
         lib.autograd.backward([a + 2], [None])
     assert str(caught.value).splitlines()[0] == (
-        "grad can be implicitly created only for scalar outputs")
+        "grad can be implicitly created only for scalar outputs"
+    )

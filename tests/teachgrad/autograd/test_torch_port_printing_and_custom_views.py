@@ -1,9 +1,12 @@
-"""How tensors with history print, custom Functions that change a view in place, saved
-outputs and their version counter, custom Functions' non-differentiable outputs under
-forward AD, and the profiler's op names, as PyTorch's own autograd tests
-(test_autograd.py: test_autograd_print_tensor, test_custom_function_inplace_on_non_default_view,
-test_custom_function_inplace_on_view_of_leaf, test_inplace_on_view_saved_output, test_saved_variable_version_counter,
-test_custom_function_forward_mode_non_differentiable, test_profiler) check them.
+"""How tensors with history print, custom Functions that change a view in place or are
+written with classmethods, saved outputs and their version counter, forward AD's
+non-differentiable outputs and tangents that are duals themselves, and the profiler's op
+names, as PyTorch's own autograd tests (test_autograd.py: test_autograd_print_tensor,
+test_custom_function_inplace_on_non_default_view, test_custom_function_inplace_on_view_of_leaf,
+test_inplace_on_view_saved_output, test_saved_variable_version_counter,
+test_setup_context_when_forward_has_default_args (its classmethod Function),
+test_custom_function_forward_mode_non_differentiable,
+test_set_fw_grad_having_own_fw_grad_at_same_level, test_profiler) check them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts. torch's test_custom_function_inplace_on_non_default_view takes its
@@ -11,9 +14,7 @@ multi-view output from ``split_with_sizes``; ``split`` makes the same kind of vi
 """
 
 import gc
-import weakref
 
-import numpy as np
 import pytest
 
 from tests.teachgrad.autograd import _port as port
@@ -109,6 +110,29 @@ def test_an_in_place_op_on_a_view_that_saves_its_output_frees_the_graph(lib):
     assert freed == [True]
 
 
+def test_a_custom_function_written_with_classmethods(lib):
+    class Power(lib.autograd.Function):
+        @classmethod
+        def forward(cls, x, exponent=3):
+            return lib.pow(x, exponent)
+
+        @classmethod
+        def setup_context(cls, ctx, inputs, output):
+            x, exponent = inputs
+            ctx.save_for_backward(x)
+            ctx.exponent = exponent
+
+        @classmethod
+        def backward(cls, ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * ctx.exponent * lib.pow(x, ctx.exponent - 1), None
+
+    x = lib.tensor(2.0, requires_grad=True)
+    y = Power.apply(x)  # the default exponent, 3
+    assert y.item() == 8.0
+    assert lib.autograd.grad(y, x)[0].item() == 12.0
+
+
 # --------------------------------------------------------------------------- saved outputs
 
 
@@ -184,6 +208,18 @@ def test_non_differentiable_outputs_of_a_custom_function_under_forward_ad(lib):
         first, _, third = NonTensorOutput.apply(dual)
         assert same(fwAD.unpack_dual(first).tangent, x_tangent)
         assert same(fwAD.unpack_dual(third).tangent, x_tangent)
+
+
+def test_a_tangent_with_a_tangent_of_its_own_is_refused(lib):
+    fwAD = lib.autograd.forward_ad
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(lib.rand(2), lib.rand(2))
+        with pytest.raises(RuntimeError) as caught:
+            fwAD.make_dual(lib.rand(2), dual)
+    assert _first_line(caught) == (
+        "Setting a forward grad that itself has a forward gradient at the same level0 is not "
+        "supported."
+    )
 
 
 # --------------------------------------------------------------------------- profiler
