@@ -5,7 +5,8 @@ test_set_grad_enabled_wraps, test_retain_grad,
 test_custom_function_exception, test_hook_edge_case_when_called_with_grad,
 test_accumulate_grad_posthooks_can_observe_tensor_prehook,
 test_retains_grad_can_always_observe_tensor_prehook, test_gradient_edge_graph_ownership,
-test_backward_copy, test_multi_backward_no_grad, test_backward_no_grad, test_grad_thread_safety)
+test_backward_copy, test_multi_backward_no_grad, test_backward_no_grad, test_grad_thread_safety,
+test_python_thread_in_middle)
 check them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
@@ -178,6 +179,40 @@ def test_threads_reading_grad_get_the_same_tensor(lib):
         t = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
         (t**2).sum().backward()
         assert all(ref() is t.grad for ref in _grads_read_by_threads(t))
+
+
+def _run_in_threads(fn, arg, threads=5):
+    """Run ``fn(arg)`` in ``threads`` threads at once and wait for them all."""
+    workers = [threading.Thread(target=fn, args=(arg,)) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+
+
+def test_threads_sharing_the_first_half_of_a_graph(lib):
+    outcomes = []  # None for a backward that worked, else the first line of its error
+
+    def backward_once(middle):
+        try:
+            (middle + middle**2).sum().backward()
+            outcomes.append(None)
+        except RuntimeError as error:
+            outcomes.append(str(error).splitlines()[0])
+
+    x = lib.ones(5, 5, requires_grad=True)
+    _run_in_threads(backward_once, x + x**2)
+    # the first to reach the shared half frees it; the others are told to retain the graph
+    assert outcomes.count(None) >= 1
+    assert all(
+        o is None or "Trying to backward through the graph a second time" in o for o in outcomes
+    )
+
+    x = lib.ones(5, 5, requires_grad=True)
+    _run_in_threads(lambda m: (m + m**2).sum().backward(retain_graph=True), x + x**2)
+    with lib.no_grad():
+        expected = 5 * (4 * x**3 + 6 * x**2 + 4 * x + 1)
+    assert same(x.grad, expected)
 
 
 # --------------------------------------------------------------------------- hooks and grad()
