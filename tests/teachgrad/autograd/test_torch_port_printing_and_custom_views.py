@@ -30,6 +30,7 @@ def _first_line(error):
 # --------------------------------------------------------------------------- printing
 
 
+@pytest.mark.no_standin("compares printed text with torch's CPU tensors, which print no device")
 def test_tensors_with_history_print_their_node(lib):
     a = lib.ones(1, requires_grad=True)
     assert repr(a) == "tensor([1.], requires_grad=True)"
