@@ -1,11 +1,9 @@
-"""How tensors with history print, custom Functions that change a view in place or are
-written with classmethods, saved outputs and their version counter, forward AD's
-non-differentiable outputs and tangents that are duals themselves, and the profiler's op
-names, as PyTorch's own autograd tests (test_autograd.py: test_autograd_print_tensor,
-test_custom_function_inplace_on_non_default_view, test_custom_function_inplace_on_view_of_leaf,
-test_inplace_on_view_saved_output, test_saved_variable_version_counter,
-test_setup_context_when_forward_has_default_args (its classmethod Function),
-test_custom_function_forward_mode_non_differentiable,
+"""How tensors with history print, custom Functions that change a view in place, saved
+outputs and their version counter, forward AD's non-differentiable outputs and tangents that
+are duals themselves, and the profiler's op names, as PyTorch's own autograd tests
+(test_autograd.py: test_autograd_print_tensor, test_custom_function_inplace_on_non_default_view,
+test_custom_function_inplace_on_view_of_leaf, test_inplace_on_view_saved_output,
+test_saved_variable_version_counter, test_custom_function_forward_mode_non_differentiable,
 test_set_fw_grad_having_own_fw_grad_at_same_level, test_profiler) check them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
@@ -109,29 +107,6 @@ def test_an_in_place_op_on_a_view_that_saves_its_output_frees_the_graph(lib):
     scope()
     gc.collect()
     assert freed == [True]
-
-
-def test_a_custom_function_written_with_classmethods(lib):
-    class Power(lib.autograd.Function):
-        @classmethod
-        def forward(cls, x, exponent=3):
-            return lib.pow(x, exponent)
-
-        @classmethod
-        def setup_context(cls, ctx, inputs, output):
-            x, exponent = inputs
-            ctx.save_for_backward(x)
-            ctx.exponent = exponent
-
-        @classmethod
-        def backward(cls, ctx, grad):
-            (x,) = ctx.saved_tensors
-            return grad * ctx.exponent * lib.pow(x, ctx.exponent - 1), None
-
-    x = lib.tensor(2.0, requires_grad=True)
-    y = Power.apply(x)  # the default exponent, 3
-    assert y.item() == 8.0
-    assert lib.autograd.grad(y, x)[0].item() == 12.0
 
 
 # --------------------------------------------------------------------------- saved outputs
