@@ -41,7 +41,7 @@ from .._backend import array_module, device_of, quiet
 from .._events import HookFired, NodeFinished, NodeStarted
 from .._profiling import state as _profiling
 from .._tensor import Size, Tensor, wrap_array
-from . import anomaly_mode
+from . import anomaly_mode, tape
 from .grad_mode import state as _grad_state
 from .tape import AccumulateGrad, GradientEdge, Node, check_hook_result
 
@@ -367,6 +367,7 @@ def _execute(run, roots, root_grads, observed=True):
     deeper = 1 if run.create_graph else 0  # nodes made now: the graph of the gradient (stamp)
     _grad_state.layer += deeper
     _running.passes.append(run)  # (the pass queue_callback adds to)
+    hook_blocks = tape._saved_hooks[:]  # the saved-tensor hook blocks each node starts with
     try:
         while run.heap:
             node = heappop(run.heap)[2]
@@ -379,8 +380,8 @@ def _execute(run, roots, root_grads, observed=True):
             except Exception as error:
                 anomaly_mode.report(node, error)  # (anomaly detection: show the forward line)
                 raise
-            finally:
-                _grad_state.enabled = previous_mode
+            finally:  # (what a hook opened or closed is forgotten, as in torch)
+                _grad_state.enabled, tape._saved_hooks[:] = previous_mode, hook_blocks
             if ran is not None and observed:
                 yield from _handed_out(run, _new_step(BackwardStep, (node, *ran, run.heap[:])))
             ran = None  # (holding its gradients would stop the next AccumulateGrad keeping one)
@@ -706,14 +707,10 @@ def _made_by(node, g, grad_outputs, grad_inputs) -> bool:
     data = g._data
     if node._post_hooks is not None or data.base is not None:
         return False
-    # Made by node: its array is in grad_inputs once, and not in grad_outputs. (By the arrays:
-    # a formula run on arrays wraps each result anew, see _formula_on_arrays. A plain loop: no
-    # generator object on this per-edge path.)
-    count = 0
-    for x in (*grad_outputs, *grad_inputs):
-        if x is not None and x._data is data:
-            count += 1
-    return count == 1
+    # made by node: its array is in grad_inputs once, and not in grad_outputs (by the arrays:
+    # a formula run on arrays wraps each result anew, see _formula_on_arrays)
+    found = [x for x in (*grad_outputs, *grad_inputs) if x is not None and x._data is data]
+    return len(found) == 1
 
 
 def _dependencies(roots) -> dict:

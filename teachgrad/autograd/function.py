@@ -172,6 +172,41 @@ def _raw_saved_tensors(node) -> tuple:
 _RAW_SAVED_TENSORS = property(_raw_saved_tensors)
 
 
+def _saved_tensors_once(node) -> tuple:
+    """``ctx.saved_tensors`` of a Function with ``clear_saved_tensors_on_access = True``
+    (torch's): the saved tensors once, freed as they are handed out, so backward holds the
+    only reference and their memory goes as soon as it drops them. A second read is an error.
+
+    >>> import teachgrad as tg
+    >>> class Square(tg.autograd.Function):
+    ...     clear_saved_tensors_on_access = True
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         (x,) = ctx.saved_tensors  # (a second ctx.saved_tensors would raise)
+    ...         return 2 * x * grad
+    >>> x = tg.tensor([3.0], requires_grad=True); Square.apply(x).backward(); x.grad
+    tensor([6.])
+    """
+    if node._saved_read:
+        raise RuntimeError(
+            "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is "
+            "set on the autograd.Function. Either access saved_tensors only once, or set "
+            f"clear_saved_tensors_on_access=False.\n  {node._forward_cls.__name__} "
+            "freed its saved tensors when they were first read."
+        )
+    values = FunctionCtx.saved_tensors.fget(node)
+    node._saved_read = True
+    node._release_saved()
+    return values
+
+
+_SAVED_ONCE = property(_saved_tensors_once)
+
+
 class BackwardFunction(FunctionCtx, Node):
     """The node (and ctx) class ``Function.apply`` creates; one subclass per Function.
 
@@ -181,6 +216,7 @@ class BackwardFunction(FunctionCtx, Node):
 
     _forward_cls = None
     _saved = None
+    _saved_read = False  # (clear_saved_tensors_on_access: saved_tensors was read)
     _arrays = False  # True while the formula runs on arrays (see _formula_on_arrays)
     _input_meta = ()  # (argument position, shape, numpy dtype, array type) of each Tensor argument
 
@@ -397,6 +433,7 @@ class Function:
     """
 
     _builtin = False  # teachgrad's own ops set it (autograd/builtin.py)
+    clear_saved_tensors_on_access = False  # True: backward may read saved_tensors once, freeing them
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -416,6 +453,7 @@ class Function:
                 "__qualname__": name,
                 **saved,
                 **({} if cls._builtin else {"_raw_saved_tensors": _RAW_SAVED_TENSORS}),
+                **({"saved_tensors": _SAVED_ONCE} if cls.clear_saved_tensors_on_access else {}),
             },
         )
         cls._new_style = "setup_context" in overrides

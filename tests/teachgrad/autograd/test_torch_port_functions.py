@@ -1,10 +1,13 @@
 """Custom autograd Functions, as PyTorch's own autograd tests (test_autograd.py:
 test_function*, test_once_differentiable, test_custom_function_*, test_mark_non_differentiable*,
-test_return_duplicate*, test_custom_autograd_*, ...) check them.
+test_return_duplicate*, test_custom_autograd_*, test_clear_saved_tensors_on_access*, ...) check
+them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts.
 """
+
+import weakref
 
 import pytest
 
@@ -553,3 +556,61 @@ def test_a_saved_output_keeps_its_output_number(lib):
 
     Saves.apply(b).sum().backward()
     assert seen == [1]
+
+
+# --------------------------------------------------------------------------- saved tensors read once
+
+
+def _read_once(lib, reads, refs):
+    """A Function with ``clear_saved_tensors_on_access = True`` that saves ``2 * x`` (made in
+    forward: only the saved tensors hold it) and whose backward reads them ``reads`` times."""
+
+    class Twice(lib.autograd.Function):
+        clear_saved_tensors_on_access = True
+
+        @staticmethod
+        def forward(ctx, x):
+            t = x * 2
+            refs.append(weakref.ref(t))
+            ctx.save_for_backward(t)
+            return x * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            for _ in range(reads):
+                (t,) = ctx.saved_tensors
+            return g * t / t * 3
+
+    return Twice.apply
+
+
+def _first_line(error):
+    return str(error.value).splitlines()[0]
+
+
+def test_clear_saved_tensors_on_access_frees_them_when_read(lib):
+    refs = []
+    x = randn(lib, 3, requires_grad=True)
+    y = _read_once(lib, 1, refs)(x)
+    assert refs[0]() is not None  # (the saved tensors hold it)
+    y.sum().backward(retain_graph=True)
+    assert same(x.grad, [3.0, 3.0, 3.0])
+    assert refs[0]() is None  # read once, then dropped by backward: freed
+    with pytest.raises(RuntimeError) as error:  # (a second backward reads them again)
+        y.sum().backward()
+    assert _first_line(error).startswith("saved_tensors can only be accessed once when")
+
+
+def test_clear_saved_tensors_on_access_double_access_error(lib):
+    x = randn(lib, 3, requires_grad=True)
+    with pytest.raises(RuntimeError) as error:
+        _read_once(lib, 2, [])(x).sum().backward()
+    assert _first_line(error) == (
+        "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is set "
+        "on the autograd.Function. Either access saved_tensors only once, or set "
+        "clear_saved_tensors_on_access=False."
+    )
+
+
+def test_clear_saved_tensors_on_access_is_off_by_default(lib):
+    assert lib.autograd.Function.clear_saved_tensors_on_access is False

@@ -11,9 +11,11 @@ left out: those that need ``torch.utils.checkpoint``.
 """
 
 import functools
+import gc
 import os
 import uuid
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -358,3 +360,54 @@ def test_save_on_cpu_keeps_values_dtypes_and_gradients(lib, pin_memory, dtype):
         assert a.dtype == y.grad_fn._saved_self.dtype
         y.sum().backward()
         assert same(2 * a, a.grad)
+
+
+# --------------------------------------------------------------------------- hook blocks changed inside backward
+
+
+def test_saved_tensor_hooks_extra_exit_during_bw_no_crash(lib):
+    """An unpack hook that leaves a block (one already left) changes only backward's own
+    copy of the open blocks: the caller's blocks are as they were when backward ends."""
+    hooks = lib.autograd.graph.saved_tensors_hooks
+
+    def unpack(x):
+        ctx_1.__exit__()
+        return x
+
+    ctx_1 = hooks(lambda x: x, unpack)
+    ctx_2 = hooks(lambda x: x, lambda x: x)
+    for _ in range(10):
+        with ctx_2:
+            ctx_1.__enter__()
+            x = randn(lib, 3, 3, requires_grad=True)
+            a = x.sin().exp()
+            ctx_1.__exit__()
+            a.sum().backward()
+        assert same(x.grad, (x.cos() * x.sin().exp()).detach())
+
+
+def test_saved_tensor_hooks_extra_enter_during_bw_no_leak(lib):
+    """A block an unpack hook enters is forgotten when backward ends: nothing keeps the hook."""
+
+    def scope():
+        def unpack(x):
+            weak_ctx_1().__enter__()
+            return x
+
+        ctx_1 = lib.autograd.graph.saved_tensors_hooks(lambda x: x, unpack)
+        weak_ctx_1 = weakref.ref(ctx_1)
+        x = randn(lib, 3, 3, requires_grad=True)
+        with ctx_1:
+            x.sin().sum().backward()
+        return weakref.ref(unpack)
+
+    collecting = gc.isenabled()
+    gc.disable()  # (freed by reference counting alone, as torch's test checks)
+    try:
+        unpack_hook_ref = scope()
+        assert unpack_hook_ref() is None
+        y = randn(lib, 2, requires_grad=True) * 2  # saved with no hook: no block is open
+        assert y.grad_fn._raw_saved_self is not None
+    finally:
+        if collecting:
+            gc.enable()
