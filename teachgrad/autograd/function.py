@@ -35,7 +35,7 @@ import inspect
 import warnings
 
 from .. import _events, _seam
-from .._backend import array_module, as_array, device_type_of, from_numpy_dtype
+from .._backend import array_module, as_array, device_type_of, from_numpy_dtype, numpy_module
 from .._events import OpRecorded, SavedTensorPacked
 from .._profiling import state as _profiling
 from .._tensor import Tensor, _new, wrap_array
@@ -45,6 +45,7 @@ from .grad_mode import no_grad
 from .grad_mode import state as _grad_state
 from .tape import Node, RawSavedTensor, SavedTensor, _saved_property, freed_value_error, stamp
 
+_ndarray = numpy_module().ndarray
 _NO_GRADS = [(False,) * n for n in range(256)]  # needs_input_grad when nothing is recorded
 
 _NOTHING_SAVED_YET = (
@@ -298,7 +299,7 @@ def _formula_on_arrays(node, grad_outputs) -> tuple:
         node._arrays = False
     grads = []
     for g in result if type(result) is tuple else (result,):
-        grads.append(None if g is None else wrap_array(as_array(g)))
+        grads.append(None if g is None else wrap_array(g if type(g) is _ndarray else as_array(g)))
     return tuple(grads)
 
 
@@ -433,7 +434,9 @@ class Function:
     """
 
     _builtin = False  # teachgrad's own ops set it (autograd/builtin.py)
-    clear_saved_tensors_on_access = False  # True: backward may read saved_tensors once, freeing them
+    clear_saved_tensors_on_access = (
+        False  # True: backward may read saved_tensors once, freeing them
+    )
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
