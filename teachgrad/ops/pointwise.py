@@ -29,7 +29,7 @@ from .._backend import (
     strided_view,
     to_device,
 )
-from .._printing import scalar_type_name
+from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, wrap_array
 from ..autograd.builtin import Builtin
@@ -1743,6 +1743,10 @@ def where(condition, input, other):
             f"where expected condition to be a boolean tensor, but got a tensor with dtype "
             f"{condition.dtype}"
         )
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # two numbers: torch's result has their promoted dtype (``1`` and ``0.5`` give float32)
+        dt = result_type(input, other).numpy
+        input = wrap_array(array_module(condition).asarray(input, dtype=dt))
     return Where.apply(condition, input, other)
 
 
@@ -1818,6 +1822,32 @@ def _logical(name):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (bool tensor).\n\n    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([True]), tg.tensor([False])).dtype\n    teachgrad.bool\n"
     return recorded_as(f"aten::{name}")(fn)
+
+
+def bitwise(word, symbol):
+    """``x & y`` (``|``, ``^`` for ``word`` "or", "xor"): each bit of two integer tensors, or
+    logic on bools; the operands promote as for ``+`` (``int & True`` is int64). Floats have
+    no bits, so torch refuses them, after checking that the shapes broadcast.
+
+    >>> import teachgrad as tg
+    >>> bitwise("and", "&")(tg.tensor([6, 5]), 3)
+    tensor([2, 1])
+    """
+
+    def op(input, other):
+        x, y = operands(input, other)
+        dt = result_type(input, other)
+        if dt.is_floating_point:
+            raise NotImplementedError(
+                f"\"bitwise_{word}_cpu\" not implemented for '{scalar_name(dt.name)}'\n"
+                f"  & | ^ work on bool (and integer) tensors: compare first, (x > 0) {symbol} (y > 0)."
+            )
+        xp = array_module(x if hasattr(x, "dtype") else y)
+        out = as_array(getattr(xp, f"bitwise_{word}")(x, y))  # 0-d: NumPy gives a scalar
+        return wrap_array(torch_layout(out.astype(dt.numpy, copy=False), x, y))
+
+    op.__name__ = op.__qualname__ = f"__{word}__"
+    return op
 
 
 logical_and = _logical("logical_and")

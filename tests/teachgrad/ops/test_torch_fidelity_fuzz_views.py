@@ -1,0 +1,61 @@
+"""Differences from torch found by a differential fuzzer of views, in-place ops, indexing and
+dtypes (random chains of views and in-place changes, then backward), each minimised to a few
+lines and compared with torch across its variations: the same program runs on both libraries,
+and either both raise (same class, same first line) or both give the same facts.
+"""
+
+import pytest
+
+from tests.teachgrad.autograd.test_torch_fidelity import as_numpy, assert_like_torch
+from tests.teachgrad.inplace._common import name
+
+pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
+
+
+def facts(t):
+    """What a result looks like: dtype, shape, values, and its place in the graph."""
+    return {
+        "dtype": str(t.dtype).split(".")[-1],
+        "shape": tuple(t.shape),
+        "values": as_numpy(t),
+        "requires_grad": t.requires_grad,
+        "grad_fn": name(t),
+    }
+
+
+# --------------------------------------------------------------------------- where of two numbers
+
+NUMBER_PAIRS = [(1.5, 0), (1, 0.5), (True, 0.5), (1, 0), (True, False), (True, 2), (2, True)]
+
+
+@pytest.mark.parametrize(("a", "b"), NUMBER_PAIRS, ids=[f"{a!r},{b!r}" for a, b in NUMBER_PAIRS])
+def test_where_of_two_numbers_has_their_promoted_dtype(a, b):
+    """``where(c, 1.5, 0)`` is float32 (the default dtype), ``where(c, 1, 0)`` int64."""
+    assert_like_torch(lambda lib: facts(lib.where(lib.tensor([[True, False]]), a, b)))
+
+
+# --------------------------------------------------------------------------- & | ^ are bitwise
+
+BITWISE = {
+    "ints & True": lambda lib: lib.tensor([[1, 2, 3]]) & True,
+    "True & ints": lambda lib: True & lib.tensor([[1, 2, 3]]),
+    "ints | False": lambda lib: lib.tensor([1, 2, 3]) | False,
+    "ints ^ True": lambda lib: lib.tensor([1, 2, 3]) ^ True,
+    "3 ^ bools": lambda lib: 3 ^ lib.tensor([True, False, True]),
+    "bools & 3": lambda lib: lib.tensor([True]) & 3,
+    "0-d bool & int32": lambda lib: lib.tensor(True) & lib.tensor([[1, 2]], dtype=lib.int32),
+    "0-d bool | int32": lambda lib: lib.tensor(True) | lib.tensor([[1, 2]], dtype=lib.int32),
+    "ints & ints.t()": lambda lib: lib.tensor([[1, 2, 3]] * 3).t() & lib.tensor([[1, 2, 3]] * 3),
+    "bools ^ bools": lambda lib: lib.tensor([True, False]) ^ lib.tensor([True, True]),
+    "ints & 1.5": lambda lib: lib.tensor([1, 2]) & 1.5,
+    "1.5 & bools": lambda lib: 1.5 & lib.tensor([True]),
+    "floats & floats": lambda lib: lib.tensor([1.5]) & lib.tensor([[1.0], [2.0]]),
+    "floats of unequal sizes": lambda lib: lib.tensor([1.5, 2]) & lib.tensor([1.0, 2, 3]),
+}
+
+
+@pytest.mark.parametrize("program", BITWISE.values(), ids=BITWISE.keys())
+def test_and_or_xor_work_on_the_bits_of_the_promoted_operands(program):
+    """``ints & True`` is int64 (each bit), not a bool ``logical_and``; floats are refused
+    only after the shapes are found to broadcast."""
+    assert_like_torch(lambda lib: {**facts(t := program(lib)), "stride": t.stride()})
