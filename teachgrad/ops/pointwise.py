@@ -1479,7 +1479,17 @@ def mul(input, other):
     return Mul.apply(_wrapped_input(input, other, "mul"), other)
 
 
-def div(input, other, *, rounding_mode=None):
+class DivByMode(Div):
+    """``div(x, y, rounding_mode=None)``: true division, but torch's overload that takes a
+    rounding mode (even None) names its node ``DivBackward2``."""
+
+    node_name = "DivBackward2"
+
+
+_NO_MODE = object()  # rounding_mode not given: torch's plain overload (DivBackward0)
+
+
+def div(input, other, *, rounding_mode=_NO_MODE):
     """Elementwise true division (``rounding_mode='trunc'``/``'floor'`` round the result).
 
     >>> import teachgrad as tg
@@ -1487,6 +1497,8 @@ def div(input, other, *, rounding_mode=None):
     tensor([0.5000, 1.5000])
     """
     input = _wrapped_input(input, other, "div")
+    if rounding_mode is _NO_MODE:
+        return Div.apply(input, other)
     if rounding_mode is not None:
         if rounding_mode not in ("trunc", "floor"):
             raise RuntimeError(
@@ -1494,7 +1506,7 @@ def div(input, other, *, rounding_mode=None):
                 f"'{rounding_mode}'"
             )
         return DivRounding.apply(input, other, rounding_mode)
-    return Div.apply(input, other)
+    return DivByMode.apply(input, other)
 
 
 def floor_divide(input, other):

@@ -59,3 +59,28 @@ def test_and_or_xor_work_on_the_bits_of_the_promoted_operands(program):
     """``ints & True`` is int64 (each bit), not a bool ``logical_and``; floats are refused
     only after the shapes are found to broadcast."""
     assert_like_torch(lambda lib: {**facts(t := program(lib)), "stride": t.stride()})
+
+
+# --------------------------------------------------------------------------- div's overloads
+
+DIVISIONS = {
+    "x.div(2)": lambda lib, x: x.div(2),
+    "x.div(2, rounding_mode=None)": lambda lib, x: x.div(2, rounding_mode=None),
+    "div(x, x, rounding_mode=None)": lambda lib, x: lib.div(x, x, rounding_mode=None),
+    "div(2, x, rounding_mode=None)": lambda lib, x: lib.div(lib.tensor(2.0), x, rounding_mode=None),
+    "x.div(2, rounding_mode='floor')": lambda lib, x: x.div(2, rounding_mode="floor"),
+    "x.clone().div_(x, rounding_mode=None)": lambda lib, x: x.clone().div_(x, rounding_mode=None),
+}
+
+
+@pytest.mark.parametrize("program", DIVISIONS.values(), ids=DIVISIONS.keys())
+def test_div_names_its_node_after_the_overload_called(program):
+    """Any ``rounding_mode``, None included, is torch's ``DivBackward2``; none, ``DivBackward0``."""
+
+    def run(lib):
+        x = lib.tensor([1.0, -3.0], dtype=lib.float64, requires_grad=True)
+        y = program(lib, x)
+        (g,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+        return facts(y), as_numpy(g)
+
+    assert_like_torch(run)
