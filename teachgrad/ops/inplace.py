@@ -434,7 +434,7 @@ def inplace(x, op: str, fn, *args, **kwargs):
                 out = fn(x, *args, **kwargs)
         else:
             out = fn(x, *args, **kwargs)
-        _write(x, out, op)
+        _write(x, out, op, args, kwargs)
         inplace_tangent(x, out)
         return x
     # the old value, with the old history: the op's node will point at it
@@ -442,7 +442,7 @@ def inplace(x, op: str, fn, *args, **kwargs):
     old._grad_fn, old._output_nr, old._requires_grad = x._grad_fn, x._output_nr, x._requires_grad
     old._fw_grad, old._fw_level = x._fw_grad, x._fw_level  # (and the old tangent, in forward AD)
     out = fn(old, *args, **kwargs)
-    _write(x, out, op)
+    _write(x, out, op, args, kwargs)
     node = out._grad_fn
     if node is None:
         inplace_tangent(x, out)
@@ -494,7 +494,8 @@ def _arith_in_place(x, op, other, alpha=1, rounding_mode=None) -> bool:
     return True
 
 
-def _write(x, out, op: str) -> None:
+def _write(x, out, op: str, args=(), kwargs=None) -> None:
+    """Write ``out``, ``x.<op>(*args, **kwargs)`` computed out of place, into ``x``."""
     data = out._data
     if data.shape != x._data.shape:
         raise RuntimeError(
@@ -506,7 +507,7 @@ def _write(x, out, op: str) -> None:
         if _CATEGORY[data.dtype.kind] > _CATEGORY[x._data.dtype.kind]:
             raise RuntimeError(
                 f"result type {_type_word(data.dtype)} can't be cast to the desired output type "
-                f"{c_type_name(x._data.dtype.name) if op in _C_NAMED else _type_word(x._data.dtype)}"
+                f"{c_type_name(x._data.dtype.name) if _cpp_named(op, args, kwargs) else _type_word(x._data.dtype)}"
             )
         data = data.astype(x._data.dtype)
     x._data[...] = data
@@ -514,7 +515,13 @@ def _write(x, out, op: str) -> None:
 
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
-_C_NAMED = {"clamp_", "clip_"}  # their error names the output type in C++ ("long int")
+
+
+def _cpp_named(op, args, kwargs) -> bool:
+    """Whether torch's error names the output type in C++ ("long int" for "Long"): clamp_'s
+    overload for number bounds does; torch takes it unless every bound given is a tensor."""
+    bounds = [b for b in (*args, *(kwargs or {}).values()) if b is not None]
+    return op in ("clamp_", "clip_") and not all(isinstance(b, Tensor) for b in bounds)
 
 
 def _type_word(np_dtype) -> str:

@@ -1224,14 +1224,16 @@ class ClampTensor(Builtin):
     def forward(ctx, a, lo, hi):
         ctx.to_save = (a, lo, hi)
         xp = array_module(a)
-        out = a._data
+        # one promotion over all three (an int32 x with a 0-d float32 bound stays float32)
+        dt = result_type(a, *(b for b in (lo, hi) if b is not None)).numpy
+        out = a._data.astype(dt, copy=False)
         bounds = []
         if lo is not None:
-            out, low = operands(a, lo)
+            low = xp.asarray(operands(a, lo)[1], dtype=dt)  # (operands: torch's shape error)
             out = xp.maximum(out, low)
             bounds.append(low)
         if hi is not None:
-            high = operands(a, hi)[1]
+            high = xp.asarray(operands(a, hi)[1], dtype=dt)
             out = xp.minimum(out, high)
             bounds.append(high)
         return torch_layout(out, a._data, *bounds)
@@ -1676,9 +1678,21 @@ def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(input, Tensor) and input._data.dtype.kind == "b":
         _refuse_bool_clamp(input, min, max)
+    if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
+        # a tensor beside a number: torch's overload for numbers, which reads the tensor as one
+        min, max = (_as_number(bound) for bound in (min, max))
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return ClampTensor.apply(input, min, max)
     return ClampScalar.apply(input, min, max)
+
+
+def _as_number(bound):
+    """A bound of clamp's overload for numbers: a 0-d tensor without history is its number."""
+    if not isinstance(bound, Tensor):
+        return bound
+    if bound.ndim or bound.requires_grad:  # (the caller's argument check words the refusal)
+        raise TypeError("clamp takes number bounds or tensor bounds, not one of each")
+    return bound.item()
 
 
 def _refuse_bool_clamp(input, min, max):  # noqa: A002 - torch's names

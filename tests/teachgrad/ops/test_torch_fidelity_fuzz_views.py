@@ -84,3 +84,44 @@ def test_div_names_its_node_after_the_overload_called(program):
         return facts(y), as_numpy(g)
 
     assert_like_torch(run)
+
+
+# --------------------------------------------------------------------------- clamp's two overloads
+
+CLAMPS = {
+    "int32.clamp(max=0-d float32)": lambda lib, x: lib.tensor([1, 5], dtype=lib.int32).clamp(
+        max=lib.tensor(2.0)
+    ),
+    "int32.clamp(max=1-d float64)": lambda lib, x: lib.tensor([1, 5], dtype=lib.int32).clamp(
+        max=lib.tensor([2.0], dtype=lib.float64)
+    ),
+    "x.clamp(0-d, number)": lambda lib, x: x.clamp(lib.tensor(0.5), 2),
+    "x.clamp(number, 0-d)": lambda lib, x: x.clamp(0, lib.tensor(2.0)),
+    "x.clamp(0-d, 0-d)": lambda lib, x: x.clamp(lib.tensor(0.5), lib.tensor(2.0)),
+    "ints.clamp(0-d float64, number)": lambda lib, x: lib.tensor([1, 5]).clamp(
+        lib.tensor(0.5, dtype=lib.float64), 2
+    ),
+    "ints.clamp(0-d int, 3.5)": lambda lib, x: lib.tensor([1, 5]).clamp(lib.tensor(2), 3.5),
+    "x.clamp(0-d requiring grad, number)": lambda lib, x: x.clamp(
+        lib.tensor(0.5, requires_grad=True), 2
+    ),
+    "x.clamp(1-d, number)": lambda lib, x: x.clamp(lib.tensor([0.5]), 2),
+    "clamp(x, 2-d, number)": lambda lib, x: lib.clamp(x, lib.tensor([[0.5]]), 2),
+    "x.clamp_(1-d, number)": lambda lib, x: x.detach().clamp_(lib.tensor([0.5]), 2),
+    "ints.clamp_(number)": lambda lib, x: lib.tensor([1]).clamp_(0.5),
+    "ints.clamp_(0-d)": lambda lib, x: lib.tensor([1]).clamp_(lib.tensor(0.5)),
+    "bools.clamp_(max=0-d)": lambda lib, x: lib.tensor([True]).clamp_(max=lib.tensor(0.5)),
+    "int32.clamp_(max=0-d)": lambda lib, x: lib.tensor([1], dtype=lib.int32).clamp_(
+        max=lib.tensor(0.0)
+    ),
+    "ints.clip_(0-d, number)": lambda lib, x: lib.tensor([1]).clip_(lib.tensor(0.5), 2),
+}
+
+
+@pytest.mark.parametrize("program", CLAMPS.values(), ids=CLAMPS.keys())
+def test_clamp_promotes_all_bounds_at_once_and_reads_a_tensor_beside_a_number_as_one(program):
+    """With tensor bounds the result type is that of all three operands; a 0-d tensor beside
+    a number picks the overload for numbers (``ClampBackward1``), unless it requires grad."""
+    assert_like_torch(
+        lambda lib: facts(program(lib, lib.tensor([1.0, -2.0, 3.0], requires_grad=True)))
+    )
