@@ -515,7 +515,7 @@ def _is_int(value) -> bool:
 
 
 def _is_number(value) -> bool:
-    if isinstance(value, Tensor):  # torch reads a 0-d tensor as its number, unless that loses history
+    if isinstance(value, Tensor):  # torch reads a 0-d tensor as its number, unless it has history
         return value.ndim == 0 and not value.requires_grad
     return (
         isinstance(value, int | float)

@@ -34,6 +34,8 @@ def _array_key(key, xp):
             k = k._data
         elif isinstance(k, list | tuple | bool):
             k = xp.asarray(k)
+            if k.size == 0:  # NumPy makes [] float; torch reads it as no positions
+                k = k.astype(xp.int64)
         out.append(k)
     return tuple(out)
 
@@ -898,6 +900,11 @@ def index_select(input, dim, index):
         raise RuntimeError(
             f"index_select(): Expected dtype int32 or int64 for index\n  Got {index.dtype}; "
             "indices are integers, e.g. tg.tensor([0, 2])."
+        )
+    if input._data.ndim == 0 and i.size != 1:
+        raise RuntimeError(
+            f"index_select(): Index to scalar can have only 1 value, got {i.size} value(s)\n"
+            "  A 0-d tensor has one element: its index is 0, once."
         )
     size = _at_least_1d(input._data).shape[dim]
     if size == 0 and i.size:

@@ -260,9 +260,7 @@ def _restricted_view_start(view, what: str) -> str:
     node, or, for a view outside any graph, torch's words for one made under no_grad."""
     if view._grad_fn is not None:
         return f"Output {view._output_nr} of {_short(view._grad_fn)} is a view and {what}."
-    return (
-        "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
-    )
+    return f"A view was created in no_grad mode and {what} with grad mode enabled."
 
 
 def multi_output_message(view, what: str) -> str:

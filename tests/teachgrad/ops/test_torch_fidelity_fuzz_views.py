@@ -125,3 +125,59 @@ def test_clamp_promotes_all_bounds_at_once_and_reads_a_tensor_beside_a_number_as
     assert_like_torch(
         lambda lib: facts(program(lib, lib.tensor([1.0, -2.0, 3.0], requires_grad=True)))
     )
+
+
+# --------------------------------------------------------------------------- indexing with empty lists
+
+EMPTY_LIST_KEYS = {
+    "x[[]]": lambda lib, x: x[[]],
+    "x[[], 0]": lambda lib, x: x[[], 0],
+    "x[:, []]": lambda lib, x: x[:, []],
+    "x[[]] = 7": lambda lib, x: x.__setitem__([], 7) or x,
+    "bools[[]] = 0.5": lambda lib, x: (b := x > 0).__setitem__([], 0.5) or b,
+}
+
+
+@pytest.mark.parametrize("program", EMPTY_LIST_KEYS.values(), ids=EMPTY_LIST_KEYS.keys())
+def test_an_empty_list_indexes_no_positions(program):
+    """``[]`` is an empty int64 index in torch (NumPy would make it float, no index)."""
+
+    def run(lib):
+        x = lib.tensor([[1.0, -2.0], [3.0, 4.0], [5.0, 6.0]], dtype=lib.float64)
+        return facts(program(lib, x))
+
+    assert_like_torch(run)
+
+
+@pytest.mark.parametrize("positions", [[0, 0], [], [0], [1]])
+def test_index_select_of_a_0d_tensor_takes_exactly_one_index(positions):
+    assert_like_torch(
+        lambda lib: facts(lib.tensor(1.5).index_select(-1, lib.tensor(positions, dtype=lib.long)))
+    )
+
+
+# --------------------------------------------------------------------------- multi-output views, base changed
+
+MULTI_OUTPUT = {"split": lambda v: v.split(1, 0)[0], "unbind": lambda v: v.unbind(0)[0]}
+USES = {
+    "grad_fn": lambda v: name(v),
+    "is_leaf": lambda v: v.is_leaf,
+    "backward": lambda v: (v * 2).sum().backward(),
+}
+
+
+@pytest.mark.parametrize("use", USES.values(), ids=USES.keys())
+@pytest.mark.parametrize("view", MULTI_OUTPUT.values(), ids=MULTI_OUTPUT.keys())
+def test_a_multi_output_view_whose_base_gained_history_in_place_is_refused_in_torchs_words(
+    view, use
+):
+    """A view of a base without grad, which an in-place op then gives history: torch says its
+    *base* was modified (not that the view is being modified)."""
+
+    def run(lib):
+        base = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)
+        v = view(base)
+        base.mul_(lib.tensor([2.0], dtype=lib.float64, requires_grad=True))
+        return use(v)
+
+    assert_like_torch(run)
