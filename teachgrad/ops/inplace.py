@@ -618,10 +618,12 @@ torch_cpp_node(Copy._backward_cls)  # (the node class Function made for Copy)
 
 
 def _check_broadcasts_to(shape, target) -> None:
-    if tuple(broadcast_shape(shape, target)) != tuple(target):
+    """torch's errors where ``shape`` does not broadcast to ``target`` (which torch names
+    tensor a when a size clashes)."""
+    if tuple(broadcast_shape(target, shape)) != tuple(target):
         raise RuntimeError(
             f"output with shape {list(target)} doesn't match the broadcast shape "
-            f"{list(broadcast_shape(shape, target))}"
+            f"{list(broadcast_shape(target, shape))}"
         )
 
 
@@ -706,6 +708,10 @@ def setitem(x, key, value) -> None:
     tensor([[0., 7., 7.],
             [0., 0., 0.]])
     """
+    if key is False:  # torch writes nothing (not even a version bump) through a lone False
+        return
+    if key is True:  # ... and through a lone True, a copy into x[None] (casting, as copy_ does)
+        key = None
     key = index.plain_key(x, key)
     keys = key if isinstance(key, tuple) else (key,)
     basic, advanced = [], []

@@ -181,3 +181,82 @@ def test_a_multi_output_view_whose_base_gained_history_in_place_is_refused_in_to
         return use(v)
 
     assert_like_torch(run)
+
+
+# --------------------------------------------------------------------------- x[True] = v, x[False] = v
+
+LONE_BOOL_VALUES = {
+    "0-d float into ints": lambda lib: (lib.tensor([3, 4]), lib.tensor(2.5)),
+    "0-d bool into a 0-d int": lambda lib: (lib.tensor(3), lib.tensor(True)),
+    "1-d float into ints": lambda lib: (lib.tensor([3, 4]), lib.tensor([2.5, 1.0])),
+    "0-d requiring grad": lambda lib: (
+        lib.tensor([3.0, 4.0]),
+        lib.tensor(2.5, requires_grad=True),
+    ),
+    "2-d requiring grad": lambda lib: (
+        lib.tensor([3.0, 4.0]),
+        lib.tensor([[2.5, 1.0]], requires_grad=True),
+    ),
+    "a number": lambda lib: (lib.tensor([3.0, 4.0]), 7),
+    "a value that does not fit": lambda lib: (lib.tensor([3.0, 4.0]), lib.tensor([1.0, 2, 3])),
+}
+
+
+@pytest.mark.parametrize("key", [True, False])
+@pytest.mark.parametrize("make", LONE_BOOL_VALUES.values(), ids=LONE_BOOL_VALUES.keys())
+def test_a_lone_bool_key_copies_into_all_of_x_or_into_nothing(make, key):
+    """``x[True] = v`` copies ``v`` (cast, broadcast) into ``x[None]``; ``x[False] = v``
+    writes nothing and leaves the version alone. With ``(True, 0)`` it is index_put_ again."""
+
+    def run(lib):
+        x, value = make(lib)
+        x = x.clone()
+        x[key] = value
+        return {**facts(x), "version": x._version}
+
+    assert_like_torch(run)
+
+
+def test_a_bool_in_a_longer_key_still_takes_index_puts_dtype_check():
+    def run(lib):
+        x = lib.tensor([3, 4])
+        x[True, 0] = lib.tensor(2.5)
+        return facts(x)
+
+    assert_like_torch(run)
+
+
+# --------------------------------------------------------------------------- torch's order of checks
+
+CHECK_ORDER = {
+    "copy_ of a larger src": lambda lib: lib.zeros(2, 3).copy_(lib.zeros(2, 4, 4)),
+    "copy_ of a clashing src": lambda lib: lib.zeros(3, 3, 3).copy_(lib.zeros(2, 1, 3)),
+    "mm sizes, then dtypes": lambda lib: lib.mm(
+        lib.zeros(2, 3), lib.zeros(1, 3, dtype=lib.float64)
+    ),
+    "mv sizes, then dtypes": lambda lib: lib.mv(lib.zeros(2, 3), lib.zeros(2, dtype=lib.float64)),
+    "bmm sizes, then dtypes": lambda lib: lib.bmm(
+        lib.zeros(2, 2, 3), lib.zeros(2, 2, 3, dtype=lib.float64)
+    ),
+    "matrix @ vector, sizes": lambda lib: lib.zeros(2, 3) @ lib.zeros(2, dtype=lib.float64),
+    "batch @ vector, sizes": lambda lib: lib.zeros(2, 2, 3) @ lib.zeros(2, dtype=lib.float64),
+    "batch @ matrix, sizes": lambda lib: lib.zeros(2, 2, 3) @ lib.zeros(2, 2, dtype=lib.float64),
+    "vector @ matrix, sizes": lambda lib: lib.zeros(3) @ lib.zeros(2, 3, dtype=lib.float64),
+    "matrix @ batch, sizes": lambda lib: lib.zeros(2, 3) @ lib.zeros(2, 2, 3, dtype=lib.float64),
+    "matrix @ vector, dtypes": lambda lib: lib.zeros(2, 3) @ lib.zeros(3, dtype=lib.float64),
+    "double matrix @ vector, dtypes": lambda lib: lib.zeros(2, 3, dtype=lib.float64) @ lib.zeros(3),
+    "batch @ vector, dtypes": lambda lib: lib.zeros(2, 2, 3) @ lib.zeros(3, dtype=lib.float64),
+    "bools @ floats": lambda lib: lib.zeros(2, 3, dtype=lib.bool) @ lib.zeros(3, 2),
+    "bool batch @ floats": lambda lib: lib.zeros(2, 2, 3, dtype=lib.bool) @ lib.zeros(2, 3, 2),
+    "float batch @ bools": lambda lib: lib.zeros(2, 2, 3) @ lib.zeros(2, 3, 2, dtype=lib.bool),
+    "bools @ bool vector": lambda lib: (
+        lib.zeros(2, 3, dtype=lib.bool) @ lib.zeros(3, dtype=lib.bool)
+    ),
+}
+
+
+@pytest.mark.parametrize("program", CHECK_ORDER.values(), ids=CHECK_ORDER.keys())
+def test_shape_errors_come_before_dtype_errors_as_in_torch(program):
+    """copy_ names its destination tensor a; the matrix products check sizes before dtypes
+    (and bmm refuses bools before comparing dtypes)."""
+    assert_like_torch(lambda lib: facts(program(lib)))
