@@ -46,7 +46,7 @@ from ..autograd.tape import _dense as dense
 from . import index, pointwise
 from .index import Index, _IndexPut, _is_advanced
 from .pointwise import broadcast_shape, constant_zeros, where
-from .views import basic_getitem
+from .views import basic_getitem, whole_slice
 
 # --------------------------------------------------------------------------- where a view sits in its base
 
@@ -699,6 +699,17 @@ def _legacy_type(t) -> str:
     return "CPUBoolType" if name == "Bool" else f"teachgrad.{name}Tensor"
 
 
+def _takes_all(basic, shape) -> bool:
+    """Whether the basic key (slices and one ``...``) selects all of a tensor of ``shape``,
+    as torch reads the slices (``x[0:10]`` of 2 rows does, ``x[-2:]`` does not)."""
+    if not all(k is Ellipsis or isinstance(k, slice) for k in basic):
+        return False
+    ellipsis = next((i for i, k in enumerate(basic) if k is Ellipsis), len(basic))
+    head, tail = basic[:ellipsis], basic[ellipsis + 1 :]
+    sized = [*zip(head, shape), *zip(tail, shape[len(shape) - len(tail) :])]
+    return all(whole_slice(k, size) for k, size in sized)
+
+
 def setitem(x, key, value) -> None:
     """``x[key] = value``, decomposed as torch does: the basic part of the key (ints, slices,
     None) selects a view, then a copy/fill into it, or ``index_put_`` for the advanced part.
@@ -726,8 +737,8 @@ def setitem(x, key, value) -> None:
             basic.append(k)
             if not isinstance(k, int):  # an int removes its dim from the view
                 advanced.append(k if k is Ellipsis else slice(None))
-    whole = all(k is Ellipsis or (isinstance(k, slice) and k == slice(None)) for k in basic)
-    target = x if whole else basic_getitem(x, tuple(basic))  # writing all of x needs no view
+    # writing all of x needs no view
+    target = x if _takes_all(basic, x.shape) else basic_getitem(x, tuple(basic))
     basic_only = len(advanced) == len([k for k in advanced if not _is_advanced(k)])
     if isinstance(value, Tensor) and basic_only and value._data.ndim > target._data.ndim:
         value = _strip_leading_ones(value)  # torch drops them first: [[1., 2.]] fits a row

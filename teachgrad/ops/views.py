@@ -714,8 +714,7 @@ def basic_getitem(input, key):
             dim += 1
             changed = True
         elif isinstance(k, slice):
-            size = result._data.shape[dim]
-            if lone_slice or k.indices(size) != (0, size, 1):
+            if lone_slice or not whole_slice(k, result._data.shape[dim]):
                 result = _slice(result, dim, k.start, k.stop, k.step)
                 changed = True
             dim += 1
@@ -728,6 +727,16 @@ def basic_getitem(input, key):
             result = Select.apply(result, dim, k % size)
             changed = True
     return result if changed else Alias.apply(input)
+
+
+def whole_slice(k: slice, size: int) -> bool:
+    """Whether torch skips the slice ``k`` of a dim of ``size`` as taking all of it: it reads
+    the numbers as written, so ``x[0:10]`` of 2 rows is skipped but ``x[-2:]`` is a slice.
+
+    >>> whole_slice(slice(0, 10), 2), whole_slice(slice(-2, None), 2)
+    (True, False)
+    """
+    return k.start in (None, 0) and k.step in (None, 1) and (k.stop is None or k.stop >= size)
 
 
 # --------------------------------------------------------------------------- joining

@@ -260,3 +260,50 @@ def test_shape_errors_come_before_dtype_errors_as_in_torch(program):
     """copy_ names its destination tensor a; the matrix products check sizes before dtypes
     (and bmm refuses bools before comparing dtypes)."""
     assert_like_torch(lambda lib: facts(program(lib)))
+
+
+# --------------------------------------------------------------------------- slices torch skips
+
+SLICE_KEYS = {
+    "x[0:2, ...]": (slice(0, 2), ...),
+    "x[0:10, ...]": (slice(0, 10), ...),
+    "x[:2, ...]": (slice(None, 2), ...),
+    "x[-2:, ...]": (slice(-2, None), ...),
+    "x[-3:, ...]": (slice(-3, None), ...),
+    "x[::1, ...]": (slice(None, None, 1), ...),
+    "x[:, -3:]": (slice(None), slice(-3, None)),
+    "x[:, :10]": (slice(None), slice(None, 10)),
+    "x[-2:2, ...]": (slice(-2, 2), ...),
+    "x[0:-1, ...]": (slice(0, -1), ...),
+    "x[None, -1, -2:3]": (None, -1, slice(-2, 3)),
+    "x[None, ..., -2:]": (None, ..., slice(-2, None)),
+    "x[..., None, :]": (..., None, slice(None)),
+}
+
+
+@pytest.mark.parametrize("key", SLICE_KEYS.values(), ids=SLICE_KEYS.keys())
+def test_a_slice_is_skipped_only_when_its_numbers_as_written_take_the_whole_dim(key):
+    """torch skips ``0:10`` of 2 rows (an alias) but records ``-2:`` (SliceBackward0)."""
+    assert_like_torch(lambda lib: facts(lib.zeros(2, 3, requires_grad=True)[key]))
+
+
+SET_KEYS = [(slice(0, 2),), (slice(0, 10), Ellipsis), (slice(-2, None),), (Ellipsis, slice(0, 3))]
+SET_VALUES = {
+    "a row requiring grad": lambda lib: lib.ones(3, requires_grad=True),
+    "0-d requiring grad": lambda lib: lib.tensor(2.0, requires_grad=True),
+    "a number": lambda lib: 2.0,
+}
+
+
+@pytest.mark.parametrize("make", SET_VALUES.values(), ids=SET_VALUES.keys())
+@pytest.mark.parametrize("key", SET_KEYS, ids=str)
+def test_writing_through_a_skipped_slice_writes_the_tensor_itself(key, make):
+    """``x[0:2] = v`` of 2 rows is ``x.copy_(v)`` (CopyBackwards, FillBackward3), not a write
+    through a view (CopySlices)."""
+
+    def run(lib):
+        x = lib.zeros(2, 3, requires_grad=True).clone()
+        x[key] = make(lib)
+        return {**facts(x), "version": x._version}
+
+    assert_like_torch(run)
