@@ -377,7 +377,7 @@ def outer(input, vec2):
     """
     same_device(input, vec2)
     _check_ndim(input, vec2, "outer")
-    return input.unsqueeze(1) * vec2
+    return input.reshape(-1, 1) * vec2  # (torch reshapes: ViewBackward0)
 
 
 # --------------------------------------------------------------------------- einsum

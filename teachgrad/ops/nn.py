@@ -332,7 +332,7 @@ class Softmax(SavesResult):
         x = a._data
         xp = array_module(x)
         if x.ndim == 0 or x.size == 0:  # one element: its share is all of it (NaN for inf or NaN)
-            return xp.exp(x - x)
+            return xp.exp(x - x).astype(x.dtype, copy=False)  # (no element: integers stay so)
         e = xp.exp(x - x.max(axis=dim, keepdims=True))
         return row_major(e / e.sum(axis=dim, keepdims=True))  # (torch's result is row-major)
 
@@ -1299,7 +1299,8 @@ def _softmax_input(input, dim, dtype, name):
         )
         dim = 0 if input.ndim in (0, 1, 3) else 1
     dim = _wrap_dim(dim, input.ndim)
-    if not input.is_floating_point():  # (torch's kernel for the last dim has its own name)
+    # (torch has no kernel for integers, but an empty input runs none; the last dim has its own)
+    if not input.is_floating_point() and input.numel():
         kernel = f"{name}_lastdim_kernel_impl" if dim >= input.ndim - 1 else f"{name}_kernel_impl"
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{scalar_type_name(input)}'\n  {name} needs floating "

@@ -307,3 +307,35 @@ def test_writing_through_a_skipped_slice_writes_the_tensor_itself(key, make):
         return {**facts(x), "version": x._version}
 
     assert_like_torch(run)
+
+
+# --------------------------------------------------------------------------- outer, softmax of nothing
+
+OUTER_INPUTS = {"leaf": lambda x: x, "stepped": lambda x: x[::2], "sliced": lambda x: x[:2]}
+
+
+@pytest.mark.parametrize("view", OUTER_INPUTS.values(), ids=OUTER_INPUTS.keys())
+def test_outer_reshapes_its_first_vector_as_torch_does(view):
+    """torch's outer is ``x.reshape(-1, 1) * y``: its first input reaches the product through
+    ViewBackward0 (ReshapeAliasBackward0 when strided), not an unsqueeze."""
+
+    def run(lib):
+        x = view(lib.tensor([1.0, 2.0, 3.0, 4.0], dtype=lib.float64, requires_grad=True))
+        y = x.outer(x)
+        return facts(y), [name(fn) for fn, _ in y.grad_fn.next_functions]
+
+    assert_like_torch(run)
+
+
+SOFTMAX_OF_INTEGERS = {
+    "empty int64": lambda lib: lib.tensor([], dtype=lib.int64).softmax(0),
+    "empty int32, not the last dim": lambda lib: lib.zeros(4, 0, dtype=lib.int32).softmax(-2),
+    "empty int64, log_softmax": lambda lib: lib.tensor([], dtype=lib.int64).log_softmax(0),
+    "one int64": lambda lib: lib.tensor([1]).softmax(0),
+    "int32 rows": lambda lib: lib.zeros(4, 2, dtype=lib.int32).softmax(0),
+}
+
+
+@pytest.mark.parametrize("program", SOFTMAX_OF_INTEGERS.values(), ids=SOFTMAX_OF_INTEGERS.keys())
+def test_softmax_refuses_integers_only_when_there_is_something_to_compute(program):
+    assert_like_torch(lambda lib: facts(program(lib)))
