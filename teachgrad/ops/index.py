@@ -410,20 +410,19 @@ def _lone_mask(key) -> bool:
 
 
 def _check_fits(values, target) -> None:
-    """torch's error when ``values`` do not broadcast to the indexed ``target`` (naming the
-    values' shape without its leading 1s, which torch drops first). (Shapes live on the
-    host: NumPy reads them, whatever the device.)"""
+    """torch's error when ``values`` do not broadcast to the indexed ``target``. (Shapes live
+    on the host: NumPy reads them, whatever the device.)"""
     np = numpy_module()
     shape = list(np.shape(values))
-    while shape and shape[0] == 1:
-        shape.pop(0)
-    try:
-        np.broadcast_shapes(tuple(shape), target.shape)
+    try:  # (broadcast *to* the target: a size-1 dim there can't take more values)
+        fits = np.broadcast_shapes(tuple(shape), target.shape) == target.shape
     except ValueError:
+        fits = False
+    if not fits:
         raise RuntimeError(
             f"shape mismatch: value tensor of shape {shape} cannot be broadcast to indexing "
             f"result of shape {list(target.shape)}"
-        ) from None
+        )
 
 
 class IndexPut(Builtin):
@@ -454,6 +453,8 @@ class IndexPut(Builtin):
                     "the source.\n  Convert the values first, e.g. values.to(x.dtype)."
                 )
             v = v.reshape(()).astype(out.dtype)
+        if getattr(v, "ndim", 0) and v.shape[0] == 1:  # NumPy would drop leading 1s; torch
+            _check_fits(v, out[key])  # does only for x[key] = v (setitem drops them first)
         try:
             if accumulate:
                 xp.add.at(out, key, v)

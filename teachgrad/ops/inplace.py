@@ -740,8 +740,10 @@ def setitem(x, key, value) -> None:
     # writing all of x needs no view
     target = x if _takes_all(basic, x.shape) else basic_getitem(x, tuple(basic))
     basic_only = len(advanced) == len([k for k in advanced if not _is_advanced(k)])
-    if isinstance(value, Tensor) and basic_only and value._data.ndim > target._data.ndim:
+    if isinstance(value, Tensor) and not basic_only:
         value = _strip_leading_ones(value)  # torch drops them first: [[1., 2.]] fits a row
+    elif isinstance(value, Tensor) and value._data.ndim > target._data.ndim:
+        value = _strip_leading_ones(value)
         if value._data.ndim > target._data.ndim:
             raise RuntimeError(
                 f"expand({_legacy_type(value)}{{{list(value.shape)}}}, size="

@@ -339,3 +339,45 @@ SOFTMAX_OF_INTEGERS = {
 @pytest.mark.parametrize("program", SOFTMAX_OF_INTEGERS.values(), ids=SOFTMAX_OF_INTEGERS.keys())
 def test_softmax_refuses_integers_only_when_there_is_something_to_compute(program):
     assert_like_torch(lambda lib: facts(program(lib)))
+
+
+# --------------------------------------------------------------------------- values that do not fit an index
+
+VALUE_SHAPES = {
+    "(2, 1, 3) into x[[0, 0]]": (lambda lib: (lib.tensor([0, 0]),), (2, 1, 3)),
+    "(3, 3) into x[[0]]": (lambda lib: (lib.tensor([0]),), (3, 3)),
+    "(2, 3) into x[mask]": (lambda lib: (lib.tensor([True, False]),), (2, 3)),
+    "(1, 1, 3) into x[[0, 1]]": (lambda lib: (lib.tensor([0, 1]),), (1, 1, 3)),
+}
+WRITES = {
+    "x[key] = v": lambda x, key, v: x.__setitem__(key, v),
+    "index_put_": lambda x, key, v: x.index_put_(key, v),
+    "index_put_(accumulate=True)": lambda x, key, v: x.index_put_(key, v, accumulate=True),
+}
+
+
+@pytest.mark.parametrize("write", WRITES.values(), ids=WRITES.keys())
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+@pytest.mark.parametrize(("key", "shape"), VALUE_SHAPES.values(), ids=VALUE_SHAPES.keys())
+def test_values_must_broadcast_to_the_indexed_shape_before_their_dtype_is_checked(
+    key, shape, dtype, write
+):
+    """Values broadcast *to* the indexing result (a size-1 dim there takes one value), and
+    only ``x[key] = v`` drops the values' leading 1s; the shape is checked before the dtype."""
+
+    def run(lib):
+        x = lib.zeros(2, 3, dtype=getattr(lib, dtype))
+        write(x, key(lib), lib.ones(shape))
+        return facts(x)
+
+    assert_like_torch(run)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_a_value_that_fits_only_without_the_size_1_dim_of_none_is_refused(dtype):
+    def run(lib):
+        x = lib.zeros(1, 3, dtype=getattr(lib, dtype))
+        x[lib.tensor([[0], [0]]), None] = lib.ones(2, 1, 3)
+        return facts(x)
+
+    assert_like_torch(run)
