@@ -1034,8 +1034,9 @@ class Relu(SavesResult):
         x = a._data
         if x.dtype.kind == "b":
             raise RuntimeError("Boolean inputs not supported for relu")
-        # maximum, not x * (x > 0): that gives -0.0 for negatives; NaN stays NaN as in torch
-        return array_module(x).maximum(x, 0)
+        # maximum, not x * (x > 0): that gives -0.0 for negatives; NaN stays NaN as in torch.
+        # 0 first: where the two are equal NumPy returns the second, so -0.0 stays -0.0 (torch)
+        return array_module(x).maximum(0, x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1183,8 +1184,13 @@ class ClampScalar(Builtin):
         ctx.to_save = (a,)
         ctx.lo, ctx.hi = lo, hi
         xp = array_module(a)
-        x = a._data
-        out = xp.clip(x, lo, hi)
+        out = a._data
+        # not clip: where x equals a bound, torch keeps x (-0.0 stays); NumPy's maximum and
+        # minimum return their second argument then
+        if lo is not None:
+            out = xp.maximum(lo, out)
+        if hi is not None:
+            out = xp.minimum(hi, out)
         return out.astype(result_type(a, *(v for v in (lo, hi) if v is not None)).numpy, copy=False)
 
     @staticmethod
@@ -1303,7 +1309,8 @@ class Maximum(_MaxMin):
         "self": "grad · ((self > other) + (self == other) / 2)",
         "other": "grad · ((other > self) + (self == other) / 2)",
     }
-    pick = staticmethod(lambda xp, x, y: xp.maximum(x, y))
+    # (y first: where the two are equal NumPy returns its second argument, torch the first)
+    pick = staticmethod(lambda xp, x, y: xp.maximum(y, x))
     wins = staticmethod(lambda a, b: a > b)
 
 
@@ -1313,7 +1320,7 @@ class Minimum(_MaxMin):
         "self": "grad · ((self < other) + (self == other) / 2)",
         "other": "grad · ((other < self) + (self == other) / 2)",
     }
-    pick = staticmethod(lambda xp, x, y: xp.minimum(x, y))
+    pick = staticmethod(lambda xp, x, y: xp.minimum(y, x))
     wins = staticmethod(lambda a, b: a < b)
 
 

@@ -381,3 +381,32 @@ def test_a_value_that_fits_only_without_the_size_1_dim_of_none_is_refused(dtype)
         return facts(x)
 
     assert_like_torch(run)
+
+
+# --------------------------------------------------------------------------- the sign of zero
+
+ZERO_KEEPERS = {
+    "relu": lambda lib, x: x.relu(),
+    "relu_": lambda lib, x: x.clone().relu_(),
+    "clamp(min=0)": lambda lib, x: x.clamp(min=0),
+    "clamp(-1, 1)": lambda lib, x: x.clamp(-1, 1),
+    "clamp_(max=0)": lambda lib, x: x.clone().clamp_(max=0),
+    "maximum(x, 0)": lambda lib, x: lib.maximum(x, lib.zeros(5, dtype=lib.float64)),
+    "maximum(0, x)": lambda lib, x: lib.maximum(lib.zeros(5, dtype=lib.float64), x),
+    "minimum(x, 0)": lambda lib, x: lib.minimum(x, lib.zeros(5, dtype=lib.float64)),
+    "minimum(0, x)": lambda lib, x: lib.minimum(lib.zeros(5, dtype=lib.float64), x),
+    "relu, then rsqrt": lambda lib, x: x.relu().rsqrt(),
+}
+
+
+@pytest.mark.parametrize("program", ZERO_KEEPERS.values(), ids=ZERO_KEEPERS.keys())
+def test_a_negative_zero_keeps_its_sign_where_torch_keeps_it(program):
+    """torch's relu, clamp, maximum and minimum return their (first) input where it ties
+    with the other value: -0.0 stays -0.0, which 1/x or rsqrt then tell apart from 0.0."""
+
+    def run(lib):
+        x = lib.tensor([-0.0, 0.0, -1.0, 2.0, float("nan")], dtype=lib.float64)
+        y = program(lib, x)
+        return facts(y), as_numpy(1 / y)
+
+    assert_like_torch(run)
