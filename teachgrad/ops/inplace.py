@@ -406,11 +406,15 @@ def _overlap(a, b) -> str:
 
 
 def _records(x, args, kwargs) -> bool:
-    """Whether an in-place op on ``x`` with these arguments goes into the graph."""
+    """Whether an in-place op on ``x`` with these arguments goes into the graph (never for
+    an integer or bool ``x``, which can't require grad, whatever it is given)."""
     return _grad_state.enabled and (
         x._requires_grad
-        or any(isinstance(a, Tensor) and a.requires_grad for a in args)
-        or any(isinstance(v, Tensor) and v.requires_grad for v in kwargs.values())
+        or x._data.dtype.kind in "fc"
+        and (
+            any(isinstance(a, Tensor) and a.requires_grad for a in args)
+            or any(isinstance(v, Tensor) and v.requires_grad for v in kwargs.values())
+        )
     )
 
 

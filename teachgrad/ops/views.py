@@ -485,7 +485,8 @@ def expand(input, *sizes):
     if lead < 0:
         raise _expand_error(shape, sizes, None)
     target = sizes[:lead] + tuple(old if s == -1 else s for old, s in zip(shape, sizes[lead:]))
-    for i, (old, new) in enumerate(zip((1,) * lead + shape, target)):
+    pairs = list(enumerate(zip((1,) * lead + shape, target)))
+    for i, (old, new) in reversed(pairs):  # (torch checks from the last dim)
         if new < 0 or old != new and old != 1:
             raise _expand_error(shape, sizes, i)
     return Expand.apply(input, target)

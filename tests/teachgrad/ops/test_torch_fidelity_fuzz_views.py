@@ -410,3 +410,44 @@ def test_a_negative_zero_keeps_its_sign_where_torch_keeps_it(program):
         return facts(y), as_numpy(1 / y)
 
     assert_like_torch(run)
+
+
+# --------------------------------------------------------------------------- expand, integer views
+
+EXPAND_SIZES = [(1, 2), (2, 2), (1, 1), (-2, 1), (-3, 2, 4), (-1, 3, 5), (2, 3, 4, 5), (-2, 3, 3)]
+
+
+@pytest.mark.parametrize("sizes", EXPAND_SIZES, ids=str)
+def test_expand_names_the_last_size_it_cannot_give(sizes):
+    """torch checks the sizes from the last dim: ``zeros(3, 4).expand(1, 2)`` names dim 1."""
+    assert_like_torch(lambda lib: facts(lib.zeros(3, 4).expand(*sizes)))
+
+
+def test_writing_a_larger_tensor_through_an_expanded_view_names_the_last_dim():
+    def run(lib):
+        x = lib.arange(12.0).reshape(3, 4)
+        x.expand_as(x)[:-2, ::2] = x
+        return facts(x)
+
+    assert_like_torch(run)
+
+
+INTEGER_VIEWS = {
+    "split(3)[0] of int32": lambda lib: lib.tensor([1, 2, 3, 4], dtype=lib.int32).split(3, 0)[0],
+    "unbind(0)[0] of int64": lambda lib: lib.tensor([[1, 2]]).unbind(0)[0],
+    "split(1)[0] of bools": lambda lib: lib.tensor([True, False]).split(1)[0],
+    "an int64 leaf": lambda lib: lib.tensor([1, 2]),
+}
+
+
+@pytest.mark.parametrize("make", INTEGER_VIEWS.values(), ids=INTEGER_VIEWS.keys())
+def test_an_integer_tensor_given_a_value_that_requires_grad_records_nothing(make):
+    """An integer or bool tensor can't require grad, so copy_ into a multi-output view of one
+    is not refused as a view+inplace of a differentiable op (torch: a plain copy)."""
+
+    def run(lib):
+        x = make(lib)
+        x.copy_(lib.tensor([1.5], requires_grad=True))
+        return facts(x)
+
+    assert_like_torch(run)
