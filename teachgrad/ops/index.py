@@ -631,21 +631,25 @@ class _ReadAlongDim(Builtin):
     (``add_back``, each class's own: the transpose of the read)."""
 
     saved_names = ("index",)
+    saves_input = False  # (torch's gather saves it: changing it in place is refused at backward)
     jvp = staticmethod(linear_jvp)
 
     @classmethod
     def forward(cls, ctx, a, dim, *, index):
-        ctx.in_shape, ctx.dim, ctx.to_save = a._data.shape, dim, (index,)
+        ctx.in_shape, ctx.dim = a._data.shape, dim
+        ctx.to_save = (a, index) if cls.saves_input else (index,)
         return cls.read(a._data, dim, index._data)
 
     @classmethod
     def backward(cls, ctx, grad):
-        (index,) = ctx.saved_tensors
+        index = ctx.saved_tensors[-1]
         return cls.add_back(grad, ctx.in_shape, ctx.dim, index), None
 
 
 class Gather(_ReadAlongDim):
     node_name = "GatherBackward0"
+    saved_names = ("self", "index")
+    saves_input = True
     formula = {"self": "scatter_add(zeros, dim, index, grad)"}
 
     @staticmethod

@@ -106,6 +106,14 @@ class VecMat(Matmul):
     formula = {"self": "mat2 @ grad", "mat2": "outer(self, grad)"}
 
 
+def _vector_matrix(vector, matrix):
+    """``vector @ matrix``; torch squeezes its ``mm`` result in place, so the product starts
+    at version 1 (which ``_version`` shows)."""
+    out = VecMat.apply(vector, matrix)
+    out._counter.bump("squeeze_")
+    return out
+
+
 class MatmulViaClone(Matmul):
     node_name = (
         "CloneBackward0"  # torch computes 2-d @ batched as a transposed product, then a copy
@@ -298,13 +306,9 @@ def matmul(input, other):
         return Mv.apply(input, other) if a == 2 else Matmul.apply(input, other)
     if b == 2:  # (vector | matrix | folded batch) @ matrix
         _check_mm(input, other)
-        return (
-            VecMat.apply(input, other)
-            if a == 1
-            else Mm.apply(input, other)
-            if a == 2
-            else Matmul.apply(input, other)
-        )
+        if a == 1:
+            return _vector_matrix(input, other)
+        return Mm.apply(input, other) if a == 2 else Matmul.apply(input, other)
     # batched: the batch dims broadcast, then one bmm over all of them
     batch = broadcast_shape(input.shape[:-2], other.shape[:-2])
     _check_bmm(input, other, math.prod(batch), math.prod(batch))

@@ -331,8 +331,10 @@ class Softmax(SavesResult):
         ctx.dim = dim
         x = a._data
         xp = array_module(x)
-        if x.ndim == 0 or x.size == 0:  # one element: its share is all of it (NaN for inf or NaN)
-            return xp.exp(x - x).astype(x.dtype, copy=False)  # (no element: integers stay so)
+        if x.size == 0:  # nothing to compute: an empty result of x's dtype, as torch
+            return xp.empty_like(x)
+        if x.ndim == 0:  # one element: its share is all of it (NaN for inf or NaN)
+            return xp.exp(x - x)
         e = xp.exp(x - x.max(axis=dim, keepdims=True))
         return row_major(e / e.sum(axis=dim, keepdims=True))  # (torch's result is row-major)
 
@@ -409,7 +411,9 @@ class LogSoftmax(SavesResult):
         ctx.dim = dim
         x = a._data
         xp = array_module(x)
-        if x.ndim == 0 or x.size == 0:  # log(its share of all of it) = 0 (NaN for inf or NaN)
+        if x.size == 0:  # nothing to compute: an empty result of x's dtype, as torch
+            return xp.empty_like(x)
+        if x.ndim == 0:  # log(its share of all of it) = 0 (NaN for inf or NaN)
             return x - x
         shifted = x - x.max(axis=dim, keepdims=True)
         return row_major(shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True)))

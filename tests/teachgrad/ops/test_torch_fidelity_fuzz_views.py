@@ -333,6 +333,9 @@ SOFTMAX_OF_INTEGERS = {
     "empty int64, log_softmax": lambda lib: lib.tensor([], dtype=lib.int64).log_softmax(0),
     "one int64": lambda lib: lib.tensor([1]).softmax(0),
     "int32 rows": lambda lib: lib.zeros(4, 2, dtype=lib.int32).softmax(0),
+    "empty bools": lambda lib: lib.zeros(2, 3, 0, dtype=lib.bool).softmax(-3),
+    "empty bools, log_softmax": lambda lib: lib.zeros(2, 0, dtype=lib.bool).log_softmax(1),
+    "empty floats": lambda lib: lib.zeros(2, 0).softmax(0),
 }
 
 
@@ -449,5 +452,35 @@ def test_an_integer_tensor_given_a_value_that_requires_grad_records_nothing(make
         x = make(lib)
         x.copy_(lib.tensor([1.5], requires_grad=True))
         return facts(x)
+
+    assert_like_torch(run)
+
+
+# --------------------------------------------------------------------------- versions and saved inputs
+
+PRODUCTS = [((2,), (2, 2)), ((2, 2), (2,)), ((2,), (2,)), ((2, 2), (2, 2)), ((2, 2, 2), (2,))]
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize(("a", "b"), PRODUCTS, ids=str)
+def test_a_vector_times_a_matrix_starts_at_version_1(a, b, requires_grad):
+    """torch computes ``v @ M`` as ``unsqueeze``, ``mm``, then an in-place ``squeeze_``."""
+
+    def run(lib):
+        y = lib.ones(*a, requires_grad=requires_grad) @ lib.ones(*b)
+        return {**facts(y), "version": y._version, "is_view": y._is_view()}
+
+    assert_like_torch(run)
+
+
+def test_gather_saves_its_input_so_changing_it_in_place_is_refused_at_backward():
+    def run(lib):
+        x = lib.tensor([[1.0, 2, 3], [4, 5, 6]], dtype=lib.float64, requires_grad=True)
+        y = x.reshape(6) * 1
+        z = y.gather(0, lib.zeros(6, dtype=lib.long))
+        with lib.no_grad():
+            y.zero_()
+        z.sum().backward()
+        return as_numpy(x.grad)
 
     assert_like_torch(run)
