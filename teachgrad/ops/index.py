@@ -912,6 +912,11 @@ def index_select(input, dim, index):
             "  A 0-d tensor has one element: its index is 0, once."
         )
     size = _at_least_1d(input._data).shape[dim]
+    if size == 0 and i.size and input._data.ndim == 1:  # (torch words this case so)
+        raise IndexError(
+            f"index out of range in self\n  The input is empty: there is nothing to select at "
+            f"{index.tolist()}."
+        )
     if size == 0 and i.size:
         raise RuntimeError(
             "index_select(): self indexing axis dim should be positive\n  Dim "

@@ -938,7 +938,7 @@ def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     tensor(True)
     """
     x = input._data
-    axis = None if dim is None else _wrap_dim(dim, x.ndim)
+    axis = None if dim is None else reduction_dims(dim, x.ndim)  # (dim=(): reduces nothing)
     return wrap_array(row_major(array_module(x).asarray(x.any(axis=axis, keepdims=keepdim))))
 
 
@@ -951,7 +951,7 @@ def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     tensor(False)
     """
     x = input._data
-    axis = None if dim is None else _wrap_dim(dim, x.ndim)
+    axis = None if dim is None else reduction_dims(dim, x.ndim)  # (dim=(): reduces nothing)
     return wrap_array(row_major(array_module(x).asarray(x.all(axis=axis, keepdims=keepdim))))
 
 

@@ -176,7 +176,7 @@ def roll(input, shifts, dims=None):
             "  Give one shift per dim (or a single shift and no dims to roll the flattened tensor)."
         )
     ndim = input._data.ndim
-    if not dims:
+    if not dims or input._data.size == 0:  # (nothing to move: torch checks no dim)
         return Roll.apply(input, shifts[0], None)
     if ndim == 0:
         raise IndexError(

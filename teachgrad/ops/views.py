@@ -26,7 +26,7 @@ from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import same_device
-from .reduce import row_major, sum_to
+from .reduce import reduction_dims, row_major, sum_to
 
 
 class _View(Builtin):
@@ -186,9 +186,9 @@ def flatten(input, start_dim=0, end_dim=-1):
     teachgrad.Size([2, 12])
     """
     shape = input._data.shape
-    if not shape:
-        return reshape(input, (1,))
     start, end = _wrap_dim(start_dim, len(shape)), _wrap_dim(end_dim, len(shape))
+    if not shape:  # (its dims, 0 and -1, checked first)
+        return reshape(input, (1,))
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if start == end:
@@ -278,8 +278,8 @@ def squeeze(input, dim=None):
     ndim = input._data.ndim
     if dim is None:
         return SqueezeAll.apply(input, tuple(range(ndim)))
-    dims = tuple(_wrap_dim(d, ndim) for d in ((dim,) if isinstance(dim, int) else dim))
-    dims = dims if ndim else ()  # a 0-d tensor takes dim 0 (or -1), and has nothing to squeeze
+    # (a 0-d tensor takes dim 0 or -1, and has nothing to squeeze; a dim given twice is refused)
+    dims = reduction_dims(dim, ndim)
     return (Squeeze if isinstance(dim, int) else SqueezeDims).apply(input, dims)
 
 
@@ -789,7 +789,9 @@ def cat(tensors, dim=0):
     if zero_d is not None:  # (checked first, as torch does)
         raise RuntimeError(f"zero-dimensional tensor (at position {zero_d}) cannot be concatenated")
     # torch still accepts (and skips) legacy empty 1-d tensors in cat
-    kept = [t for t in tensors if not (t._data.ndim == 1 and t._data.size == 0)] or tensors[:1]
+    kept = [t for t in tensors if not (t._data.ndim == 1 and t._data.size == 0)]
+    if not kept:  # only those: torch checks no dim, and joins them into one more
+        return Cat.apply(0, *tensors)
     ref = kept[0]._data
     dim = _wrap_dim(dim, ref.ndim)
     for i, t in enumerate(kept):

@@ -484,3 +484,57 @@ def test_gather_saves_its_input_so_changing_it_in_place_is_refused_at_backward()
         return as_numpy(x.grad)
 
     assert_like_torch(run)
+
+
+# --------------------------------------------------------------------------- dims: tuples, 0-d, empty
+
+DIM_PROGRAMS = {
+    "0-d any((0,))": lambda lib: lib.tensor(1.5).any((0,)),
+    "0-d all((-1,))": lambda lib: lib.tensor(1.5).all((-1,)),
+    "any((0, 1))": lambda lib: lib.tensor([[0, 1, 0], [0, 0, 0]]).any((0, 1)),
+    "all((1,), keepdim=True)": lambda lib: lib.tensor([[0, 1, 0], [1, 1, 1]]).all(
+        (1,), keepdim=True
+    ),
+    "any(()) reduces nothing": lambda lib: lib.tensor([[0, 1, 0], [0, 0, 0]]).any(()),
+    "any((0, -2)) repeats a dim": lambda lib: lib.tensor([[0, 1, 0], [0, 0, 0]]).any((0, -2)),
+    "squeeze((-1, 0)) of (1,)": lambda lib: lib.ones(1).squeeze((-1, 0)),
+    "squeeze((1, -1)) of (2, 3)": lambda lib: lib.ones(2, 3).squeeze((1, -1)),
+    "0-d squeeze((-1, 0))": lambda lib: lib.tensor(1.5).squeeze((-1, 0)),
+    "squeeze((0, 2)) of (1, 2, 1)": lambda lib: lib.ones(1, 2, 1).squeeze((0, 2)),
+    "0-d flatten(1)": lambda lib: lib.tensor(1.5).flatten(1),
+    "0-d flatten(-2)": lambda lib: lib.tensor(1.5).flatten(-2),
+    "0-d flatten(0, 1)": lambda lib: lib.tensor(1.5).flatten(0, 1),
+    "0-d flatten(0, -1)": lambda lib: lib.tensor(1.5).flatten(0, -1),
+    "cat of empty 1-d tensors, dim 1": lambda lib: lib.cat([lib.zeros(0), lib.zeros(0)], 1),
+    "cat of empty 1-d tensors, dim 5": lambda lib: lib.cat([lib.zeros(0), lib.zeros(0)], 5),
+    "cat of an empty 1-d and a matrix, dim 1": lambda lib: lib.cat(
+        [lib.zeros(0), lib.ones(2, 3)], 1
+    ),
+    "cat of an empty 1-d and a matrix, dim 5": lambda lib: lib.cat(
+        [lib.zeros(0), lib.ones(2, 3)], 5
+    ),
+    "empty roll(1, 1)": lambda lib: lib.zeros(0).roll(1, 1),
+    "(2, 0) roll(1, 5)": lambda lib: lib.zeros(2, 0).roll(1, 5),
+    "(2, 3) roll(1, 7)": lambda lib: lib.ones(2, 3).roll(1, 7),
+    "empty index_select([0])": lambda lib: lib.zeros(0).index_select(0, lib.tensor([0])),
+    "(2, 0) index_select(1, [0])": lambda lib: lib.zeros(2, 0).index_select(1, lib.tensor([0])),
+    "empty index_select([])": lambda lib: lib.zeros(0).index_select(
+        0, lib.tensor([], dtype=lib.long)
+    ),
+}
+
+
+@pytest.mark.parametrize("program", DIM_PROGRAMS.values(), ids=DIM_PROGRAMS.keys())
+def test_dims_given_as_tuples_or_to_0d_and_empty_tensors_are_read_as_torch_reads_them(program):
+    assert_like_torch(lambda lib: facts(program(lib)))
+
+
+@pytest.mark.parametrize("dims", [1, 5, None])
+def test_rolling_an_empty_tensor_is_still_recorded(dims):
+    def run(lib):
+        x = lib.zeros(2, 0, requires_grad=True)
+        y = x.roll(1) if dims is None else x.roll(1, dims)
+        y.sum().backward()
+        return facts(y), as_numpy(x.grad)
+
+    assert_like_torch(run)
