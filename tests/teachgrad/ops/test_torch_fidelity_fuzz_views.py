@@ -521,6 +521,12 @@ DIM_PROGRAMS = {
     "empty index_select([])": lambda lib: lib.zeros(0).index_select(
         0, lib.tensor([], dtype=lib.long)
     ),
+    "empty amax((0, 1))": lambda lib: lib.zeros(0).amax((0, 1)),
+    "empty amin((-1, 0))": lambda lib: lib.zeros(0).amin((-1, 0)),
+    "(2, 0) amax((1, -1))": lambda lib: lib.zeros(2, 0).amax((1, -1)),
+    "(2, 0) amax((0,))": lambda lib: lib.zeros(2, 0).amax((0,)),
+    "(2, 0) amin()": lambda lib: lib.zeros(2, 0).amin(),
+    "(2, 0) inf-norm over (1, -1)": lambda lib: lib.zeros(2, 0).norm(float("inf"), (1, -1)),
 }
 
 
