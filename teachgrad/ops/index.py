@@ -23,7 +23,7 @@ from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import broadcast_shape, broadcast_strides, iterator_strides, where, with_strides
-from .views import basic_getitem, check_step
+from .views import basic_getitem, check_step, whole_slice
 
 
 def _array_key(key, xp):
@@ -170,8 +170,31 @@ def plain_key(input, key):
             raise IndexError("slice() cannot be applied to a 0-dim tensor.")
         return key
     if isinstance(key, tuple):
-        return tuple(_plain(k) for k in key)
+        key = tuple(_plain(k) for k in key)
+        return _spelled_out(key, input._data.ndim) if key.count(Ellipsis) > 1 else key
     return _plain(key)
+
+
+def _spelled_out(key, ndim):
+    """A key with several ``...`` (torch allows them; NumPy one), each written out as the
+    ``:`` it stands for: the dims no other entry indexes, as far as there are dims left
+    (torch moves past those a later ``...`` would take beyond the last one).
+
+    >>> _spelled_out((Ellipsis, 0, Ellipsis), 3)
+    (slice(None, None, None), slice(None, None, None), 0)
+    """
+    widths = [key_width(k) for k in key]
+    free = ndim - sum(widths)
+    spelled, dim = [], 0
+    for i, k in enumerate(key):
+        if k is Ellipsis:
+            n = max(min(free, ndim - dim - sum(widths[i + 1 :])), 0)
+            spelled += [slice(None)] * n
+            dim += n
+        else:
+            spelled.append(k)
+            dim += widths[i]
+    return tuple(spelled)
 
 
 _PLAIN = {int, slice, type(None), type(Ellipsis)}
@@ -220,10 +243,12 @@ def _basic_first(input, key):
     if all(_needs_no_view(k) for k in key):
         return input, key  # nothing to apply first (the common case, spared the walk below)
     ndim = input._data.ndim
-    widths = [_width(k) for k in key]
+    widths = [key_width(k) for k in key]
     fill = ndim - sum(w for k, w in zip(key, widths) if k is not None and k is not Ellipsis)
     basic, rest, dim, plain = [], [], 0, True
-    for k, width in zip(key, widths):
+    positions = []  # where each entry of ``basic`` stood in ``key`` (torch's errors say)
+    for place, (k, width) in enumerate(zip(key, widths)):
+        positions += [place] * (width if _is_advanced(k) and not is_scalar_bool(k) else 1)
         if k is Ellipsis:
             basic.append(k)
             rest.append(k)
@@ -244,7 +269,7 @@ def _basic_first(input, key):
             size = input._data.shape[dim] if dim < ndim else 0
             basic.append(k)
             rest.append(slice(None))
-            plain = plain and k.indices(size) == (0, size, 1)  # torch skips a whole-dim slice
+            plain = plain and whole_slice(k, size)  # torch skips a whole-dim slice
             dim += 1
         else:
             basic += [slice(None)] * width
@@ -252,7 +277,7 @@ def _basic_first(input, key):
             dim += width
     if plain or dim > ndim:  # (too many indices: Index's checks say so)
         return input, key
-    return basic_getitem(input, tuple(basic)), tuple(rest)
+    return basic_getitem(input, tuple(basic), positions), tuple(rest)
 
 
 _WHOLE = slice(None)
@@ -280,8 +305,13 @@ def bool_positions(k, input):
     return xp.zeros(1 if bool(k._data if isinstance(k, Tensor) else k) else 0, dtype=xp.int64)
 
 
-def _width(k) -> int:
-    """How many dims of the tensor a key entry indexes (a mask: its own; 0-d ones none)."""
+def key_width(k) -> int:
+    """How many dims of the tensor a key entry indexes (a mask: its own; 0-d ones none).
+
+    >>> import teachgrad as tg
+    >>> key_width(tg.tensor([[True, False]])), key_width(None), key_width(0)
+    (2, 0, 1)
+    """
     if k is None or k is Ellipsis:
         return 0
     if isinstance(k, Tensor):
@@ -311,7 +341,8 @@ def _checked_key(input, key) -> _CheckedKey:
     for k in key:
         if hasattr(k, "dtype") and k.dtype.kind not in "biu":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    check_key(input._data.shape, key)
+    if check_key(input._data.shape, key):  # nothing selected: torch reads no index array,
+        key = tuple(_unread(k, xp) for k in key)  # so NumPy must not either
     return _CheckedKey(part for k in key for part in (xp.nonzero(k) if _is_mask(k) else (k,)))
 
 
@@ -320,8 +351,14 @@ def _is_mask(k) -> bool:
     return hasattr(k, "dtype") and k.dtype.kind == "b" and k.ndim > 0
 
 
-def check_key(shape, key) -> None:
-    """torch's IndexErrors for an advanced index: indices out of bounds, masks of the wrong shape.
+def _unread(k, xp):
+    """An integer index array that selects nothing, as zeros (never out of bounds)."""
+    return xp.zeros_like(k) if hasattr(k, "dtype") and k.dtype.kind != "b" else k
+
+
+def check_key(shape, key) -> bool:
+    """torch's IndexErrors for an advanced index: indices out of bounds, masks of the wrong
+    shape. True when the key selects no element (then no index array's bounds are checked).
 
     ``key`` holds backend arrays (from ``_array_key``), ints, slices, None and Ellipsis.
     """
@@ -338,6 +375,7 @@ def check_key(shape, key) -> None:
     dim = 0
     integer_indices = []  # (index, dim, size): checked together at the end
     n_arrays = 0  # torch numbers an index array by its place among them (a mask counts ndim)
+    indexed = set()  # the dims an index array covers
     for k in key:
         if k is Ellipsis:
             dim += ndim - used
@@ -350,17 +388,32 @@ def check_key(shape, key) -> None:
                         f"The shape of the mask {list(k.shape)} at index {j} does not match the shape of "
                         f"the indexed tensor {list(shape)} at index {dim + j}"
                     )
+            indexed.update(range(dim, dim + k.ndim))
             dim += k.ndim
             n_arrays += k.ndim
         else:
             if hasattr(k, "dtype"):
                 integer_indices.append((k, n_arrays, shape[dim]))
+                indexed.add(dim)
                 n_arrays += 1
             elif not isinstance(k, slice):  # an int: torch selects with it, naming the dim
                 integer_indices.append((k, dim, shape[dim]))
             dim += 1
-    _check_broadcast([k for k in key if hasattr(k, "dtype")])
+    arrays = [k for k in key if hasattr(k, "dtype")]
+    _check_broadcast(arrays)
+    nothing = _selects_nothing(shape, indexed, arrays)
+    if nothing:  # torch's kernel then reads no index array
+        integer_indices = [entry for entry in integer_indices if not hasattr(entry[0], "dtype")]
     _check_bounds(integer_indices)
+    return nothing
+
+
+def _selects_nothing(shape, indexed, arrays) -> bool:
+    """Whether the index selects no element: a dim no array covers is empty, or an array
+    (a mask with no True) is."""
+    if any(size == 0 for d, size in enumerate(shape) if d not in indexed):
+        return True
+    return any(a.size == 0 or _is_mask(a) and not a.any() for a in arrays)
 
 
 def _check_broadcast(arrays) -> None:

@@ -730,19 +730,21 @@ def setitem(x, key, value) -> None:
     key = index.plain_key(x, key)
     keys = key if isinstance(key, tuple) else (key,)
     basic, advanced = [], []
-    for k in keys:
+    positions = []  # where each entry of ``basic`` stood in the key (torch's errors say)
+    for place, k in enumerate(keys):
         if index.is_scalar_bool(k):  # as torch: a new dim of size 1, indexed by [0] or []
             basic.append(None)
             advanced.append(index.bool_positions(k, x))
         elif _is_advanced(k):
-            basic.append(slice(None))
+            basic += [slice(None)] * index.key_width(k)  # (a mask covers as many dims as it has)
             advanced.append(k)
         else:
             basic.append(k)
             if not isinstance(k, int):  # an int removes its dim from the view
                 advanced.append(k if k is Ellipsis else slice(None))
+        positions += [place] * (len(basic) - len(positions))
     # writing all of x needs no view
-    target = x if _takes_all(basic, x.shape) else basic_getitem(x, tuple(basic))
+    target = x if _takes_all(basic, x.shape) else basic_getitem(x, tuple(basic), positions)
     basic_only = len(advanced) == len([k for k in advanced if not _is_advanced(k)])
     if isinstance(value, Tensor) and not basic_only:
         value = _strip_leading_ones(value)  # torch drops them first: [[1., 2.]] fits a row

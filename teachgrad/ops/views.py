@@ -682,10 +682,12 @@ class Alias(_View):
         return grad
 
 
-def basic_getitem(input, key):
+def basic_getitem(input, key, positions=None):
     """``x[key]`` for basic keys (ints, slices, None, ...): a view, recorded as torch does
     (one SelectBackward0 / SliceBackward0 / UnsqueezeBackward0 per indexed dim).
     ``x[key]`` itself is ``index.getitem``, which sends advanced keys elsewhere.
+    ``positions``: where each entry stood in the key the user wrote (torch's errors name an
+    entry by that place), when ``key`` is the basic part of a longer one.
 
     >>> import teachgrad as tg
     >>> x = tg.arange(12).reshape(3, 4)
@@ -699,15 +701,10 @@ def basic_getitem(input, key):
     used = sum(1 for k in key if k is not None and k is not Ellipsis)
     if used > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
-    if sum(1 for k in key if k is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     result = input
     dim = 0  # the dimension of ``result`` that ``k`` indexes
-    source = 0  # ... and of ``input`` (torch's errors name this one)
     changed = False
-    for k in key:
-        if k is not None:
-            source += ndim - used if k is Ellipsis else 1
+    for i, k in enumerate(key):
         if k is Ellipsis:
             dim += ndim - used
         elif k is None:
@@ -721,9 +718,10 @@ def basic_getitem(input, key):
             dim += 1
         else:
             k, size = int(k), result._data.shape[dim]
-            if not -size <= k < size:
+            if not -size <= k < size:  # (torch names the entry's place in the key)
+                where = i if positions is None else positions[i]
                 raise IndexError(
-                    f"index {k} is out of bounds for dimension {source - 1} with size {size}"
+                    f"index {k} is out of bounds for dimension {where} with size {size}"
                 )
             result = Select.apply(result, dim, k % size)
             changed = True

@@ -544,3 +544,112 @@ def test_rolling_an_empty_tensor_is_still_recorded(dims):
         return facts(y), as_numpy(x.grad)
 
     assert_like_torch(run)
+
+
+# --------------------------------------------------------------------------- keys: places, masks, ellipses
+
+OUT_OF_BOUNDS_KEYS = {
+    "x[..., 5]": (..., 5),
+    "x[..., 5, :]": (..., 5, slice(None)),
+    "x[None, 5]": (None, 5),
+    "x[None, None, 0, 7]": (None, None, 0, 7),
+    "x[:, None, 7]": (slice(None), None, 7),
+    "x[True, 0, 7]": (True, 0, 7),
+    "x[[0], 7]": ([0], 7),
+    "x[mask, 7]": ("mask", 7),
+    "x[None, ..., 7]": (None, ..., 7),
+    "x[0, ..., 9]": (0, ..., 9),
+    "x[2-d mask, 7]": ("mask2", 7),
+    "x[None, 2-d mask, 9]": (None, "mask2", 9),
+    "x[0-d True, 0, 7]": ("true", 0, 7),
+}
+
+
+def _key(lib, key):
+    named = {
+        "mask": lib.tensor([True, False]),
+        "mask2": lib.tensor([[True, False, True], [False, True, False]]),
+        "true": lib.tensor(True),
+    }
+    return tuple(named.get(k, k) if isinstance(k, str) else k for k in key)
+
+
+@pytest.mark.parametrize("key", OUT_OF_BOUNDS_KEYS.values(), ids=OUT_OF_BOUNDS_KEYS.keys())
+def test_an_int_out_of_bounds_is_named_by_its_place_in_the_key(key):
+    """torch's error counts the key's entries (``...`` and None each count one), not dims."""
+    assert_like_torch(lambda lib: facts(lib.arange(24.0).reshape(2, 3, 4)[_key(lib, key)]))
+
+
+MASK_THEN_INT = {
+    "x[mask2, 1]": ("mask2", 1),
+    "x[mask2, 0]": ("mask2", 0),
+    "x[..., mask2[0], 1]": (..., "row", 1),
+    "x[0, i[:, None], 2]": (0, "column", 2),
+}
+
+
+@pytest.mark.parametrize("key", MASK_THEN_INT.values(), ids=MASK_THEN_INT.keys())
+def test_writing_through_a_2d_mask_then_an_int_indexes_the_dims_after_the_mask(key):
+    def run(lib):
+        named = {
+            "mask2": lib.tensor([[True, False, True], [False, True, False]]),
+            "row": lib.tensor([True, False, True]),
+            "column": lib.tensor([[0], [1]]),
+        }
+        x = lib.arange(24.0).reshape(2, 3, 4).requires_grad_().clone()
+        x[tuple(named.get(k, k) if isinstance(k, str) else k for k in key)] = -1.0
+        return facts(x)
+
+    assert_like_torch(run)
+
+
+ELLIPSES = {
+    "x[..., 0:, ...]": (..., slice(0, None), ...),
+    "x[..., i, ...]": (..., "column", ...),
+    "x[..., ...]": (..., ...),
+    "x[0, ..., ...]": (0, ..., ...),
+}
+
+
+@pytest.mark.parametrize("write", [False, True])
+@pytest.mark.parametrize("key", ELLIPSES.values(), ids=ELLIPSES.keys())
+def test_a_key_may_hold_several_ellipses(key, write):
+    """torch (2.x) lets each ``...`` stand for the dims no other entry takes, in turn."""
+
+    def run(lib):
+        x = lib.arange(12.0).reshape(3, 4).requires_grad_().clone()
+        k = tuple(lib.tensor([[3], [-2]]) if e == "column" else e for e in key)
+        if write:
+            x[k] = -1.0
+            return facts(x)
+        return facts(x[k])
+
+    assert_like_torch(run)
+
+
+SELECTING_NOTHING = {
+    "x[:, None, i out of bounds, empty slice]": lambda lib: lib.zeros(2, 1, 3)[
+        :, None, lib.tensor([[-3], [0]]), -2:1
+    ],
+    "(0, 3)[i, False]": lambda lib: lib.zeros(0, 3)[lib.tensor([[0]]), False],
+    "(0, 3)[[5]]": lambda lib: lib.zeros(0, 3)[lib.tensor([5])],
+    "(2, 0)[[5]]": lambda lib: lib.zeros(2, 0)[lib.tensor([5])],
+    "(2, 0)[:, [5]]": lambda lib: lib.zeros(2, 0)[:, lib.tensor([5])],
+    "(0, 3)[:, [5]]": lambda lib: lib.zeros(0, 3)[:, lib.tensor([5])],
+    "(0, 3).index_put_([5])": lambda lib: lib.zeros(0, 3).index_put_(
+        (lib.tensor([5]),), lib.tensor(1.0)
+    ),
+    "(2, 0).index_put_([5])": lambda lib: lib.zeros(2, 0).index_put_(
+        (lib.tensor([5]),), lib.tensor(1.0)
+    ),
+    "(0, 3)[[], 7]": lambda lib: lib.zeros(0, 3)[lib.tensor([], dtype=lib.long), 7],
+    "x[no True, [9]]": lambda lib: lib.zeros(3, 2)[
+        lib.tensor([False, False, False]), lib.tensor([9])
+    ],
+}
+
+
+@pytest.mark.parametrize("program", SELECTING_NOTHING.values(), ids=SELECTING_NOTHING.keys())
+def test_an_index_that_selects_nothing_is_not_checked_for_bounds(program):
+    """torch's index kernel reads no index array when the result has no element."""
+    assert_like_torch(lambda lib: facts(program(lib)))
