@@ -160,7 +160,9 @@ def plain_key(input, key):
     IndexError: only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got float)
     """
     if input._data.ndim == 0:  # every other bad key into a 0-d tensor is "too many indices"
-        if isinstance(key, int) and not isinstance(key, bool):
+        if isinstance(key, int) and not isinstance(key, bool) and key != 0:
+            raise IndexError(f"index {key} is out of bounds for dimension 0 with size 0")
+        if isinstance(key, int) and not isinstance(key, bool):  # (0 alone: torch's hint)
             raise IndexError(
                 "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"

@@ -653,3 +653,9 @@ SELECTING_NOTHING = {
 def test_an_index_that_selects_nothing_is_not_checked_for_bounds(program):
     """torch's index kernel reads no index array when the result has no element."""
     assert_like_torch(lambda lib: facts(program(lib)))
+
+
+@pytest.mark.parametrize("key", [0, -1, 5, (0,), (-1,)], ids=str)
+def test_an_int_into_a_0d_tensor_is_refused_in_torchs_words(key):
+    """Only ``x[0]`` gets the hint about ``.item()``; another int is out of bounds."""
+    assert_like_torch(lambda lib: facts(lib.tensor(1.5, requires_grad=True)[key]))
