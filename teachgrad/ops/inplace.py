@@ -405,12 +405,12 @@ def _overlap(a, b) -> str:
     return "partial" if start_a < end_b and start_b < end_a else "none"
 
 
-def _records(x, args, kwargs) -> bool:
-    """Whether an in-place op on ``x`` with these arguments goes into the graph (never for
-    an integer or bool ``x``, which can't require grad, whatever it is given)."""
+def _records(x, fn, args, kwargs) -> bool:
+    """Whether an in-place op on ``x`` with these arguments goes into the graph (a copy
+    into an integer or bool ``x``, which can't require grad, never does: torch's copy_ asks)."""
     return _grad_state.enabled and (
         x._requires_grad
-        or x._data.dtype.kind in "fc"
+        or (fn is not _copy or x._data.dtype.kind in "fc")
         and (
             any(isinstance(a, Tensor) and a.requires_grad for a in args)
             or any(isinstance(v, Tensor) and v.requires_grad for v in kwargs.values())
@@ -423,11 +423,13 @@ def inplace(x, op: str, fn, *args, **kwargs):
     bump the version, and (when recording) make the op's node ``x``'s new history."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}() needs a Tensor")
-    record = _grad_state.enabled and _records(x, args, kwargs)
+    record = _grad_state.enabled and _records(x, fn, args, kwargs)
     check_inplace(x, op, record, args)  # before reading a view's history, as torch does
     if x._base is not None and _grad_state.enabled:  # (nothing is recorded otherwise)
         x._refresh_view()
-        record = _records(x, args, kwargs)  # (the base may require grad since the view was made)
+        record = _records(
+            x, fn, args, kwargs
+        )  # (the base may require grad since the view was made)
     if not record:
         if op in _UFUNCS and _fw_state.level is None and _arith_in_place(x, op, *args, **kwargs):
             return x

@@ -444,13 +444,15 @@ INTEGER_VIEWS = {
 
 
 @pytest.mark.parametrize("make", INTEGER_VIEWS.values(), ids=INTEGER_VIEWS.keys())
-def test_an_integer_tensor_given_a_value_that_requires_grad_records_nothing(make):
-    """An integer or bool tensor can't require grad, so copy_ into a multi-output view of one
-    is not refused as a view+inplace of a differentiable op (torch: a plain copy)."""
+@pytest.mark.parametrize("op", ["copy_", "div_"])
+def test_copy_into_an_integer_tensor_ignores_that_its_source_requires_grad(make, op):
+    """torch's copy_ records nothing into an integer or bool tensor, so copy_ into a
+    multi-output view of one is a plain copy; other in-place ops (div_) still check the view
+    first, as if they would record."""
 
     def run(lib):
         x = make(lib)
-        x.copy_(lib.tensor([1.5], requires_grad=True))
+        getattr(x, op)(lib.tensor([1.5], requires_grad=True))
         return facts(x)
 
     assert_like_torch(run)
