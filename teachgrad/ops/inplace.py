@@ -427,9 +427,8 @@ def inplace(x, op: str, fn, *args, **kwargs):
     check_inplace(x, op, record, args)  # before reading a view's history, as torch does
     if x._base is not None and _grad_state.enabled:  # (nothing is recorded otherwise)
         x._refresh_view()
-        record = _records(
-            x, fn, args, kwargs
-        )  # (the base may require grad since the view was made)
+        # (the base may require grad since the view was made)
+        record = _records(x, fn, args, kwargs)
     if not record:
         if op in _UFUNCS and _fw_state.level is None and _arith_in_place(x, op, *args, **kwargs):
             return x
