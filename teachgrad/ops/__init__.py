@@ -274,14 +274,7 @@ def _where(self, condition, other):
     return where(condition, self, other)
 
 
-def _bitwise_operators():
-    """``&``, ``|``, ``^`` and their reflections (``True & x``)."""
-    table = {}
-    for word, symbol in (("and", "&"), ("or", "|"), ("xor", "^")):
-        op = pointwise.bitwise(word, symbol)
-        table[f"__{word}__"] = op
-        table[f"__r{word}__"] = _reflected(op)
-    return table
+_AND, _OR, _XOR = (pointwise.bitwise(w, s) for w, s in (("and", "&"), ("or", "|"), ("xor", "^")))
 
 
 def _reflected(op):
@@ -448,7 +441,12 @@ _METHODS = {
     "__gt__": _operator(gt),
     "__ge__": _operator(ge),
     "__invert__": _invert,
-    **_bitwise_operators(),
+    "__and__": _AND,
+    "__rand__": _reflected(_AND),
+    "__or__": _OR,
+    "__ror__": _reflected(_OR),
+    "__xor__": _XOR,
+    "__rxor__": _reflected(_XOR),
 }
 
 

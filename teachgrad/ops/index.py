@@ -402,27 +402,28 @@ def check_key(shape, key) -> bool:
                 integer_indices.append((k, dim, shape[dim]))
             dim += 1
     arrays = [k for k in key if hasattr(k, "dtype")]
-    _check_broadcast(arrays)
-    nothing = _selects_nothing(shape, indexed, arrays)
+    selected = _check_broadcast(arrays)
+    nothing = _selects_nothing(shape, indexed, arrays, selected)
     if nothing:  # torch's kernel then reads no index array
         integer_indices = [entry for entry in integer_indices if not hasattr(entry[0], "dtype")]
     _check_bounds(integer_indices)
     return nothing
 
 
-def _selects_nothing(shape, indexed, arrays) -> bool:
+def _selects_nothing(shape, indexed, arrays, selected) -> bool:
     """Whether the index selects no element: a dim no array covers is empty, or an array
-    (a mask with no True) is."""
+    is, or the arrays broadcast to no element (``selected``: their shape, None for one)."""
     if any(size == 0 for d, size in enumerate(shape) if d not in indexed):
         return True
-    return any(a.size == 0 or _is_mask(a) and not a.any() for a in arrays)
+    return any(a.size == 0 for a in arrays) or selected is not None and 0 in selected
 
 
-def _check_broadcast(arrays) -> None:
+def _check_broadcast(arrays):
     """torch's IndexError when the index arrays' shapes do not broadcast together (a mask
-    counts as ``ndim`` arrays of its number of True values, as ``nonzero`` makes them)."""
+    counts as ``ndim`` arrays of its number of True values, as ``nonzero`` makes them);
+    else the shape they broadcast to (None for fewer than two arrays)."""
     if len(arrays) < 2:
-        return
+        return None
     shapes = []
     for k in arrays:
         if k.dtype.kind == "b":
@@ -430,7 +431,7 @@ def _check_broadcast(arrays) -> None:
         else:
             shapes.append(tuple(k.shape))
     try:
-        numpy_module().broadcast_shapes(*shapes)
+        return numpy_module().broadcast_shapes(*shapes)
     except ValueError:
         listed = ", ".join(str(list(shape)) for shape in shapes)
         raise IndexError(
