@@ -1264,15 +1264,18 @@ class ClampTensor(Builtin):
 
     @staticmethod
     def choices(a, lo, hi):
-        """Masks: where the result is ``lo``, where it is ``hi``, and where it is either."""
+        """Masks: where the result is ``lo``, where it is ``hi``, and where it is not ``a``
+        (``taken``: outside the bounds, or NaN, which torch's gradient also skips)."""
         from_hi = (a > hi) if hi is not None else None
         if hi is not None and lo is not None:
             from_hi = from_hi | (lo > hi)  # bounds crossed: max wins, as torch's clamp
         from_lo = (a < lo) if lo is not None else None
         if from_lo is not None and from_hi is not None:
             from_lo = from_lo & ~from_hi
-        taken = from_lo if from_hi is None else from_hi if from_lo is None else from_lo | from_hi
-        return from_lo, from_hi, taken
+        inside = (a >= lo) if lo is not None else None
+        if hi is not None:
+            inside = (a <= hi) if inside is None else inside & (a <= hi)
+        return from_lo, from_hi, ~inside
 
 
 class _MaxMin(_Binary):

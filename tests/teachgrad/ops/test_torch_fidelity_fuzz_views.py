@@ -661,3 +661,26 @@ def test_an_index_that_selects_nothing_is_not_checked_for_bounds(program):
 def test_an_int_into_a_0d_tensor_is_refused_in_torchs_words(key):
     """Only ``x[0]`` gets the hint about ``.item()``; another int is out of bounds."""
     assert_like_torch(lambda lib: facts(lib.tensor(1.5, requires_grad=True)[key]))
+
+
+BOUNDS = {
+    "min and max tensors": lambda lib, lo, hi: {"min": lo, "max": hi},
+    "min tensor": lambda lib, lo, hi: {"min": lo},
+    "max tensor": lambda lib, lo, hi: {"max": hi},
+}
+
+
+@pytest.mark.parametrize("bounds", BOUNDS.values(), ids=BOUNDS.keys())
+def test_clamp_with_tensor_bounds_gives_a_nan_input_no_gradient(bounds):
+    """torch passes the gradient to ``x`` only where ``min <= x <= max`` holds: not at NaN
+    (nor where the bounds cross)."""
+
+    def run(lib):
+        x = lib.tensor([float("nan"), -2.0, 0.5, 3.0, 1.0], dtype=lib.float64, requires_grad=True)
+        lo = lib.tensor([0.0, 0.0, 0.0, 0.0, 2.0], dtype=lib.float64, requires_grad=True)
+        hi = lib.tensor([1.0, 1.0, 1.0, 1.0, 0.5], dtype=lib.float64, requires_grad=True)
+        y = x.clamp(**bounds(lib, lo, hi))
+        y.backward(lib.ones(5, dtype=lib.float64))
+        return facts(y), [as_numpy(t.grad) for t in (x, lo, hi)]
+
+    assert_like_torch(run)
