@@ -404,8 +404,13 @@ def check_key(shape, key) -> bool:
     arrays = [k for k in key if hasattr(k, "dtype")]
     selected = _check_broadcast(arrays)
     nothing = _selects_nothing(shape, indexed, arrays, selected)
-    if nothing:  # torch's kernel then reads no index array
-        integer_indices = [entry for entry in integer_indices if not hasattr(entry[0], "dtype")]
+    if nothing:  # torch's kernel then reads no index array; but one into an empty dim is
+        read = all(a.size for a in arrays) and (selected is None or 0 not in selected)
+        integer_indices = [  # still refused where the arrays together hold positions
+            (k, dim, size)
+            for k, dim, size in integer_indices
+            if not hasattr(k, "dtype") or size == 0 and read
+        ]
     _check_bounds(integer_indices)
     return nothing
 
