@@ -515,8 +515,8 @@ def _is_int(value) -> bool:
 
 
 def _is_number(value) -> bool:
-    if isinstance(value, Tensor):
-        return value.ndim == 0
+    if isinstance(value, Tensor):  # torch reads a 0-d tensor as its number, unless it has history
+        return value.ndim == 0 and not value.requires_grad
     return (
         isinstance(value, int | float)
         or type(value).__module__ == "numpy"

@@ -15,7 +15,6 @@ from .._arguments import checked, has_signature
 from .._backend import as_device, as_dtype, check_cuda_index
 from .._backend import device as device_type
 from .._out import accepts_out
-from .._printing import scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -275,6 +274,20 @@ def _where(self, condition, other):
     return where(condition, self, other)
 
 
+_AND, _OR, _XOR = (pointwise.bitwise(w, s) for w, s in (("and", "&"), ("or", "|"), ("xor", "^")))
+
+
+def _reflected(op):
+    """``number OP tensor`` as ``tensor OP number`` (the bitwise ops commute)."""
+
+    def reflected(self, other):
+        if not isinstance(other, int | float):
+            return NotImplemented
+        return op(self, other)
+
+    return reflected
+
+
 # name -> function: each becomes a Tensor method taking the tensor as first argument
 def _invert(self):
     """``~x``: NOT of a bool tensor, and of each bit of an integer one; floats have no bits."""
@@ -287,21 +300,6 @@ def _invert(self):
         "~ (operator.invert) is only implemented on integer and Boolean-type tensors\n"
         "  For a float tensor of 0s and 1s, 1 - x is its opposite."
     )
-
-
-def _bitwise(logical, word, symbol):
-    """``x & y`` (``|``, ``^``): torch refuses it on a float tensor, which has no bits."""
-
-    def op(self, other):
-        if self._data.dtype.kind == "f":
-            raise NotImplementedError(
-                f"\"bitwise_{word}_cpu\" not implemented for '{scalar_type_name(self)}'\n"
-                f"  & | ^ work on bool (and integer) tensors: compare first, (x > 0) {symbol} (y > 0)."
-            )
-        return logical(self, other)
-
-    op.__name__ = f"__{word}__"
-    return op
 
 
 _METHODS = {
@@ -443,9 +441,12 @@ _METHODS = {
     "__gt__": _operator(gt),
     "__ge__": _operator(ge),
     "__invert__": _invert,
-    "__and__": _bitwise(logical_and, "and", "&"),
-    "__or__": _bitwise(logical_or, "or", "|"),
-    "__xor__": _bitwise(logical_xor, "xor", "^"),
+    "__and__": _AND,
+    "__rand__": _reflected(_AND),
+    "__or__": _OR,
+    "__ror__": _reflected(_OR),
+    "__xor__": _XOR,
+    "__rxor__": _reflected(_XOR),
 }
 
 

@@ -23,7 +23,7 @@ from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import broadcast_shape, broadcast_strides, iterator_strides, where, with_strides
-from .views import basic_getitem, check_step
+from .views import basic_getitem, check_step, whole_slice
 
 
 def _array_key(key, xp):
@@ -34,6 +34,8 @@ def _array_key(key, xp):
             k = k._data
         elif isinstance(k, list | tuple | bool):
             k = xp.asarray(k)
+            if k.size == 0:  # NumPy makes [] float; torch reads it as no positions
+                k = k.astype(xp.int64)
         out.append(k)
     return tuple(out)
 
@@ -158,7 +160,9 @@ def plain_key(input, key):
     IndexError: only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got float)
     """
     if input._data.ndim == 0:  # every other bad key into a 0-d tensor is "too many indices"
-        if isinstance(key, int) and not isinstance(key, bool):
+        if isinstance(key, int) and not isinstance(key, bool) and key != 0:
+            raise IndexError(f"index {key} is out of bounds for dimension 0 with size 0")
+        if isinstance(key, int) and not isinstance(key, bool):  # (0 alone: torch's hint)
             raise IndexError(
                 "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
@@ -168,8 +172,31 @@ def plain_key(input, key):
             raise IndexError("slice() cannot be applied to a 0-dim tensor.")
         return key
     if isinstance(key, tuple):
-        return tuple(_plain(k) for k in key)
+        key = tuple(_plain(k) for k in key)
+        return _spelled_out(key, input._data.ndim) if key.count(Ellipsis) > 1 else key
     return _plain(key)
+
+
+def _spelled_out(key, ndim):
+    """A key with several ``...`` (torch allows them; NumPy one), each written out as the
+    ``:`` it stands for: the dims no other entry indexes, as far as there are dims left
+    (torch moves past those a later ``...`` would take beyond the last one).
+
+    >>> _spelled_out((Ellipsis, 0, Ellipsis), 3)
+    (slice(None, None, None), slice(None, None, None), 0)
+    """
+    widths = [key_width(k) for k in key]
+    free = ndim - sum(widths)
+    spelled, dim = [], 0
+    for i, k in enumerate(key):
+        if k is Ellipsis:
+            n = max(min(free, ndim - dim - sum(widths[i + 1 :])), 0)
+            spelled += [slice(None)] * n
+            dim += n
+        else:
+            spelled.append(k)
+            dim += widths[i]
+    return tuple(spelled)
 
 
 _PLAIN = {int, slice, type(None), type(Ellipsis)}
@@ -218,10 +245,12 @@ def _basic_first(input, key):
     if all(_needs_no_view(k) for k in key):
         return input, key  # nothing to apply first (the common case, spared the walk below)
     ndim = input._data.ndim
-    widths = [_width(k) for k in key]
+    widths = [key_width(k) for k in key]
     fill = ndim - sum(w for k, w in zip(key, widths) if k is not None and k is not Ellipsis)
     basic, rest, dim, plain = [], [], 0, True
-    for k, width in zip(key, widths):
+    positions = []  # where each entry of ``basic`` stood in ``key`` (torch's errors say)
+    for place, (k, width) in enumerate(zip(key, widths)):
+        positions += [place] * (width if _is_advanced(k) and not is_scalar_bool(k) else 1)
         if k is Ellipsis:
             basic.append(k)
             rest.append(k)
@@ -242,7 +271,7 @@ def _basic_first(input, key):
             size = input._data.shape[dim] if dim < ndim else 0
             basic.append(k)
             rest.append(slice(None))
-            plain = plain and k.indices(size) == (0, size, 1)  # torch skips a whole-dim slice
+            plain = plain and whole_slice(k, size)  # torch skips a whole-dim slice
             dim += 1
         else:
             basic += [slice(None)] * width
@@ -250,7 +279,7 @@ def _basic_first(input, key):
             dim += width
     if plain or dim > ndim:  # (too many indices: Index's checks say so)
         return input, key
-    return basic_getitem(input, tuple(basic)), tuple(rest)
+    return basic_getitem(input, tuple(basic), positions), tuple(rest)
 
 
 _WHOLE = slice(None)
@@ -278,8 +307,13 @@ def bool_positions(k, input):
     return xp.zeros(1 if bool(k._data if isinstance(k, Tensor) else k) else 0, dtype=xp.int64)
 
 
-def _width(k) -> int:
-    """How many dims of the tensor a key entry indexes (a mask: its own; 0-d ones none)."""
+def key_width(k) -> int:
+    """How many dims of the tensor a key entry indexes (a mask: its own; 0-d ones none).
+
+    >>> import teachgrad as tg
+    >>> key_width(tg.tensor([[True, False]])), key_width(None), key_width(0)
+    (2, 0, 1)
+    """
     if k is None or k is Ellipsis:
         return 0
     if isinstance(k, Tensor):
@@ -309,7 +343,8 @@ def _checked_key(input, key) -> _CheckedKey:
     for k in key:
         if hasattr(k, "dtype") and k.dtype.kind not in "biu":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    check_key(input._data.shape, key)
+    if check_key(input._data.shape, key):  # nothing selected: torch reads no index array,
+        key = tuple(_unread(k, xp) for k in key)  # so NumPy must not either
     return _CheckedKey(part for k in key for part in (xp.nonzero(k) if _is_mask(k) else (k,)))
 
 
@@ -318,8 +353,14 @@ def _is_mask(k) -> bool:
     return hasattr(k, "dtype") and k.dtype.kind == "b" and k.ndim > 0
 
 
-def check_key(shape, key) -> None:
-    """torch's IndexErrors for an advanced index: indices out of bounds, masks of the wrong shape.
+def _unread(k, xp):
+    """An integer index array that selects nothing, as zeros (never out of bounds)."""
+    return xp.zeros_like(k) if hasattr(k, "dtype") and k.dtype.kind != "b" else k
+
+
+def check_key(shape, key) -> bool:
+    """torch's IndexErrors for an advanced index: indices out of bounds, masks of the wrong
+    shape. True when the key selects no element (then no index array's bounds are checked).
 
     ``key`` holds backend arrays (from ``_array_key``), ints, slices, None and Ellipsis.
     """
@@ -336,6 +377,7 @@ def check_key(shape, key) -> None:
     dim = 0
     integer_indices = []  # (index, dim, size): checked together at the end
     n_arrays = 0  # torch numbers an index array by its place among them (a mask counts ndim)
+    indexed = set()  # the dims an index array covers
     for k in key:
         if k is Ellipsis:
             dim += ndim - used
@@ -348,24 +390,45 @@ def check_key(shape, key) -> None:
                         f"The shape of the mask {list(k.shape)} at index {j} does not match the shape of "
                         f"the indexed tensor {list(shape)} at index {dim + j}"
                     )
+            indexed.update(range(dim, dim + k.ndim))
             dim += k.ndim
             n_arrays += k.ndim
         else:
             if hasattr(k, "dtype"):
                 integer_indices.append((k, n_arrays, shape[dim]))
+                indexed.add(dim)
                 n_arrays += 1
             elif not isinstance(k, slice):  # an int: torch selects with it, naming the dim
                 integer_indices.append((k, dim, shape[dim]))
             dim += 1
-    _check_broadcast([k for k in key if hasattr(k, "dtype")])
+    arrays = [k for k in key if hasattr(k, "dtype")]
+    selected = _check_broadcast(arrays)
+    nothing = _selects_nothing(shape, indexed, arrays, selected)
+    if nothing:  # torch's kernel then reads no index array; but one into an empty dim is
+        read = all(a.size for a in arrays) and (selected is None or 0 not in selected)
+        integer_indices = [  # still refused where the arrays together hold positions
+            (k, dim, size)
+            for k, dim, size in integer_indices
+            if not hasattr(k, "dtype") or size == 0 and read
+        ]
     _check_bounds(integer_indices)
+    return nothing
 
 
-def _check_broadcast(arrays) -> None:
+def _selects_nothing(shape, indexed, arrays, selected) -> bool:
+    """Whether the index selects no element: a dim no array covers is empty, or an array
+    is, or the arrays broadcast to no element (``selected``: their shape, None for one)."""
+    if any(size == 0 for d, size in enumerate(shape) if d not in indexed):
+        return True
+    return any(a.size == 0 for a in arrays) or selected is not None and 0 in selected
+
+
+def _check_broadcast(arrays):
     """torch's IndexError when the index arrays' shapes do not broadcast together (a mask
-    counts as ``ndim`` arrays of its number of True values, as ``nonzero`` makes them)."""
+    counts as ``ndim`` arrays of its number of True values, as ``nonzero`` makes them);
+    else the shape they broadcast to (None for fewer than two arrays)."""
     if len(arrays) < 2:
-        return
+        return None
     shapes = []
     for k in arrays:
         if k.dtype.kind == "b":
@@ -373,7 +436,7 @@ def _check_broadcast(arrays) -> None:
         else:
             shapes.append(tuple(k.shape))
     try:
-        numpy_module().broadcast_shapes(*shapes)
+        return numpy_module().broadcast_shapes(*shapes)
     except ValueError:
         listed = ", ".join(str(list(shape)) for shape in shapes)
         raise IndexError(
@@ -408,20 +471,19 @@ def _lone_mask(key) -> bool:
 
 
 def _check_fits(values, target) -> None:
-    """torch's error when ``values`` do not broadcast to the indexed ``target`` (naming the
-    values' shape without its leading 1s, which torch drops first). (Shapes live on the
-    host: NumPy reads them, whatever the device.)"""
+    """torch's error when ``values`` do not broadcast to the indexed ``target``. (Shapes live
+    on the host: NumPy reads them, whatever the device.)"""
     np = numpy_module()
     shape = list(np.shape(values))
-    while shape and shape[0] == 1:
-        shape.pop(0)
-    try:
-        np.broadcast_shapes(tuple(shape), target.shape)
+    try:  # (broadcast *to* the target: a size-1 dim there can't take more values)
+        fits = np.broadcast_shapes(tuple(shape), target.shape) == target.shape
     except ValueError:
+        fits = False
+    if not fits:
         raise RuntimeError(
             f"shape mismatch: value tensor of shape {shape} cannot be broadcast to indexing "
             f"result of shape {list(target.shape)}"
-        ) from None
+        )
 
 
 class IndexPut(Builtin):
@@ -452,6 +514,8 @@ class IndexPut(Builtin):
                     "the source.\n  Convert the values first, e.g. values.to(x.dtype)."
                 )
             v = v.reshape(()).astype(out.dtype)
+        if getattr(v, "ndim", 0) and v.shape[0] == 1:  # NumPy would drop leading 1s; torch
+            _check_fits(v, out[key])  # does only for x[key] = v (setitem drops them first)
         try:
             if accumulate:
                 xp.add.at(out, key, v)
@@ -628,21 +692,25 @@ class _ReadAlongDim(Builtin):
     (``add_back``, each class's own: the transpose of the read)."""
 
     saved_names = ("index",)
+    saves_input = False  # (torch's gather saves it: changing it in place is refused at backward)
     jvp = staticmethod(linear_jvp)
 
     @classmethod
     def forward(cls, ctx, a, dim, *, index):
-        ctx.in_shape, ctx.dim, ctx.to_save = a._data.shape, dim, (index,)
+        ctx.in_shape, ctx.dim = a._data.shape, dim
+        ctx.to_save = (a, index) if cls.saves_input else (index,)
         return cls.read(a._data, dim, index._data)
 
     @classmethod
     def backward(cls, ctx, grad):
-        (index,) = ctx.saved_tensors
+        index = ctx.saved_tensors[-1]
         return cls.add_back(grad, ctx.in_shape, ctx.dim, index), None
 
 
 class Gather(_ReadAlongDim):
     node_name = "GatherBackward0"
+    saved_names = ("self", "index")
+    saves_input = True
     formula = {"self": "scatter_add(zeros, dim, index, grad)"}
 
     @staticmethod
@@ -899,7 +967,17 @@ def index_select(input, dim, index):
             f"index_select(): Expected dtype int32 or int64 for index\n  Got {index.dtype}; "
             "indices are integers, e.g. tg.tensor([0, 2])."
         )
+    if input._data.ndim == 0 and i.size != 1:
+        raise RuntimeError(
+            f"index_select(): Index to scalar can have only 1 value, got {i.size} value(s)\n"
+            "  A 0-d tensor has one element: its index is 0, once."
+        )
     size = _at_least_1d(input._data).shape[dim]
+    if size == 0 and i.size and input._data.ndim == 1:  # (torch words this case so)
+        raise IndexError(
+            f"index out of range in self\n  The input is empty: there is nothing to select at "
+            f"{index.tolist()}."
+        )
     if size == 0 and i.size:
         raise RuntimeError(
             "index_select(): self indexing axis dim should be positive\n  Dim "

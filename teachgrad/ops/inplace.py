@@ -47,7 +47,7 @@ from ..autograd.tape import _dense as dense
 from . import index, pointwise
 from .index import Index, _IndexPut, _is_advanced
 from .pointwise import broadcast_shape, constant_zeros, where
-from .views import basic_getitem
+from .views import basic_getitem, whole_slice
 
 # --------------------------------------------------------------------------- where a view sits in its base
 
@@ -257,9 +257,7 @@ def _restricted_view_start(view, what: str) -> str:
     node, or, for a view outside any graph, torch's words for one made under no_grad."""
     if view._grad_fn is not None:
         return f"Output {view._output_nr} of {_short(view._grad_fn)} is a view and {what}."
-    return (
-        "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
-    )
+    return f"A view was created in no_grad mode and {what} with grad mode enabled."
 
 
 def multi_output_message(view, what: str) -> str:
@@ -411,12 +409,16 @@ def _overlap(a, b) -> str:
     return "partial" if start_a < end_b and start_b < end_a else "none"
 
 
-def _records(x, args, kwargs) -> bool:
-    """Whether an in-place op on ``x`` with these arguments goes into the graph."""
+def _records(x, fn, args, kwargs) -> bool:
+    """Whether an in-place op on ``x`` with these arguments goes into the graph (a copy
+    into an integer or bool ``x``, which can't require grad, never does: torch's copy_ asks)."""
     return _grad_state.enabled and (
         x._requires_grad
-        or any(isinstance(a, Tensor) and a.requires_grad for a in args)
-        or any(isinstance(v, Tensor) and v.requires_grad for v in kwargs.values())
+        or (fn is not _copy or x._data.dtype.kind in "fc")
+        and (
+            any(isinstance(a, Tensor) and a.requires_grad for a in args)
+            or any(isinstance(v, Tensor) and v.requires_grad for v in kwargs.values())
+        )
     )
 
 
@@ -425,11 +427,12 @@ def inplace(x, op: str, fn, *args, **kwargs):
     bump the version, and (when recording) make the op's node ``x``'s new history."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}() needs a Tensor")
-    record = _grad_state.enabled and _records(x, args, kwargs)
+    record = _grad_state.enabled and _records(x, fn, args, kwargs)
     check_inplace(x, op, record, args)  # before reading a view's history, as torch does
     if x._base is not None and _grad_state.enabled:  # (nothing is recorded otherwise)
         x._refresh_view()
-        record = _records(x, args, kwargs)  # (the base may require grad since the view was made)
+        # (the base may require grad since the view was made)
+        record = _records(x, fn, args, kwargs)
     if not record:
         if op in _UFUNCS and _fw_state.level is None and _arith_in_place(x, op, *args, **kwargs):
             return x
@@ -438,7 +441,7 @@ def inplace(x, op: str, fn, *args, **kwargs):
                 out = fn(x, *args, **kwargs)
         else:
             out = fn(x, *args, **kwargs)
-        _write(x, out, op, args)
+        _write(x, out, op, args, kwargs)
         inplace_tangent(x, out)
         return x
     # the old value, with the old history: the op's node will point at it
@@ -446,7 +449,7 @@ def inplace(x, op: str, fn, *args, **kwargs):
     old._grad_fn, old._output_nr, old._requires_grad = x._grad_fn, x._output_nr, x._requires_grad
     old._fw_grad, old._fw_level = x._fw_grad, x._fw_level  # (and the old tangent, in forward AD)
     out = fn(old, *args, **kwargs)
-    _write(x, out, op, args)
+    _write(x, out, op, args, kwargs)
     node = out._grad_fn
     if node is None:
         inplace_tangent(x, out)
@@ -498,8 +501,8 @@ def _arith_in_place(x, op, other, alpha=1, rounding_mode=None) -> bool:
     return True
 
 
-def _write(x, out, op: str, args=()) -> None:
-    """Write the op's result ``out`` into ``x``."""
+def _write(x, out, op: str, args=(), kwargs=None) -> None:
+    """Write ``out``, ``x.<op>(*args, **kwargs)`` computed out of place, into ``x``."""
     data = out._data
     if data.shape != x._data.shape:
         raise RuntimeError(
@@ -511,11 +514,11 @@ def _write(x, out, op: str, args=()) -> None:
         if _CATEGORY[data.dtype.kind] > _CATEGORY[x._data.dtype.kind]:
             raise RuntimeError(
                 f"result type {_type_word(data.dtype)} can't be cast to the desired output type "
-                f"{c_type_name(x._data.dtype.name) if op in _C_NAMED else _type_word(x._data.dtype)}"
+                f"{c_type_name(x._data.dtype.name) if _cpp_named(op, args, kwargs) else _type_word(x._data.dtype)}"
             )
         data = data.astype(x._data.dtype)
     if op in _DEPRECATED_ON_EXPANDED and _repeats(x._data):  # (fill_ and zero_ write one value)
-        _write_chosen(x, op, *args)
+        _write_chosen(x, op, *args, **(kwargs or {}))
     else:
         x._data[...] = data
     x._counter.bump(op)
@@ -544,7 +547,13 @@ def _write_chosen(x, op, key_or_mask, values, accumulate=False) -> None:
 
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
-_C_NAMED = {"clamp_", "clip_"}  # their error names the output type in C++ ("long int")
+
+
+def _cpp_named(op, args, kwargs) -> bool:
+    """Whether torch's error names the output type in C++ ("long int" for "Long"): clamp_'s
+    overload for number bounds does; torch takes it unless every bound given is a tensor."""
+    bounds = [b for b in (*args, *(kwargs or {}).values()) if b is not None]
+    return op in ("clamp_", "clip_") and not all(isinstance(b, Tensor) for b in bounds)
 
 
 def _type_word(np_dtype) -> str:
@@ -643,10 +652,12 @@ torch_cpp_node(Copy._backward_cls)  # (the node class Function made for Copy)
 
 
 def _check_broadcasts_to(shape, target) -> None:
-    if tuple(broadcast_shape(shape, target)) != tuple(target):
+    """torch's errors where ``shape`` does not broadcast to ``target`` (which torch names
+    tensor a when a size clashes)."""
+    if tuple(broadcast_shape(target, shape)) != tuple(target):
         raise RuntimeError(
             f"output with shape {list(target)} doesn't match the broadcast shape "
-            f"{list(broadcast_shape(shape, target))}"
+            f"{list(broadcast_shape(target, shape))}"
         )
 
 
@@ -722,6 +733,17 @@ def _legacy_type(t) -> str:
     return "CPUBoolType" if name == "Bool" else f"teachgrad.{name}Tensor"
 
 
+def _takes_all(basic, shape) -> bool:
+    """Whether the basic key (slices and one ``...``) selects all of a tensor of ``shape``,
+    as torch reads the slices (``x[0:10]`` of 2 rows does, ``x[-2:]`` does not)."""
+    if not all(k is Ellipsis or isinstance(k, slice) for k in basic):
+        return False
+    ellipsis = next((i for i, k in enumerate(basic) if k is Ellipsis), len(basic))
+    head, tail = basic[:ellipsis], basic[ellipsis + 1 :]
+    sized = [*zip(head, shape), *zip(tail, shape[len(shape) - len(tail) :])]
+    return all(whole_slice(k, size) for k, size in sized)
+
+
 def setitem(x, key, value) -> None:
     """``x[key] = value``, decomposed as torch does: the basic part of the key (ints, slices,
     None) selects a view, then a copy/fill into it, or ``index_put_`` for the advanced part.
@@ -731,25 +753,33 @@ def setitem(x, key, value) -> None:
     tensor([[0., 7., 7.],
             [0., 0., 0.]])
     """
+    if key is False:  # torch writes nothing (not even a version bump) through a lone False
+        return
+    if key is True:  # ... and through a lone True, a copy into x[None] (casting, as copy_ does)
+        key = None
     key = index.plain_key(x, key)
     keys = key if isinstance(key, tuple) else (key,)
     basic, advanced = [], []
-    for k in keys:
+    positions = []  # where each entry of ``basic`` stood in the key (torch's errors say)
+    for place, k in enumerate(keys):
         if index.is_scalar_bool(k):  # as torch: a new dim of size 1, indexed by [0] or []
             basic.append(None)
             advanced.append(index.bool_positions(k, x))
         elif _is_advanced(k):
-            basic.append(slice(None))
+            basic += [slice(None)] * index.key_width(k)  # (a mask covers as many dims as it has)
             advanced.append(k)
         else:
             basic.append(k)
             if not isinstance(k, int):  # an int removes its dim from the view
                 advanced.append(k if k is Ellipsis else slice(None))
-    whole = all(k is Ellipsis or (isinstance(k, slice) and k == slice(None)) for k in basic)
-    target = x if whole else basic_getitem(x, tuple(basic))  # writing all of x needs no view
+        positions += [place] * (len(basic) - len(positions))
+    # writing all of x needs no view
+    target = x if _takes_all(basic, x.shape) else basic_getitem(x, tuple(basic), positions)
     basic_only = len(advanced) == len([k for k in advanced if not _is_advanced(k)])
-    if isinstance(value, Tensor) and basic_only and value._data.ndim > target._data.ndim:
+    if isinstance(value, Tensor) and not basic_only:
         value = _strip_leading_ones(value)  # torch drops them first: [[1., 2.]] fits a row
+    elif isinstance(value, Tensor) and value._data.ndim > target._data.ndim:
+        value = _strip_leading_ones(value)
         if value._data.ndim > target._data.ndim:
             raise RuntimeError(
                 f"expand({_legacy_type(value)}{{{list(value.shape)}}}, size="

@@ -113,6 +113,14 @@ class VecMat(Matmul):
     formula = {"self": "mat2 @ grad", "mat2": "outer(self, grad)"}
 
 
+def _vector_matrix(vector, matrix):
+    """``vector @ matrix``; torch squeezes its ``mm`` result in place, so the product starts
+    at version 1 (which ``_version`` shows)."""
+    out = VecMat.apply(vector, matrix)
+    out._counter.bump("squeeze_")
+    return out
+
+
 class MatmulViaClone(Matmul):
     node_name = (
         "CloneBackward0"  # torch computes 2-d @ batched as a transposed product, then a copy
@@ -134,7 +142,7 @@ def _check_same_dtype(kind, a, b):
     sa, sb = scalar_name(da), scalar_name(db)
     message = {
         "dot": f"dot : expected both vectors to have same dtype, but found {sa} and {sb}",
-        "mv": f"addmv input tensors must have the same dtype, but got {sa} and {sb}",
+        "mv": f"addmv input tensors must have the same dtype, but got {sb}, {sa}, and {sb}",
         "mm": f"expected m1 and m2 to have the same dtype, but got: {c_type_name(da)} != "
         f"{c_type_name(db)}",
         "bmm": f"expected scalar type {sa} but found {sb}",
@@ -241,7 +249,6 @@ def _check_mv_sizes(a, b):
             f"size mismatch, got input ({n}), mat ({n}x{a.shape[-1]}), vec ({b.shape[0]})",
             _inner_hint(a, b),
         )
-    _refuse_bools("addmv_impl_cpu", a, b)
 
 
 def _check_mm_sizes(a, b):
@@ -250,7 +257,6 @@ def _check_mm_sizes(a, b):
             f"mat1 and mat2 shapes cannot be multiplied ({_rows(a)}x{a.shape[-1]} and {b.shape[0]}x{b.shape[1]})",
             _inner_hint(a, b),
         )
-    _refuse_bools("addmm_impl_cpu_", a, b)
 
 
 def _check_bmm_sizes(a, b, batch_a, batch_b):
@@ -260,7 +266,27 @@ def _check_bmm_sizes(a, b, batch_a, batch_b):
             f"got: [{batch_b}, {b.shape[-2]}].",
             _inner_hint(a, b),
         )
+
+
+# torch's order of checks: the sizes, then the dtypes (bmm refuses bools before it compares them)
+
+
+def _check_mv(a, b):
+    _check_mv_sizes(a, b)
+    _check_same_dtype("mv", a, b)
+    _refuse_bools("addmv_impl_cpu", a, b)
+
+
+def _check_mm(a, b):
+    _check_mm_sizes(a, b)
+    _check_same_dtype("mm", a, b)
+    _refuse_bools("addmm_impl_cpu_", a, b)
+
+
+def _check_bmm(a, b, batch_a, batch_b):
+    _check_bmm_sizes(a, b, batch_a, batch_b)
     _refuse_bools("bmm", a, b)
+    _check_same_dtype("bmm", a, b)
 
 
 @recorded_as("aten::matmul")
@@ -283,23 +309,16 @@ def matmul(input, other):
     if a == 1 and b == 1:
         return dot(input, other)
     if b == 1:  # matrix (or a batch of them, folded into rows) @ vector
-        _check_same_dtype("mv" if a == 2 else "mm", input, other)
-        _check_mv_sizes(input, other)
+        _check_mv(input, other)
         return Mv.apply(input, other) if a == 2 else Matmul.apply(input, other)
     if b == 2:  # (vector | matrix | folded batch) @ matrix
-        _check_same_dtype("mm", input, other)
-        _check_mm_sizes(input, other)
-        return (
-            VecMat.apply(input, other)
-            if a == 1
-            else Mm.apply(input, other)
-            if a == 2
-            else Matmul.apply(input, other)
-        )
+        _check_mm(input, other)
+        if a == 1:
+            return _vector_matrix(input, other)
+        return Mm.apply(input, other) if a == 2 else Matmul.apply(input, other)
     # batched: the batch dims broadcast, then one bmm over all of them
     batch = broadcast_shape(input.shape[:-2], other.shape[:-2])
-    _check_same_dtype("bmm", input, other)
-    _check_bmm_sizes(input, other, math.prod(batch), math.prod(batch))
+    _check_bmm(input, other, math.prod(batch), math.prod(batch))
     if a == 2 and input.requires_grad and is_grad_enabled():
         return MatmulViaClone.apply(input, other)
     return Matmul.apply(input, other)
@@ -314,8 +333,7 @@ def mm(input, mat2):
     """
     same_device(input, mat2)
     _check_ndim(input, mat2, "mm")
-    _check_same_dtype("mm", input, mat2)
-    _check_mm_sizes(input, mat2)
+    _check_mm(input, mat2)
     return Mm.apply(input, mat2)
 
 
@@ -328,8 +346,7 @@ def bmm(input, mat2):
     """
     same_device(input, mat2)
     _check_ndim(input, mat2, "bmm")
-    _check_same_dtype("bmm", input, mat2)
-    _check_bmm_sizes(input, mat2, input.shape[0], mat2.shape[0])
+    _check_bmm(input, mat2, input.shape[0], mat2.shape[0])
     return Bmm.apply(input, mat2)
 
 
@@ -342,8 +359,7 @@ def mv(input, vec):
     """
     same_device(input, vec)
     _check_ndim(input, vec, "mv")
-    _check_same_dtype("mv", input, vec)
-    _check_mv_sizes(input, vec)
+    _check_mv(input, vec)
     return Mv.apply(input, vec)
 
 
@@ -372,7 +388,7 @@ def outer(input, vec2):
     """
     same_device(input, vec2)
     _check_ndim(input, vec2, "outer")
-    return input.unsqueeze(1) * vec2
+    return input.reshape(-1, 1) * vec2  # (torch reshapes: ViewBackward0)
 
 
 # --------------------------------------------------------------------------- einsum

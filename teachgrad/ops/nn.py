@@ -331,7 +331,9 @@ class Softmax(SavesResult):
         ctx.dim = dim
         x = a._data
         xp = array_module(x)
-        if x.ndim == 0 or x.size == 0:  # one element: its share is all of it (NaN for inf or NaN)
+        if x.size == 0:  # nothing to compute: an empty result of x's dtype, as torch
+            return xp.empty_like(x)
+        if x.ndim == 0:  # one element: its share is all of it (NaN for inf or NaN)
             return xp.exp(x - x)
         e = xp.exp(x - x.max(axis=dim, keepdims=True))
         return row_major(e / e.sum(axis=dim, keepdims=True))  # (torch's result is row-major)
@@ -409,7 +411,9 @@ class LogSoftmax(SavesResult):
         ctx.dim = dim
         x = a._data
         xp = array_module(x)
-        if x.ndim == 0 or x.size == 0:  # log(its share of all of it) = 0 (NaN for inf or NaN)
+        if x.size == 0:  # nothing to compute: an empty result of x's dtype, as torch
+            return xp.empty_like(x)
+        if x.ndim == 0:  # log(its share of all of it) = 0 (NaN for inf or NaN)
             return x - x
         shifted = x - x.max(axis=dim, keepdims=True)
         return row_major(shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True)))
@@ -1308,7 +1312,8 @@ def _softmax_input(input, dim, dtype, name):
         )
         dim = 0 if input.ndim in (0, 1, 3) else 1
     dim = _wrap_dim(dim, input.ndim)
-    if not input.is_floating_point():  # (torch's kernel for the last dim has its own name)
+    # (torch has no kernel for integers, but an empty input runs none; the last dim has its own)
+    if not input.is_floating_point() and input.numel():
         kernel = f"{name}_lastdim_kernel_impl" if dim >= input.ndim - 1 else f"{name}_kernel_impl"
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{scalar_type_name(input)}'\n  {name} needs floating "

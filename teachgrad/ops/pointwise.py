@@ -29,7 +29,7 @@ from .._backend import (
     strided_view,
     to_device,
 )
-from .._printing import scalar_type_name
+from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, wrap_array
 from ..autograd.builtin import Builtin
@@ -1042,8 +1042,9 @@ class Relu(SavesResult):
         x = a._data
         if x.dtype.kind == "b":
             raise RuntimeError("Boolean inputs not supported for relu")
-        # maximum, not x * (x > 0): that gives -0.0 for negatives; NaN stays NaN as in torch
-        return array_module(x).maximum(x, 0)
+        # maximum, not x * (x > 0): that gives -0.0 for negatives; NaN stays NaN as in torch.
+        # 0 first: where the two are equal NumPy returns the second, so -0.0 stays -0.0 (torch)
+        return array_module(x).maximum(0, x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1191,8 +1192,13 @@ class ClampScalar(Builtin):
         ctx.to_save = (a,)
         ctx.lo, ctx.hi = lo, hi
         xp = array_module(a)
-        x = a._data
-        out = xp.clip(x, lo, hi)
+        out = a._data
+        # not clip: where x equals a bound, torch keeps x (-0.0 stays); NumPy's maximum and
+        # minimum return their second argument then
+        if lo is not None:
+            out = xp.maximum(lo, out)
+        if hi is not None:
+            out = xp.minimum(hi, out)
         return out.astype(result_type(a, *(v for v in (lo, hi) if v is not None)).numpy, copy=False)
 
     @staticmethod
@@ -1232,14 +1238,16 @@ class ClampTensor(Builtin):
     def forward(ctx, a, lo, hi):
         ctx.to_save = (a, lo, hi)
         xp = array_module(a)
-        out = a._data
+        # one promotion over all three (an int32 x with a 0-d float32 bound stays float32)
+        dt = result_type(a, *(b for b in (lo, hi) if b is not None)).numpy
+        out = a._data.astype(dt, copy=False)
         bounds = []
         if lo is not None:
-            out, low = operands(a, lo)
+            low = xp.asarray(operands(a, lo)[1], dtype=dt)  # (operands: torch's shape error)
             out = xp.maximum(out, low)
             bounds.append(low)
         if hi is not None:
-            high = operands(a, hi)[1]
+            high = xp.asarray(operands(a, hi)[1], dtype=dt)
             out = xp.minimum(out, high)
             bounds.append(high)
         return torch_layout(out, a._data, *bounds)
@@ -1264,15 +1272,18 @@ class ClampTensor(Builtin):
 
     @staticmethod
     def choices(a, lo, hi):
-        """Masks: where the result is ``lo``, where it is ``hi``, and where it is either."""
+        """Masks: where the result is ``lo``, where it is ``hi``, and where it is not ``a``
+        (``taken``: outside the bounds, or NaN, which torch's gradient also skips)."""
         from_hi = (a > hi) if hi is not None else None
         if hi is not None and lo is not None:
             from_hi = from_hi | (lo > hi)  # bounds crossed: max wins, as torch's clamp
         from_lo = (a < lo) if lo is not None else None
         if from_lo is not None and from_hi is not None:
             from_lo = from_lo & ~from_hi
-        taken = from_lo if from_hi is None else from_hi if from_lo is None else from_lo | from_hi
-        return from_lo, from_hi, taken
+        inside = (a >= lo) if lo is not None else None
+        if hi is not None:
+            inside = (a <= hi) if inside is None else inside & (a <= hi)
+        return from_lo, from_hi, ~inside
 
 
 class _MaxMin(_Binary):
@@ -1309,7 +1320,8 @@ class Maximum(_MaxMin):
         "self": "grad · ((self > other) + (self == other) / 2)",
         "other": "grad · ((other > self) + (self == other) / 2)",
     }
-    pick = staticmethod(lambda xp, x, y: xp.maximum(x, y))
+    # (y first: where the two are equal NumPy returns its second argument, torch the first)
+    pick = staticmethod(lambda xp, x, y: xp.maximum(y, x))
     wins = staticmethod(lambda a, b: a > b)
 
 
@@ -1319,7 +1331,7 @@ class Minimum(_MaxMin):
         "self": "grad · ((self < other) + (self == other) / 2)",
         "other": "grad · ((other < self) + (self == other) / 2)",
     }
-    pick = staticmethod(lambda xp, x, y: xp.minimum(x, y))
+    pick = staticmethod(lambda xp, x, y: xp.minimum(y, x))
     wins = staticmethod(lambda a, b: a < b)
 
 
@@ -1489,7 +1501,17 @@ def mul(input, other):
     return Mul.apply(_wrapped_input(input, other, "mul"), other)
 
 
-def div(input, other, *, rounding_mode=None):
+class DivByMode(Div):
+    """``div(x, y, rounding_mode=None)``: true division, but torch's overload that takes a
+    rounding mode (even None) names its node ``DivBackward2``."""
+
+    node_name = "DivBackward2"
+
+
+_NO_MODE = object()  # rounding_mode not given: torch's plain overload (DivBackward0)
+
+
+def div(input, other, *, rounding_mode=_NO_MODE):
     """Elementwise true division (``rounding_mode='trunc'``/``'floor'`` round the result).
 
     >>> import teachgrad as tg
@@ -1497,6 +1519,8 @@ def div(input, other, *, rounding_mode=None):
     tensor([0.5000, 1.5000])
     """
     input = _wrapped_input(input, other, "div")
+    if rounding_mode is _NO_MODE:
+        return Div.apply(input, other)
     if rounding_mode is not None:
         if rounding_mode not in ("trunc", "floor"):
             raise RuntimeError(
@@ -1504,7 +1528,7 @@ def div(input, other, *, rounding_mode=None):
                 f"'{rounding_mode}'"
             )
         return DivRounding.apply(input, other, rounding_mode)
-    return Div.apply(input, other)
+    return DivByMode.apply(input, other)
 
 
 def floor_divide(input, other):
@@ -1674,9 +1698,21 @@ def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(input, Tensor) and input._data.dtype.kind == "b":
         _refuse_bool_clamp(input, min, max)
+    if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
+        # a tensor beside a number: torch's overload for numbers, which reads the tensor as one
+        min, max = (_as_number(bound) for bound in (min, max))
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return ClampTensor.apply(input, min, max)
     return ClampScalar.apply(input, min, max)
+
+
+def _as_number(bound):
+    """A bound of clamp's overload for numbers: a 0-d tensor without history is its number."""
+    if not isinstance(bound, Tensor):
+        return bound
+    if bound.ndim or bound.requires_grad:  # (the caller's argument check words the refusal)
+        raise TypeError("clamp takes number bounds or tensor bounds, not one of each")
+    return bound.item()
 
 
 def _refuse_bool_clamp(input, min, max):  # noqa: A002 - torch's names
@@ -1753,6 +1789,10 @@ def where(condition, input, other):
             f"where expected condition to be a boolean tensor, but got a tensor with dtype "
             f"{condition.dtype}"
         )
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # two numbers: torch's result has their promoted dtype (``1`` and ``0.5`` give float32)
+        dt = result_type(input, other).numpy
+        input = wrap_array(array_module(condition).asarray(input, dtype=dt))
     return Where.apply(condition, input, other)
 
 
@@ -1828,6 +1868,32 @@ def _logical(name):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (bool tensor).\n\n    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([True]), tg.tensor([False])).dtype\n    teachgrad.bool\n"
     return recorded_as(f"aten::{name}")(fn)
+
+
+def bitwise(word, symbol):
+    """``x & y`` (``|``, ``^`` for ``word`` "or", "xor"): each bit of two integer tensors, or
+    logic on bools; the operands promote as for ``+`` (``int & True`` is int64). Floats have
+    no bits, so torch refuses them, after checking that the shapes broadcast.
+
+    >>> import teachgrad as tg
+    >>> bitwise("and", "&")(tg.tensor([6, 5]), 3)
+    tensor([2, 1])
+    """
+
+    def op(input, other):
+        x, y = operands(input, other)
+        dt = result_type(input, other)
+        if dt.is_floating_point:
+            raise NotImplementedError(
+                f"\"bitwise_{word}_cpu\" not implemented for '{scalar_name(dt.name)}'\n"
+                f"  & | ^ work on bool (and integer) tensors: compare first, (x > 0) {symbol} (y > 0)."
+            )
+        xp = array_module(x if hasattr(x, "dtype") else y)
+        out = as_array(getattr(xp, f"bitwise_{word}")(x, y))  # 0-d: NumPy gives a scalar
+        return wrap_array(torch_layout(out.astype(dt.numpy, copy=False), x, y))
+
+    op.__name__ = op.__qualname__ = f"__{word}__"
+    return op
 
 
 logical_and = _logical("logical_and")

@@ -378,9 +378,9 @@ class _Extreme(_Weighted):
 
     @classmethod
     def forward(cls, ctx, a, dim, keepdim=False):
-        dims = _Reduction.remember(ctx, a, dim, keepdim)
-        if a._data.size == 0 and 0 in [a._data.shape[d] for d in dims]:  # (`any` is the op here)
+        if a._data.size == 0:  # (before the dims' other checks: torch reads them one by one)
             _empty_reduction(cls.label, a._data.shape, dim)
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
         return row_major(getattr(array_module(a), cls.pick)(a._data, axis=dims, keepdims=keepdim))
 
     @staticmethod
@@ -423,11 +423,14 @@ class MinAll(_Extreme):
 
 def _empty_reduction(name, shape, dim):
     """torch's error for a max/min-like reduction over no elements: IndexError naming the
-    empty dim (as it was given) when dims were given, else RuntimeError asking for one."""
+    first empty dim (as it was given) when dims were given, else RuntimeError asking for one.
+    Nothing when the dims given are not empty (the empty ones are kept)."""
     if dim is not None and dim != ():
         given = dim if isinstance(dim, tuple | list) else (dim,)
-        empty = next(d for d in given if shape[_wrap_dim(d, len(shape))] == 0)
-        raise IndexError(f"{name}(): Expected reduction dim {empty} to have non-zero size.")
+        for d in given:
+            if shape[_wrap_dim(d, len(shape))] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        return
     raise RuntimeError(
         f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
         "Specify the reduction dim with the 'dim' argument."
@@ -571,9 +574,9 @@ class Norm(_Weighted):
             "linalg.vector_norm: Expected a floating point or complex tensor as input. "
             f"Got {scalar_type_name(a)}",
         )
-        dims = _Reduction.remember(ctx, a, dim, keepdim)
-        if a._data.size == 0 and (p < 0 or p == math.inf):
+        if a._data.size == 0 and (p < 0 or p == math.inf):  # (before the dims' other checks)
             _refuse_norm_of_nothing(a._data.shape, p, dim)
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
         ctx.p = p
         xp = array_module(a)
         return row_major(_vector_norm(xp, xp.abs(a._data), p, dims, keepdim))
@@ -938,7 +941,7 @@ def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     tensor(True)
     """
     x = input._data
-    axis = None if dim is None else _wrap_dim(dim, x.ndim)
+    axis = None if dim is None else reduction_dims(dim, x.ndim)  # (dim=(): reduces nothing)
     return wrap_array(row_major(array_module(x).asarray(x.any(axis=axis, keepdims=keepdim))))
 
 
@@ -951,7 +954,7 @@ def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     tensor(False)
     """
     x = input._data
-    axis = None if dim is None else _wrap_dim(dim, x.ndim)
+    axis = None if dim is None else reduction_dims(dim, x.ndim)  # (dim=(): reduces nothing)
     return wrap_array(row_major(array_module(x).asarray(x.all(axis=axis, keepdims=keepdim))))
 
 

@@ -178,6 +178,8 @@ def roll(input, shifts, dims=None):
     ndim = input._data.ndim
     if not dims:
         return Roll.apply(input, shifts[0], None)
+    if input._data.size == 0:  # nothing to move: torch checks no dim (and copies the layout)
+        return Roll.apply(input, shifts, dims)
     if ndim == 0:
         raise IndexError(
             f"Dimension specified as {dims[0]} but tensor has no dimensions\n"

@@ -26,7 +26,7 @@ from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import same_device
-from .reduce import row_major, sum_to
+from .reduce import reduction_dims, row_major, sum_to
 
 
 class _View(Builtin):
@@ -219,9 +219,9 @@ def flatten(input, start_dim=0, end_dim=-1):
     teachgrad.Size([2, 12])
     """
     shape = input._data.shape
-    if not shape:
-        return reshape(input, (1,))
     start, end = _wrap_dim(start_dim, len(shape)), _wrap_dim(end_dim, len(shape))
+    if not shape:  # (its dims, 0 and -1, checked first)
+        return reshape(input, (1,))
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if start == end:
@@ -311,8 +311,8 @@ def squeeze(input, dim=None):
     ndim = input._data.ndim
     if dim is None:
         return SqueezeAll.apply(input, tuple(range(ndim)))
-    dims = tuple(_wrap_dim(d, ndim) for d in ((dim,) if isinstance(dim, int) else dim))
-    dims = dims if ndim else ()  # a 0-d tensor takes dim 0 (or -1), and has nothing to squeeze
+    # (a 0-d tensor takes dim 0 or -1, and has nothing to squeeze; a dim given twice is refused)
+    dims = reduction_dims(dim, ndim)
     return (Squeeze if isinstance(dim, int) else SqueezeDims).apply(input, dims)
 
 
@@ -518,7 +518,8 @@ def expand(input, *sizes):
     if lead < 0:
         raise _expand_error(shape, sizes, None)
     target = sizes[:lead] + tuple(old if s == -1 else s for old, s in zip(shape, sizes[lead:]))
-    for i, (old, new) in enumerate(zip((1,) * lead + shape, target)):
+    pairs = list(enumerate(zip((1,) * lead + shape, target)))
+    for i, (old, new) in reversed(pairs):  # (torch checks from the last dim)
         if new < 0 or old != new and old != 1:
             raise _expand_error(shape, sizes, i)
     return Expand.apply(input, target)
@@ -714,10 +715,12 @@ class Alias(_View):
         return grad
 
 
-def basic_getitem(input, key):
+def basic_getitem(input, key, positions=None):
     """``x[key]`` for basic keys (ints, slices, None, ...): a view, recorded as torch does
     (one SelectBackward0 / SliceBackward0 / UnsqueezeBackward0 per indexed dim).
     ``x[key]`` itself is ``index.getitem``, which sends advanced keys elsewhere.
+    ``positions``: where each entry stood in the key the user wrote (torch's errors name an
+    entry by that place), when ``key`` is the basic part of a longer one.
 
     >>> import teachgrad as tg
     >>> x = tg.arange(12).reshape(3, 4)
@@ -731,15 +734,10 @@ def basic_getitem(input, key):
     used = sum(1 for k in key if k is not None and k is not Ellipsis)
     if used > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
-    if sum(1 for k in key if k is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     result = input
     dim = 0  # the dimension of ``result`` that ``k`` indexes
-    source = 0  # ... and of ``input`` (torch's errors name this one)
     changed = False
-    for k in key:
-        if k is not None:
-            source += ndim - used if k is Ellipsis else 1
+    for i, k in enumerate(key):
         if k is Ellipsis:
             dim += ndim - used
         elif k is None:
@@ -747,20 +745,30 @@ def basic_getitem(input, key):
             dim += 1
             changed = True
         elif isinstance(k, slice):
-            size = result._data.shape[dim]
-            if lone_slice or k.indices(size) != (0, size, 1):
+            if lone_slice or not whole_slice(k, result._data.shape[dim]):
                 result = _slice(result, dim, k.start, k.stop, k.step)
                 changed = True
             dim += 1
         else:
             k, size = int(k), result._data.shape[dim]
-            if not -size <= k < size:
+            if not -size <= k < size:  # (torch names the entry's place in the key)
+                where = i if positions is None else positions[i]
                 raise IndexError(
-                    f"index {k} is out of bounds for dimension {source - 1} with size {size}"
+                    f"index {k} is out of bounds for dimension {where} with size {size}"
                 )
             result = Select.apply(result, dim, k % size)
             changed = True
     return result if changed else Alias.apply(input)
+
+
+def whole_slice(k: slice, size: int) -> bool:
+    """Whether torch skips the slice ``k`` of a dim of ``size`` as taking all of it: it reads
+    the numbers as written, so ``x[0:10]`` of 2 rows is skipped but ``x[-2:]`` is a slice.
+
+    >>> whole_slice(slice(0, 10), 2), whole_slice(slice(-2, None), 2)
+    (True, False)
+    """
+    return k.start in (None, 0) and k.step in (None, 1) and (k.stop is None or k.stop >= size)
 
 
 # --------------------------------------------------------------------------- joining
@@ -812,7 +820,9 @@ def cat(tensors, dim=0):
     if zero_d is not None:  # (checked first, as torch does)
         raise RuntimeError(f"zero-dimensional tensor (at position {zero_d}) cannot be concatenated")
     # torch still accepts (and skips) legacy empty 1-d tensors in cat
-    kept = [t for t in tensors if not (t._data.ndim == 1 and t._data.size == 0)] or tensors[:1]
+    kept = [t for t in tensors if not (t._data.ndim == 1 and t._data.size == 0)]
+    if not kept:  # only those: torch checks no dim, and joins them into one more
+        return Cat.apply(0, *tensors)
     ref = kept[0]._data
     dim = _wrap_dim(dim, ref.ndim)
     for i, t in enumerate(kept):

@@ -27,6 +27,10 @@ PROGRAMS = {
     "Rsub": (lambda: (_t(3),), lambda a: 2 - a),
     "Mul": (lambda: (_t(2, 3), _t(3)), lambda a, b: a * b * 0.5),
     "Div": (lambda: (_t(2, 3), _t(2, 3, positive=True)), lambda a, b: a / b),
+    "DivByMode (div with rounding_mode=None)": (
+        lambda: (_t(2, 3), _t(2, 3, positive=True)),
+        lambda a, b: a.div(b, rounding_mode=None),
+    ),
     "DivByNumber (mean's gradient)": (
         lambda: (_t(2, 3),),
         lambda a: tg.autograd.grad(a.mean() ** 2, a, create_graph=True)[0],
