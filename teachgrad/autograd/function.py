@@ -736,8 +736,7 @@ def _inference_view(array, ctx):
 
 def _connect(ctx, cls, args, outputs) -> None:
     """Make ``ctx`` the grad_fn of the outputs and give it edges to the inputs."""
-    edges = []
-    meta = []
+    edges, meta = [], []
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             fn = a._grad_fn
@@ -771,18 +770,28 @@ def _connect(ctx, cls, args, outputs) -> None:
             t._requires_grad = True
     ctx._output_meta = tuple(output_meta)
 
-    to_save = ctx.to_save
-    if to_save:
-        names = cls.saved_names if cls._builtin else ()
-        saved = []
-        for j, t in enumerate(to_save):
-            if isinstance(t, Tensor):
-                t = SavedTensor(t, ctx, names[j] if j < len(names) else f"saved_tensors[{j}]")
-            saved.append(t)  # built-ins may keep plain numbers too (the 3 of x * 3), as they are
-        ctx._saved = tuple(saved)
+    names, saved = cls.saved_names if cls._builtin else (), []
+    for j, t in enumerate(ctx.to_save):
+        if isinstance(t, Tensor):
+            t = SavedTensor(t, ctx, names[j] if j < len(names) else f"saved_tensors[{j}]")
+        saved.append(t)  # built-ins may keep plain numbers too (the 3 of x * 3), as they are
+    ctx._saved = tuple(saved)
+    if saved:
         ctx.to_save = ()
-    else:
-        ctx._saved = ()
+    if dirty:
+        _save_dirty_views_as_outputs(ctx, outputs)
+
+
+def _save_dirty_views_as_outputs(ctx, outputs) -> None:
+    """A view that forward changed in place (``mark_dirty``) and saved is kept as an output
+    of ``ctx``, by its array, as torch keeps it: the Tensor itself, whose new history leads
+    back to ``ctx``, would make a reference cycle that only Python's cycle collector frees."""
+    for s in ctx._saved:
+        for nr, t in enumerate(outputs):
+            if type(s) is SavedTensor and s.tensor is t and t._base is not None:
+                s.is_output = True
+                s._keep_output(t)
+                s.output_nr = nr
 
 
 def _announce(node, outputs) -> None:

@@ -4,7 +4,8 @@ are duals themselves, and the profiler's op names, as PyTorch's own autograd tes
 (test_autograd.py: test_autograd_print_tensor, test_custom_function_inplace_on_non_default_view,
 test_custom_function_inplace_on_view_of_leaf, test_inplace_on_view_saved_output,
 test_saved_variable_version_counter, test_custom_function_forward_mode_non_differentiable,
-test_set_fw_grad_having_own_fw_grad_at_same_level, test_profiler) check them.
+test_set_fw_grad_having_own_fw_grad_at_same_level, test_profiler,
+test_custom_function_saving_mutated_view_no_leak) check them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts. torch's test_custom_function_inplace_on_non_default_view takes its
@@ -12,6 +13,7 @@ multi-view output from ``split_with_sizes``; ``split`` makes the same kind of vi
 """
 
 import gc
+import weakref
 
 import pytest
 
@@ -207,3 +209,50 @@ def test_the_profiler_records_the_ops_by_their_aten_names(lib):
         x * 2 + 4
     names = {event.name for event in prof.function_events}
     assert {"aten::mul", "aten::add"} <= names
+
+
+def _saving_its_changed_input(lib):
+    """A Function that changes its input in place (``mark_dirty``), saves it and returns it."""
+
+    class ChangeAndSave(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 2 + x * 0
+
+    return ChangeAndSave.apply
+
+
+def test_custom_function_saving_mutated_view_no_leak(lib):
+    """The saved view is kept as the Function's output (by its memory): once the caller
+    drops it, reference counting frees it, with no cycle for the collector to find."""
+    apply = _saving_its_changed_input(lib)
+
+    def scope():
+        x = lib.tensor(1.0, requires_grad=True).clone()
+        x = x.view_as(x)
+        apply(x)
+        return weakref.ref(x)
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        assert scope()() is None
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def test_a_saved_changed_view_still_reads_back_and_differentiates(lib):
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = _saving_its_changed_input(lib)(a.clone()[:1])
+    assert same(y, [2.0])
+    (y * 3).sum().backward()  # (backward reads the saved view back)
+    assert same(a.grad, [6.0, 0.0])
