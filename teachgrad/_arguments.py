@@ -33,6 +33,7 @@ checked up front: ``checked`` wraps them and asks ``parse`` only after a call ha
 from __future__ import annotations
 
 import functools
+import inspect
 import operator
 
 from ._backend import device, dtype
@@ -106,6 +107,7 @@ SIGNATURES = {
 # ``out`` (``Tensor.<name>`` where the method's differ; an in-place ``add_`` reads ``add``'s).
 # "hidden": an old overload torch still accepts but does not list.
 _OUT = "*, Tensor out = None"
+_FORMAT = "teachgrad.memory_format memory_format = preserve_format"
 _DTYPE = "teachgrad.dtype dtype = None"
 _OPS = {
     "sum": [
@@ -222,9 +224,18 @@ _OPS = {
     ],
     "cat": ["tuple of Tensors tensors, int dim = 0, *, Tensor out = None"],
     "Tensor.view_as": ["Tensor other"],
+    # (the methods with options only, whose count of arguments torch's parser checks)
+    "Tensor.cpu": [f"*, {_FORMAT}"],
+    "Tensor.contiguous": ["*, teachgrad.memory_format memory_format = contiguous_format"],
+    "Tensor.numpy": ["*, bool force = False"],
+    "Tensor.pin_memory": ["teachgrad.device device = None"],
     "Tensor.fill_": ["Tensor value", "Number value"],
 }
 for _same, _names in {
+    "Tensor.cpu": ("Tensor.float", "Tensor.double", "Tensor.half", "Tensor.long", "Tensor.int")
+    + ("Tensor.bool", "Tensor.clone"),
+    "Tensor.contiguous": ("Tensor.is_contiguous",),
+    "Tensor.pin_memory": ("Tensor.is_pinned",),
     "var": ("std",),
     "softmax": ("log_softmax",),
     "any": ("all",),
@@ -298,6 +309,7 @@ class Signature:
             else:
                 self.params.append(_Param(part, keyword_only))
         self.positional = [p for p in self.params if not p.keyword_only]
+        self.names = {p.name: p for p in self.params}
         self.min_args = sum(p.required for p in self.params)
         self.max_args = len(self.params)
 
@@ -308,15 +320,12 @@ class Signature:
         if sizes_only and args and _is_int(args[0]):  # zeros(2, 3) means zeros((2, 3))
             args = (args,)
         if len(args) > len(self.positional):
-            return _too_many(self.fn, len(self.positional), len(args))
+            return _too_many(self.fn, self.min_args, len(self.positional), len(args))
         given = [
             (p, v, f" (position {k})") for k, (p, v) in enumerate(zip(self.positional, args), 1)
         ]
-        for name, value in kwargs.items():
-            param = next((p for p in self.params if p.name == name), None)
-            if param is None:
-                return f"{self.fn}() got an unexpected keyword argument '{name}'"
-            given.append((param, value, ""))
+        unknown = [name for name in kwargs if name not in self.names]
+        given += [(self.names[name], kwargs[name], "") for name in kwargs if name not in unknown]
         given.sort(key=lambda g: self.params.index(g[0]))  # checked in the signature's order
         values = {}
         for param, value, where in given:
@@ -327,6 +336,10 @@ class Signature:
             if problem:
                 return f"{self.fn}(): argument '{param.name}'{where} must be {problem}"
             values[param.name] = _read(self.fn, param, value)
+        if unknown:  # (torch looks at the keywords it does not know last)
+            return self._missing(values) or (
+                f"{self.fn}() got an unexpected keyword argument '{unknown[0]}'"
+            )
         return self._missing(values) or values
 
     def _mismatch(self, param: _Param, value) -> str:
@@ -449,19 +462,65 @@ def checked(fn, name: str | None = None, method: bool = False, operator: bool = 
     TypeError: cumsum(): argument 'dim' (position 2) must be int, not float
     """
     name = name or fn.__name__
+    signed = has_signature(name, method)  # (else only a wrong count of arguments is worded)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except Exception as error:
-            refused = refusal(name, args[1:] if method else args, kwargs, error, method)
+            given = args[1:] if method else args
+            if signed:
+                refused = refusal(name, given, kwargs, error, method)
+            else:
+                refused = uncallable(name, fn, given, kwargs, error) if method else error
             if operator and refused is not error:
                 return NotImplemented
             # (no "from": refusal returns the error itself, or torch's with no NumPy context)
             raise refused  # noqa: B904
 
     return call
+
+
+# torch's Tensor methods written in Python, not behind its parser: Python words their
+# errors, and names the class ("Tensor.norm() takes from 1 to 5 positional arguments ...")
+_PYTHON_METHODS = frozenset(("norm", "split", "unflatten"))
+
+
+def no_arguments(name: str, args: tuple, kwargs: dict) -> TypeError:
+    """torch's refusal of arguments to a method that takes none (``x.exp(1)``): Python's
+    words for a method written in C, which torch's are (on its base class, ``TensorBase``).
+
+    >>> no_arguments("exp", (1,), {})
+    TypeError('TensorBase.exp() takes no arguments (1 given)')
+    """
+    if kwargs:  # (Python looks at the keywords first)
+        refused = TypeError(f"TensorBase.{name}() takes no keyword arguments")
+    else:
+        refused = TypeError(f"TensorBase.{name}() takes no arguments ({len(args)} given)")
+    refused.__suppress_context__ = True  # (teachgrad's own wording would only confuse)
+    return refused
+
+
+def uncallable(name: str, method, args: tuple, kwargs: dict, error: Exception) -> Exception:
+    """What the call ``tensor.name(*args, **kwargs)`` of ``method`` that failed with ``error``
+    should raise, for a method whose signatures are not written here: torch's TypeError when
+    Python could not even call it (too many arguments, an unknown keyword), else ``error``.
+    A method that takes only ``self`` is one of torch's C methods (``no_arguments``).
+
+    >>> import teachgrad as tg
+    >>> uncallable("t", tg.Tensor.t, (0,), {}, TypeError("t() takes 1 positional argument"))
+    TypeError('TensorBase.t() takes no arguments (1 given)')
+    """
+    signature = inspect.signature(method)  # (follows __wrapped__ to the op it calls)
+    try:
+        signature.bind(None, *args, **kwargs)
+    except TypeError:
+        if len(signature.parameters) == 1:
+            return no_arguments(name, args, kwargs)
+        if name in _PYTHON_METHODS:
+            return TypeError(f"Tensor.{name}(){str(error).partition('()')[2]}")
+    return error
 
 
 def invalid_combination(fn: str, args: tuple, kwargs: dict, method: bool = False) -> TypeError:
@@ -535,6 +594,7 @@ _FITS = {
     "Generator": lambda v: v is None,  # teachgrad has no generator objects: only the default
     "teachgrad.dtype": lambda v: v is None or isinstance(v, dtype) or v in (float, int, bool),
     "teachgrad.device": lambda v: v is None or isinstance(v, device | str) or _is_int(v),
+    "teachgrad.memory_format": lambda v: True,  # (teachgrad has no formats: any is ignored)
 }
 
 
@@ -581,6 +641,11 @@ def _int64(value: int) -> int:
     return value
 
 
-def _too_many(fn: str, allowed: int, given: int) -> str:
+def _too_many(fn: str, least: int, allowed: int, given: int) -> str:
+    """torch's words for more positional arguments than a signature has (``least``: how
+    many it requires, keywords included, which torch counts as the lower end)."""
+    if least != allowed:
+        return f"{fn}() takes from {least} to {allowed} positional arguments but {given} were given"
     plural = "" if allowed == 1 else "s"
-    return f"{fn}() takes {allowed} positional argument{plural} but {given} were given"
+    verb = "was" if given == 1 else "were"
+    return f"{fn}() takes {allowed} positional argument{plural} but {given} {verb} given"

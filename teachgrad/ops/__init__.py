@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 
 from .. import _backend, _seam, _tensor
-from .._arguments import checked, has_signature
+from .._arguments import checked, has_signature, no_arguments
 from .._backend import as_device, as_dtype, check_cuda_index
 from .._backend import device as device_type
 from .._out import accepts_out
@@ -153,10 +153,21 @@ def log_softmax(input, dim, dtype=None):
 def _fast(fn, cls):
     """A method that calls ``cls.apply`` directly, documented as ``fn``: for operators
     with nothing to dispatch (one call less per op on the hottest methods). It must be a
-    plain function: Python's operator slots do not bind other callables to ``self``."""
-    apply = cls.apply
-    method = lambda self, *args: apply(self, *args)  # noqa: E731
-    method.__name__, method.__doc__ = fn.__name__, fn.__doc__
+    plain function: Python's operator slots do not bind other callables to ``self``.
+    It words its own refusal of arguments (``x.exp(1)``, as torch's), as ``checked`` would:
+    the ``try`` costs nothing until something is raised."""
+    apply, name = cls.apply, fn.__name__
+
+    def method(self, *args):
+        try:
+            return apply(self, *args)
+        except TypeError:
+            if args:
+                raise no_arguments(name, args, {}) from None
+            raise
+
+    method.__name__, method.__doc__ = name, fn.__doc__
+    method.checks_its_arguments = True
     return method
 
 
@@ -452,13 +463,16 @@ _METHODS = {
 _METHODS.update(inplace.METHODS)  # the in-place family's own table (add_, mul_, ...)
 
 for _name, _fn in _METHODS.items():
-    # torch's argument errors (teachgrad/_arguments.py; sum checks its own: reduce._sum_over)
-    if _name != "sum" and has_signature(_name, method=True):
+    # torch's argument errors (teachgrad/_arguments.py), worded after a call failed; not
+    # for the operators (Python gives them their arguments), nor the methods that word their
+    # own (sum: reduce._sum_over; the hottest ones: _fast)
+    operator = _name.startswith("__")
+    if not (operator or _name == "sum" or hasattr(_fn, "checks_its_arguments")):
         _METHODS[_name] = _fn = checked(_fn, _name, method=True)
     setattr(Tensor, _name, _fn)
 
 
-def _contiguous(self, memory_format=None):
+def _contiguous(self, *, memory_format=None):
     """``self`` if already row-major contiguous, else a contiguous copy (in the graph).
 
     >>> import teachgrad as tg
@@ -599,6 +613,18 @@ Tensor.long = _caster("int64")
 Tensor.int = _caster("int32")
 Tensor.bool = _caster("bool_")
 Tensor.type_as = checked(_type_as, "type_as", method=True)
+
+# the Tensor's methods that are not in the op table (its own, in teachgrad/_tensor.py, and
+# the casts above) refuse arguments in torch's words too, after a call failed
+# fmt: off
+for _name in (
+    "cpu", "float", "double", "half", "long", "int", "bool", "contiguous", "numpy",
+    "pin_memory", "is_pinned", "is_contiguous", "item", "tolist", "dim", "ndimension", "numel",
+    "nelement", "element_size", "data_ptr", "storage_offset", "detach", "detach_",
+    "retain_grad", "is_complex", "is_floating_point", "is_inference",
+):
+    setattr(Tensor, _name, checked(getattr(Tensor, _name), _name, method=True))
+# fmt: on
 
 
 @recorded_as("aten::numpy_T")

@@ -636,7 +636,7 @@ def _method(op, fn):
             return _profiling.recorder.op(event, inplace, (self, op, fn, *args), kwargs)
         return inplace(self, op, fn, *args, **kwargs)
 
-    method.__name__ = op
+    method.__name__, method.__wrapped__ = op, fn  # (its signature: fn's, as inspect shows)
     example = _EXAMPLE_ARGS.get(op, "")
     method.__doc__ = (
         f"In-place ``{op.strip('_')}``: changes this tensor, bumps its version, returns it.\n\n"
