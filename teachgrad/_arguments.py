@@ -539,14 +539,57 @@ def invalid_combination(fn: str, args: tuple, kwargs: dict, method: bool = False
     if kwargs and not args:
         got += ", "  # (torch's own spacing)
     listed = [s.text for s in _signatures(fn, method) if not s.hidden]
+    start = f"{fn}() received an invalid combination of arguments - got"
     if len(listed) == 1:
-        expected = f"({listed[0]})"
-    else:
-        expected = "one of:\n" + "".join(f" * ({text})\n" for text in listed)
-    return TypeError(
-        f"{fn}() received an invalid combination of arguments - got ({got}), but expected "
-        + expected
-    )
+        why = _why_not(listed[0], args, kwargs)
+        if why.startswith("some of the keywords"):
+            return TypeError(f"{start} unrecognized keyword arguments: {why.partition(': ')[2]}")
+        got = why.partition(": ")[2][1:-1] if why else got  # (the wrong ones marked, then)
+        return TypeError(f"{start} ({got}), but expected ({listed[0]})")
+    expected = "one of:\n"
+    for text in listed:
+        why = _why_not(text, args, kwargs)
+        expected += f" * ({text})\n" + (f"      didn't match because {why}\n" if why else "")
+    return TypeError(f"{start} ({got}), but expected {expected}")
+
+
+def _why_not(text: str, args: tuple, kwargs: dict) -> str:
+    """torch's note under a listed signature (``text``) that has as many parameters as
+    arguments were given: the keywords it does not know, or every argument, the ones of the
+    wrong type between "!". "" for the others.
+
+    torch's note reads the signature's words simply: a parameter's name is its last word, and
+    its type the words before, so one with a default ("bool keepdim = False", named "False")
+    is matched by no argument and no keyword, and "*" counts as a parameter.
+
+    >>> _why_not("int dim, bool keepdim = False", (0, True), {})
+    'some of the arguments have invalid types: (int, !bool!)'
+    """
+    params = [part.rpartition(" ") for part in text.split(", ")]  # (type, " ", name)
+    if len(params) != len(args) + len(kwargs):
+        return ""
+    known = {name for _, _, name in params[len(params) - len(kwargs) :]}
+    unknown = [k for k in kwargs if k not in known]
+    if unknown:
+        return "some of the keywords were incorrect: " + ", ".join(unknown)
+    described = []
+    for k, value in enumerate(args + tuple(kwargs[name] for _, _, name in params[len(args) :])):
+        kind, _, name = params[k]
+        fits = type_name(value) in {"int": ("int",), "float": ("float", "int")}.get(kind, (kind,))
+        mark = "" if fits else "!"
+        keyword = f"{name}=" if k >= len(args) else ""
+        described.append(f"{mark}{keyword}{_described(value)}{mark}")
+    return f"some of the arguments have invalid types: ({', '.join(described)})"
+
+
+def _described(value) -> str:
+    """An argument as torch's note names it: its type; a tuple's or a list's with its items'."""
+    if isinstance(value, tuple):
+        items = ", ".join(type_name(v) for v in value)
+        return f"tuple of ({items}{',' if len(value) == 1 else ''})"
+    if isinstance(value, list):
+        return f"list of [{', '.join(type_name(v) for v in value)}]"
+    return type_name(value)
 
 
 def given(**options) -> dict:

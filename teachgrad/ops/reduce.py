@@ -22,7 +22,7 @@ from .._arguments import given, refusal
 from .._backend import array_module, as_dtype, quiet
 from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
-from .._tensor import Tensor, _wrap_dim, wrap_array
+from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.anomaly_mode import _outside_teachgrad
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
@@ -50,7 +50,7 @@ def reduction_dims(dim, ndim: int) -> tuple:
 
 
 def _sequence_of_dims(dim, ndim: int) -> tuple:
-    if isinstance(dim, int):
+    if not isinstance(dim, tuple | list):  # one dim (an int tensor, a NumPy int ...)
         dim = (dim,)
     dims = tuple(sorted({_wrap_dim(d, ndim) for d in dim}))
     if len(dims) != len(tuple(dim)):
@@ -58,6 +58,19 @@ def _sequence_of_dims(dim, ndim: int) -> tuple:
             f"dim {_duplicate(dim, ndim)} appears multiple times in the list of dims"
         )
     return dims if ndim else ()  # a 0-d tensor accepts dim 0 / -1, and there is nothing to reduce
+
+
+def flag(value) -> bool:
+    """``value``, which must be a bool, as torch's flags (``keepdim``, ``unbiased`` ...) are:
+    else a TypeError, which ``_arguments.checked`` words as torch's parser does.
+
+    >>> flag(True), flag(1)
+    Traceback (most recent call last):
+    TypeError: a flag is a bool, not int
+    """
+    if value is True or value is False:
+        return value
+    raise TypeError(f"a flag is a bool, not {type_name(value)}")
 
 
 def _duplicate(dims, ndim):
@@ -126,7 +139,7 @@ class _Reduction(Builtin):
 
     @staticmethod
     def remember(ctx, a, dim, keepdim):
-        ctx.in_shape, ctx.keepdim = a._data.shape, keepdim
+        ctx.in_shape, ctx.keepdim = a._data.shape, flag(keepdim)
         ctx.dims = reduction_dims(dim, a._data.ndim)
         return ctx.dims
 
@@ -448,7 +461,7 @@ class _ExtremeAlongDim(Builtin):
         dim = _wrap_dim(dim, x.ndim)
         if x.ndim and x.shape[dim] == 0:  # (torch names one dim as counted from the front)
             _empty_reduction(cls.pick, x.shape, dim)
-        ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+        ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, flag(keepdim)
         if x.ndim == 0:
             return x.copy(), xp.zeros((), dtype="int64")
         indices = getattr(xp, "arg" + cls.pick)(x, axis=dim, keepdims=True)
@@ -810,7 +823,7 @@ def _extreme(all_cls, dim_cls, result_cls, pairwise, input, dim, keepdim, other)
         other, dim = dim, None
     if other is not None:
         return pairwise(input, other)
-    if dim is None:
+    if dim is None and keepdim is False:  # (with keepdim, a dim must be given)
         return all_cls.apply(input, None, False)
     return result_cls(*dim_cls.apply(input, dim, keepdim))
 
@@ -839,6 +852,7 @@ def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001 - torch's 
 
 
 def _arg_extreme(name, input, dim, keepdim):
+    flag(keepdim)
     x = input._data
     xp = array_module(x)
     if x.dtype.kind == "b":
@@ -938,8 +952,8 @@ def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     tensor(True)
     """
     x = input._data
-    axis = None if dim is None else _wrap_dim(dim, x.ndim)
-    return wrap_array(row_major(array_module(x).asarray(x.any(axis=axis, keepdims=keepdim))))
+    axis = None if dim is None else reduction_dims(dim, x.ndim)
+    return wrap_array(row_major(array_module(x).asarray(x.any(axis=axis, keepdims=flag(keepdim)))))
 
 
 @recorded_as("aten::all")
@@ -951,8 +965,8 @@ def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     tensor(False)
     """
     x = input._data
-    axis = None if dim is None else _wrap_dim(dim, x.ndim)
-    return wrap_array(row_major(array_module(x).asarray(x.all(axis=axis, keepdims=keepdim))))
+    axis = None if dim is None else reduction_dims(dim, x.ndim)
+    return wrap_array(row_major(array_module(x).asarray(x.all(axis=axis, keepdims=flag(keepdim)))))
 
 
 @recorded_as("aten::allclose")
