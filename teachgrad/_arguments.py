@@ -229,6 +229,8 @@ _OPS = {
     "Tensor.contiguous": ["*, teachgrad.memory_format memory_format = contiguous_format"],
     "Tensor.numpy": ["*, bool force = False"],
     "Tensor.pin_memory": ["teachgrad.device device = None"],
+    "Tensor.size": ["int dim = None"],
+    "Tensor.stride": ["int dim = None"],
     "Tensor.fill_": ["Tensor value", "Number value"],
 }
 for _same, _names in {
@@ -288,7 +290,7 @@ class _Param:
         self.takes_none = default == "None" or self.dims or self.kind in ("teachgrad.dtype", "str")
 
 
-_DIMS = frozenset(("dim", "dims", "shifts", "source", "destination"))
+_DIMS = frozenset(("dim", "dims", "shifts"))
 
 
 class Signature:
@@ -316,7 +318,8 @@ class Signature:
     def bind(self, args: tuple, kwargs: dict):
         """``{name: value}`` when the arguments fit this signature, else why not (a string).
         A number of a size that cannot be read raises at once, as in torch."""
-        sizes_only = len(self.positional) == 1 and self.positional[0].kind == "tuple of ints"
+        first = self.positional[0] if len(self.positional) == 1 else None
+        sizes_only = first and first.kind == "tuple of ints" and first.required  # (not var's dim)
         if sizes_only and args and _is_int(args[0]):  # zeros(2, 3) means zeros((2, 3))
             args = (args,)
         if len(args) > len(self.positional):

@@ -880,7 +880,7 @@ def _not_one_element(t: Tensor):
 def _wrap_dim(dim: int, ndim: int) -> int:
     """A dimension index made non-negative, with torch's error for a bad one."""
     if type(dim) is not int:
-        dim = _as_dim(dim)
+        dim = _as_int(dim)
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(
@@ -889,18 +889,19 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     return dim % n
 
 
-def _as_dim(dim) -> int:
-    """A dim given as another type than int: what reads as an int as torch reads one (a NumPy
-    int, an integer tensor of one element), else a TypeError (a bool too: torch's flags are no
-    dims), which ``_arguments.checked`` words as torch does for the op that was called.
+def _as_int(value) -> int:
+    """An int argument (a dim, a start ...) given as another type than int: what reads as an
+    int as torch reads one (a NumPy int, an integer tensor of one element), else a TypeError
+    (a bool too: torch's flags are no ints), which ``_arguments.checked`` words as torch does
+    for the op that was called.
 
     >>> import numpy as np, teachgrad as tg
-    >>> _as_dim(np.int64(1)), _as_dim(tg.tensor(1))
+    >>> _as_int(np.int64(1)), _as_int(tg.tensor(1))
     (1, 1)
     """
-    if isinstance(dim, bool):
-        raise TypeError("a dim is an int, not a bool")
-    return operator.index(dim)
+    if isinstance(value, bool):
+        raise TypeError("an int, not a bool")
+    return operator.index(value)
 
 
 def _wrap_size_dim(dim: int, ndim: int) -> int:

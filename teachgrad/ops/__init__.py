@@ -300,7 +300,7 @@ def _invert(self):
     )
 
 
-def _bitwise(logical, word, symbol):
+def _bitwise(word, symbol):
     """``x & y`` (``|``, ``^``): torch refuses it on a float tensor, which has no bits."""
 
     def op(self, other):
@@ -309,7 +309,7 @@ def _bitwise(logical, word, symbol):
                 f"\"bitwise_{word}_cpu\" not implemented for '{scalar_type_name(self)}'\n"
                 f"  & | ^ work on bool (and integer) tensors: compare first, (x > 0) {symbol} (y > 0)."
             )
-        return logical(self, other)
+        return _P.logical(f"logical_{word}", self, other)
 
     op.__name__ = f"__{word}__"
     return op
@@ -454,9 +454,9 @@ _METHODS = {
     "__gt__": _operator(gt),
     "__ge__": _operator(ge),
     "__invert__": _invert,
-    "__and__": _bitwise(logical_and, "and", "&"),
-    "__or__": _bitwise(logical_or, "or", "|"),
-    "__xor__": _bitwise(logical_xor, "xor", "^"),
+    "__and__": _bitwise("and", "&"),
+    "__or__": _bitwise("or", "|"),
+    "__xor__": _bitwise("xor", "^"),
 }
 
 
@@ -621,7 +621,7 @@ for _name in (
     "cpu", "float", "double", "half", "long", "int", "bool", "contiguous", "numpy",
     "pin_memory", "is_pinned", "is_contiguous", "item", "tolist", "dim", "ndimension", "numel",
     "nelement", "element_size", "data_ptr", "storage_offset", "detach", "detach_",
-    "retain_grad", "is_complex", "is_floating_point", "is_inference",
+    "retain_grad", "is_complex", "is_floating_point", "is_inference", "size", "stride",
 ):
     setattr(Tensor, _name, checked(getattr(Tensor, _name), _name, method=True))
 # fmt: on

@@ -521,6 +521,8 @@ def masked_fill(input, mask, value):
     tensor([1., 0., 3.])
     """
     broadcast_shape(mask.shape, input.shape)  # torch's error when the mask does not fit
+    if value is None:  # (a value NumPy would take as nan; checked() words torch's error)
+        raise TypeError("masked_fill's value is a number or a tensor, not None")
     fill = MaskedFillTensor if isinstance(value, Tensor) else MaskedFill
     return fill.apply(input, value, mask=mask)  # (by keyword: the mask gets no edge, as in torch)
 

@@ -1810,10 +1810,18 @@ def logical_not(input):
     return wrap_array(as_array(array_module(input).logical_not(input._data)))
 
 
+def logical(name, input, other):
+    """``name`` (logical_and, _or, _xor) of a tensor and a tensor or a number, as ``&`` ``|``
+    ``^`` take them; the functions take two tensors only."""
+    x, y = operands(input, other)
+    return wrap_array(torch_layout(as_array(getattr(array_module(x), name)(x, y)), x, y))
+
+
 def _logical(name):
     def fn(input, other):
-        x, y = operands(input, other)
-        return wrap_array(torch_layout(as_array(getattr(array_module(x), name)(x, y)), x, y))
+        if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+            raise TypeError(f"{name} takes two tensors")  # (checked() words torch's error)
+        return logical(name, input, other)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (bool tensor).\n\n    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([True]), tg.tensor([False])).dtype\n    teachgrad.bool\n"

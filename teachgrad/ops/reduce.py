@@ -20,6 +20,7 @@ from collections import namedtuple
 
 from .._arguments import given, refusal
 from .._backend import array_module, as_dtype, quiet
+from .._backend import dtype as dtype_type
 from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
@@ -294,7 +295,7 @@ def _correction(unbiased, correction) -> float:
         if unbiased is not None:
             raise RuntimeError("var/std: pass either unbiased or correction, not both")
         return correction
-    return 1 if unbiased is None or unbiased else 0
+    return 1 if unbiased is None or flag(unbiased) else 0
 
 
 def _spread(name, a, dims, correction, keepdim, divisor):
@@ -725,8 +726,22 @@ def _all_if_empty(dim):
     return None if isinstance(dim, tuple | list) and len(dim) == 0 else dim
 
 
+def dtype_argument(dtype):
+    """The ``dtype=`` of an op as a teachgrad dtype: one already, or float, int, bool (as torch
+    takes them); anything else is a TypeError, which ``_arguments.checked`` words as torch's
+    parser does (``to`` would read a tensor as "its dtype", NumPy a string as a type code).
+
+    >>> import teachgrad as tg
+    >>> dtype_argument(float), dtype_argument(tg.int32)
+    (teachgrad.float64, teachgrad.int32)
+    """
+    if isinstance(dtype, dtype_type) or dtype is float or dtype is int or dtype is bool:
+        return as_dtype(dtype)
+    raise TypeError(f"dtype must be a teachgrad.dtype, not {type_name(dtype)}")
+
+
 def _np_dtype(dtype):
-    return as_dtype(dtype).numpy
+    return dtype_argument(dtype).numpy
 
 
 def _check_mean_dtype(dtype) -> None:
@@ -747,6 +762,7 @@ def mean(input, dim=_ALL, keepdim=False, *, dtype=None):
     tensor(3.)
     """
     if dtype is not None:
+        dtype = dtype_argument(dtype)
         _check_mean_dtype(dtype)
         input = input.to(dtype)
     if dim is _ALL and not keepdim:  # (keepdim without a dim fails below: torch's TypeError)
@@ -762,17 +778,17 @@ def prod(input, dim=_ALL, keepdim=False, *, dtype=None):
     tensor(24.)
     """
     if dtype is not None:
-        input = input.to(dtype)
+        input = input.to(dtype_argument(dtype))
     if dim is _ALL and not keepdim:  # (keepdim without a dim fails below: torch's TypeError)
         return ProdAll.apply(input, None, False)
-    if not isinstance(dim, int):  # (checked() words torch's TypeError for the call)
+    if dim is None or isinstance(dim, tuple | list):  # (checked() words torch's TypeError)
         raise TypeError(f"prod() reduces one int dim or all of them, not {type(dim).__name__}")
     return Prod.apply(input, dim, keepdim)
 
 
 def _var_args(dim, unbiased, keepdim):
-    if isinstance(dim, bool):  # legacy x.var(False): the first positional is `unbiased`
-        return None, dim, keepdim
+    if isinstance(dim, bool) and unbiased is None and keepdim is False:
+        return None, dim, keepdim  # legacy x.var(False): the only positional is `unbiased`
     return dim, unbiased, keepdim
 
 
@@ -921,7 +937,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     (tensor(5.), tensor(7.))
     """
     if dtype is not None:
-        input = input.to(dtype)
+        input = input.to(dtype_argument(dtype))
     if p == "fro":
         p = 2
     elif isinstance(p, str):

@@ -21,7 +21,7 @@ import operator
 
 from .._backend import array_module, empty_strided
 from .._profiling import recorded_as
-from .._tensor import _wrap_dim
+from .._tensor import _as_int, _wrap_dim
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import preserved_copy, preserved_strides
@@ -29,10 +29,11 @@ from .reduce import reduction_dims, row_major
 
 
 def _ints(values) -> tuple:
-    """An int, or a sequence of ints (also given as separate arguments), as a tuple."""
-    if len(values) == 1 and not isinstance(values[0], int):
+    """An int, or a sequence of ints (also given as separate arguments), as a tuple (an int
+    tensor of one element counts as an int; a bool is no int: ``_as_int``)."""
+    if len(values) == 1 and isinstance(values[0], tuple | list):
         values = values[0]
-    return (values,) if isinstance(values, int) else tuple(map(operator.index, values))
+    return tuple(map(_as_int, values))
 
 
 def _sizes(name, args, keyword, arg="dims"):

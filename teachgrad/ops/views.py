@@ -22,7 +22,7 @@ import operator
 
 from .._backend import array_module, result_type, strided_view
 from .._profiling import recorded_as
-from .._tensor import Tensor, _wrap_dim, wrap_array
+from .._tensor import Tensor, _as_int, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import same_device
@@ -278,9 +278,10 @@ def squeeze(input, dim=None):
     ndim = input._data.ndim
     if dim is None:
         return SqueezeAll.apply(input, tuple(range(ndim)))
-    dims = tuple(_wrap_dim(d, ndim) for d in ((dim,) if isinstance(dim, int) else dim))
+    one = not isinstance(dim, tuple | list)  # (an int, or what reads as one: _wrap_dim)
+    dims = tuple(_wrap_dim(d, ndim) for d in ((dim,) if one else dim))
     dims = dims if ndim else ()  # a 0-d tensor takes dim 0 (or -1), and has nothing to squeeze
-    return (Squeeze if isinstance(dim, int) else SqueezeDims).apply(input, dims)
+    return (Squeeze if one else SqueezeDims).apply(input, dims)
 
 
 class Unsqueeze(_View):
@@ -420,8 +421,10 @@ def movedim(input, source, destination):
     teachgrad.Size([3, 4, 2])
     """
     ndim = input._data.ndim
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
+    if isinstance(source, tuple | list) != isinstance(destination, tuple | list):
+        raise TypeError("movedim: two dims, or two lists of dims")  # (checked words torch's)
+    src = list(source) if isinstance(source, tuple | list) else [source]
+    dst = list(destination) if isinstance(destination, tuple | list) else [destination]
     if len(src) != len(dst):
         raise RuntimeError(
             f"movedim: Invalid source or destination dims: source ({src} dims) should contain the same "
@@ -653,7 +656,7 @@ def narrow(input, dim, start, length):
         )
     dim = _wrap_dim(dim, input._data.ndim)
     size = input._data.shape[dim]
-    start, length = operator.index(start), operator.index(length)  # (start may be a 0-d tensor)
+    start, length = _as_int(start), _as_int(length)  # (start may be a 0-d tensor)
     if length < 0:
         raise RuntimeError(
             f"narrow(): length must be non-negative.\n  length is how many elements to keep; got {length}."
@@ -974,6 +977,7 @@ def chunk(input, chunks, dim=0):
         raise RuntimeError(
             "chunk expects at least a 1-dimensional tensor\n  A 0-d tensor has no dim to split."
         )
+    chunks = _as_int(chunks)
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = input._data.shape[_wrap_dim(dim, input._data.ndim)]
