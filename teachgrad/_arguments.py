@@ -112,11 +112,11 @@ _DTYPE = "teachgrad.dtype dtype = None"
 _OPS = {
     "sum": [
         f"Tensor input, *, {_DTYPE}",
-        f"Tensor input, tuple of ints dim, bool keepdim = False, *, {_DTYPE}, Tensor out = None",
+        f"Tensor input, tuple of ints? dim, bool keepdim = False, *, {_DTYPE}, Tensor out = None",
     ],
     "mean": [
         f"Tensor input, *, {_DTYPE}, Tensor out = None",
-        f"Tensor input, tuple of ints dim, bool keepdim = False, *, {_DTYPE}, Tensor out = None",
+        f"Tensor input, tuple of ints? dim, bool keepdim = False, *, {_DTYPE}, Tensor out = None",
     ],
     "prod": [
         f"Tensor input, *, {_DTYPE}",
@@ -137,13 +137,22 @@ _OPS = {
     "argmax": [f"Tensor input, int dim = None, bool keepdim = False, {_OUT}"],
     "argmin": [f"Tensor input, int dim = None, bool keepdim = False, {_OUT}"],
     "var": [
-        f"Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, {_OUT}",
+        f"Tensor input, tuple of ints? dim, bool unbiased = True, bool keepdim = False, {_OUT}",
         "Tensor input, tuple of ints dim = None, *, Number correction = None, "
         "bool keepdim = False, Tensor out = None",
         "Tensor input, bool unbiased = True",
     ],
     "logsumexp": [f"Tensor input, tuple of ints dim, bool keepdim = False, {_OUT}"],
     "cumsum": [f"Tensor input, int dim, *, {_DTYPE}, Tensor out = None"],
+    "linalg_vector_norm": [
+        "Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, "
+        f"{_DTYPE}, Tensor out = None"
+    ],
+    # (torch's split is Python: it calls one of these two, with its arguments by position)
+    "split": ["Tensor input, int split_size, int dim = 0"]
+    + ["Tensor input, tuple of ints split_size, int dim = 0"],
+    "split_with_sizes": ["Tensor input, tuple of ints split_sizes, int dim = 0"],
+    "Tensor.split": [],  # (Python's words: a wrong count of arguments, as torch's)
     "softmax": [f"Tensor input, int dim, {_DTYPE}, {_OUT}"],
     "any": [
         f"Tensor input, {_OUT}",
@@ -281,13 +290,15 @@ class _Param:
 
     def __init__(self, text: str, keyword_only: bool):
         declaration, _, default = text.partition(" = ")
-        self.kind, _, self.name = declaration.rpartition(" ")
+        kind, _, self.name = declaration.rpartition(" ")
+        self.kind = kind.removesuffix("?")  # ("?": None is a value too, as torch's "int[1]?")
         self.required = not default
         self.keyword_only = keyword_only
-        # dims (not sizes): one int may stand for a tuple of one (x.sum(0)), or None for all
+        # dims (not sizes): one int may stand for a tuple of one (x.sum(0))
         self.dims = self.kind == "tuple of ints" and self.name in _DIMS
         # None stands for "not given" where torch's parameter is optional
-        self.takes_none = default == "None" or self.dims or self.kind in ("teachgrad.dtype", "str")
+        nullable = kind.endswith("?") or self.kind in ("teachgrad.dtype", "str")
+        self.takes_none = default == "None" or nullable
 
 
 _DIMS = frozenset(("dim", "dims", "shifts"))
@@ -303,9 +314,12 @@ class Signature:
 
     def __init__(self, fn: str, text: str):
         self.hidden = text.startswith("hidden ")  # (torch accepts it, but does not list it)
-        self.fn, self.text = fn, text.removeprefix("hidden ")
+        self.fn, self.text = (
+            fn,
+            text.removeprefix("hidden ").replace("?", ""),
+        )  # (as torch shows it)
         self.params, keyword_only = [], False
-        for part in filter(None, self.text.split(", ")):
+        for part in filter(None, text.removeprefix("hidden ").split(", ")):
             if part == "*":
                 keyword_only = True
             else:
@@ -355,10 +369,14 @@ class Signature:
         return _mismatch(param.kind, value)
 
     def _missing(self, values: dict) -> str:
-        """torch's complaint about required parameters without a value ("" if none)."""
-        missing = [p.name for p in self.params if p.required and p.name not in values]
-        if not missing:
+        """torch's complaint about required parameters without a value ("" if none): it
+        names, from the first one missing on, every required one (given or not)."""
+        first = next(
+            (k for k, p in enumerate(self.params) if p.required and p.name not in values), None
+        )
+        if first is None:
             return ""
+        missing = [p.name for p in self.params[first:] if p.required]
         plural = (
             "s" if len(missing) == 1 else ""
         )  # (torch's words: the plural is the wrong way round)
@@ -488,6 +506,9 @@ def checked(fn, name: str | None = None, method: bool = False, operator: bool = 
 # torch's Tensor methods written in Python, not behind its parser: Python words their
 # errors, and names the class ("Tensor.norm() takes from 1 to 5 positional arguments ...")
 _PYTHON_METHODS = frozenset(("norm", "split", "unflatten"))
+# torch's functions written in Python: Python words their count of arguments, and the ops
+# they call the types (teachgrad's functions of these names do the same themselves)
+PYTHON_FUNCTIONS = frozenset(("norm", "split", "einsum"))
 
 
 def no_arguments(name: str, args: tuple, kwargs: dict) -> TypeError:

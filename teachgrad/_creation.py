@@ -18,7 +18,7 @@ import math
 import warnings
 
 from . import _backend
-from ._arguments import given, parse
+from ._arguments import checked, given, parse
 from ._backend import as_device, as_dtype, get_default_dtype
 from ._grad_state import state as _grad_state
 from ._out import creation_out
@@ -211,6 +211,7 @@ def _from_nested(data, dt, dev):
             return xp.empty(tuple(shape), dt.numpy)
 
 
+@checked  # (a missing argument in torch's words)
 def tensor(
     data, *, dtype=None, device=None, requires_grad=False, pin_memory=False, name=None
 ) -> Tensor:
@@ -376,6 +377,7 @@ def _fill_value(fn, size, fill_value, dtype, device, requires_grad):
     return shape, dt
 
 
+@checked  # (a missing argument in torch's words)
 @creation_out
 @recorded_as("aten::full")
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -385,6 +387,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     >>> tg.full((2,), 7)
     tensor([7, 7])
     """
+    if isinstance(fill_value, Tensor) and fill_value.ndim == 0:
+        fill_value = fill_value.item()  # (torch reads a 0-d tensor as the number it holds)
     shape, dt = _fill_value("full", size, fill_value, dtype, device, requires_grad)
     return _filled("full", (fill_value,), shape, dt, as_device(device), requires_grad)
 

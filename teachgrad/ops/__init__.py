@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 
 from .. import _backend, _seam, _tensor
-from .._arguments import checked, has_signature, no_arguments
+from .._arguments import PYTHON_FUNCTIONS, checked, has_signature, no_arguments
 from .._backend import as_device, as_dtype, check_cuda_index
 from .._backend import device as device_type
 from .._out import accepts_out
@@ -137,6 +137,7 @@ def softmax(input, dim, dtype=None):
     >>> tg.tensor([0.0, 0.0]).softmax(0)
     tensor([0.5000, 0.5000])
     """
+    _given_dim(dim)
     return nn.softmax(input, dim, dtype=dtype)
 
 
@@ -147,7 +148,15 @@ def log_softmax(input, dim, dtype=None):
     >>> tg.tensor([0.0, 0.0]).log_softmax(0)
     tensor([-0.6931, -0.6931])
     """
+    _given_dim(dim)
     return nn.log_softmax(input, dim, dtype=dtype)
+
+
+def _given_dim(dim) -> None:
+    """``torch.softmax`` needs its dim (``F.softmax`` guesses one, with a warning, for old
+    code): a TypeError, which checked() words as torch's."""
+    if dim is None:
+        raise TypeError("softmax needs a dim")
 
 
 def _fast(fn, cls):
@@ -784,5 +793,5 @@ for _name in OUT_FUNCTIONS:
 # methods got theirs above): each function whose torch signatures are written there is
 # replaced by one that, only when the call failed, checks the arguments as torch would
 for _name in __all__:
-    if has_signature(_name):
+    if has_signature(_name) and _name not in PYTHON_FUNCTIONS:
         globals()[_name] = checked(globals()[_name], _name)

@@ -18,7 +18,7 @@ import numbers
 import operator
 
 from .._backend import array_module, numpy_module
-from .._printing import scalar_type_name
+from .._printing import c_type_name, scalar_type_name
 from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
@@ -480,7 +480,8 @@ class MaskedFill(Builtin):
     def forward(ctx, a, value, *, mask):
         if mask._data.dtype.kind != "b":
             raise RuntimeError(
-                f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}"
+                "masked_fill_ only supports boolean masks, but got mask with dtype "
+                f"{c_type_name(mask._data.dtype.name)}"
             )
         if isinstance(value, Tensor) and value._data.ndim:
             raise RuntimeError(

@@ -303,6 +303,8 @@ def _check_alpha(alpha, result, op: str):
             f"{op}(): argument 'alpha' must be Number, not {type(alpha).__name__}\n  alpha scales "
             f"the other operand: {op}(x, y, alpha=2) is x {'+' if op == 'add' else '-'} 2 * y."
         )
+    if isinstance(alpha, bool) and result.dtype.kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if isinstance(alpha, float) and result.dtype.kind in "biu":
         raise RuntimeError(
             "For integral input tensors, argument alpha must not be a floating point number.\n  "
@@ -1741,7 +1743,7 @@ def where(condition, input, other):
     if condition._data.dtype.kind != "b":
         raise RuntimeError(
             f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-            f"{condition.dtype}"
+            f"{scalar_type_name(condition)}"
         )
     return Where.apply(condition, input, other)
 

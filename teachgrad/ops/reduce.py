@@ -699,8 +699,8 @@ def sum(input, dim=_ALL, keepdim=False, *, dtype=None):  # noqa: A001 - torch's 
     >>> x.sum(), x.sum(dim=1), x.sum((0, 1), keepdim=True)
     (tensor(10.), tensor([3., 7.]), tensor([[10.]]))
     """
-    if dim is _ALL and not keepdim:
-        return SumAll.apply(input, None, False, None if dtype is None else _np_dtype(dtype))
+    if dim is _ALL and not keepdim and dtype is None:
+        return SumAll.apply(input, None, False, None)
     return _sum_over(input, dim, keepdim, dtype)
 
 
@@ -712,8 +712,11 @@ def _sum_over(input, dim, keepdim, dtype):
     branch, as the method ``x.sum(...)``; ``teachgrad.sum`` rewords it as the function.)
     """
     try:
+        np_dtype = None if dtype is None else _np_dtype(dtype)
+        if dim is _ALL and not keepdim:  # (the sum of all, in a dtype)
+            return SumAll.apply(input, None, False, np_dtype)
         dims = dim if type(dim) is int else _all_if_empty(dim)  # (keepdim alone: no dims)
-        return Sum.apply(input, dims, keepdim, None if dtype is None else _np_dtype(dtype))
+        return Sum.apply(input, dims, keepdim, np_dtype)
     except Exception as error:
         args = () if dim is _ALL else (dim,) if keepdim is False else (dim, keepdim)
         kwargs = given(keepdim=keepdim if dim is _ALL else None, dtype=dtype)
@@ -835,7 +838,7 @@ def amin(input, dim=(), keepdim=False):
 
 
 def _extreme(all_cls, dim_cls, result_cls, pairwise, input, dim, keepdim, other):
-    if isinstance(dim, Tensor):
+    if isinstance(dim, Tensor) and keepdim is False:  # (with keepdim: a dim, as an int tensor)
         other, dim = dim, None
     if other is not None:
         return pairwise(input, other)
@@ -918,6 +921,8 @@ def logsumexp(input, dim, keepdim=False):
     >>> tg.tensor([1000.0, 1000.0]).logsumexp(0)
     tensor(1000.6932)
     """
+    if dim is None:  # (checked() words torch's TypeError)
+        raise TypeError("logsumexp reduces the dims it is given, not None")
     if dim is not _all_if_empty(dim):  # no dims: all of them, which torch can only keep
         if not keepdim and input._data.ndim and input._data.size:  # (torch's bug spares empties)
             raise RuntimeError(
@@ -936,13 +941,31 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     >>> tg.tensor([3.0, 4.0]).norm(), tg.tensor([3.0, -4.0]).norm(p=1)
     (tensor(5.), tensor(7.))
     """
-    if dtype is not None:
-        input = input.to(dtype_argument(dtype))
+    if isinstance(p, str):
+        _check_matrix_norm(p, dim)
+    try:
+        if dtype is not None:
+            input = input.to(dtype_argument(dtype))
+        order = 2.0 if p is None or p == "fro" else float(p)
+        return Norm.apply(input, order, _all_if_empty(dim), keepdim)
+    except Exception as error:  # torch's norm is linalg.vector_norm, called with dims in a list
+        dims = [dim] if isinstance(dim, int) else dim
+        args = (input, 2 if p == "fro" else p, dims, keepdim)
+        raise refusal("linalg_vector_norm", args, given(dtype=dtype), error)  # noqa: B904
+
+
+def _check_matrix_norm(p: str, dim) -> None:
+    """torch's errors for a ``p`` given as a name: only "fro" over at most two dims is a vector
+    norm (``len(dim)`` of a dim that is no sequence is Python's TypeError, as in torch)."""
+    if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
+        return
     if p == "fro":
-        p = 2
-    elif isinstance(p, str):
-        raise RuntimeError(f"norm: p='{p}' is not supported (use 'fro' or a number)")
-    return Norm.apply(input, float(p), _all_if_empty(dim), keepdim)
+        raise RuntimeError(
+            f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}"
+        )
+    if p == "nuc":
+        raise RuntimeError("norm: p='nuc' is not supported (use 'fro' or a number)")
+    raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
 
 
 def cumsum(input, dim, *, dtype=None):

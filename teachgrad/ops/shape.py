@@ -17,8 +17,6 @@ Not here: views (``views.py``); gather, scatter and index_select (``index.py``).
 
 from __future__ import annotations
 
-import operator
-
 from .._backend import array_module, empty_strided
 from .._profiling import recorded_as
 from .._tensor import _as_int, _wrap_dim
@@ -77,7 +75,7 @@ def _triangle(cls, name, input, diagonal):
             f"{name}: input tensor must have at least 2 dimensions\n  Got shape "
             f"{tuple(input.shape)}; {name} works on the last two dims (a matrix, or a batch of them)."
         )
-    return cls.apply(input, operator.index(diagonal))
+    return cls.apply(input, _as_int(diagonal))
 
 
 def tril(input, diagonal=0):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import operator
 
+from .._arguments import refusal
 from .._backend import array_module, result_type, strided_view
 from .._profiling import recorded_as
 from .._tensor import Tensor, _as_int, _wrap_dim, wrap_array
@@ -601,7 +602,7 @@ def select(input, dim, index):
     shape = input._data.shape
     if not shape:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    dim = _wrap_dim(dim, len(shape))
+    dim, index = _wrap_dim(dim, len(shape)), _as_int(index)
     size = shape[dim]
     if not -size <= index < size:
         raise IndexError(
@@ -929,6 +930,17 @@ def split(input, split_size_or_sections, dim=0):
     >>> [t.tolist() for t in tg.arange(5).split(2)]
     [[0, 1], [2, 3], [4]]
     """
+    if isinstance(split_size_or_sections, Tensor) and not split_size_or_sections.ndim:
+        split_size_or_sections = int(split_size_or_sections)  # (as torch's split reads one)
+    try:
+        return _split(input, split_size_or_sections, dim)
+    except Exception as error:  # torch's split calls one of two ops, with these by position
+        one = isinstance(split_size_or_sections, int)
+        args = (input, split_size_or_sections, dim)
+        raise refusal("split" if one else "split_with_sizes", args, {}, error)  # noqa: B904
+
+
+def _split(input, split_size_or_sections, dim):
     if input._data.ndim == 0:
         raise RuntimeError(
             "split expects at least a 1-dimensional tensor\n  A 0-d tensor has no dim to split."
@@ -936,7 +948,7 @@ def split(input, split_size_or_sections, dim=0):
     given_dim, dim = dim, _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[dim]
     if isinstance(split_size_or_sections, int):
-        size = split_size_or_sections
+        size = _as_int(split_size_or_sections)  # (not a bool)
         if size < 0:
             raise RuntimeError(
                 f"split expects split_size be non-negative, but got split_size={size}"
@@ -949,7 +961,7 @@ def split(input, split_size_or_sections, dim=0):
         sizes = [min(size, n - start) for start in range(0, n, size)] if n else [0]
         cls = SplitEqual
     else:
-        sizes = list(split_size_or_sections)
+        sizes = [operator.index(s) for s in split_size_or_sections]
         if any(s < 0 for s in sizes):
             raise RuntimeError(
                 "split_with_sizes expects split_sizes have only non-negative entries, but got "
@@ -1046,4 +1058,4 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     d1, d2 = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return Diagonal.apply(input, offset, d1, d2)
+    return Diagonal.apply(input, _as_int(offset), d1, d2)
