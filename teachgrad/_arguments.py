@@ -232,6 +232,7 @@ _OPS = {
         "Tensor input, int dim, Tensor index, Number value, *, str reduce, Tensor out = None",
     ],
     "cat": ["tuple of Tensors tensors, int dim = 0, *, Tensor out = None"],
+    "index_put": ["Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False"],
     "Tensor.view_as": ["Tensor other"],
     # (the methods with options only, whose count of arguments torch's parser checks)
     "Tensor.cpu": [f"*, {_FORMAT}"],
@@ -352,6 +353,10 @@ class Signature:
             problem = self._mismatch(param, value)
             if problem:
                 return f"{self.fn}(): argument '{param.name}'{where} must be {problem}"
+            if param.kind == "tuple of Tensors":  # (its items are checked one by one)
+                problem = _not_tensors(value, self.params.index(param))
+                if problem:
+                    return problem
             values[param.name] = _read(self.fn, param, value)
         if unknown:  # (torch looks at the keywords it does not know last)
             return self._missing(values) or (
@@ -663,6 +668,21 @@ _FITS = {
     "teachgrad.device": lambda v: v is None or isinstance(v, device | str) or _is_int(v),
     "teachgrad.memory_format": lambda v: True,  # (teachgrad has no formats: any is ignored)
 }
+
+
+def _not_tensors(values, argument: int) -> str:
+    """torch's complaint about the first item of ``values`` that is not a tensor ("" if none);
+    ``argument`` counts from 0, without the tensor of a method.
+
+    >>> _not_tensors((Tensor.__new__(Tensor), 1), 0)
+    'expected Tensor as element 1 in argument 0, but got int'
+    """
+    for k, value in enumerate(values):
+        if not isinstance(value, Tensor):
+            return (
+                f"expected Tensor as element {k} in argument {argument}, but got {type_name(value)}"
+            )
+    return ""
 
 
 def _mismatch(kind: str, value) -> str:

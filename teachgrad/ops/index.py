@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import numbers
 import operator
+import warnings
 
 from .._backend import array_module, numpy_module
 from .._printing import c_type_name, scalar_type_name
@@ -23,6 +24,7 @@ from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import broadcast_shape, broadcast_strides, iterator_strides, where, with_strides
+from .reduce import flag
 from .views import basic_getitem, check_step
 
 
@@ -167,9 +169,26 @@ def plain_key(input, key):
             check_step(key.step)
             raise IndexError("slice() cannot be applied to a 0-dim tensor.")
         return key
+    if type(key) is list and _read_as_tuple(key):
+        warnings.warn(_LIST_AS_TUPLE, UserWarning, stacklevel=3)
+        key = tuple(key)
     if isinstance(key, tuple):
         return tuple(_plain(k) for k in key)
     return _plain(key)
+
+
+_LIST_AS_TUPLE = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
+    "in pytorch 2.9; use x[tuple(seq)] instead of x[seq].\n  A list holding None, ..., a slice, "
+    "a tensor or a list is read as a tuple of keys, one per dim (as NumPy used to)."
+)
+
+
+def _read_as_tuple(key: list) -> bool:
+    """torch's old rule (NumPy's, once): a short list holding anything but numbers is a
+    tuple of keys (``x[[None]]`` is ``x[None]``), not a list of indices."""
+    kinds = slice | list | tuple | Tensor
+    return len(key) < 32 and any(k is None or k is Ellipsis or isinstance(k, kinds) for k in key)
 
 
 _PLAIN = {int, slice, type(None), type(Ellipsis)}
@@ -189,6 +208,18 @@ def _plain(k):
         return int(k)  # (on a GPU, a wait for the number, as in torch)
     if isinstance(k, numbers.Integral) and not isinstance(k, bool):  # bools are masks
         return int(k)
+    if type(k) is list:
+        return _list_of_indices(k)
+    return k
+
+
+def _list_of_indices(k: list) -> list:
+    """A list of numbers as torch reads it for indexing: the data of an int64 tensor (a float
+    is cut to its int), or a mask if all are bools; a string is no number."""
+    if any(isinstance(v, str) for v in k):
+        raise TypeError("new(): invalid data type 'str'")
+    if any(isinstance(v, float) for v in k):
+        return [int(v) for v in k]
     return k
 
 
@@ -535,8 +566,18 @@ def index_put(input, indices, values, accumulate=False):
     >>> tg.zeros(3).index_put((tg.tensor([0, 0]),), tg.tensor(1.0), accumulate=True)
     tensor([2., 0., 0.])
     """
+    check_index_put(indices, accumulate)
     key = _array_key(tuple(indices), array_module(input))
     return IndexPut.apply(input, key, values, accumulate)
+
+
+def check_index_put(indices, accumulate) -> None:
+    """``index_put``'s indices are a tuple (or list) of tensors, unlike ``x[...]``'s (no ints,
+    lists or None), and ``accumulate`` is a bool: else a TypeError, which
+    ``_arguments.checked`` words as torch's parser does."""
+    if not isinstance(indices, tuple | list) or not all(isinstance(i, Tensor) for i in indices):
+        raise TypeError("index_put's indices are a tuple of tensors")
+    flag(accumulate)
 
 
 # --------------------------------------------------------------------------- gather and scatter

@@ -796,6 +796,7 @@ def index_put_(input, indices, values, accumulate=False):
         raise TypeError(
             f"index_put_(): argument 'values' (position 2) must be Tensor, not {type_name(values)}"
         )
+    index.check_index_put(indices, accumulate)
     return _index_put_(input, indices, values, accumulate)
 
 
