@@ -213,6 +213,13 @@ _OPS = {
     "dot": [f"Tensor input, Tensor tensor, {_OUT}"],
     "outer": [f"Tensor input, Tensor vec2, {_OUT}"],
     "Tensor.where": ["Tensor condition, Tensor other", "Tensor condition, Number other"],
+    "where": [
+        "Tensor condition",
+        "Tensor condition, Tensor input, Tensor other, *, Tensor out = None",
+        "Tensor condition, Number self, Tensor other",
+        "Tensor condition, Tensor input, Number other",
+        "Tensor condition, Number self, Number other",
+    ],
     "masked_fill": [
         "Tensor input, Tensor mask, Tensor value",
         "Tensor input, Tensor mask, Number value",
@@ -708,8 +715,9 @@ def _read(fn: str, param: _Param, value):
 
 
 def _size_number(fn: str, name: str, value, pos: int) -> int:
-    """One number of a size, read as torch reads it (a failure raises at once)."""
-    if not _is_int(value):
+    """One number of a size, read as torch reads it (a failure raises at once; after the
+    first number, which must be an int, a bool reads as 0 or 1)."""
+    if not (_is_int(value) or isinstance(value, bool)):
         problem = f'type must be tuple of ints,but got {type_name(value)}"'
     elif not -_INT64_MAX - 1 <= operator.index(value) <= _INT64_MAX:
         problem = "Overflow when unpacking long long"

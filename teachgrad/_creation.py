@@ -23,7 +23,7 @@ from ._backend import as_device, as_dtype, get_default_dtype
 from ._grad_state import state as _grad_state
 from ._out import creation_out
 from ._profiling import recorded_as
-from ._tensor import Tensor, _new, new_counter
+from ._tensor import Tensor, _new, new_counter, type_name
 
 _INT64_MAX = 2**63 - 1
 
@@ -125,7 +125,7 @@ def _infer_dtype(data):
         elif isinstance(item, str | bytes):
             raise TypeError(f"new(): invalid data type '{type(item).__name__}'")
         else:
-            raise RuntimeError(f"Could not infer dtype of {type(item).__name__}")
+            raise RuntimeError(f"Could not infer dtype of {type_name(item)}")
     if kind == 0 and not _contains_only_bools(data) and _is_empty(data):
         return get_default_dtype()  # tensor([]) is float, as in torch
     if kind == 0 and _contains_only_bools(data):

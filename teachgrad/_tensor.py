@@ -904,6 +904,16 @@ def _as_int(value) -> int:
     return operator.index(value)
 
 
+def _as_ints(values) -> tuple:
+    """Int arguments given together (sizes, dims) as torch reads them: each as ``_as_int``
+    does, but a bool after the first reads as 0 or 1 (torch checks the first one's type only).
+
+    >>> _as_ints((2, True))
+    (2, 1)
+    """
+    return tuple(_as_int(v) if k == 0 else operator.index(v) for k, v in enumerate(values))
+
+
 def _wrap_size_dim(dim: int, ndim: int) -> int:
     """``dim`` of ``size(dim)`` / ``stride(dim)``: a 0-d tensor has none (reductions, unlike
     these, accept dim 0 or -1 of a 0-d tensor)."""

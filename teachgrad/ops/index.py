@@ -210,6 +210,8 @@ def _plain(k):
         return int(k)
     if type(k) is list:
         return _list_of_indices(k)
+    if not (isinstance(k, tuple | bool | Tensor) or hasattr(k, "__array__")):
+        raise IndexError(_NOT_AN_INDEX.format(type_name(k)))
     return k
 
 
@@ -218,6 +220,9 @@ def _list_of_indices(k: list) -> list:
     is cut to its int), or a mask if all are bools; a string is no number."""
     if any(isinstance(v, str) for v in k):
         raise TypeError("new(): invalid data type 'str'")
+    for v in k:
+        if not isinstance(v, numbers.Number):
+            raise RuntimeError(f"Could not infer dtype of {type_name(v)}")
     if any(isinstance(v, float) for v in k):
         return [int(v) for v in k]
     return k
@@ -566,17 +571,20 @@ def index_put(input, indices, values, accumulate=False):
     >>> tg.zeros(3).index_put((tg.tensor([0, 0]),), tg.tensor(1.0), accumulate=True)
     tensor([2., 0., 0.])
     """
-    check_index_put(indices, accumulate)
+    check_index_put(indices, values, accumulate)
     key = _array_key(tuple(indices), array_module(input))
     return IndexPut.apply(input, key, values, accumulate)
 
 
-def check_index_put(indices, accumulate) -> None:
+def check_index_put(indices, values, accumulate) -> None:
     """``index_put``'s indices are a tuple (or list) of tensors, unlike ``x[...]``'s (no ints,
-    lists or None), and ``accumulate`` is a bool: else a TypeError, which
-    ``_arguments.checked`` words as torch's parser does."""
+    lists or None), its values a tensor (not a number, as ``x[...] = 2.0``'s may be) and
+    ``accumulate`` a bool: else a TypeError, which ``_arguments.checked`` words as torch's
+    parser does."""
     if not isinstance(indices, tuple | list) or not all(isinstance(i, Tensor) for i in indices):
         raise TypeError("index_put's indices are a tuple of tensors")
+    if not isinstance(values, Tensor):
+        raise TypeError("index_put's values are a tensor")
     flag(accumulate)
 
 
@@ -827,7 +835,7 @@ def gather(input, dim, index, *, sparse_grad=False):
     tensor([[2., 2.],
             [3., 4.]])
     """
-    dim = _wrap_dim(dim, input._data.ndim)
+    dim, _ = _wrap_dim(dim, input._data.ndim), flag(sparse_grad)
     _check_index("gather", input, dim, index)
     return Gather.apply(input, dim, index=index)
 

@@ -586,6 +586,8 @@ class FillTensor(Builtin):
 
 def fill(x, value):
     """``x`` filled with ``value`` (a number or a 0-d tensor), as a new tensor."""
+    if value is None:  # (NumPy would fill with nan; checked() words torch's error)
+        raise TypeError("fill_'s value is a number or a tensor, not None")
     return FillTensor.apply(x, value) if isinstance(value, Tensor) else Fill.apply(x, value)
 
 
@@ -792,11 +794,7 @@ def index_put_(input, indices, values, accumulate=False):
     >>> x = tg.zeros(3); x.index_put_((tg.tensor([2]),), tg.tensor(5.0))
     tensor([0., 0., 5.])
     """
-    if not isinstance(values, Tensor):
-        raise TypeError(
-            f"index_put_(): argument 'values' (position 2) must be Tensor, not {type_name(values)}"
-        )
-    index.check_index_put(indices, accumulate)
+    index.check_index_put(indices, values, accumulate)
     return _index_put_(input, indices, values, accumulate)
 
 

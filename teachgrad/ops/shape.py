@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .._backend import array_module, empty_strided
 from .._profiling import recorded_as
-from .._tensor import _as_int, _wrap_dim
+from .._tensor import _as_int, _as_ints, _wrap_dim
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import preserved_copy, preserved_strides
@@ -28,10 +28,10 @@ from .reduce import reduction_dims, row_major
 
 def _ints(values) -> tuple:
     """An int, or a sequence of ints (also given as separate arguments), as a tuple (an int
-    tensor of one element counts as an int; a bool is no int: ``_as_int``)."""
+    tensor of one element counts as an int: ``_as_ints``)."""
     if len(values) == 1 and isinstance(values[0], tuple | list):
         values = values[0]
-    return tuple(map(_as_int, values))
+    return _as_ints(values)
 
 
 def _sizes(name, args, keyword, arg="dims"):

@@ -23,7 +23,7 @@ import operator
 from .._arguments import refusal
 from .._backend import array_module, result_type, strided_view
 from .._profiling import recorded_as
-from .._tensor import Tensor, _as_int, _wrap_dim, wrap_array
+from .._tensor import Tensor, _as_int, _as_ints, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import same_device
@@ -349,7 +349,7 @@ def permute(input, *dims):
     """
     if not dims:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
-    dims = _shape_args(dims)
+    dims = _as_ints(_shape_args(dims))
     ndim = input._data.ndim
     wrapped = tuple(_wrap_dim(d, ndim) for d in dims)
     if len(wrapped) != ndim:

@@ -97,10 +97,33 @@ CALLS = {
     "x.logical_and({})": ("m",),
     "x.maximum({})": ("y",),
     "x.matmul({})": ("y.t()",),
+    "x.clamp(min={})": ("0.5",),
+    "x.sub({}, alpha={})": ("1", "2"),
+    "x.div(y, rounding_mode={})": ("'floor'",),
+    "x.fill_({})": ("2.0",),
+    "x.clamp_({}, {})": ("0.0", "1.0"),
+    "x.new_full({}, {})": ("(2,)", "1.0"),
+    "x.new_zeros({})": ("(2,)",),
+    "x.unflatten({}, {})": ("1", "(3, 1)"),
+    "x.view_as({})": ("y",),
+    "x.expand_as({})": ("y",),
+    # indexing with keys and index lists
+    "x[{}]": ("0",),
+    "x[{}, 0]": ("[0, 1]",),
+    "x[[{}]]": ("0",),
+    "x.index_put({}, {})": ("(i[0, :1],)", "T.tensor(1.0)"),
+    "x.index_put_({}, T.tensor(1.0), {})": ("(i[0, :1],)", "True"),
+    "x.scatter(0, i, {})": ("1.0",),
+    "x.gather(0, i, sparse_grad={})": ("False",),
     # others
     "x.to({})": ("T.float64",),
     "T.einsum({}, {})": ("'ij->j'", "x"),
     "T.full({}, {})": ("(2,)", "1.0"),
+    "T.tensor({})": ("[1.0, 2.0]",),
+    "T.zeros({}, dtype={})": ("2", "T.float64"),
+    "T.cat({}, {})": ("[x, y]", "0"),
+    "T.stack(({}, y))": ("x",),
+    "T.where(m, {}, {})": ("x", "y"),
 }
 
 
