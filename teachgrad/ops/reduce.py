@@ -294,7 +294,7 @@ def _correction(unbiased, correction) -> float:
     if correction is not None:
         if unbiased is not None:
             raise RuntimeError("var/std: pass either unbiased or correction, not both")
-        return correction
+        return correction.item() if isinstance(correction, Tensor) else correction  # (a number)
     return 1 if unbiased is None or flag(unbiased) else 0
 
 

@@ -158,9 +158,42 @@ COUNTS = [
     "x.size(5)",
     "x.stride(-3)",
     "T.einsum('ij', (x, 1))",
+    "x.exp(foo=1)",
 ]
 
-ALL = _calls() + COUNTS
+# the calls where teachgrad still differs (docs/differences-from-torch.md, "Not fixed yet");
+# test_the_known_differences_still_differ keeps this list honest
+NOT_YET = {
+    # Tensor.sum is not wrapped by checked(): it rebuilds its arguments, all by position
+    **{f"x.sum(0, keepdim={wrong})": "sum's keyword" for wrong in WRONG if wrong != "True"},
+    "x.sum(foo=1)": "sum's unknown keyword",
+    # the hottest methods take no keywords: Python refuses them in its own words
+    "x.exp(foo=1)": "a keyword to exp, tanh ...",
+    # None stands for "not given" in teachgrad's signatures
+    "x.var(0, None, True)": "None for unbiased",
+    "x.var(0, unbiased=None)": "None for unbiased",
+    "x.squeeze(None)": "None for squeeze's dim",
+    "x.view(None)": "view's size",
+    "x.view(T.tensor(1))": "view's size",
+    "x.view(T.ones(2))": "view's size",
+    "x.unflatten(1, None)": "unflatten's sizes",
+    "x.unflatten(1, T.ones(2))": "unflatten's sizes",
+    "x.narrow(0, T.ones(2), 1)": "narrow's start as a tensor",
+    "x.add(y, alpha=True)": "a bool alpha",
+    "x.sub(1, alpha=True)": "a bool alpha",
+    "x.to(True)": "to's arguments",
+    "x.to(1.5)": "to's arguments",
+    "x.to('a')": "to's arguments",
+    "x.to((0, 1))": "to's arguments",
+    "T.einsum(T.tensor(1), x)": "einsum's sublist form",
+    "T.einsum(T.ones(2), x)": "einsum's sublist form",
+    "x.norm(dim=T.float32)": "Python's name of the dtype class",
+    "x.scatter(0, i, T.tensor(1))": "scatter's order of checks",
+    "x.scatter(0, i, T.ones(2))": "scatter's order of checks",
+    "T.where(m, T.ones(2), y)": "where's broadcast message, a and b swapped",
+}
+
+ALL = [call for call in _calls() + COUNTS if call not in NOT_YET]
 
 
 def _summary(value):
@@ -189,7 +222,21 @@ def run(lib, call):
 
 
 def test_the_enumeration_is_large():
-    assert len(ALL) >= 500
+    assert len(ALL) >= 1000
+
+
+@pytest.mark.parametrize("call", NOT_YET)
+def test_the_known_differences_still_differ(torch, call):
+    """A call of NOT_YET that now behaves as torch's belongs in the comparison instead."""
+    theirs, their_error = run(torch, call)
+    ours, our_error = run(tg, call)
+    if their_error is None or our_error is None:
+        assert (their_error is None) != (our_error is None) or _summary(ours) != _summary(theirs)
+    else:
+        assert (type(our_error), first_line(our_error)) != (
+            type(their_error),
+            first_line(their_error),
+        )
 
 
 @pytest.mark.parametrize("call", ALL)
