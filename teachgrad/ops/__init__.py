@@ -164,7 +164,9 @@ def _fast(fn, cls):
     with nothing to dispatch (one call less per op on the hottest methods). It must be a
     plain function: Python's operator slots do not bind other callables to ``self``.
     It words its own refusal of arguments (``x.exp(1)``, as torch's), as ``checked`` would:
-    the ``try`` costs nothing until something is raised."""
+    the ``try`` costs nothing until something is raised. A keyword is refused by Python
+    before the method runs (``Tensor.exp() got an unexpected keyword argument``): taking
+    ``**kwargs`` to word it as torch would cost every call."""
     apply, name = cls.apply, fn.__name__
 
     def method(self, *args):
@@ -176,6 +178,7 @@ def _fast(fn, cls):
             raise
 
     method.__name__, method.__doc__ = name, fn.__doc__
+    method.__qualname__ = f"Tensor.{name}"  # (the name in Python's refusal of a keyword)
     method.checks_its_arguments = True
     return method
 
@@ -332,18 +335,18 @@ _METHODS = {
     "floor_divide": floor_divide,
     "floor_divide_": _floor_divide_,
     "pow": pow,
-    "neg": neg,
+    "neg": _fast(neg, _P.Neg),
     "abs": abs,
-    "reciprocal": reciprocal,
+    "reciprocal": _fast(reciprocal, _P.Reciprocal),
     "sqrt": _fast(sqrt, _P.Sqrt),
-    "rsqrt": rsqrt,
+    "rsqrt": _fast(rsqrt, _P.Rsqrt),
     "exp": _fast(exp, _P.Exp),
     "log": _fast(log, _P.Log),
-    "log1p": log1p,
-    "expm1": expm1,
+    "log1p": _fast(log1p, _P.Log1p),
+    "expm1": _fast(expm1, _P.Expm1),
     "sin": _fast(sin, _P.Sin),
     "cos": _fast(cos, _P.Cos),
-    "tan": tan,
+    "tan": _fast(tan, _P.Tan),
     "tanh": _fast(tanh, _P.Tanh),
     "sigmoid": _fast(sigmoid, _P.Sigmoid),
     "relu": _fast(relu, _P.Relu),
@@ -352,8 +355,8 @@ _METHODS = {
     "maximum": _with_a_tensor(maximum, _P.Maximum),
     "minimum": _with_a_tensor(minimum, _P.Minimum),
     "sign": sign,
-    "floor": floor,
-    "ceil": ceil,
+    "floor": _fast(floor, _P.Floor),
+    "ceil": _fast(ceil, _P.Ceil),
     "round": round,
     "square": square,
     "clone": clone,
