@@ -163,19 +163,16 @@ def _fast(fn, cls):
     """A method that calls ``cls.apply`` directly, documented as ``fn``: for operators
     with nothing to dispatch (one call less per op on the hottest methods). It must be a
     plain function: Python's operator slots do not bind other callables to ``self``.
-    It words its own refusal of arguments (``x.exp(1)``, as torch's), as ``checked`` would:
-    the ``try`` costs nothing until something is raised. A keyword is refused by Python
-    before the method runs (``Tensor.exp() got an unexpected keyword argument``): taking
-    ``**kwargs`` to word it as torch would cost every call."""
+    It refuses arguments in torch's words (``x.exp(1)``), as ``checked`` would (testing
+    ``args`` costs less than handing it on). A keyword is refused by Python before the
+    method runs (``Tensor.exp() got an unexpected keyword argument``): taking ``**kwargs``
+    to word it as torch would cost every call."""
     apply, name = cls.apply, fn.__name__
 
     def method(self, *args):
-        try:
-            return apply(self, *args)
-        except TypeError:
-            if args:
-                raise no_arguments(name, args, {}) from None
-            raise
+        if args:
+            raise no_arguments(name, args, {})
+        return apply(self)
 
     method.__name__, method.__doc__ = name, fn.__doc__
     method.__qualname__ = f"Tensor.{name}"  # (the name in Python's refusal of a keyword)
