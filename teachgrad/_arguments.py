@@ -12,13 +12,19 @@ NumPy and fails there with an error about NumPy's insides, or does not fail at a
 their signatures, written here as torch writes its own, and refuses as torch's parser does.
 The ops (``x.sum(1.5)``, ``x.reshape('a')``) are called far more often, so they are not
 checked up front: ``checked`` wraps them and asks ``parse`` only after a call has failed
-(``refusal``). Either way the parser:
+(``refusal``). An argument that would make nothing fail (``keepdim=1``, a bool dim, a
+tensor as a dtype) is refused where the op uses it, cheaply, so that the call fails and
+``checked`` words it. A method whose signatures are not written here gets Python's words
+for a wrong count of arguments as torch's are (``uncallable``: torch's methods that take
+nothing are C methods, ``TensorBase.exp() takes no arguments (1 given)``). Either way the
+parser:
 
 * an argument of the wrong type: its name, its position (if it was positional), the
   type the signature wants and the type it got;
 * when several signatures are *plausible* (they take as many arguments as were given),
   the parser cannot know which one you meant, so it says ``received an invalid
-  combination of arguments`` and lists them all;
+  combination of arguments`` and lists them all, with a note under each that takes as
+  many as were given (``didn't match because ...``, the wrong ones between "!");
 * a size given as a list of numbers is read number by number: the first is checked with
   the list (``found element of type float at pos 0``); a later one that is not an int
   fails while being read (``failed to unpack the object at pos 2``).
@@ -149,8 +155,10 @@ _OPS = {
         f"{_DTYPE}, Tensor out = None"
     ],
     # (torch's split is Python: it calls one of these two, with its arguments by position)
-    "split": ["Tensor input, int split_size, int dim = 0"]
-    + ["Tensor input, tuple of ints split_size, int dim = 0"],
+    "split": [
+        "Tensor input, int split_size, int dim = 0",
+        "Tensor input, tuple of ints split_size, int dim = 0",
+    ],
     "split_with_sizes": ["Tensor input, tuple of ints split_sizes, int dim = 0"],
     "Tensor.split": [],  # (Python's words: a wrong count of arguments, as torch's)
     "softmax": [f"Tensor input, int dim, {_DTYPE}, {_OUT}"],
@@ -322,12 +330,10 @@ class Signature:
 
     def __init__(self, fn: str, text: str):
         self.hidden = text.startswith("hidden ")  # (torch accepts it, but does not list it)
-        self.fn, self.text = (
-            fn,
-            text.removeprefix("hidden ").replace("?", ""),
-        )  # (as torch shows it)
+        written = text.removeprefix("hidden ")
+        self.fn, self.text = fn, written.replace("?", "")  # (torch shows no "?")
         self.params, keyword_only = [], False
-        for part in filter(None, text.removeprefix("hidden ").split(", ")):
+        for part in filter(None, written.split(", ")):
             if part == "*":
                 keyword_only = True
             else:
