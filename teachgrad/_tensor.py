@@ -879,10 +879,10 @@ def _not_one_element(t: Tensor):
 
 def _wrap_dim(dim: int, ndim: int) -> int:
     """A dimension index made non-negative, with torch's error for a bad one."""
-    if type(dim) is not int:
-        dim = _as_int(dim)
     n = max(ndim, 1)
-    if not -n <= dim < n:
+    if type(dim) is not int or not -n <= dim < n:
+        if type(dim) is not int:  # (what reads as an int, or a TypeError: _as_int)
+            return _wrap_dim(_as_int(dim), ndim)
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )

@@ -221,7 +221,7 @@ def _list_of_indices(k: list) -> list:
     if any(isinstance(v, str) for v in k):
         raise TypeError("new(): invalid data type 'str'")
     for v in k:
-        if not isinstance(v, numbers.Number):
+        if not isinstance(v, numbers.Number | list | tuple | Tensor):  # (lists: rows of indices)
             raise RuntimeError(f"Could not infer dtype of {type_name(v)}")
     if any(isinstance(v, float) for v in k):
         return [int(v) for v in k]

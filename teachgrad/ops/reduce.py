@@ -63,7 +63,8 @@ def _sequence_of_dims(dim, ndim: int) -> tuple:
 
 def flag(value) -> bool:
     """``value``, which must be a bool, as torch's flags (``keepdim``, ``unbiased`` ...) are:
-    else a TypeError, which ``_arguments.checked`` words as torch's parser does.
+    else a TypeError, which ``_arguments.checked`` words as torch's parser does. (Checked by
+    the functions, not in the reductions' shared forward: ``sum_to`` runs that in backward.)
 
     >>> flag(True), flag(1)
     Traceback (most recent call last):
@@ -140,7 +141,7 @@ class _Reduction(Builtin):
 
     @staticmethod
     def remember(ctx, a, dim, keepdim):
-        ctx.in_shape, ctx.keepdim = a._data.shape, flag(keepdim)
+        ctx.in_shape, ctx.keepdim = a._data.shape, keepdim
         ctx.dims = reduction_dims(dim, a._data.ndim)
         return ctx.dims
 
@@ -716,7 +717,7 @@ def _sum_over(input, dim, keepdim, dtype):
         if dim is _ALL and not keepdim:  # (the sum of all, in a dtype)
             return SumAll.apply(input, None, False, np_dtype)
         dims = dim if type(dim) is int else _all_if_empty(dim)  # (keepdim alone: no dims)
-        return Sum.apply(input, dims, keepdim, np_dtype)
+        return Sum.apply(input, dims, flag(keepdim), np_dtype)
     except Exception as error:
         args = () if dim is _ALL else (dim,) if keepdim is False else (dim, keepdim)
         kwargs = given(keepdim=keepdim if dim is _ALL else None, dtype=dtype)
@@ -770,7 +771,7 @@ def mean(input, dim=_ALL, keepdim=False, *, dtype=None):
         input = input.to(dtype)
     if dim is _ALL and not keepdim:  # (keepdim without a dim fails below: torch's TypeError)
         return MeanAll.apply(input, None, False)
-    return Mean.apply(input, dim if type(dim) is int else _all_if_empty(dim), keepdim)
+    return Mean.apply(input, dim if type(dim) is int else _all_if_empty(dim), flag(keepdim))
 
 
 def prod(input, dim=_ALL, keepdim=False, *, dtype=None):
@@ -786,7 +787,7 @@ def prod(input, dim=_ALL, keepdim=False, *, dtype=None):
         return ProdAll.apply(input, None, False)
     if dim is None or isinstance(dim, tuple | list):  # (checked() words torch's TypeError)
         raise TypeError(f"prod() reduces one int dim or all of them, not {type(dim).__name__}")
-    return Prod.apply(input, dim, keepdim)
+    return Prod.apply(input, dim, flag(keepdim))
 
 
 def _var_args(dim, unbiased, keepdim):
@@ -803,7 +804,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     tensor(1.6667)
     """
     dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
-    return Var.apply(input, _all_if_empty(dim), _correction(unbiased, correction), keepdim)
+    return Var.apply(input, _all_if_empty(dim), _correction(unbiased, correction), flag(keepdim))
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -814,7 +815,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     tensor(1.4142)
     """
     dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
-    return Std.apply(input, _all_if_empty(dim), _correction(unbiased, correction), keepdim)
+    return Std.apply(input, _all_if_empty(dim), _correction(unbiased, correction), flag(keepdim))
 
 
 def amax(input, dim=(), keepdim=False):
@@ -824,7 +825,7 @@ def amax(input, dim=(), keepdim=False):
     >>> tg.tensor([[1.0, 5.0], [7.0, 2.0]]).amax(dim=1)
     tensor([5., 7.])
     """
-    return Amax.apply(input, _all_if_empty(dim), keepdim)
+    return Amax.apply(input, _all_if_empty(dim), flag(keepdim))
 
 
 def amin(input, dim=(), keepdim=False):
@@ -834,7 +835,7 @@ def amin(input, dim=(), keepdim=False):
     >>> tg.tensor([[1.0, 5.0], [7.0, 2.0]]).amin(dim=0)
     tensor([1., 2.])
     """
-    return Amin.apply(input, _all_if_empty(dim), keepdim)
+    return Amin.apply(input, _all_if_empty(dim), flag(keepdim))
 
 
 def _extreme(all_cls, dim_cls, result_cls, pairwise, input, dim, keepdim, other):
@@ -931,7 +932,7 @@ def logsumexp(input, dim, keepdim=False):
                 "keepdim=True, or leave dim out of the tuple (e.g. dim=(0, 1))."
             )
         dim = None
-    return Logsumexp.apply(input, dim, keepdim)
+    return Logsumexp.apply(input, dim, flag(keepdim))
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
@@ -947,7 +948,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         if dtype is not None:
             input = input.to(dtype_argument(dtype))
         order = 2.0 if p is None or p == "fro" else float(p)
-        return Norm.apply(input, order, _all_if_empty(dim), keepdim)
+        return Norm.apply(input, order, _all_if_empty(dim), flag(keepdim))
     except Exception as error:  # torch's norm is linalg.vector_norm, called with dims in a list
         dims = [dim] if isinstance(dim, int) else dim
         args = (input, 2 if p == "fro" else p, dims, keepdim)
