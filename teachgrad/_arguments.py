@@ -12,13 +12,19 @@ NumPy and fails there with an error about NumPy's insides, or does not fail at a
 their signatures, written here as torch writes its own, and refuses as torch's parser does.
 The ops (``x.sum(1.5)``, ``x.reshape('a')``) are called far more often, so they are not
 checked up front: ``checked`` wraps them and asks ``parse`` only after a call has failed
-(``refusal``). Either way the parser:
+(``refusal``). An argument that would make nothing fail (``keepdim=1``, a bool dim, a
+tensor as a dtype) is refused where the op uses it, cheaply, so that the call fails and
+``checked`` words it. A method whose signatures are not written here gets Python's words
+for a wrong count of arguments as torch's are (``uncallable``: torch's methods that take
+nothing are C methods, ``TensorBase.exp() takes no arguments (1 given)``). Either way the
+parser:
 
 * an argument of the wrong type: its name, its position (if it was positional), the
   type the signature wants and the type it got;
 * when several signatures are *plausible* (they take as many arguments as were given),
   the parser cannot know which one you meant, so it says ``received an invalid
-  combination of arguments`` and lists them all;
+  combination of arguments`` and lists them all, with a note under each that takes as
+  many as were given (``didn't match because ...``, the wrong ones between "!");
 * a size given as a list of numbers is read number by number: the first is checked with
   the list (``found element of type float at pos 0``); a later one that is not an int
   fails while being read (``failed to unpack the object at pos 2``).
@@ -33,6 +39,7 @@ checked up front: ``checked`` wraps them and asks ``parse`` only after a call ha
 from __future__ import annotations
 
 import functools
+import inspect
 import operator
 
 from ._backend import device, dtype
@@ -106,15 +113,16 @@ SIGNATURES = {
 # ``out`` (``Tensor.<name>`` where the method's differ; an in-place ``add_`` reads ``add``'s).
 # "hidden": an old overload torch still accepts but does not list.
 _OUT = "*, Tensor out = None"
+_FORMAT = "teachgrad.memory_format memory_format = preserve_format"
 _DTYPE = "teachgrad.dtype dtype = None"
 _OPS = {
     "sum": [
         f"Tensor input, *, {_DTYPE}",
-        f"Tensor input, tuple of ints dim, bool keepdim = False, *, {_DTYPE}, Tensor out = None",
+        f"Tensor input, tuple of ints? dim, bool keepdim = False, *, {_DTYPE}, Tensor out = None",
     ],
     "mean": [
         f"Tensor input, *, {_DTYPE}, Tensor out = None",
-        f"Tensor input, tuple of ints dim, bool keepdim = False, *, {_DTYPE}, Tensor out = None",
+        f"Tensor input, tuple of ints? dim, bool keepdim = False, *, {_DTYPE}, Tensor out = None",
     ],
     "prod": [
         f"Tensor input, *, {_DTYPE}",
@@ -135,13 +143,24 @@ _OPS = {
     "argmax": [f"Tensor input, int dim = None, bool keepdim = False, {_OUT}"],
     "argmin": [f"Tensor input, int dim = None, bool keepdim = False, {_OUT}"],
     "var": [
-        f"Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, {_OUT}",
+        f"Tensor input, tuple of ints? dim, bool unbiased = True, bool keepdim = False, {_OUT}",
         "Tensor input, tuple of ints dim = None, *, Number correction = None, "
         "bool keepdim = False, Tensor out = None",
         "Tensor input, bool unbiased = True",
     ],
     "logsumexp": [f"Tensor input, tuple of ints dim, bool keepdim = False, {_OUT}"],
     "cumsum": [f"Tensor input, int dim, *, {_DTYPE}, Tensor out = None"],
+    "linalg_vector_norm": [
+        "Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, "
+        f"{_DTYPE}, Tensor out = None"
+    ],
+    # (torch's split is Python: it calls one of these two, with its arguments by position)
+    "split": [
+        "Tensor input, int split_size, int dim = 0",
+        "Tensor input, tuple of ints split_size, int dim = 0",
+    ],
+    "split_with_sizes": ["Tensor input, tuple of ints split_sizes, int dim = 0"],
+    "Tensor.split": [],  # (Python's words: a wrong count of arguments, as torch's)
     "softmax": [f"Tensor input, int dim, {_DTYPE}, {_OUT}"],
     "any": [
         f"Tensor input, {_OUT}",
@@ -202,6 +221,13 @@ _OPS = {
     "dot": [f"Tensor input, Tensor tensor, {_OUT}"],
     "outer": [f"Tensor input, Tensor vec2, {_OUT}"],
     "Tensor.where": ["Tensor condition, Tensor other", "Tensor condition, Number other"],
+    "where": [
+        "Tensor condition",
+        "Tensor condition, Tensor input, Tensor other, *, Tensor out = None",
+        "Tensor condition, Number self, Tensor other",
+        "Tensor condition, Tensor input, Number other",
+        "Tensor condition, Number self, Number other",
+    ],
     "masked_fill": [
         "Tensor input, Tensor mask, Tensor value",
         "Tensor input, Tensor mask, Number value",
@@ -221,10 +247,22 @@ _OPS = {
         "Tensor input, int dim, Tensor index, Number value, *, str reduce, Tensor out = None",
     ],
     "cat": ["tuple of Tensors tensors, int dim = 0, *, Tensor out = None"],
+    "index_put": ["Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False"],
     "Tensor.view_as": ["Tensor other"],
+    # (the methods with options only, whose count of arguments torch's parser checks)
+    "Tensor.cpu": [f"*, {_FORMAT}"],
+    "Tensor.contiguous": ["*, teachgrad.memory_format memory_format = contiguous_format"],
+    "Tensor.numpy": ["*, bool force = False"],
+    "Tensor.pin_memory": ["teachgrad.device device = None"],
+    "Tensor.size": ["int dim = None"],
+    "Tensor.stride": ["int dim = None"],
     "Tensor.fill_": ["Tensor value", "Number value"],
 }
 for _same, _names in {
+    "Tensor.cpu": ("Tensor.float", "Tensor.double", "Tensor.half", "Tensor.long", "Tensor.int")
+    + ("Tensor.bool", "Tensor.clone"),
+    "Tensor.contiguous": ("Tensor.is_contiguous",),
+    "Tensor.pin_memory": ("Tensor.is_pinned",),
     "var": ("std",),
     "softmax": ("log_softmax",),
     "any": ("all",),
@@ -268,16 +306,18 @@ class _Param:
 
     def __init__(self, text: str, keyword_only: bool):
         declaration, _, default = text.partition(" = ")
-        self.kind, _, self.name = declaration.rpartition(" ")
+        kind, _, self.name = declaration.rpartition(" ")
+        self.kind = kind.removesuffix("?")  # ("?": None is a value too, as torch's "int[1]?")
         self.required = not default
         self.keyword_only = keyword_only
-        # dims (not sizes): one int may stand for a tuple of one (x.sum(0)), or None for all
+        # dims (not sizes): one int may stand for a tuple of one (x.sum(0))
         self.dims = self.kind == "tuple of ints" and self.name in _DIMS
         # None stands for "not given" where torch's parameter is optional
-        self.takes_none = default == "None" or self.dims or self.kind in ("teachgrad.dtype", "str")
+        nullable = kind.endswith("?") or self.kind in ("teachgrad.dtype", "str")
+        self.takes_none = default == "None" or nullable
 
 
-_DIMS = frozenset(("dim", "dims", "shifts", "source", "destination"))
+_DIMS = frozenset(("dim", "dims", "shifts"))
 
 
 class Signature:
@@ -290,33 +330,33 @@ class Signature:
 
     def __init__(self, fn: str, text: str):
         self.hidden = text.startswith("hidden ")  # (torch accepts it, but does not list it)
-        self.fn, self.text = fn, text.removeprefix("hidden ")
+        written = text.removeprefix("hidden ")
+        self.fn, self.text = fn, written.replace("?", "")  # (torch shows no "?")
         self.params, keyword_only = [], False
-        for part in filter(None, self.text.split(", ")):
+        for part in filter(None, written.split(", ")):
             if part == "*":
                 keyword_only = True
             else:
                 self.params.append(_Param(part, keyword_only))
         self.positional = [p for p in self.params if not p.keyword_only]
+        self.names = {p.name: p for p in self.params}
         self.min_args = sum(p.required for p in self.params)
         self.max_args = len(self.params)
 
     def bind(self, args: tuple, kwargs: dict):
         """``{name: value}`` when the arguments fit this signature, else why not (a string).
         A number of a size that cannot be read raises at once, as in torch."""
-        sizes_only = len(self.positional) == 1 and self.positional[0].kind == "tuple of ints"
+        first = self.positional[0] if len(self.positional) == 1 else None
+        sizes_only = first and first.kind == "tuple of ints" and first.required  # (not var's dim)
         if sizes_only and args and _is_int(args[0]):  # zeros(2, 3) means zeros((2, 3))
             args = (args,)
         if len(args) > len(self.positional):
-            return _too_many(self.fn, len(self.positional), len(args))
+            return _too_many(self.fn, self.min_args, len(self.positional), len(args))
         given = [
             (p, v, f" (position {k})") for k, (p, v) in enumerate(zip(self.positional, args), 1)
         ]
-        for name, value in kwargs.items():
-            param = next((p for p in self.params if p.name == name), None)
-            if param is None:
-                return f"{self.fn}() got an unexpected keyword argument '{name}'"
-            given.append((param, value, ""))
+        unknown = [name for name in kwargs if name not in self.names]
+        given += [(self.names[name], kwargs[name], "") for name in kwargs if name not in unknown]
         given.sort(key=lambda g: self.params.index(g[0]))  # checked in the signature's order
         values = {}
         for param, value, where in given:
@@ -326,7 +366,15 @@ class Signature:
             problem = self._mismatch(param, value)
             if problem:
                 return f"{self.fn}(): argument '{param.name}'{where} must be {problem}"
+            if param.kind == "tuple of Tensors":  # (its items are checked one by one)
+                problem = _not_tensors(value, self.params.index(param))
+                if problem:
+                    return problem
             values[param.name] = _read(self.fn, param, value)
+        if unknown:  # (torch looks at the keywords it does not know last)
+            return self._missing(values) or (
+                f"{self.fn}() got an unexpected keyword argument '{unknown[0]}'"
+            )
         return self._missing(values) or values
 
     def _mismatch(self, param: _Param, value) -> str:
@@ -339,10 +387,14 @@ class Signature:
         return _mismatch(param.kind, value)
 
     def _missing(self, values: dict) -> str:
-        """torch's complaint about required parameters without a value ("" if none)."""
-        missing = [p.name for p in self.params if p.required and p.name not in values]
-        if not missing:
+        """torch's complaint about required parameters without a value ("" if none): it
+        names, from the first one missing on, every required one (given or not)."""
+        first = next(
+            (k for k, p in enumerate(self.params) if p.required and p.name not in values), None
+        )
+        if first is None:
             return ""
+        missing = [p.name for p in self.params[first:] if p.required]
         plural = (
             "s" if len(missing) == 1 else ""
         )  # (torch's words: the plural is the wrong way round)
@@ -449,19 +501,68 @@ def checked(fn, name: str | None = None, method: bool = False, operator: bool = 
     TypeError: cumsum(): argument 'dim' (position 2) must be int, not float
     """
     name = name or fn.__name__
+    signed = has_signature(name, method)  # (else only a wrong count of arguments is worded)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except Exception as error:
-            refused = refusal(name, args[1:] if method else args, kwargs, error, method)
+            given = args[1:] if method else args
+            if signed:
+                refused = refusal(name, given, kwargs, error, method)
+            else:
+                refused = uncallable(name, fn, given, kwargs, error) if method else error
             if operator and refused is not error:
                 return NotImplemented
             # (no "from": refusal returns the error itself, or torch's with no NumPy context)
             raise refused  # noqa: B904
 
     return call
+
+
+# torch's Tensor methods written in Python, not behind its parser: Python words their
+# errors, and names the class ("Tensor.norm() takes from 1 to 5 positional arguments ...")
+_PYTHON_METHODS = frozenset(("norm", "split", "unflatten"))
+# torch's functions written in Python: Python words their count of arguments, and the ops
+# they call the types (teachgrad's functions of these names do the same themselves)
+PYTHON_FUNCTIONS = frozenset(("norm", "split", "einsum"))
+
+
+def no_arguments(name: str, args: tuple, kwargs: dict) -> TypeError:
+    """torch's refusal of arguments to a method that takes none (``x.exp(1)``): Python's
+    words for a method written in C, which torch's are (on its base class, ``TensorBase``).
+
+    >>> no_arguments("exp", (1,), {})
+    TypeError('TensorBase.exp() takes no arguments (1 given)')
+    """
+    if kwargs:  # (Python looks at the keywords first)
+        refused = TypeError(f"TensorBase.{name}() takes no keyword arguments")
+    else:
+        refused = TypeError(f"TensorBase.{name}() takes no arguments ({len(args)} given)")
+    refused.__suppress_context__ = True  # (teachgrad's own wording would only confuse)
+    return refused
+
+
+def uncallable(name: str, method, args: tuple, kwargs: dict, error: Exception) -> Exception:
+    """What the call ``tensor.name(*args, **kwargs)`` of ``method`` that failed with ``error``
+    should raise, for a method whose signatures are not written here: torch's TypeError when
+    Python could not even call it (too many arguments, an unknown keyword), else ``error``.
+    A method that takes only ``self`` is one of torch's C methods (``no_arguments``).
+
+    >>> import teachgrad as tg
+    >>> uncallable("t", tg.Tensor.t, (0,), {}, TypeError("t() takes 1 positional argument"))
+    TypeError('TensorBase.t() takes no arguments (1 given)')
+    """
+    signature = inspect.signature(method)  # (follows __wrapped__ to the op it calls)
+    try:
+        signature.bind(None, *args, **kwargs)
+    except TypeError:
+        if len(signature.parameters) == 1:
+            return no_arguments(name, args, kwargs)
+        if name in _PYTHON_METHODS:
+            return TypeError(f"Tensor.{name}(){str(error).partition('()')[2]}")
+    return error
 
 
 def invalid_combination(fn: str, args: tuple, kwargs: dict, method: bool = False) -> TypeError:
@@ -480,14 +581,57 @@ def invalid_combination(fn: str, args: tuple, kwargs: dict, method: bool = False
     if kwargs and not args:
         got += ", "  # (torch's own spacing)
     listed = [s.text for s in _signatures(fn, method) if not s.hidden]
+    start = f"{fn}() received an invalid combination of arguments - got"
     if len(listed) == 1:
-        expected = f"({listed[0]})"
-    else:
-        expected = "one of:\n" + "".join(f" * ({text})\n" for text in listed)
-    return TypeError(
-        f"{fn}() received an invalid combination of arguments - got ({got}), but expected "
-        + expected
-    )
+        why = _why_not(listed[0], args, kwargs)
+        if why.startswith("some of the keywords"):
+            return TypeError(f"{start} unrecognized keyword arguments: {why.partition(': ')[2]}")
+        got = why.partition(": ")[2][1:-1] if why else got  # (the wrong ones marked, then)
+        return TypeError(f"{start} ({got}), but expected ({listed[0]})")
+    expected = "one of:\n"
+    for text in listed:
+        why = _why_not(text, args, kwargs)
+        expected += f" * ({text})\n" + (f"      didn't match because {why}\n" if why else "")
+    return TypeError(f"{start} ({got}), but expected {expected}")
+
+
+def _why_not(text: str, args: tuple, kwargs: dict) -> str:
+    """torch's note under a listed signature (``text``) that has as many parameters as
+    arguments were given: the keywords it does not know, or every argument, the ones of the
+    wrong type between "!". "" for the others.
+
+    torch's note reads the signature's words simply: a parameter's name is its last word, and
+    its type the words before, so one with a default ("bool keepdim = False", named "False")
+    is matched by no argument and no keyword, and "*" counts as a parameter.
+
+    >>> _why_not("int dim, bool keepdim = False", (0, True), {})
+    'some of the arguments have invalid types: (int, !bool!)'
+    """
+    params = [part.rpartition(" ") for part in text.split(", ")]  # (type, " ", name)
+    if len(params) != len(args) + len(kwargs):
+        return ""
+    known = {name for _, _, name in params[len(params) - len(kwargs) :]}
+    unknown = [k for k in kwargs if k not in known]
+    if unknown:
+        return "some of the keywords were incorrect: " + ", ".join(unknown)
+    described = []
+    for k, value in enumerate(args + tuple(kwargs[name] for _, _, name in params[len(args) :])):
+        kind, _, name = params[k]
+        fits = type_name(value) in {"int": ("int",), "float": ("float", "int")}.get(kind, (kind,))
+        mark = "" if fits else "!"
+        keyword = f"{name}=" if k >= len(args) else ""
+        described.append(f"{mark}{keyword}{_described(value)}{mark}")
+    return f"some of the arguments have invalid types: ({', '.join(described)})"
+
+
+def _described(value) -> str:
+    """An argument as torch's note names it: its type; a tuple's or a list's with its items'."""
+    if isinstance(value, tuple):
+        items = ", ".join(type_name(v) for v in value)
+        return f"tuple of ({items}{',' if len(value) == 1 else ''})"
+    if isinstance(value, list):
+        return f"list of [{', '.join(type_name(v) for v in value)}]"
+    return type_name(value)
 
 
 def given(**options) -> dict:
@@ -535,7 +679,23 @@ _FITS = {
     "Generator": lambda v: v is None,  # teachgrad has no generator objects: only the default
     "teachgrad.dtype": lambda v: v is None or isinstance(v, dtype) or v in (float, int, bool),
     "teachgrad.device": lambda v: v is None or isinstance(v, device | str) or _is_int(v),
+    "teachgrad.memory_format": lambda v: True,  # (teachgrad has no formats: any is ignored)
 }
+
+
+def _not_tensors(values, argument: int) -> str:
+    """torch's complaint about the first item of ``values`` that is not a tensor ("" if none);
+    ``argument`` counts from 0, without the tensor of a method.
+
+    >>> _not_tensors((Tensor.__new__(Tensor), 1), 0)
+    'expected Tensor as element 1 in argument 0, but got int'
+    """
+    for k, value in enumerate(values):
+        if not isinstance(value, Tensor):
+            return (
+                f"expected Tensor as element {k} in argument {argument}, but got {type_name(value)}"
+            )
+    return ""
 
 
 def _mismatch(kind: str, value) -> str:
@@ -561,8 +721,9 @@ def _read(fn: str, param: _Param, value):
 
 
 def _size_number(fn: str, name: str, value, pos: int) -> int:
-    """One number of a size, read as torch reads it (a failure raises at once)."""
-    if not _is_int(value):
+    """One number of a size, read as torch reads it (a failure raises at once; after the
+    first number, which must be an int, a bool reads as 0 or 1)."""
+    if not (_is_int(value) or isinstance(value, bool)):
         problem = f'type must be tuple of ints,but got {type_name(value)}"'
     elif not -_INT64_MAX - 1 <= operator.index(value) <= _INT64_MAX:
         problem = "Overflow when unpacking long long"
@@ -581,6 +742,11 @@ def _int64(value: int) -> int:
     return value
 
 
-def _too_many(fn: str, allowed: int, given: int) -> str:
+def _too_many(fn: str, least: int, allowed: int, given: int) -> str:
+    """torch's words for more positional arguments than a signature has (``least``: how
+    many it requires, keywords included, which torch counts as the lower end)."""
+    if least != allowed:
+        return f"{fn}() takes from {least} to {allowed} positional arguments but {given} were given"
     plural = "" if allowed == 1 else "s"
-    return f"{fn}() takes {allowed} positional argument{plural} but {given} were given"
+    verb = "was" if given == 1 else "were"
+    return f"{fn}() takes {allowed} positional argument{plural} but {given} {verb} given"

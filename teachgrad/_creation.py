@@ -18,12 +18,12 @@ import math
 import warnings
 
 from . import _backend
-from ._arguments import given, parse
+from ._arguments import checked, given, parse
 from ._backend import as_device, as_dtype, get_default_dtype
 from ._grad_state import state as _grad_state
 from ._out import creation_out
 from ._profiling import recorded_as
-from ._tensor import Tensor, _new, new_counter
+from ._tensor import Tensor, _new, new_counter, type_name
 
 _INT64_MAX = 2**63 - 1
 
@@ -125,7 +125,7 @@ def _infer_dtype(data):
         elif isinstance(item, str | bytes):
             raise TypeError(f"new(): invalid data type '{type(item).__name__}'")
         else:
-            raise RuntimeError(f"Could not infer dtype of {type(item).__name__}")
+            raise RuntimeError(f"Could not infer dtype of {type_name(item)}")
     if kind == 0 and not _contains_only_bools(data) and _is_empty(data):
         return get_default_dtype()  # tensor([]) is float, as in torch
     if kind == 0 and _contains_only_bools(data):
@@ -211,6 +211,7 @@ def _from_nested(data, dt, dev):
             return xp.empty(tuple(shape), dt.numpy)
 
 
+@checked  # (a missing argument in torch's words)
 def tensor(
     data, *, dtype=None, device=None, requires_grad=False, pin_memory=False, name=None
 ) -> Tensor:
@@ -376,6 +377,7 @@ def _fill_value(fn, size, fill_value, dtype, device, requires_grad):
     return shape, dt
 
 
+@checked  # (a missing argument in torch's words)
 @creation_out
 @recorded_as("aten::full")
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -385,6 +387,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     >>> tg.full((2,), 7)
     tensor([7, 7])
     """
+    if isinstance(fill_value, Tensor) and fill_value.ndim == 0:
+        fill_value = fill_value.item()  # (torch reads a 0-d tensor as the number it holds)
     shape, dt = _fill_value("full", size, fill_value, dtype, device, requires_grad)
     return _filled("full", (fill_value,), shape, dt, as_device(device), requires_grad)
 

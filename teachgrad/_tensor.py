@@ -22,6 +22,7 @@ only what is about the tensor itself.
 from __future__ import annotations
 
 import copy as _copy
+import operator
 import warnings
 import weakref
 from collections import deque
@@ -879,11 +880,38 @@ def _not_one_element(t: Tensor):
 def _wrap_dim(dim: int, ndim: int) -> int:
     """A dimension index made non-negative, with torch's error for a bad one."""
     n = max(ndim, 1)
-    if not -n <= dim < n:
+    if type(dim) is not int or not -n <= dim < n:
+        if type(dim) is not int:  # (what reads as an int, or a TypeError: _as_int)
+            return _wrap_dim(_as_int(dim), ndim)
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )
     return dim % n
+
+
+def _as_int(value) -> int:
+    """An int argument (a dim, a start ...) given as another type than int: what reads as an
+    int as torch reads one (a NumPy int, an integer tensor of one element), else a TypeError
+    (a bool too: torch's flags are no ints), which ``_arguments.checked`` words as torch does
+    for the op that was called.
+
+    >>> import numpy as np, teachgrad as tg
+    >>> _as_int(np.int64(1)), _as_int(tg.tensor(1))
+    (1, 1)
+    """
+    if isinstance(value, bool):
+        raise TypeError("an int, not a bool")
+    return operator.index(value)
+
+
+def _as_ints(values) -> tuple:
+    """Int arguments given together (sizes, dims) as torch reads them: each as ``_as_int``
+    does, but a bool after the first reads as 0 or 1 (torch checks the first one's type only).
+
+    >>> _as_ints((2, True))
+    (2, 1)
+    """
+    return tuple(_as_int(v) if k == 0 else operator.index(v) for k, v in enumerate(values))
 
 
 def _wrap_size_dim(dim: int, ndim: int) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 
 from .. import _backend, _seam, _tensor
-from .._arguments import checked, has_signature
+from .._arguments import PYTHON_FUNCTIONS, checked, has_signature, no_arguments
 from .._backend import as_device, as_dtype, check_cuda_index
 from .._backend import device as device_type
 from .._out import accepts_out
@@ -136,6 +136,7 @@ def softmax(input, dim, dtype=None):
     >>> tg.tensor([0.0, 0.0]).softmax(0)
     tensor([0.5000, 0.5000])
     """
+    _given_dim(dim)
     return nn.softmax(input, dim, dtype=dtype)
 
 
@@ -146,16 +147,35 @@ def log_softmax(input, dim, dtype=None):
     >>> tg.tensor([0.0, 0.0]).log_softmax(0)
     tensor([-0.6931, -0.6931])
     """
+    _given_dim(dim)
     return nn.log_softmax(input, dim, dtype=dtype)
+
+
+def _given_dim(dim) -> None:
+    """``torch.softmax`` needs its dim (``F.softmax`` guesses one, with a warning, for old
+    code): a TypeError, which checked() words as torch's."""
+    if dim is None:
+        raise TypeError("softmax needs a dim")
 
 
 def _fast(fn, cls):
     """A method that calls ``cls.apply`` directly, documented as ``fn``: for operators
     with nothing to dispatch (one call less per op on the hottest methods). It must be a
-    plain function: Python's operator slots do not bind other callables to ``self``."""
-    apply = cls.apply
-    method = lambda self, *args: apply(self, *args)  # noqa: E731
-    method.__name__, method.__doc__ = fn.__name__, fn.__doc__
+    plain function: Python's operator slots do not bind other callables to ``self``.
+    It refuses arguments in torch's words (``x.exp(1)``), as ``checked`` would (testing
+    ``args`` costs less than handing it on). A keyword is refused by Python before the
+    method runs (``Tensor.exp() got an unexpected keyword argument``): taking ``**kwargs``
+    to word it as torch would cost every call."""
+    apply, name = cls.apply, fn.__name__
+
+    def method(self, *args):
+        if args:
+            raise no_arguments(name, args, {})
+        return apply(self)
+
+    method.__name__, method.__doc__ = name, fn.__doc__
+    method.__qualname__ = f"Tensor.{name}"  # (the name in Python's refusal of a keyword)
+    method.checks_its_arguments = True
     return method
 
 
@@ -310,18 +330,18 @@ _METHODS = {
     "floor_divide": floor_divide,
     "floor_divide_": _floor_divide_,
     "pow": pow,
-    "neg": neg,
+    "neg": _fast(neg, _P.Neg),
     "abs": abs,
-    "reciprocal": reciprocal,
+    "reciprocal": _fast(reciprocal, _P.Reciprocal),
     "sqrt": _fast(sqrt, _P.Sqrt),
-    "rsqrt": rsqrt,
+    "rsqrt": _fast(rsqrt, _P.Rsqrt),
     "exp": _fast(exp, _P.Exp),
     "log": _fast(log, _P.Log),
-    "log1p": log1p,
-    "expm1": expm1,
+    "log1p": _fast(log1p, _P.Log1p),
+    "expm1": _fast(expm1, _P.Expm1),
     "sin": _fast(sin, _P.Sin),
     "cos": _fast(cos, _P.Cos),
-    "tan": tan,
+    "tan": _fast(tan, _P.Tan),
     "tanh": _fast(tanh, _P.Tanh),
     "sigmoid": _fast(sigmoid, _P.Sigmoid),
     "relu": _fast(relu, _P.Relu),
@@ -330,8 +350,8 @@ _METHODS = {
     "maximum": _with_a_tensor(maximum, _P.Maximum),
     "minimum": _with_a_tensor(minimum, _P.Minimum),
     "sign": sign,
-    "floor": floor,
-    "ceil": ceil,
+    "floor": _fast(floor, _P.Floor),
+    "ceil": _fast(ceil, _P.Ceil),
     "round": round,
     "square": square,
     "clone": clone,
@@ -453,13 +473,16 @@ _METHODS = {
 _METHODS.update(inplace.METHODS)  # the in-place family's own table (add_, mul_, ...)
 
 for _name, _fn in _METHODS.items():
-    # torch's argument errors (teachgrad/_arguments.py; sum checks its own: reduce._sum_over)
-    if _name != "sum" and has_signature(_name, method=True):
+    # torch's argument errors (teachgrad/_arguments.py), worded after a call failed; not
+    # for the operators (Python gives them their arguments), nor the methods that word their
+    # own (sum: reduce._sum_over; the hottest ones: _fast)
+    operator = _name.startswith("__")
+    if not (operator or _name == "sum" or hasattr(_fn, "checks_its_arguments")):
         _METHODS[_name] = _fn = checked(_fn, _name, method=True)
     setattr(Tensor, _name, _fn)
 
 
-def _contiguous(self, memory_format=None):
+def _contiguous(self, *, memory_format=None):
     """``self`` if already row-major contiguous, else a contiguous copy (in the graph).
 
     >>> import teachgrad as tg
@@ -600,6 +623,18 @@ Tensor.long = _caster("int64")
 Tensor.int = _caster("int32")
 Tensor.bool = _caster("bool_")
 Tensor.type_as = checked(_type_as, "type_as", method=True)
+
+# the Tensor's methods that are not in the op table (its own, in teachgrad/_tensor.py, and
+# the casts above) refuse arguments in torch's words too, after a call failed
+# fmt: off
+for _name in (
+    "cpu", "float", "double", "half", "long", "int", "bool", "contiguous", "numpy",
+    "pin_memory", "is_pinned", "is_contiguous", "item", "tolist", "dim", "ndimension", "numel",
+    "nelement", "element_size", "data_ptr", "storage_offset", "detach", "detach_",
+    "retain_grad", "is_complex", "is_floating_point", "is_inference", "size", "stride",
+):
+    setattr(Tensor, _name, checked(getattr(Tensor, _name), _name, method=True))
+# fmt: on
 
 
 @recorded_as("aten::numpy_T")
@@ -759,5 +794,5 @@ for _name in OUT_FUNCTIONS:
 # methods got theirs above): each function whose torch signatures are written there is
 # replaced by one that, only when the call failed, checks the arguments as torch would
 for _name in __all__:
-    if has_signature(_name):
+    if has_signature(_name) and _name not in PYTHON_FUNCTIONS:
         globals()[_name] = checked(globals()[_name], _name)

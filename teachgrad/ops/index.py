@@ -16,13 +16,15 @@ from __future__ import annotations
 import functools
 import numbers
 import operator
+import warnings
 
 from .._backend import array_module, numpy_module
-from .._printing import scalar_type_name
+from .._printing import c_type_name, scalar_type_name
 from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import broadcast_shape, broadcast_strides, iterator_strides, where, with_strides
+from .reduce import flag
 from .views import basic_getitem, check_step, whole_slice
 
 
@@ -171,6 +173,9 @@ def plain_key(input, key):
             check_step(key.step)
             raise IndexError("slice() cannot be applied to a 0-dim tensor.")
         return key
+    if type(key) is list and _read_as_tuple(key):
+        warnings.warn(_LIST_AS_TUPLE, UserWarning, stacklevel=3)
+        key = tuple(key)
     if isinstance(key, tuple):
         key = tuple(_plain(k) for k in key)
         return _spelled_out(key, input._data.ndim) if key.count(Ellipsis) > 1 else key
@@ -199,6 +204,20 @@ def _spelled_out(key, ndim):
     return tuple(spelled)
 
 
+_LIST_AS_TUPLE = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed "
+    "in pytorch 2.9; use x[tuple(seq)] instead of x[seq].\n  A list holding None, ..., a slice, "
+    "a tensor or a list is read as a tuple of keys, one per dim (as NumPy used to)."
+)
+
+
+def _read_as_tuple(key: list) -> bool:
+    """torch's old rule (NumPy's, once): a short list holding anything but numbers is a
+    tuple of keys (``x[[None]]`` is ``x[None]``), not a list of indices."""
+    kinds = slice | list | tuple | Tensor
+    return len(key) < 32 and any(k is None or k is Ellipsis or isinstance(k, kinds) for k in key)
+
+
 _PLAIN = {int, slice, type(None), type(Ellipsis)}
 
 
@@ -216,6 +235,23 @@ def _plain(k):
         return int(k)  # (on a GPU, a wait for the number, as in torch)
     if isinstance(k, numbers.Integral) and not isinstance(k, bool):  # bools are masks
         return int(k)
+    if type(k) is list:
+        return _list_of_indices(k)
+    if not (isinstance(k, tuple | bool | Tensor) or hasattr(k, "__array__")):
+        raise IndexError(_NOT_AN_INDEX.format(type_name(k)))
+    return k
+
+
+def _list_of_indices(k: list) -> list:
+    """A list of numbers as torch reads it for indexing: the data of an int64 tensor (a float
+    is cut to its int), or a mask if all are bools; a string is no number."""
+    if any(isinstance(v, str) for v in k):
+        raise TypeError("new(): invalid data type 'str'")
+    for v in k:
+        if not isinstance(v, numbers.Number | list | tuple | Tensor):  # (lists: rows of indices)
+            raise RuntimeError(f"Could not infer dtype of {type_name(v)}")
+    if any(isinstance(v, float) for v in k):
+        return [int(v) for v in k]
     return k
 
 
@@ -544,7 +580,8 @@ class MaskedFill(Builtin):
     def forward(ctx, a, value, *, mask):
         if mask._data.dtype.kind != "b":
             raise RuntimeError(
-                f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}"
+                "masked_fill_ only supports boolean masks, but got mask with dtype "
+                f"{c_type_name(mask._data.dtype.name)}"
             )
         if isinstance(value, Tensor) and value._data.ndim:
             raise RuntimeError(
@@ -585,6 +622,8 @@ def masked_fill(input, mask, value):
     tensor([1., 0., 3.])
     """
     broadcast_shape(mask.shape, input.shape)  # torch's error when the mask does not fit
+    if value is None:  # (a value NumPy would take as nan; checked() words torch's error)
+        raise TypeError("masked_fill's value is a number or a tensor, not None")
     fill = MaskedFillTensor if isinstance(value, Tensor) else MaskedFill
     return fill.apply(input, value, mask=mask)  # (by keyword: the mask gets no edge, as in torch)
 
@@ -596,8 +635,21 @@ def index_put(input, indices, values, accumulate=False):
     >>> tg.zeros(3).index_put((tg.tensor([0, 0]),), tg.tensor(1.0), accumulate=True)
     tensor([2., 0., 0.])
     """
+    check_index_put(indices, values, accumulate)
     key = _array_key(tuple(indices), array_module(input))
     return IndexPut.apply(input, key, values, accumulate)
+
+
+def check_index_put(indices, values, accumulate) -> None:
+    """``index_put``'s indices are a tuple (or list) of tensors, unlike ``x[...]``'s (no ints,
+    lists or None), its values a tensor (not a number, as ``x[...] = 2.0``'s may be) and
+    ``accumulate`` a bool: else a TypeError, which ``_arguments.checked`` words as torch's
+    parser does."""
+    if not isinstance(indices, tuple | list) or not all(isinstance(i, Tensor) for i in indices):
+        raise TypeError("index_put's indices are a tuple of tensors")
+    if not isinstance(values, Tensor):
+        raise TypeError("index_put's values are a tensor")
+    flag(accumulate)
 
 
 # --------------------------------------------------------------------------- gather and scatter
@@ -851,7 +903,7 @@ def gather(input, dim, index, *, sparse_grad=False):
     tensor([[2., 2.],
             [3., 4.]])
     """
-    dim = _wrap_dim(dim, input._data.ndim)
+    dim, _ = _wrap_dim(dim, input._data.ndim), flag(sparse_grad)
     _check_index("gather", input, dim, index)
     return Gather.apply(input, dim, index=index)
 

@@ -625,6 +625,8 @@ class FillTensor(Builtin):
 
 def fill(x, value):
     """``x`` filled with ``value`` (a number or a 0-d tensor), as a new tensor."""
+    if value is None:  # (NumPy would fill with nan; checked() words torch's error)
+        raise TypeError("fill_'s value is a number or a tensor, not None")
     return FillTensor.apply(x, value) if isinstance(value, Tensor) else Fill.apply(x, value)
 
 
@@ -677,7 +679,7 @@ def _method(op, fn):
             return _profiling.recorder.op(event, inplace, (self, op, fn, *args), kwargs)
         return inplace(self, op, fn, *args, **kwargs)
 
-    method.__name__ = op
+    method.__name__, method.__wrapped__ = op, fn  # (its signature: fn's, as inspect shows)
     example = _EXAMPLE_ARGS.get(op, "")
     method.__doc__ = (
         f"In-place ``{op.strip('_')}``: changes this tensor, bumps its version, returns it.\n\n"
@@ -852,10 +854,7 @@ def index_put_(input, indices, values, accumulate=False):
     >>> x = tg.zeros(3); x.index_put_((tg.tensor([2]),), tg.tensor(5.0))
     tensor([0., 0., 5.])
     """
-    if not isinstance(values, Tensor):
-        raise TypeError(
-            f"index_put_(): argument 'values' (position 2) must be Tensor, not {type_name(values)}"
-        )
+    index.check_index_put(indices, values, accumulate)
     return _index_put_(input, indices, values, accumulate)
 
 

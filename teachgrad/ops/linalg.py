@@ -694,7 +694,7 @@ def _relabel(x, term, out):
 
 
 @recorded_as("aten::einsum")
-def einsum(equation, *operands):
+def einsum(equation=None, *operands):  # (no equation: torch's ValueError below)
     """Sum of products named by letters: ``"ij,jk->ik"`` is a matrix product, ``"ii"`` a trace,
     ``"ii->i"`` a diagonal, ``"i,j->ij"`` an outer product, ``"...ij->...ji"`` a batched transpose.
 
@@ -714,6 +714,15 @@ def einsum(equation, *operands):
             "einsum(): must specify the equation string and at least one operand, or at least one "
             "operand and its subscripts list\n  e.g. tg.einsum('ij,jk->ik', A, B)"
         )
+    if not isinstance(equation, str):
+        raise TypeError(
+            f"einsum(): argument 'equation' (position 1) must be str, not {type_name(equation)}"
+        )
+    for k, operand in enumerate(operands):
+        if not isinstance(operand, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {k} in argument 1, but got {type_name(operand)}"
+            )
     same_device(*operands)
     terms, out, sizes = _parse_einsum(equation, operands)
     summed = set("".join(terms)) - set(out)

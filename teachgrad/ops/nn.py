@@ -45,7 +45,7 @@ from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum
 from .pointwise import SavesResult, _sigmoid, _unary, operands, where
-from .reduce import row_major, sum_to
+from .reduce import dtype_argument, row_major, sum_to
 from .shape import pad_array
 
 # --------------------------------------------------------------------------- array helpers
@@ -1302,7 +1302,7 @@ class EmbeddingRowSum(Builtin):
 
 def _softmax_input(input, dim, dtype, name):
     if dtype is not None:
-        input = input.to(dtype)
+        input = input.to(dtype_argument(dtype))
     if dim is None:  # torch's old rule, kept for old code: warn and guess
         warnings.warn(
             f"Implicit dimension choice for {name} has been deprecated. Change the call to include "

@@ -307,6 +307,8 @@ def _check_alpha(alpha, result, op: str):
             f"{op}(): argument 'alpha' must be Number, not {type(alpha).__name__}\n  alpha scales "
             f"the other operand: {op}(x, y, alpha=2) is x {'+' if op == 'add' else '-'} 2 * y."
         )
+    if isinstance(alpha, bool) and result.dtype.kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if isinstance(alpha, float) and result.dtype.kind in "biu":
         raise RuntimeError(
             "For integral input tensors, argument alpha must not be a floating point number.\n  "
@@ -1787,7 +1789,7 @@ def where(condition, input, other):
     if condition._data.dtype.kind != "b":
         raise RuntimeError(
             f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-            f"{condition.dtype}"
+            f"{scalar_type_name(condition)}"
         )
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         # two numbers: torch's result has their promoted dtype (``1`` and ``0.5`` give float32)
@@ -1860,10 +1862,18 @@ def logical_not(input):
     return wrap_array(as_array(array_module(input).logical_not(input._data)))
 
 
+def logical(name, input, other):
+    """``name`` (logical_and, _or, _xor) of a tensor and a tensor or a number, as ``&`` ``|``
+    ``^`` take them; the functions take two tensors only."""
+    x, y = operands(input, other)
+    return wrap_array(torch_layout(as_array(getattr(array_module(x), name)(x, y)), x, y))
+
+
 def _logical(name):
     def fn(input, other):
-        x, y = operands(input, other)
-        return wrap_array(torch_layout(as_array(getattr(array_module(x), name)(x, y)), x, y))
+        if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+            raise TypeError(f"{name} takes two tensors")  # (checked() words torch's error)
+        return logical(name, input, other)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (bool tensor).\n\n    >>> import teachgrad as tg\n    >>> tg.{name}(tg.tensor([True]), tg.tensor([False])).dtype\n    teachgrad.bool\n"

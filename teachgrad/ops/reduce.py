@@ -20,9 +20,10 @@ from collections import namedtuple
 
 from .._arguments import given, refusal
 from .._backend import array_module, as_dtype, quiet
+from .._backend import dtype as dtype_type
 from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
-from .._tensor import Tensor, _wrap_dim, wrap_array
+from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.anomaly_mode import _outside_teachgrad
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
@@ -50,7 +51,7 @@ def reduction_dims(dim, ndim: int) -> tuple:
 
 
 def _sequence_of_dims(dim, ndim: int) -> tuple:
-    if isinstance(dim, int):
+    if not isinstance(dim, tuple | list):  # one dim (an int tensor, a NumPy int ...)
         dim = (dim,)
     dims = tuple(sorted({_wrap_dim(d, ndim) for d in dim}))
     if len(dims) != len(tuple(dim)):
@@ -58,6 +59,20 @@ def _sequence_of_dims(dim, ndim: int) -> tuple:
             f"dim {_duplicate(dim, ndim)} appears multiple times in the list of dims"
         )
     return dims if ndim else ()  # a 0-d tensor accepts dim 0 / -1, and there is nothing to reduce
+
+
+def flag(value) -> bool:
+    """``value``, which must be a bool, as torch's flags (``keepdim``, ``unbiased`` ...) are:
+    else a TypeError, which ``_arguments.checked`` words as torch's parser does. (Checked by
+    the functions, not in the reductions' shared forward: ``sum_to`` runs that in backward.)
+
+    >>> flag(True), flag(1)
+    Traceback (most recent call last):
+    TypeError: a flag is a bool, not int
+    """
+    if value is True or value is False:
+        return value
+    raise TypeError(f"a flag is a bool, not {type_name(value)}")
 
 
 def _duplicate(dims, ndim):
@@ -280,8 +295,8 @@ def _correction(unbiased, correction) -> float:
     if correction is not None:
         if unbiased is not None:
             raise RuntimeError("var/std: pass either unbiased or correction, not both")
-        return correction
-    return 1 if unbiased is None or unbiased else 0
+        return correction.item() if isinstance(correction, Tensor) else correction  # (a number)
+    return 1 if unbiased is None or flag(unbiased) else 0
 
 
 def _spread(name, a, dims, correction, keepdim, divisor):
@@ -451,7 +466,7 @@ class _ExtremeAlongDim(Builtin):
         dim = _wrap_dim(dim, x.ndim)
         if x.ndim and x.shape[dim] == 0:  # (torch names one dim as counted from the front)
             _empty_reduction(cls.pick, x.shape, dim)
-        ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+        ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, flag(keepdim)
         if x.ndim == 0:
             return x.copy(), xp.zeros((), dtype="int64")
         indices = getattr(xp, "arg" + cls.pick)(x, axis=dim, keepdims=True)
@@ -688,8 +703,8 @@ def sum(input, dim=_ALL, keepdim=False, *, dtype=None):  # noqa: A001 - torch's 
     >>> x.sum(), x.sum(dim=1), x.sum((0, 1), keepdim=True)
     (tensor(10.), tensor([3., 7.]), tensor([[10.]]))
     """
-    if dim is _ALL and not keepdim:
-        return SumAll.apply(input, None, False, None if dtype is None else _np_dtype(dtype))
+    if dim is _ALL and not keepdim and dtype is None:
+        return SumAll.apply(input, None, False, None)
     return _sum_over(input, dim, keepdim, dtype)
 
 
@@ -701,8 +716,11 @@ def _sum_over(input, dim, keepdim, dtype):
     branch, as the method ``x.sum(...)``; ``teachgrad.sum`` rewords it as the function.)
     """
     try:
+        np_dtype = None if dtype is None else _np_dtype(dtype)
+        if dim is _ALL and not keepdim:  # (the sum of all, in a dtype)
+            return SumAll.apply(input, None, False, np_dtype)
         dims = dim if type(dim) is int else _all_if_empty(dim)  # (keepdim alone: no dims)
-        return Sum.apply(input, dims, keepdim, None if dtype is None else _np_dtype(dtype))
+        return Sum.apply(input, dims, flag(keepdim), np_dtype)
     except Exception as error:
         args = () if dim is _ALL else (dim,) if keepdim is False else (dim, keepdim)
         kwargs = given(keepdim=keepdim if dim is _ALL else None, dtype=dtype)
@@ -715,8 +733,22 @@ def _all_if_empty(dim):
     return None if isinstance(dim, tuple | list) and len(dim) == 0 else dim
 
 
+def dtype_argument(dtype):
+    """The ``dtype=`` of an op as a teachgrad dtype: one already, or float, int, bool (as torch
+    takes them); anything else is a TypeError, which ``_arguments.checked`` words as torch's
+    parser does (``to`` would read a tensor as "its dtype", NumPy a string as a type code).
+
+    >>> import teachgrad as tg
+    >>> dtype_argument(float), dtype_argument(tg.int32)
+    (teachgrad.float64, teachgrad.int32)
+    """
+    if isinstance(dtype, dtype_type) or dtype is float or dtype is int or dtype is bool:
+        return as_dtype(dtype)
+    raise TypeError(f"dtype must be a teachgrad.dtype, not {type_name(dtype)}")
+
+
 def _np_dtype(dtype):
-    return as_dtype(dtype).numpy
+    return dtype_argument(dtype).numpy
 
 
 def _check_mean_dtype(dtype) -> None:
@@ -737,11 +769,12 @@ def mean(input, dim=_ALL, keepdim=False, *, dtype=None):
     tensor(3.)
     """
     if dtype is not None:
+        dtype = dtype_argument(dtype)
         _check_mean_dtype(dtype)
         input = input.to(dtype)
     if dim is _ALL and not keepdim:  # (keepdim without a dim fails below: torch's TypeError)
         return MeanAll.apply(input, None, False)
-    return Mean.apply(input, dim if type(dim) is int else _all_if_empty(dim), keepdim)
+    return Mean.apply(input, dim if type(dim) is int else _all_if_empty(dim), flag(keepdim))
 
 
 def prod(input, dim=_ALL, keepdim=False, *, dtype=None):
@@ -752,17 +785,17 @@ def prod(input, dim=_ALL, keepdim=False, *, dtype=None):
     tensor(24.)
     """
     if dtype is not None:
-        input = input.to(dtype)
+        input = input.to(dtype_argument(dtype))
     if dim is _ALL and not keepdim:  # (keepdim without a dim fails below: torch's TypeError)
         return ProdAll.apply(input, None, False)
-    if not isinstance(dim, int):  # (checked() words torch's TypeError for the call)
+    if dim is None or isinstance(dim, tuple | list):  # (checked() words torch's TypeError)
         raise TypeError(f"prod() reduces one int dim or all of them, not {type(dim).__name__}")
-    return Prod.apply(input, dim, keepdim)
+    return Prod.apply(input, dim, flag(keepdim))
 
 
 def _var_args(dim, unbiased, keepdim):
-    if isinstance(dim, bool):  # legacy x.var(False): the first positional is `unbiased`
-        return None, dim, keepdim
+    if isinstance(dim, bool) and unbiased is None and keepdim is False:
+        return None, dim, keepdim  # legacy x.var(False): the only positional is `unbiased`
     return dim, unbiased, keepdim
 
 
@@ -774,7 +807,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     tensor(1.6667)
     """
     dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
-    return Var.apply(input, _all_if_empty(dim), _correction(unbiased, correction), keepdim)
+    return Var.apply(input, _all_if_empty(dim), _correction(unbiased, correction), flag(keepdim))
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -785,7 +818,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     tensor(1.4142)
     """
     dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
-    return Std.apply(input, _all_if_empty(dim), _correction(unbiased, correction), keepdim)
+    return Std.apply(input, _all_if_empty(dim), _correction(unbiased, correction), flag(keepdim))
 
 
 def amax(input, dim=(), keepdim=False):
@@ -795,7 +828,7 @@ def amax(input, dim=(), keepdim=False):
     >>> tg.tensor([[1.0, 5.0], [7.0, 2.0]]).amax(dim=1)
     tensor([5., 7.])
     """
-    return Amax.apply(input, _all_if_empty(dim), keepdim)
+    return Amax.apply(input, _all_if_empty(dim), flag(keepdim))
 
 
 def amin(input, dim=(), keepdim=False):
@@ -805,15 +838,15 @@ def amin(input, dim=(), keepdim=False):
     >>> tg.tensor([[1.0, 5.0], [7.0, 2.0]]).amin(dim=0)
     tensor([1., 2.])
     """
-    return Amin.apply(input, _all_if_empty(dim), keepdim)
+    return Amin.apply(input, _all_if_empty(dim), flag(keepdim))
 
 
 def _extreme(all_cls, dim_cls, result_cls, pairwise, input, dim, keepdim, other):
-    if isinstance(dim, Tensor):
+    if isinstance(dim, Tensor) and keepdim is False:  # (with keepdim: a dim, as an int tensor)
         other, dim = dim, None
     if other is not None:
         return pairwise(input, other)
-    if dim is None:
+    if dim is None and keepdim is False:  # (with keepdim, a dim must be given)
         return all_cls.apply(input, None, False)
     return result_cls(*dim_cls.apply(input, dim, keepdim))
 
@@ -842,6 +875,7 @@ def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001 - torch's 
 
 
 def _arg_extreme(name, input, dim, keepdim):
+    flag(keepdim)
     x = input._data
     xp = array_module(x)
     if x.dtype.kind == "b":
@@ -891,6 +925,8 @@ def logsumexp(input, dim, keepdim=False):
     >>> tg.tensor([1000.0, 1000.0]).logsumexp(0)
     tensor(1000.6932)
     """
+    if dim is None:  # (checked() words torch's TypeError)
+        raise TypeError("logsumexp reduces the dims it is given, not None")
     if dim is not _all_if_empty(dim):  # no dims: all of them, which torch can only keep
         if not keepdim and input._data.ndim and input._data.size:  # (torch's bug spares empties)
             raise RuntimeError(
@@ -899,7 +935,7 @@ def logsumexp(input, dim, keepdim=False):
                 "keepdim=True, or leave dim out of the tuple (e.g. dim=(0, 1))."
             )
         dim = None
-    return Logsumexp.apply(input, dim, keepdim)
+    return Logsumexp.apply(input, dim, flag(keepdim))
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
@@ -909,13 +945,31 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     >>> tg.tensor([3.0, 4.0]).norm(), tg.tensor([3.0, -4.0]).norm(p=1)
     (tensor(5.), tensor(7.))
     """
-    if dtype is not None:
-        input = input.to(dtype)
+    if isinstance(p, str):
+        _check_matrix_norm(p, dim)
+    try:
+        if dtype is not None:
+            input = input.to(dtype_argument(dtype))
+        order = 2.0 if p is None or p == "fro" else float(p)
+        return Norm.apply(input, order, _all_if_empty(dim), flag(keepdim))
+    except Exception as error:  # torch's norm is linalg.vector_norm, called with dims in a list
+        dims = [dim] if isinstance(dim, int) else dim
+        args = (input, 2 if p == "fro" else p, dims, keepdim)
+        raise refusal("linalg_vector_norm", args, given(dtype=dtype), error)  # noqa: B904
+
+
+def _check_matrix_norm(p: str, dim) -> None:
+    """torch's errors for a ``p`` given as a name: only "fro" over at most two dims is a vector
+    norm (``len(dim)`` of a dim that is no sequence is Python's TypeError, as in torch)."""
+    if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
+        return
     if p == "fro":
-        p = 2
-    elif isinstance(p, str):
-        raise RuntimeError(f"norm: p='{p}' is not supported (use 'fro' or a number)")
-    return Norm.apply(input, float(p), _all_if_empty(dim), keepdim)
+        raise RuntimeError(
+            f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}"
+        )
+    if p == "nuc":
+        raise RuntimeError("norm: p='nuc' is not supported (use 'fro' or a number)")
+    raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
 
 
 def cumsum(input, dim, *, dtype=None):
@@ -942,7 +996,7 @@ def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     """
     x = input._data
     axis = None if dim is None else reduction_dims(dim, x.ndim)  # (dim=(): reduces nothing)
-    return wrap_array(row_major(array_module(x).asarray(x.any(axis=axis, keepdims=keepdim))))
+    return wrap_array(row_major(array_module(x).asarray(x.any(axis=axis, keepdims=flag(keepdim)))))
 
 
 @recorded_as("aten::all")
@@ -955,7 +1009,7 @@ def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     """
     x = input._data
     axis = None if dim is None else reduction_dims(dim, x.ndim)  # (dim=(): reduces nothing)
-    return wrap_array(row_major(array_module(x).asarray(x.all(axis=axis, keepdims=keepdim))))
+    return wrap_array(row_major(array_module(x).asarray(x.all(axis=axis, keepdims=flag(keepdim)))))
 
 
 @recorded_as("aten::allclose")

@@ -17,11 +17,9 @@ Not here: views (``views.py``); gather, scatter and index_select (``index.py``).
 
 from __future__ import annotations
 
-import operator
-
 from .._backend import array_module, empty_strided
 from .._profiling import recorded_as
-from .._tensor import _wrap_dim
+from .._tensor import _as_int, _as_ints, _wrap_dim
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import preserved_copy, preserved_strides
@@ -29,10 +27,11 @@ from .reduce import reduction_dims, row_major
 
 
 def _ints(values) -> tuple:
-    """An int, or a sequence of ints (also given as separate arguments), as a tuple."""
-    if len(values) == 1 and not isinstance(values[0], int):
+    """An int, or a sequence of ints (also given as separate arguments), as a tuple (an int
+    tensor of one element counts as an int: ``_as_ints``)."""
+    if len(values) == 1 and isinstance(values[0], tuple | list):
         values = values[0]
-    return (values,) if isinstance(values, int) else tuple(map(operator.index, values))
+    return _as_ints(values)
 
 
 def _sizes(name, args, keyword, arg="dims"):
@@ -76,7 +75,7 @@ def _triangle(cls, name, input, diagonal):
             f"{name}: input tensor must have at least 2 dimensions\n  Got shape "
             f"{tuple(input.shape)}; {name} works on the last two dims (a matrix, or a batch of them)."
         )
-    return cls.apply(input, operator.index(diagonal))
+    return cls.apply(input, _as_int(diagonal))
 
 
 def tril(input, diagonal=0):

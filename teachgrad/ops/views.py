@@ -20,9 +20,10 @@ from __future__ import annotations
 import math
 import operator
 
+from .._arguments import refusal
 from .._backend import array_module, result_type, strided_view
 from .._profiling import recorded_as
-from .._tensor import Tensor, _wrap_dim, wrap_array
+from .._tensor import Tensor, _as_int, _as_ints, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import same_device
@@ -311,9 +312,10 @@ def squeeze(input, dim=None):
     ndim = input._data.ndim
     if dim is None:
         return SqueezeAll.apply(input, tuple(range(ndim)))
+    one = not isinstance(dim, tuple | list)  # (an int, or what reads as one: _wrap_dim)
     # (a 0-d tensor takes dim 0 or -1, and has nothing to squeeze; a dim given twice is refused)
     dims = reduction_dims(dim, ndim)
-    return (Squeeze if isinstance(dim, int) else SqueezeDims).apply(input, dims)
+    return (Squeeze if one else SqueezeDims).apply(input, dims)
 
 
 class Unsqueeze(_View):
@@ -380,7 +382,7 @@ def permute(input, *dims):
     """
     if not dims:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
-    dims = _shape_args(dims)
+    dims = _as_ints(_shape_args(dims))
     ndim = input._data.ndim
     wrapped = tuple(_wrap_dim(d, ndim) for d in dims)
     if len(wrapped) != ndim:
@@ -453,8 +455,10 @@ def movedim(input, source, destination):
     teachgrad.Size([3, 4, 2])
     """
     ndim = input._data.ndim
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
+    if isinstance(source, tuple | list) != isinstance(destination, tuple | list):
+        raise TypeError("movedim: two dims, or two lists of dims")  # (checked words torch's)
+    src = list(source) if isinstance(source, tuple | list) else [source]
+    dst = list(destination) if isinstance(destination, tuple | list) else [destination]
     if len(src) != len(dst):
         raise RuntimeError(
             f"movedim: Invalid source or destination dims: source ({src} dims) should contain the same "
@@ -632,7 +636,7 @@ def select(input, dim, index):
     shape = input._data.shape
     if not shape:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    dim = _wrap_dim(dim, len(shape))
+    dim, index = _wrap_dim(dim, len(shape)), _as_int(index)
     size = shape[dim]
     if not -size <= index < size:
         raise IndexError(
@@ -687,7 +691,7 @@ def narrow(input, dim, start, length):
         )
     dim = _wrap_dim(dim, input._data.ndim)
     size = input._data.shape[dim]
-    start, length = operator.index(start), operator.index(length)  # (start may be a 0-d tensor)
+    start, length = _as_int(start), _as_int(length)  # (start may be a 0-d tensor)
     if length < 0:
         raise RuntimeError(
             f"narrow(): length must be non-negative.\n  length is how many elements to keep; got {length}."
@@ -969,6 +973,17 @@ def split(input, split_size_or_sections, dim=0):
     >>> [t.tolist() for t in tg.arange(5).split(2)]
     [[0, 1], [2, 3], [4]]
     """
+    if isinstance(split_size_or_sections, Tensor) and not split_size_or_sections.ndim:
+        split_size_or_sections = int(split_size_or_sections)  # (as torch's split reads one)
+    try:
+        return _split(input, split_size_or_sections, dim)
+    except Exception as error:  # torch's split calls one of two ops, with these by position
+        one = isinstance(split_size_or_sections, int)
+        args = (input, split_size_or_sections, dim)
+        raise refusal("split" if one else "split_with_sizes", args, {}, error)  # noqa: B904
+
+
+def _split(input, split_size_or_sections, dim):
     if input._data.ndim == 0:
         raise RuntimeError(
             "split expects at least a 1-dimensional tensor\n  A 0-d tensor has no dim to split."
@@ -976,7 +991,7 @@ def split(input, split_size_or_sections, dim=0):
     given_dim, dim = dim, _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[dim]
     if isinstance(split_size_or_sections, int):
-        size = split_size_or_sections
+        size = _as_int(split_size_or_sections)  # (not a bool)
         if size < 0:
             raise RuntimeError(
                 f"split expects split_size be non-negative, but got split_size={size}"
@@ -989,7 +1004,7 @@ def split(input, split_size_or_sections, dim=0):
         sizes = [min(size, n - start) for start in range(0, n, size)] if n else [0]
         cls = SplitEqual
     else:
-        sizes = list(split_size_or_sections)
+        sizes = [operator.index(s) for s in split_size_or_sections]
         if any(s < 0 for s in sizes):
             raise RuntimeError(
                 "split_with_sizes expects split_sizes have only non-negative entries, but got "
@@ -1017,6 +1032,7 @@ def chunk(input, chunks, dim=0):
         raise RuntimeError(
             "chunk expects at least a 1-dimensional tensor\n  A 0-d tensor has no dim to split."
         )
+    chunks = _as_int(chunks)
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = input._data.shape[_wrap_dim(dim, input._data.ndim)]
@@ -1085,4 +1101,4 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     d1, d2 = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return Diagonal.apply(input, offset, d1, d2)
+    return Diagonal.apply(input, _as_int(offset), d1, d2)

@@ -352,20 +352,11 @@ _NUMPY_TYPES = (  # torch also converts NumPy's complex and wide unsigned types
 )
 
 
-def _missing(names):
-    """Python checks teachgrad's signature before teachgrad's code runs, in its own words."""
-    torch_words = ", ".join(f'"{n}"' for n in names)
-    python_words = " and ".join(f"'{n}'" for n in names)
-    return (f"argument{'s' if len(names) == 1 else ''}: {torch_words}", f"argument: {python_words}")
-
-
 DIFFERS = {
     **{name: _ALLOCATOR for name in CASES if "huge" in name},
     **{name: _DEVICE_TYPES for name in CASES if "'gpu'" in name or "'CPU'" in name},
     "from_numpy(strings)": _NUMPY_TYPES,
     "from_numpy(objects)": _NUMPY_TYPES,
-    "tensor()": _missing(["data"]),
-    "full((2,))": _missing(["fill_value"]),
 }
 
 
