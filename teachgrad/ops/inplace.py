@@ -286,8 +286,11 @@ _DEPRECATED_ON_EXPANDED = {
 def _repeats(data) -> bool:
     """Whether several elements of ``data`` are one memory cell (a dim of stride 0, as
     ``expand`` makes; NumPy may give an empty array 0 strides: nothing repeats there)."""
-    return data.size > 0 and any(
-        s == 0 and n > 1 for s, n in zip(data.strides, data.shape, strict=True)
+    strides = data.strides  # (no 0 stride, the usual case: answered without a loop)
+    return (
+        0 in strides
+        and data.size > 0
+        and any(s == 0 and n > 1 for s, n in zip(strides, data.shape, strict=True))
     )
 
 
