@@ -787,11 +787,11 @@ def _save_dirty_views_as_outputs(ctx, outputs) -> None:
     of ``ctx``, by its array, as torch keeps it: the Tensor itself, whose new history leads
     back to ``ctx``, would make a reference cycle that only Python's cycle collector frees."""
     for s in ctx._saved:
-        for nr, t in enumerate(outputs):
-            if type(s) is SavedTensor and s.tensor is t and t._base is not None:
-                s.is_output = True
-                s._keep_output(t)
-                s.output_nr = nr
+        t = s.tensor if type(s) is SavedTensor else None
+        if t is not None and t._base is not None and _contains(outputs, t):
+            s.is_output = True
+            s._keep_output(t)
+            s.output_nr = next(nr for nr, o in enumerate(outputs) if o is t)
 
 
 def _announce(node, outputs) -> None:

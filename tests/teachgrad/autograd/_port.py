@@ -40,3 +40,38 @@ def double_and_triple(lib):
             return g1 * 2 + g2 * 3
 
     return DoubleMul.apply
+
+
+def doubling_in_place_and_saving(lib):
+    """A custom Function that doubles its input in place (``mark_dirty``), saves it and
+    returns it (its ``apply``); backward reads the saved tensor back."""
+
+    class DoubleAndSave(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2
+
+    return DoubleAndSave.apply
+
+
+def setitem_tensor(lib, size, index):
+    """torch's _test_setitem_tensor: a tensor written at ``index`` gets its gradient."""
+    x = lib.ones(*size, requires_grad=True)
+    y = x + 2
+    y_version = y._version
+    value = lib.full(tuple(x[index].shape), 7.0, requires_grad=True)
+    y[index] = value
+    assert y._version != y_version
+    y.backward(lib.ones(*size))
+    expected = np.ones(size)
+    expected[index.numpy() if hasattr(index, "numpy") else index] = 0
+    assert same(x.grad, expected)
+    assert same(value.grad, lib.ones_like(value))

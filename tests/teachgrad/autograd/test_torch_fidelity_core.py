@@ -15,6 +15,7 @@ import weakref
 
 import pytest
 
+from tests.teachgrad.autograd import _port as port
 from tests.teachgrad.autograd.test_torch_fidelity import as_numpy, assert_like_torch
 
 pytestmark = pytest.mark.usefixtures("torch")
@@ -388,24 +389,11 @@ def test_mark_dirty_of_a_tensor_that_is_not_an_input_warns(marked):
 
 def test_an_input_marked_dirty_and_saved_is_freed_without_the_cyclic_collector():
     def program(lib):
-        class Double(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                x.mul_(2)
-                ctx.mark_dirty(x)
-                ctx.save_for_backward(x)
-                return x
-
-            @staticmethod
-            def backward(ctx, g):
-                (x,) = ctx.saved_tensors
-                return g * 2
-
         gc.disable()
         try:
             a = lib.ones(2, dtype=lib.float64, requires_grad=True).clone()
             alive = weakref.ref(a)
-            Double.apply(a)
+            port.doubling_in_place_and_saving(lib)(a)
             del a
             return alive() is None
         finally:

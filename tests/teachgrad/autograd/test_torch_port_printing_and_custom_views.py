@@ -152,13 +152,7 @@ def test_non_differentiable_outputs_of_a_custom_function_under_forward_ad(lib):
             assert b_t is None
             return a_t, None
 
-    class WrongTangent(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, a, b):
-            out = b.clone()
-            ctx.mark_non_differentiable(out)
-            return a.clone(), out
-
+    class WrongTangent(MarkedNonDifferentiable):  # (its forward, another jvp)
         @staticmethod
         def jvp(ctx, a_t, b_t):
             return a_t, a_t.clone()
@@ -211,29 +205,10 @@ def test_the_profiler_records_the_ops_by_their_aten_names(lib):
     assert {"aten::mul", "aten::add"} <= names
 
 
-def _saving_its_changed_input(lib):
-    """A Function that changes its input in place (``mark_dirty``), saves it and returns it."""
-
-    class ChangeAndSave(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            x.mul_(2)
-            ctx.mark_dirty(x)
-            ctx.save_for_backward(x)
-            return x
-
-        @staticmethod
-        def backward(ctx, grad):
-            (x,) = ctx.saved_tensors
-            return grad * 2 + x * 0
-
-    return ChangeAndSave.apply
-
-
 def test_custom_function_saving_mutated_view_no_leak(lib):
     """The saved view is kept as the Function's output (by its memory): once the caller
     drops it, reference counting frees it, with no cycle for the collector to find."""
-    apply = _saving_its_changed_input(lib)
+    apply = port.doubling_in_place_and_saving(lib)
 
     def scope():
         x = lib.tensor(1.0, requires_grad=True).clone()
@@ -252,7 +227,7 @@ def test_custom_function_saving_mutated_view_no_leak(lib):
 
 def test_a_saved_changed_view_still_reads_back_and_differentiates(lib):
     a = lib.tensor([1.0, 2.0], requires_grad=True)
-    y = _saving_its_changed_input(lib)(a.clone()[:1])
+    y = port.doubling_in_place_and_saving(lib)(a.clone()[:1])
     assert same(y, [2.0])
     (y * 3).sum().backward()  # (backward reads the saved view back)
     assert same(a.grad, [6.0, 0.0])

@@ -9,7 +9,7 @@ facts torch's test asserts.
 import numpy as np
 import pytest
 
-from tests.teachgrad.autograd._port import randn, same
+from tests.teachgrad.autograd._port import randn, same, setitem_tensor
 
 pytestmark = pytest.mark.usefixtures("torch")
 
@@ -27,21 +27,6 @@ def setitem(lib, size, index):
     expected = np.ones(size)
     expected[index.numpy() if hasattr(index, "numpy") else index] = 0
     assert same(x.grad, expected)
-
-
-def setitem_tensor(lib, size, index):
-    """torch's _test_setitem_tensor: a tensor written at ``index`` gets its gradient."""
-    x = lib.ones(*size, requires_grad=True)
-    y = x + 2
-    y_version = y._version
-    value = lib.full(tuple(x[index].shape), 7.0, requires_grad=True)
-    y[index] = value
-    assert y._version != y_version
-    y.backward(lib.ones(*size))
-    expected = np.ones(size)
-    expected[index.numpy() if hasattr(index, "numpy") else index] = 0
-    assert same(x.grad, expected)
-    assert same(value.grad, lib.ones_like(value))
 
 
 @pytest.mark.parametrize(
