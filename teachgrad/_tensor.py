@@ -264,6 +264,19 @@ class Tensor:
         self._view_base_fn = base._grad_fn
         self._view_version = self._counter.version
 
+    def _view_requires_grad(self) -> bool:
+        """For an op on this view: bring its history up to date (an in-place change through
+        another alias may have rewritten it), then say whether the op records. A view requires
+        grad when its base does, even a view made before the base started to.
+
+        >>> import teachgrad as tg
+        >>> b = tg.ones(3); v = b[:2]; _ = b.requires_grad_()
+        >>> v._view_requires_grad(), (v * 2).requires_grad
+        (True, True)
+        """
+        self._refresh_view()
+        return self._requires_grad or self._base._requires_grad
+
     @property
     def is_leaf(self) -> bool:
         """True for tensors not made by a recorded op (all tensors that don't require grad)."""

@@ -552,9 +552,7 @@ def needs_grad(args, builtin=None, kwargs=None) -> tuple | None:
     needs, plain = [], builtin is None  # plain: a tensor input that is no inference tensor
     for a in args:
         if isinstance(a, Tensor):
-            if a._base is not None:
-                a._refresh_view()  # a view's history may have changed via an alias
-            needs.append(a._requires_grad)
+            needs.append(a._requires_grad if a._base is None else a._view_requires_grad())
             plain = plain or not a._inference
         else:
             needs.append(False)

@@ -213,6 +213,91 @@ def test_a_view_made_in_inference_mode_of_a_tensor_without_grad_is_fine():
     assert_like_torch(program)
 
 
+# ----------------------------------------------------- a view made before its base required grad
+
+
+def _names(node):
+    """A node's name and the names along its edges (None for an empty edge)."""
+    return node.name(), [None if fn is None else fn.name() for fn, _ in node.next_functions]
+
+
+def _view_then_requires_grad(lib):
+    """``v = b[:2]``, then ``b.requires_grad_()``: v has no history, but requires grad."""
+    b = lib.ones(3, dtype=lib.float64)
+    v = b[:2]
+    b.requires_grad_()
+    return b, v
+
+
+VIEW_BEFORE_GRAD_OPS = {
+    "v * 2": lambda lib, v: v * 2,
+    "v.exp()": lambda lib, v: v.exp(),
+    "v + v": lambda lib, v: v + v,
+    "stack": lambda lib, v: lib.stack([v, v]),
+    "v.clone()": lambda lib, v: v.clone(),
+    "v[:1] (a view of it)": lambda lib, v: v[:1],
+    "v.sum()": lambda lib, v: v.sum(),
+}
+
+
+@pytest.mark.parametrize("op", VIEW_BEFORE_GRAD_OPS.values(), ids=VIEW_BEFORE_GRAD_OPS.keys())
+def test_ops_on_a_view_made_before_its_base_required_grad_are_recorded(op):
+    """torch: the view requires grad (its base does), so ops on it are recorded; it has no
+    gradient slot of its own, so its edge is empty and backward sends nothing to it or to
+    the base."""
+
+    def program(lib):
+        b, v = _view_then_requires_grad(lib)
+        y = op(lib, v)
+        facts = [v.requires_grad, v.is_leaf, y.requires_grad, _names(y.grad_fn)]
+        y.sum().backward()
+        return str(facts), as_numpy(v.grad), as_numpy(b.grad)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("change", ["mul_", "zero_", "add_"])
+def test_such_a_view_may_not_change_in_place(change):
+    def program(lib):
+        _, v = _view_then_requires_grad(lib)
+        getattr(v, change)(*([] if change == "zero_" else [2.0]))
+
+    assert_like_torch(program)
+
+
+def test_such_a_view_follows_its_base_changed_in_place_under_no_grad():
+    def program(lib):
+        b, v = _view_then_requires_grad(lib)
+        with lib.no_grad():
+            b.add_(1)
+        y = v * 2
+        return v.grad_fn.name(), y.requires_grad
+
+    assert_like_torch(program)
+
+
+def test_a_view_made_under_no_grad_of_a_base_that_requires_grad_records_an_empty_edge():
+    def program(lib):
+        b = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        with lib.no_grad():
+            v = b[:2]
+        y = v * 2
+        return str([v.requires_grad, v.is_leaf, _names(y.grad_fn)])
+
+    assert_like_torch(program)
+
+
+def test_such_a_view_stops_requiring_grad_with_its_base():
+    def program(lib):
+        b = lib.ones(3, dtype=lib.float64)
+        v = b.view(3)
+        b.requires_grad_()
+        b.requires_grad_(False)
+        return v.requires_grad, (v * 2).requires_grad
+
+    assert_like_torch(program)
+
+
 # --------------------------------------------------------------------------- copies and instances
 
 
