@@ -84,8 +84,8 @@ def _steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads
     (``backward()``), so none are made and leaves may keep gradient buffers without a copy."""
     inputs = None if inputs is None else _check_inputs(inputs, "backward")
     tensors = _as_tuple(tensors)
-    roots = _root_edges(tensors)
     grads = _make_root_grads(tensors, _as_tuple(grad_tensors, len(tensors)), create_graph)
+    roots = _root_edges(tensors)
     keep = create_graph if retain_graph is None else retain_graph
     run = _PassTo(roots, keep, create_graph, inputs) if inputs else _Pass(keep, create_graph)
     run.steal = keep_grads_private
@@ -211,8 +211,8 @@ def grad(
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grad_outputs = _as_tuple(grad_outputs, len(outputs))
     batch = _batch_size(outputs, grad_outputs) if is_grads_batched else None
-    roots = _root_edges(outputs)
     grads = _make_root_grads(outputs, grad_outputs, create_graph, batch)
+    roots = _root_edges(outputs)
     _check_inputs(inputs, "grad")  # (after the outputs' checks: torch's order)
     keep = create_graph if retain_graph is None else retain_graph
     run = _PassTo(roots, keep, create_graph, inputs, accumulate=False)
@@ -253,6 +253,8 @@ def _batch_size(outputs, grad_outputs) -> int:
     """
     shapes = []  # the shape of each grad_output vmap maps over (None: torch's placeholder)
     for i, (y, g) in enumerate(zip(outputs, grad_outputs, strict=True)):
+        if not isinstance(y, _ONE):
+            raise _not_an_output(y)
         if g is None:
             if y._requires_grad and y._data.size != 1:
                 raise _not_scalar(i, y)
@@ -792,17 +794,18 @@ def _too_few_gradients(n, got) -> RuntimeError:
 def _root_edges(tensors) -> list:
     """The edge each output's gradient enters the graph by (a GradientEdge: itself)."""
     for i, t in enumerate(tensors):
-        if not isinstance(t, _ONE) or not t._requires_grad:
-            raise _not_differentiable(i, t)
+        if not t._requires_grad:
+            raise _not_differentiable(i)
     return [t._edge() for t in tensors]
 
 
 def _make_root_grads(tensors, grads, create_graph, batch=None) -> list:
     """The gradient each output starts with: ones for a one-element output when none is
-    given ("dy/dy = 1"), else the given one (``_given_root_grad``)."""
+    given ("dy/dy = 1"), else the given one (``_given_root_grad``). Checked output by
+    output, before ``_root_edges`` asks whether they require grad (torch's order)."""
     result = []
     for i, (t, g) in enumerate(zip(tensors, grads, strict=True)):
-        if g is not None:
+        if g is not None or not isinstance(t, _ONE) or not t._requires_grad:
             result.append(_given_root_grad(i, t, g, create_graph, batch))
         elif t._data.size != 1:
             raise _not_scalar(i, t)
@@ -813,7 +816,12 @@ def _make_root_grads(tensors, grads, create_graph, batch=None) -> list:
 
 def _given_root_grad(i, t, g, create_graph, batch):
     """A gradient given for output ``i``: a Tensor of its shape and device (checked by
-    ``_batch_size`` when batched)."""
+    ``_batch_size`` when batched). Also an output that is no Tensor (refused), or one that
+    does not require grad (given no gradient: ``_root_edges`` refuses it)."""
+    if not isinstance(t, _ONE):
+        raise _not_an_output(t)
+    if g is None:
+        return None
     if not isinstance(g, Tensor):
         raise _not_a_gradient(i, g)
     if batch is None:
@@ -829,9 +837,14 @@ def _not_a_gradient(i, g) -> Exception:
     )
 
 
-def _not_differentiable(i, t) -> Exception:
-    if not isinstance(t, Tensor):
-        return TypeError(f"backward/grad expects Tensors, but element {i} is {type(t).__name__}")
+def _not_an_output(t) -> Exception:
+    return AssertionError(
+        f"Expected output to be a teachgrad.Tensor\n  Got {type(t).__name__} {t!r}: backward and "
+        "grad differentiate Tensors (a Python number has no graph)."
+    )
+
+
+def _not_differentiable(i) -> Exception:
     return RuntimeError(
         f"element {i} of tensors does not require grad and does not have a grad_fn\n"
         "  This tensor is not connected to anything that requires grad, so there is nothing to "

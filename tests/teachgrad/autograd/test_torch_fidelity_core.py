@@ -15,6 +15,7 @@ import weakref
 
 import pytest
 
+import teachgrad as tg
 from tests.teachgrad.autograd import _port as port
 from tests.teachgrad.autograd.test_torch_fidelity import as_numpy, assert_like_torch
 
@@ -211,6 +212,41 @@ def test_a_view_made_in_inference_mode_of_a_tensor_without_grad_is_fine():
         return str(w.grad_fn), as_numpy(w)
 
     assert_like_torch(program)
+
+
+# ------------------------------------------------------- the outputs given to backward and grad
+
+
+def _outputs_and_errors(lib):
+    """Outputs to differentiate, wrong in one or more ways; torch counts the gradients
+    first, then checks output by output (a Tensor, then its gradient), and only then
+    whether each output requires grad."""
+    x = lib.ones(2, dtype=lib.float64, requires_grad=True)
+    n = lib.ones(2, dtype=lib.float64)
+    ones, bad = lib.ones(2, dtype=lib.float64), lib.ones(3, dtype=lib.float64)
+    backward, grad = lib.autograd.backward, lib.autograd.grad
+    return {
+        "too few gradients, a number": lambda: backward([x.sum(), 3.0], [lib.ones(())]),
+        "too few gradients, no grad": lambda: backward([n.sum(), x.sum()], [lib.ones(())]),
+        "second output needs no grad": lambda: backward([x.sum(), n.sum()]),
+        "backward of a number": lambda: backward([3.0]),
+        "backward, a number second": lambda: backward([x.sum(), 3.0]),
+        "grad of a number": lambda: grad([3.0], x),
+        "grad of None": lambda: grad([None], x),
+        "grad, no grad then a number": lambda: grad([n.sum(), 3.0], x),
+        "grad, batched, a number": lambda: grad([x.sum(), 3.0], x, is_grads_batched=True),
+        "grad, batched, only a number": lambda: grad([3.0], x, is_grads_batched=True),
+        "grad, number after a good pair": lambda: grad([x * 1, 3.0], x, [ones, ones]),
+        "grad, number before a bad shape": lambda: grad([3.0, x * 1], x, [ones, bad]),
+        "grad, bad shape before a number": lambda: grad([x * 1, 3.0], x, [bad, ones]),
+        "grad, number gradient first": lambda: grad([x * 1, 3.0], x, [1.0, ones]),
+        "grad, numbers as outputs and inputs": lambda: grad([3.0], [1.0]),
+    }
+
+
+@pytest.mark.parametrize("case", list(_outputs_and_errors(tg)))
+def test_wrong_outputs_are_refused_in_torchs_order(case):
+    assert_like_torch(lambda lib: _outputs_and_errors(lib)[case]())
 
 
 # ----------------------------------------------------- a view made before its base required grad
