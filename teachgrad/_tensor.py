@@ -253,13 +253,15 @@ class Tensor:
         changed = base._grad_fn is not self._view_base_fn
         # torch also regenerates after an unrecorded change (under no_grad): the version moved
         stale = self._view_version is not None and self._counter.version != self._view_version
-        meta = self._creation_meta
-        restricted = meta is not None and base._requires_grad
+        # it follows a base that requires grad; or, with a history of its own, one that was
+        # detach_()ed and has changed since (its new node then has an empty edge, as torch's)
+        follows = base._requires_grad or stale and self._grad_fn is not None
+        restricted = self._creation_meta is not None and follows
         if restricted and (_grad_state.enabled or asked) and (changed or stale):
             _seam.refuse_stale_view(self)  # unbind()/split() outputs and no_grad views can't follow
         if not changed and (restricted or not stale):
             return
-        if base._requires_grad:
+        if follows:
             _seam.regenerate_view_grad_fn(self)  # may refuse, as torch does for some kinds of views
         self._view_base_fn = base._grad_fn
         self._view_version = self._counter.version

@@ -74,6 +74,8 @@ class FunctionCtx:
     dirty_tensors = ()
     non_differentiable = ()
     materialize_grads = True
+    _materialize_non_diff_grads = True  # (torch's private flag; False: see _materialize)
+    _outputs_left_none = ()  # the non-differentiable outputs' positions, when that flag is False
     needs_input_grad = ()
     saved_for_forward = ()
     _in_jvp = False
@@ -311,8 +313,18 @@ def _materialize(node, grad_outputs, batch) -> bool:
         return False
     for i, g in enumerate(grad_outputs):
         if g is None and node._output_meta[i] is not None:  # non-tensor outputs stay None
-            grad_outputs[i] = zeros_for(node._output_meta[i], batch)
+            if i not in node._outputs_left_none:
+                grad_outputs[i] = zeros_for(node._output_meta[i], batch)
     return True
+
+
+def _non_differentiable_outputs(node, outputs) -> tuple:
+    """The positions of the tensor outputs ``node`` is not the history of (marked
+    non-differentiable, or of a dtype without gradients). With torch's private flag
+    ``ctx._materialize_non_diff_grads = False``, backward gets None for these, not zeros."""
+    return tuple(
+        i for i, t in enumerate(outputs) if isinstance(t, Tensor) and t._grad_fn is not node
+    )
 
 
 def _one_per_input(node, result) -> tuple:
@@ -533,6 +545,8 @@ class Function:
         outputs = wrap_outputs((out,) if single else out, args, ctx, cls, needs)
         # 3. connect the node to the graph: the outputs' grad_fn, edges to the inputs
         record(cls, ctx, args, kwargs, outputs, needs)
+        if needs and not ctx._materialize_non_diff_grads:
+            ctx._outputs_left_none = _non_differentiable_outputs(ctx, outputs)
         ctx.dirty_tensors = ctx.non_differentiable = ()  # (outputs hold the node: no cycle back)
         # 4. return the outputs as forward did (one value, or a tuple)
         return outputs[0] if single else outputs
@@ -673,6 +687,7 @@ def _restrict_views(outputs, dirty) -> None:
     for o in outputs:
         if isinstance(o, Tensor) and o._base is not None and not _contains(dirty, o):
             o._creation_meta = meta
+            o._view_version = o._counter.version  # (its history starts now: forward's changes are in it)
 
 
 def _check_dirty(t, cls, record, outs, args) -> None:

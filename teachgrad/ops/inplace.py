@@ -221,12 +221,23 @@ def refuse_stale_view(view) -> None:
 def _as_strided_history(view, positions) -> None:
     base = view._base
     with enable_grad():
-        reader = AsStrided.apply(base, view._data, positions)
+        reader = AsStrided.apply(_reads_from(base), view._data, positions)
     view._grad_fn = reader._grad_fn
     view._output_nr = 0
     view._requires_grad = True
     view._view_base_fn = base._grad_fn
     view._view_version = view._counter.version
+
+
+def _reads_from(base):
+    """What a view's new node reads from: its base; or, for a base that no longer requires
+    grad (``detach_()``), an alias of it that does but has no gradient slot, so the node is
+    recorded with an empty edge, as torch's."""
+    if base._requires_grad:
+        return base
+    stand_in = base._alias()
+    stand_in._requires_grad = True
+    return stand_in
 
 
 # --------------------------------------------------------------------------- the in-place mechanism
@@ -376,7 +387,8 @@ def _check_grad_rules(x, op: str, record: bool) -> None:
         raise RuntimeError(custom_function_message(x, "is being modified inplace"))
     if meta in ("no_grad", "inference") and (base._requires_grad or record):
         raise RuntimeError(mode_view_message(x, "is being modified inplace"))
-    if base._grad_fn is None and base._requires_grad:
+    if base._grad_fn is None and (base._requires_grad or x._requires_grad):
+        # (x may require grad alone: a view with a history whose base was detach_()ed since)
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation.\n"
             f"  {op} writes into part of a leaf that requires grad; do it under no_grad(), or work on a clone."

@@ -253,7 +253,9 @@ def test_wrong_outputs_are_refused_in_torchs_order(case):
 
 
 def _names(node):
-    """A node's name and the names along its edges (None for an empty edge)."""
+    """A node's name and the names along its edges (None for an empty edge, or no node)."""
+    if node is None:
+        return None
     return node.name(), [None if fn is None else fn.name() for fn, _ in node.next_functions]
 
 
@@ -332,6 +334,48 @@ def test_such_a_view_stops_requiring_grad_with_its_base():
         return v.requires_grad, (v * 2).requires_grad
 
     assert_like_torch(program)
+
+
+# ----------------------------------------------------------- a view whose base was detach_()ed
+
+DETACHED_BASE_VIEWS = {
+    "t()": lambda b: b.t(),
+    "b[0]": lambda b: b[0],
+    "unbind()[0]": lambda b: b.unbind()[0],
+    "split(1)[0]": lambda b: b.split(1)[0],
+}
+AFTER_DETACH = {
+    "nothing": lambda b, v: None,
+    "v.mul_(2)": lambda b, v: v.mul_(2),
+    "(v * 2).sum().backward()": lambda b, v: (v * 2).sum().backward(),
+    "b.mul_(2)": lambda b, v: b.mul_(2),
+}
+
+
+@pytest.mark.parametrize("base_changed", [False, True], ids=["base unchanged", "b.add_(1)"])
+@pytest.mark.parametrize("then", AFTER_DETACH.values(), ids=AFTER_DETACH.keys())
+@pytest.mark.parametrize("view", DETACHED_BASE_VIEWS.values(), ids=DETACHED_BASE_VIEWS.keys())
+@pytest.mark.parametrize("leaf", [True, False], ids=["leaf base", "non-leaf base"])
+def test_a_view_whose_base_was_detached_in_place(leaf, view, then, base_changed):
+    """torch: the view keeps its node until the memory changes; then its node is rebuilt
+    (AsStridedBackward0 with an empty edge, or the refusal of an unbind()/split() output),
+    and changing the view in place is refused, as for any view of a leaf."""
+
+    def program(lib):
+        b = lib.ones(2, 3, dtype=lib.float64, requires_grad=True)
+        b = b if leaf else b * 1
+        v = view(b)
+        b.detach_()
+        if base_changed:
+            b.add_(1)
+        facts = [_names(v.grad_fn), v.requires_grad, b.requires_grad]
+        then(b, v)
+        facts += [_names(v.grad_fn), v.requires_grad, _names(b.grad_fn), b.is_leaf, b._version]
+        return str(facts)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (.grad of a non-leaf view is not what this is about)
+        assert_like_torch(program)
 
 
 # --------------------------------------------------------------------------- copies and instances
