@@ -3,7 +3,9 @@ must not change in place, hooks on the nodes of built-in ops, warnings raised in
 backward, and values an op does not save, as PyTorch's own autograd tests check them
 (test_autograd.py, TestAutograd: test_copy_slices_graph_task_updates, test_gc_in_destructor,
 test_grad_fn_prehooks_multiple_outputs, test_hooks_cpp, test_input_buffer_accum,
-test_requires_grad, test_inplace_on_view_backward; TestAutogradDeviceType:
+test_requires_grad, test_inplace_on_view_backward, test_grad_fn_attr_bindings (the saved
+tensors; the saved numbers, sizes and dims are a known difference:
+docs/differences-from-torch.md); TestAutogradDeviceType:
 test_non_differentiable_ops, test_warning_in_backward; TestAutogradMultipleDispatch:
 test_per_dispatch_key_input_saving).
 
@@ -186,6 +188,42 @@ def test_a_node_prehook_on_a_built_in_op_with_several_outputs(lib):
     loss(parts).backward()
     assert seen == [2]
     assert same(hooked.grad, base.grad * 2)
+
+
+# -------------------------------------------------------------------- saved tensors on nodes
+
+
+def test_the_tensors_a_node_saved_read_back_until_backward_frees_them(lib):
+    """torch's test_grad_fn_attr_bindings, the tensors: ``_saved_self`` of a product,
+    ``_saved_result`` of tanh, ``_saved_weight`` of nll_loss (None without a weight), and
+    the errors once backward has freed them."""
+    a = lib.ones(1, requires_grad=True)
+    b = lib.zeros(1, requires_grad=True)
+    product = (a * 2) * b
+    assert isinstance(product.grad_fn._saved_self, lib.Tensor)
+    assert same(product.grad_fn._saved_self, a * 2)
+    product.grad_fn._raw_saved_self.register_hooks(lambda x: x, lambda x: x)
+    product.sum().backward()
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        product.grad_fn._saved_self
+
+    square = lib.ones(2, 2, requires_grad=True) * lib.ones(2, 2, requires_grad=True)
+    square.grad_fn._raw_saved_self.register_hooks(lambda x: x, lambda x: x)
+    square.sum().backward()
+    with pytest.raises(RuntimeError, match="after it has been freed"):
+        square.grad_fn._raw_saved_self.register_hooks(lambda x: x, lambda x: x)
+
+    t = lib.tanh(lib.ones(2, requires_grad=True))
+    assert same(t.grad_fn._saved_result, t)
+
+    scores = randn(lib, 3, 5, dtype=lib.float32, requires_grad=True)
+    target = lib.tensor([1, 0, 4])
+    assert lib.nn.NLLLoss()(scores, target).grad_fn._saved_weight is None
+    loss = lib.nn.NLLLoss(weight=lib.ones((5,)))(scores, target)
+    assert same(loss.grad_fn._saved_weight, lib.ones(5))
+    loss.sum().backward()
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        loss.grad_fn._saved_weight
 
 
 # ------------------------------------------------------------------------------- warnings
