@@ -263,9 +263,24 @@ def test_comparisons_give_results_that_do_not_require_grad(lib):
 # ----------------------------------------------------------------- views and old Functions
 
 
+def test_a_double_backward_through_a_normalization_and_an_in_place_relu(lib):
+    """torch's test_inplace_on_view_backward, its first case; torch normalizes with
+    ``nn.InstanceNorm2d``, here ``F.layer_norm`` over the same two dims (no weights either).
+    The double backward runs, and leaves the input as it was."""
+    relu = lib.nn.ReLU(True)
+
+    def net(x):
+        return relu(lib.nn.functional.layer_norm(x, [1, 2]))
+
+    x = lib.tensor([[[[1.0, 1.0]]]], requires_grad=True)
+    (g,) = lib.autograd.grad(net(x).pow(2), [x], grad_outputs=lib.ones(x.shape), create_graph=True)
+    (gg,) = lib.autograd.grad(g.sum(), [x])
+    assert x.tolist() == [[[[1.0, 1.0]]]]
+    assert same(g, lib.zeros(1, 1, 1, 2)) and same(gg, lib.zeros(1, 1, 1, 2))
+
+
 def test_a_gradient_penalty_through_an_in_place_op_on_a_view(lib):
-    """torch's test_inplace_on_view_backward, its second case (its first one needs
-    InstanceNorm2d); torch's in-place op is ``threshold``, here ``relu`` (the same at 0),
+    """torch's test_inplace_on_view_backward, its second case; torch's in-place op is ``threshold``, here ``relu`` (the same at 0),
     and the name of the node of the gradient's gradient is left out (a fused backward's
     node: docs/differences-from-torch.md). The gradients match those of the same program
     without the in-place op."""
