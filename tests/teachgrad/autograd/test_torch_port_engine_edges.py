@@ -240,7 +240,7 @@ def test_a_warning_raised_in_backward_reaches_the_caller(lib):
 
         @staticmethod
         def backward(ctx, grad):
-            warnings.warn("Warn from backward")
+            warnings.warn("Warn from backward", stacklevel=2)
             return grad
 
     a = lib.zeros((), requires_grad=True)
@@ -280,10 +280,10 @@ def test_a_double_backward_through_a_normalization_and_an_in_place_relu(lib):
 
 
 def test_a_gradient_penalty_through_an_in_place_op_on_a_view(lib):
-    """torch's test_inplace_on_view_backward, its second case; torch's in-place op is ``threshold``, here ``relu`` (the same at 0),
-    and the name of the node of the gradient's gradient is left out (a fused backward's
-    node: docs/differences-from-torch.md). The gradients match those of the same program
-    without the in-place op."""
+    """torch's test_inplace_on_view_backward, its second case; torch's in-place op is
+    ``threshold``, here ``relu`` (the same at 0), and the name of the node of the gradient's
+    gradient is left out (a fused backward's node: docs/differences-from-torch.md). The
+    gradients match those of the same program without the in-place op."""
 
     def penalty(inputs, in_place):
         shifted = (inputs - 1).view_as(inputs)
