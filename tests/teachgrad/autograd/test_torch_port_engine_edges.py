@@ -3,7 +3,8 @@ must not change in place, hooks on the nodes of built-in ops, warnings raised in
 backward, and values an op does not save, as PyTorch's own autograd tests check them
 (test_autograd.py, TestAutograd: test_copy_slices_graph_task_updates, test_gc_in_destructor,
 test_grad_fn_prehooks_multiple_outputs, test_hooks_cpp, test_input_buffer_accum,
-test_requires_grad, test_inplace_on_view_backward, test_grad_fn_attr_bindings (the saved
+test_requires_grad, test_inplace_on_view_backward, test_set_materialize_non_diff_grads,
+test_grad_fn_attr_bindings (the saved
 tensors; the saved numbers, sizes and dims are a known difference:
 docs/differences-from-torch.md); TestAutogradDeviceType:
 test_non_differentiable_ops, test_warning_in_backward; TestAutogradMultipleDispatch:
@@ -188,6 +189,40 @@ def test_a_node_prehook_on_a_built_in_op_with_several_outputs(lib):
     loss(parts).backward()
     assert seen == [2]
     assert same(hooked.grad, base.grad * 2)
+
+
+# ------------------------------------------------------ gradients of non-differentiable outputs
+
+
+@pytest.mark.parametrize("materialize_non_diff", [True, False])
+@pytest.mark.parametrize("kind", ["marked non-differentiable", "an integer tensor"])
+def test_the_gradient_of_a_non_differentiable_output(lib, materialize_non_diff, kind):
+    """torch's private ``ctx._materialize_non_diff_grads = False``: backward gets None, not
+    zeros, for the outputs that are not differentiable (the other outputs still get zeros)."""
+    received = []
+
+    class TwoOutputs(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx._materialize_non_diff_grads = materialize_non_diff
+            if kind == "an integer tensor":
+                other = lib.ones(2, dtype=lib.int64)
+            else:
+                other = x.clone()
+                ctx.mark_non_differentiable(other)
+            return x.clone(), x.clone(), other
+
+        @staticmethod
+        def backward(ctx, g_first, g_second, g_other):
+            received.extend([g_second, g_other])
+            return g_first
+
+    x = lib.tensor(2.0, dtype=lib.float64, requires_grad=True)
+    first, _, _ = TwoOutputs.apply(x)
+    first.backward()
+    g_second, g_other = received
+    assert g_second is not None and g_second.item() == 0.0
+    assert (g_other is None) == (not materialize_non_diff)
 
 
 # -------------------------------------------------------------------- saved tensors on nodes
