@@ -64,6 +64,7 @@ class Builtin(Function):
     batchable = False
     on_arrays = False
     records_inference = False
+    checked_first: tuple = ()  # saved names torch's node checks for changes before the others
 
     @classmethod
     def apply(cls, *args, **kwargs):

@@ -38,7 +38,9 @@ def watch(count_nodes) -> None:
     tape calls this once, with its counter).
 
         >>> import itertools
-        >>> watch(itertools.count().__next__)
+        >>> tapes_count = _count_nodes[0]
+        >>> watch(itertools.count().__next__)  # a count of one's own...
+        >>> watch(tapes_count)  # (...and the tape's again: the pacing follows one count)
     """
     _count_nodes[:] = [count_nodes]
     if pace_full_collections not in gc.callbacks:

@@ -503,6 +503,7 @@ def _changed_by(counter, since: int) -> list:
 
 def version_error(saved: SavedTensor, owner) -> str:
     """torch's message for a saved tensor modified in place, plus what it means here."""
+    saved = _checked_first(saved, owner)
     t = saved.tensor
     if saved.is_output:
         which = f", which is output {saved.output_nr} of {_short(owner)},"
@@ -528,6 +529,19 @@ def version_error(saved: SavedTensor, owner) -> str:
         "  Hint: use the out-of-place op (e.g. `y = y * 2` instead of `y *= 2`, `x.exp()` instead of "
         "`x.exp_()`), or `.clone()` the tensor before changing it."
     )
+
+
+def _checked_first(saved: SavedTensor, owner) -> SavedTensor:
+    """Of the values ``owner`` saved that were changed, the one torch's node checks first,
+    so the error describes the same tensor: a built-in may name the ones its torch node
+    checks before the others (``Builtin.checked_first``: ``MulBackward0`` checks ``other``
+    before ``self``); else ``saved``, the first in the order they were saved."""
+    for name in getattr(getattr(owner, "_forward_cls", None), "checked_first", ()):
+        for s in owner._saved:
+            changed = type(s) is SavedTensor and s.counter.version != s.version
+            if changed and s.name == name and not s.released:
+                return s
+    return saved
 
 
 def _version_hint() -> str:

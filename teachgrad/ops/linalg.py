@@ -41,6 +41,7 @@ class Matmul(Builtin):
     node_name = "UnsafeViewBackward0"  # torch's name for the general broadcast batched case
     batchable = True  # the formulas below broadcast over a leading batch dim of grad
     saved_names = ("self", "mat2")
+    checked_first = ("mat2",)
     formula = {"self": "grad @ mat2ᵀ", "mat2": "selfᵀ @ grad"}
 
     @staticmethod
@@ -98,6 +99,7 @@ class Bmm(Matmul):
 class Mv(Matmul):
     node_name = "MvBackward0"
     saved_names = ("self", "vec")
+    checked_first = ()  # (unlike mm's node, torch's mv and dot check self first)
     formula = {"self": "outer(grad, vec)", "vec": "selfᵀ @ grad"}
 
 
@@ -105,6 +107,7 @@ class Dot(Matmul):
     node_name = "DotBackward0"
     batchable = False  # grad is 0-d, so a batch of them does not broadcast against a vector
     saved_names = ("self", "tensor")
+    checked_first = ()
     formula = {"self": "grad · tensor", "tensor": "grad · self"}
 
 

@@ -422,6 +422,7 @@ class Rsub(Builtin):
 class Mul(_Binary):
     on_arrays = True
     node_name = "MulBackward0"
+    checked_first = ("other",)
     formula = {"self": "grad · other", "other": "grad · self"}
 
     @staticmethod
@@ -447,6 +448,7 @@ class Mul(_Binary):
 class Div(_Binary):
     on_arrays = True
     node_name = "DivBackward0"
+    checked_first = ("other",)
     formula = {"self": "grad / other", "other": "−grad · self / other²"}
 
     @staticmethod
@@ -765,6 +767,7 @@ class Pow(Builtin):
     batchable = True
     node_name = "PowBackward1"
     saved_names = ("self", "exponent", "result")
+    checked_first = ("exponent",)
     formula = {
         "self": "grad · exponent · self^(exponent − 1)",
         "exponent": "grad · result · log(self)",  # (log taken as 0 where self is 0)
@@ -1229,6 +1232,7 @@ class ClampTensor(Builtin):
     batchable = True
     node_name = "ClampBackward0"
     saved_names = ("self", "min", "max")
+    checked_first = ("max", "min")
     # (where the bounds cross, min > max, the result is max: max gets the gradient)
     formula = {
         "self": "grad · (min ≤ self ≤ max)",
@@ -1290,6 +1294,8 @@ class ClampTensor(Builtin):
 
 class _MaxMin(_Binary):
     """``maximum``/``minimum``: the larger (smaller) input gets the gradient; ties share it."""
+
+    checked_first = ("other",)
 
     @classmethod
     def forward(cls, ctx, a, b):

@@ -249,6 +249,42 @@ def test_wrong_outputs_are_refused_in_torchs_order(case):
     assert_like_torch(lambda lib: _outputs_and_errors(lib)[case]())
 
 
+# ------------------------------------------------- which changed saved tensor an error names
+
+BOTH_SAVED = {
+    "mul": lambda lib, a, b: a * b,
+    "div": lambda lib, a, b: a / b,
+    "pow": lambda lib, a, b: a**b,
+    "maximum": lambda lib, a, b: lib.maximum(a, b),
+    "minimum": lambda lib, a, b: lib.minimum(a, b),
+    "clamp(min=)": lambda lib, a, b: a.clamp(min=b),
+    "clamp(min=, max=)": lambda lib, a, b: a.clamp(min=b - 1, max=b),
+    "@": lambda lib, a, b: a.reshape(1, 3) @ b.reshape(3, 1),
+    "mm": lambda lib, a, b: lib.mm(a[None], b[:, None]),
+    "mv": lambda lib, a, b: lib.mv(a[None], b),
+    "dot": lambda lib, a, b: lib.dot(a, b),
+    "F.linear": lambda lib, a, b: lib.nn.functional.linear(a[None], b[None]),
+}
+
+
+@pytest.mark.parametrize("view_first", [True, False], ids=["op(view, base)", "op(base, view)"])
+@pytest.mark.parametrize("op", BOTH_SAVED.values(), ids=BOTH_SAVED.keys())
+def test_the_version_error_names_the_saved_tensor_torch_checks_first(op, view_first):
+    """Both saved inputs changed (one is a view of the other): torch's node checks its saved
+    values in its own order (``other``, ``exponent``, ``min``, ``mat2`` first; ``mv`` and
+    ``dot``: ``self`` first), and its error describes the first changed one it meets."""
+
+    def program(lib):
+        b = lib.full((3,), 0.5, dtype=lib.float64, requires_grad=True) * 1
+        v = b[:]
+        y = op(lib, v, b) if view_first else op(lib, b, v)
+        with lib.no_grad():
+            b.add_(1)
+        y.sum().backward()
+
+    assert_like_torch(program)
+
+
 # ----------------------------------------------------- a view made before its base required grad
 
 
