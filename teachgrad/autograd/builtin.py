@@ -9,7 +9,8 @@ a dialect that is closer to the arrays, and so faster:
    dialect wraps them as Tensors itself, so no Tensor is made inside an op;
 2. it keeps what backward needs with ``ctx.to_save = (...)`` (tensors, or plain numbers
    such as the 3 of ``x * 3``), and ``saved_names`` gives them torch's names
-   (``grad_fn._saved_self``);
+   (``grad_fn._saved_self``); ``saved_args`` names, in torch's words, the other arguments
+   torch's node keeps (numbers, dims, sizes: see "Saved arguments" below);
 3. ``backward(ctx, grad)`` is written with teachgrad ops, like yours, so that double
    backward works; ``formula`` states the same rule for people (the stepper shows it);
 4. a few class flags say what a Function of yours never needs: ``node_name`` (torch's
@@ -23,6 +24,30 @@ a dialect that is closer to the arrays, and so faster:
    engine runs the same formula on the arrays, which is much faster), ``records_inference``
    (torch's kernel hands its work on to an op on a plain tensor it made, a copy or a number
    made a tensor: so it records a node even when its inputs are inference tensors).
+
+Saved arguments. torch's node shows the non-tensor arguments it keeps, too (``_saved_dim``,
+``_saved_keepdim``, ``_saved_self_sym_sizes`` ...). An op states them in one line next to
+its formula: ``saved_args`` maps torch's name to the attribute of ``ctx`` (the node) that
+holds it, or to ``(attribute, convert)`` when torch shows it in another form (a dim given
+as an int is a tuple of dims in torch's node: ``convert=int_tuple``). The properties are
+made once, with the class; an op keeps an argument it needs only for them in
+``setup_context``, which runs only when a node is recorded. They stay readable after
+backward freed the tensors, as torch's.
+
+    >>> import teachgrad as tg
+    >>> class Scale(Builtin):
+    ...     node_name = "ScaleBackward0"
+    ...     formula = {"self": "∂out · k"}
+    ...     saved_args = {"k": "k", "self_sym_sizes": "in_shape"}
+    ...     @staticmethod
+    ...     def forward(ctx, x, k):
+    ...         ctx.k, ctx.in_shape = k, x._data.shape
+    ...         return x._data * k
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         return grad * ctx.k, None
+    >>> y = Scale.apply(tg.ones(2, requires_grad=True), 3); y.grad_fn._saved_k, y.grad_fn._saved_self_sym_sizes
+    (3, (2,))
 
 ``Builtin.apply`` is ``Function.apply``'s four steps with one shortcut: forward's result
 is already an array, so it is wrapped directly (one array, the common case, without a
@@ -58,12 +83,19 @@ class Builtin(Function):
 
     _builtin = True  # (node_name has no default: each op names its own node)
     saved_names: tuple = ()
+    saved_args: dict = {}  # torch's name -> attribute of ctx, or (attribute, convert)
     number_inputs: tuple = ()
     view_of_input = False
     returns_many_views = False
     batchable = False
     on_arrays = False
     records_inference = False
+
+    def __init_subclass__(cls, **kwargs):
+        """The node class gets one ``_saved_<name>`` property per entry of ``saved_args``."""
+        super().__init_subclass__(**kwargs)
+        for name, where in cls.saved_args.items():
+            setattr(cls._backward_cls, f"_saved_{name}", _saved_argument(name, where))
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -91,3 +123,26 @@ class Builtin(Function):
         record(cls, ctx, args, kwargs, outputs, needs)
         # 4. return
         return outputs[0] if single else outputs
+
+
+def _saved_argument(name: str, where) -> property:
+    """``node._saved_<name>``: the argument the node keeps as the attribute ``where`` (or
+    ``(attribute, convert)``: converted when read)."""
+    attribute, convert = (where, None) if type(where) is str else where
+
+    def saved_argument(node):
+        value = getattr(node, attribute)
+        return value if convert is None else convert(value)
+
+    return property(saved_argument, doc=f"The saved argument ``{name}`` (torch's _saved_{name}).")
+
+
+def int_tuple(value):
+    """An int[] argument as torch's node shows it: a tuple of ints (None stays None).
+
+    >>> int_tuple(1), int_tuple([2, 0]), int_tuple(None)
+    ((1,), (2, 0), None)
+    """
+    if value is None:
+        return None
+    return tuple(int(v) for v in value) if isinstance(value, tuple | list) else (int(value),)
