@@ -96,7 +96,51 @@ REDUCTIONS = {
     "cumsum(0)": lambda lib, x: x.cumsum(0),
 }
 
-PROGRAMS = {**REDUCTIONS}
+VIEWS = {
+    "view(12)": lambda lib, x: x.view(12),
+    "view(-1, 2)": lambda lib, x: x.view(-1, 2),
+    "reshape(4, 3)": lambda lib, x: x.reshape(4, 3),
+    "flatten()": lambda lib, x: x.flatten(),
+    "t().reshape(12)": lambda lib, x: x.t().reshape(12),
+    "expand(2, 3, 4)": lambda lib, x: x.expand(2, 3, 4),
+    "[:1].expand(5, 4)": lambda lib, x: x[:1].expand(5, 4),
+    "permute(1, 0)": lambda lib, x: x.permute(1, 0),
+    "[None].permute(2, 0, 1)": lambda lib, x: x[None].permute(2, 0, 1),
+    "movedim(0, 1)": lambda lib, x: x.movedim(0, 1),
+    "t()": lambda lib, x: x.t(),
+    "transpose(0, 1)": lambda lib, x: x.transpose(0, 1),
+    "transpose(1, 0)": lambda lib, x: x.transpose(1, 0),
+    "[None].squeeze(0)": lambda lib, x: x[None].squeeze(0),
+    "[None].squeeze(1)": lambda lib, x: x[None].squeeze(1),
+    "[None].squeeze()": lambda lib, x: x[None].squeeze(),
+    "[None].squeeze((0, 1))": lambda lib, x: x[None].squeeze((0, 1)),
+    "unsqueeze(0)": lambda lib, x: x.unsqueeze(0),
+    "unsqueeze(2)": lambda lib, x: x.unsqueeze(2),
+    "[1]": lambda lib, x: x[1],
+    "select(1, 2)": lambda lib, x: x.select(1, 2),
+    "[:, 1:3]": lambda lib, x: x[:, 1:3],
+    "[0:2]": lambda lib, x: x[0:2],
+    "[0:3:2]": lambda lib, x: x[0:3:2],
+    "narrow(1, 1, 2)": lambda lib, x: x.narrow(1, 1, 2),
+    "diagonal()": lambda lib, x: x.diagonal(),
+    "diagonal(1)": lambda lib, x: x.diagonal(1),
+    "diagonal(0, 1, 0)": lambda lib, x: x.diagonal(0, 1, 0),
+}
+
+JOINS = {
+    "cat(dim=0)": lambda lib, x: lib.cat([x, x * 2]),
+    "cat(dim=1)": lambda lib, x: lib.cat([x, x[:, :1]], 1),
+    "stack()": lambda lib, x: lib.stack([x, x]),
+    "stack(dim=2)": lambda lib, x: lib.stack([x, x], 2),
+    "unbind(1)": lambda lib, x: x.unbind(1)[0],
+    "split(2, 1)": lambda lib, x: x.split(2, 1)[0],
+    "split(2)": lambda lib, x: x.split(2)[1],
+    "split([1, 3], 1)": lambda lib, x: x.split([1, 3], 1)[0],
+    "chunk(3, 1)": lambda lib, x: x.chunk(3, 1)[0],
+    "chunk(2)": lambda lib, x: x.chunk(2)[0],
+}
+
+PROGRAMS = {**REDUCTIONS, **VIEWS, **JOINS}
 
 # Where teachgrad's node is not torch's node (another name), comparing what they saved means
 # nothing: the program and why.
