@@ -140,7 +140,87 @@ JOINS = {
     "chunk(2)": lambda lib, x: x.chunk(2)[0],
 }
 
-PROGRAMS = {**REDUCTIONS, **VIEWS, **JOINS}
+NUMBERS = {
+    "x + y": lambda lib, x: x + x.detach(),
+    "x + 2": lambda lib, x: x + 2,
+    "add(y, alpha=2)": lambda lib, x: x.add(x.detach(), alpha=2),
+    "add(y, alpha=0.5)": lambda lib, x: x.add(x * 1, alpha=0.5),
+    "add(2, alpha=3)": lambda lib, x: x.add(2, alpha=3),
+    "x - y": lambda lib, x: x - x.detach(),
+    "sub(y, alpha=3)": lambda lib, x: x.sub(x.detach(), alpha=3),
+    "2 - x": lambda lib, x: 2 - x,
+    "x ** 2": lambda lib, x: x**2,
+    "x ** 2.5": lambda lib, x: x.abs() ** 2.5,
+    "x ** -1": lambda lib, x: x**-1,
+    "pow(x, 0.5)": lambda lib, x: lib.pow(x.abs(), 0.5),
+    "2 ** x": lambda lib, x: 2**x,
+    "1.5 ** x": lambda lib, x: 1.5**x,
+    "clamp(-0.5, 0.5)": lambda lib, x: x.clamp(-0.5, 0.5),
+    "clamp(min=0)": lambda lib, x: x.clamp(min=0),
+    "clamp(max=1)": lambda lib, x: x.clamp(max=1),
+    "clamp(x, min=0.1)": lambda lib, x: lib.clamp(x, min=0.1),
+    "clamp(None, -1)": lambda lib, x: x.clamp(None, -1),
+    "div(2, rounding_mode='floor')": lambda lib, x: x.div(2, rounding_mode="floor"),
+    "div(y, rounding_mode='trunc')": lambda lib, x: x.div(x.detach() + 3, rounding_mode="trunc"),
+}
+
+NN = {
+    "softmax(1)": lambda lib, x: x.softmax(1),
+    "softmax(0)": lambda lib, x: lib.softmax(x, 0),
+    "log_softmax(1)": lambda lib, x: x.log_softmax(1),
+    "gelu": lambda lib, x: lib.nn.functional.gelu(x),
+    "gelu(tanh)": lambda lib, x: lib.nn.functional.gelu(x, approximate="tanh"),
+    "mse_loss": lambda lib, x: lib.nn.functional.mse_loss(x, x.detach() * 2),
+    "mse_loss(sum)": lambda lib, x: lib.nn.functional.mse_loss(x, x.detach(), reduction="sum"),
+    "mse_loss(none)": lambda lib, x: lib.nn.functional.mse_loss(x, x.detach(), reduction="none"),
+    "nll_loss": lambda lib, x: lib.nn.functional.nll_loss(x, _ints(lib, [0, 1, 3])),
+    "nll_loss(ignore_index=1, none)": lambda lib, x: lib.nn.functional.nll_loss(
+        x, _ints(lib, [0, 1, 3]), ignore_index=1, reduction="none"
+    ),
+    "cross_entropy(sum)": lambda lib, x: lib.nn.functional.cross_entropy(
+        x, _ints(lib, [2, 1, 0]), reduction="sum"
+    ),
+    "binary_cross_entropy": lambda lib, x: lib.nn.functional.binary_cross_entropy(
+        x.sigmoid(), x.detach().sigmoid()
+    ),
+    "binary_cross_entropy_with_logits(sum)": lambda lib, x: (
+        lib.nn.functional.binary_cross_entropy_with_logits(x, x.detach().sigmoid(), reduction="sum")
+    ),
+    "layer_norm((4,))": lambda lib, x: lib.nn.functional.layer_norm(x, (4,)),
+    "layer_norm((3, 4), eps)": lambda lib, x: lib.nn.functional.layer_norm(x, (3, 4), eps=1e-3),
+    "embedding": lambda lib, x: lib.nn.functional.embedding(_ints(lib, [2, 0, 2]), x),
+    "embedding(padding_idx=1)": lambda lib, x: lib.nn.functional.embedding(
+        _ints(lib, [2, 1]), x, padding_idx=1
+    ),
+    "embedding(padding_idx=-1)": lambda lib, x: lib.nn.functional.embedding(
+        _ints(lib, [2, 1]), x, padding_idx=-1
+    ),
+    "conv2d": lambda lib, x: lib.nn.functional.conv2d(x.reshape(1, 1, 3, 4), _x(lib, (2, 1, 2, 2))),
+    "conv2d(bias, stride, padding)": lambda lib, x: lib.nn.functional.conv2d(
+        x.reshape(1, 1, 3, 4), _x(lib, (2, 1, 2, 2)), _x(lib, (2,)), stride=(2, 1), padding=1
+    ),
+    "conv2d(dilation, groups)": lambda lib, x: lib.nn.functional.conv2d(
+        x.reshape(1, 2, 2, 3), _x(lib, (2, 1, 2, 2)), dilation=(1, 2), groups=2, padding=(0, 1)
+    ),
+}
+
+PRODUCTS = {
+    "mm": lambda lib, x: x.mm(_x(lib, (4, 2))),
+    "mm (other needs no grad)": lambda lib, x: x.mm(_x(lib, (4, 2)).detach()),
+    "mm (self needs no grad)": lambda lib, x: x.detach().mm(x.t()),
+    "x.t() @ x": lambda lib, x: x.t() @ x,
+    "matmul 2-d": lambda lib, x: lib.matmul(x, _x(lib, (4, 5))),
+    "linear (no bias)": lambda lib, x: lib.nn.functional.linear(x, _x(lib, (2, 4))),
+    "linear": lambda lib, x: lib.nn.functional.linear(x, _x(lib, (2, 4)), _x(lib, (2,))),
+    "linear (weight needs no grad)": lambda lib, x: lib.nn.functional.linear(
+        x, _x(lib, (2, 4)).detach(), _x(lib, (2,))
+    ),
+    "linear (input needs no grad)": lambda lib, x: lib.nn.functional.linear(
+        x.detach(), _x(lib, (2, 4)), _x(lib, (2,))
+    ),
+}
+
+PROGRAMS = {**REDUCTIONS, **VIEWS, **JOINS, **NUMBERS, **NN, **PRODUCTS}
 
 # Where teachgrad's node is not torch's node (another name), comparing what they saved means
 # nothing: the program and why.
