@@ -527,6 +527,7 @@ class IndexPut(Builtin):
 
     node_name = "IndexPutBackward0"
     formula = {"self": "grad, zeroed at indices unless accumulate", "values": "grad[indices]"}
+    saved_args = {"accumulate": "accumulate"}
     number_inputs = (2,)  # a number value still gets an (empty) edge, as in torch
 
     @staticmethod
@@ -764,6 +765,11 @@ class Gather(_ReadAlongDim):
     saved_names = ("self", "index")
     saves_input = True
     formula = {"self": "scatter_add(zeros, dim, index, grad)"}
+    saved_args = {"dim": "dim", "sparse_grad": "sparse_grad"}
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.sparse_grad = False  # (an option teachgrad's gather has not)
 
     @staticmethod
     def read(x, dim, i):
@@ -778,6 +784,7 @@ class Gather(_ReadAlongDim):
 class Scatter(Builtin):
     node_name = "ScatterBackward0"
     saved_names = ("index",)
+    saved_args = {"dim": "dim"}
     formula = {"self": "scatter(grad, dim, index, 0)", "src": "gather(grad, dim, index)"}
     jvp = staticmethod(linear_jvp)  # linear in input and src together
 
@@ -809,6 +816,7 @@ class ScatterValue(Scatter):
 class ScatterAdd(Builtin):
     node_name = "ScatterAddBackward0"
     saved_names = ("index",)
+    saved_args = {"dim": "dim"}
     formula = {"self": "grad", "src": "gather(grad, dim, index)"}
     jvp = staticmethod(linear_jvp)
 
@@ -965,6 +973,7 @@ def scatter_add(input, dim, index, src):
 class IndexSelect(_ReadAlongDim):
     node_name = "IndexSelectBackward0"
     formula = {"self": "index_add(zeros, dim, index, grad)"}
+    saved_args = {"dim": "dim", "self_sym_sizes": "in_shape"}
 
     @staticmethod
     def read(x, dim, i):

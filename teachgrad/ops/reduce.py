@@ -133,7 +133,8 @@ def sum_to(x, shape):
 
 
 def all_as_empty(dim) -> tuple:
-    """A dims argument as torch's amax/amin node shows it: ``()`` for every dim (None here).
+    """A dims argument as torch's node shows it where none means every dim (amax, roll):
+    ``()`` (None here).
 
     >>> all_as_empty(None), all_as_empty(1)
     ((), (1,))

@@ -220,7 +220,33 @@ PRODUCTS = {
     ),
 }
 
-PROGRAMS = {**REDUCTIONS, **VIEWS, **JOINS, **NUMBERS, **NN, **PRODUCTS}
+INDEXING = {
+    "index_select(1, [0, 2])": lambda lib, x: x.index_select(1, _ints(lib, [0, 2])),
+    "index_select(0, [1])": lambda lib, x: lib.index_select(x, 0, _ints(lib, [1])),
+    "gather(1)": lambda lib, x: x.gather(1, _ints(lib, [[0], [1], [3]])),
+    "gather(0)": lambda lib, x: lib.gather(x, 0, _ints(lib, [[2, 1, 0, 0]])),
+    "scatter(1, src)": lambda lib, x: x.scatter(1, _ints(lib, [[0], [1], [2]]), x[:, :1] * 2),
+    "scatter(1, value)": lambda lib, x: x.scatter(1, _ints(lib, [[0], [1], [2]]), 1.0),
+    "scatter_add(0)": lambda lib, x: x.scatter_add(0, _ints(lib, [[0, 1, 2, 0]]), x[:1] * 2),
+    "index_put": lambda lib, x: x.index_put((_ints(lib, [0, 2]),), x[:1].detach() * 3),
+    "index_put(accumulate)": lambda lib, x: x.index_put(
+        (_ints(lib, [0]), _ints(lib, [1])), lib.tensor(1.0, dtype=lib.float64), accumulate=True
+    ),
+    "masked_fill": lambda lib, x: x.masked_fill(x > 0, 1.0),
+    "tril(1)": lambda lib, x: x.tril(1),
+    "triu()": lambda lib, x: x.triu(),
+    "triu(-1)": lambda lib, x: lib.triu(x, -1),
+    "flip(0)": lambda lib, x: x.flip(0),
+    "flip(0, 1)": lambda lib, x: x.flip(0, 1),
+    "roll(2)": lambda lib, x: x.roll(2),
+    "roll((1, 2), (0, 1))": lambda lib, x: x.roll((1, 2), (0, 1)),
+    "repeat(2, 1)": lambda lib, x: x.repeat(2, 1),
+    "repeat(2, 1, 3)": lambda lib, x: x.repeat(2, 1, 3),
+    "pad((1, 2))": lambda lib, x: lib.nn.functional.pad(x, (1, 2)),
+    "pad((1, 2, 3, 0))": lambda lib, x: lib.nn.functional.pad(x, (1, 2, 3, 0), value=1.0),
+}
+
+PROGRAMS = {**REDUCTIONS, **VIEWS, **JOINS, **NUMBERS, **NN, **PRODUCTS, **INDEXING}
 
 # Where teachgrad's node is not torch's node (another name), comparing what they saved means
 # nothing: the program and why.
