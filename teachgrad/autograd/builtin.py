@@ -32,7 +32,9 @@ holds it, or to ``(attribute, convert)`` when torch shows it in another form (a 
 as an int is a tuple of dims in torch's node: ``convert=int_tuple``). The properties are
 made once, with the class; an op keeps an argument it needs only for them in
 ``setup_context``, which runs only when a node is recorded. They stay readable after
-backward freed the tensors, as torch's.
+backward freed the tensors, as torch's. A list of tensors torch saves under one name
+(``x[:, idx]``'s ``_saved_indices``) is the end of ``ctx.to_save``: ``saved_lists`` maps its
+name to its first place there (None for an entry that holds no tensor, as torch's).
 
     >>> import teachgrad as tg
     >>> class Scale(Builtin):
@@ -73,6 +75,7 @@ from .._backend import as_array, numpy_module
 from .._profiling import state as _profiling
 from .._tensor import _new, wrap_array
 from .function import Function, make_view, needs_grad, no_grads, record, wrap_outputs
+from .tape import RawSavedTensor
 
 _ndarray = numpy_module().ndarray
 _SCALARS = {numpy_module().dtype(t).type for t in "?bhilqBHILQefdgFDG"}  # NumPy's scalar types
@@ -84,6 +87,7 @@ class Builtin(Function):
     _builtin = True  # (node_name has no default: each op names its own node)
     saved_names: tuple = ()
     saved_args: dict = {}  # torch's name -> attribute of ctx, or (attribute, convert)
+    saved_lists: dict = {}  # torch's name of a list of saved tensors -> its first place
     number_inputs: tuple = ()
     view_of_input = False
     returns_many_views = False
@@ -92,10 +96,15 @@ class Builtin(Function):
     records_inference = False
 
     def __init_subclass__(cls, **kwargs):
-        """The node class gets one ``_saved_<name>`` property per entry of ``saved_args``."""
+        """The node class gets one ``_saved_<name>`` property per entry of ``saved_args``, and
+        ``_saved_<name>`` with ``_raw_saved_<name>`` per entry of ``saved_lists``."""
         super().__init_subclass__(**kwargs)
+        node = cls._backward_cls
         for name, where in cls.saved_args.items():
-            setattr(cls._backward_cls, f"_saved_{name}", _saved_argument(name, where))
+            setattr(node, f"_saved_{name}", _saved_argument(name, where))
+        for name, first in cls.saved_lists.items():
+            setattr(node, f"_saved_{name}", _saved_list(name, first))
+            setattr(node, f"_raw_saved_{name}", _raw_saved_list(name, first))
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -135,6 +144,26 @@ def _saved_argument(name: str, where) -> property:
         return value if convert is None else convert(value)
 
     return property(saved_argument, doc=f"The saved argument ``{name}`` (torch's _saved_{name}).")
+
+
+def _saved_list(name: str, first: int) -> property:
+    """``node._saved_<name>``: the tensors saved from place ``first`` on, unpacked (so
+    version-checked, and an error once backward freed them), None where none was saved."""
+
+    def saved_list(node):
+        return tuple(None if s is None else s.unpack(node) for s in node._saved[first:])
+
+    return property(saved_list, doc=f"The saved tensors ``{name}`` (torch's _saved_{name}).")
+
+
+def _raw_saved_list(name: str, first: int) -> property:
+    """``node._raw_saved_<name>``: those tensors as ``RawSavedTensor`` objects (one for a
+    None too, whose ``register_hooks`` is refused)."""
+
+    def raw_saved_list(node):
+        return tuple(RawSavedTensor._of(s, node) for s in node._saved[first:])
+
+    return property(raw_saved_list, doc=f"torch's _raw_saved_{name}.")
 
 
 def int_tuple(value):

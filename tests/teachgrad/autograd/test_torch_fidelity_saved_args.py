@@ -3,8 +3,9 @@
 Each program runs on both libraries; for every ``_saved_<name>`` of torch's node that holds
 no tensor (torch gives such a name no ``_raw_saved_<name>``), teachgrad's node of the same
 name must have it, with an equal value of the same Python type (tuples as tuples, ints as
-ints), before backward and after backward freed the saved tensors. Then torch's tests of
-``IndexBackward0``'s ``_saved_indices`` (test_grad_fn_attr_bindings).
+ints), before backward and after backward freed the saved tensors. Then the index tensors
+that indexing saves (``_saved_indices``, ``_raw_saved_indices``), as torch's
+test_grad_fn_attr_bindings checks them, over many keys.
 
 One thing is compared after undoing it: torch shows a negative dim (an int64) read as an
 unsigned number, ``2**64 - 1`` for -1; teachgrad shows the -1 it was given (see
@@ -14,7 +15,7 @@ docs/differences-from-torch.md).
 import numpy as np
 import pytest
 
-from tests.teachgrad.inplace._common import LIBS, make, node_name
+from tests.teachgrad.inplace._common import LIBS, Raised, make, node_name, run, torch_phrase
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
 
@@ -269,3 +270,99 @@ def test_saved_arguments_as_torch(program):
     values and types, and keeps them after backward freed the saved tensors."""
     want = _outcome(LIBS["torch"], program)
     assert _outcome(LIBS["tg"], program, list(want[1])) == want
+
+
+# --------------------------------------------------------------------------- saved index tensors
+
+
+def _entries(indices):
+    """A tuple of saved index tensors (None for a dim taken whole) as plain facts."""
+    return type(indices).__name__, [
+        None if t is None else (str(t.dtype).split(".")[-1], t.tolist()) for t in indices
+    ]
+
+
+def _first_line(program, lib):
+    """The class and the first line of the error ``program(lib)`` raises (torch's name for
+    the library made neutral), or the word "nothing"."""
+    outcome = run(program, lib)
+    if not isinstance(outcome, Raised):
+        return "nothing"
+    return outcome.type, torch_phrase(outcome.message.splitlines()[0])
+
+
+# program(lib, x, i) -> an indexed tensor; x: a (3, 4) float64 leaf, i: the int64 tensor [0, 2]
+KEYS = {
+    "x[:, i]": lambda lib, x, i: x[:, i],
+    "x[i]": lambda lib, x, i: x[i],
+    "x[i, i]": lambda lib, x, i: x[i, i],
+    "x[1:, i]": lambda lib, x, i: x[1:, i],
+    "x[[0, 1]]": lambda lib, x, i: x[[0, 1]],
+    "x[mask]": lambda lib, x, i: x[x > 0],
+    "x[..., i]": lambda lib, x, i: x[..., i],
+    "x[0, i]": lambda lib, x, i: x[0, i],
+    "x[i, None]": lambda lib, x, i: x[i, None],
+    "x[None, :, i]": lambda lib, x, i: x[None, :, i],
+    "index_put((i,))": lambda lib, x, i: x.index_put((i,), lib.tensor(1.0, dtype=lib.float64)),
+    "y[:, i] = 2": lambda lib, x, i: _set(x * 1, (slice(None), i), 2.0),
+    "y[i] = ones": lambda lib, x, i: _set(x * 1, i, lib.ones(2, 4, dtype=lib.float64)),
+    "y[..., i] += x[:, :2]": lambda lib, x, i: _set(x * 1, (Ellipsis, i), x[:, :2]),
+}
+
+
+def _set(y, key, value):
+    y[key] = value
+    return y
+
+
+@pytest.mark.parametrize("program", KEYS.values(), ids=KEYS.keys())
+def test_saved_indices_as_torch(program):
+    """``_saved_indices`` holds the index tensors (the one given, itself) with None for each
+    dim taken whole, up to the last indexed one; the sizes stay readable after backward,
+    the tensors are freed as torch's (the same error)."""
+
+    def facts(lib, names=None):
+        x, i = _x(lib), _ints(lib, [0, 2])
+        y = program(lib, x, i)
+        node = y.grad_fn
+        kept = [t is i for t in node._saved_indices]
+        arguments = saved_arguments(node, names)
+        before = node.name(), _entries(node._saved_indices), kept, arguments
+        y.sum().backward()
+        after = saved_arguments(node, list(arguments))
+        return before, after, _first_line(lambda _: node._saved_indices, lib)
+
+    want = facts(LIBS["torch"])
+    assert facts(LIBS["tg"], list(want[1])) == want
+
+
+@pytest.mark.parametrize("program", KEYS.values(), ids=KEYS.keys())
+def test_raw_saved_indices_as_torch(program):
+    """``_raw_saved_indices``: one raw saved tensor per entry; hooks registered on an index
+    tensor's pack it (and unpack it when read), and on a None entry are refused."""
+
+    def facts(lib):
+        x, i = _x(lib), _ints(lib, [0, 2])
+        node = program(lib, x, i).grad_fn
+        raw, seen = node._raw_saved_indices, []
+        outcomes = []
+        for entry in raw:
+            hooks = (lambda t: seen.append(t.tolist()) or t * 1, lambda t: t + 0)
+            outcomes.append(_first_line(lambda _, e=entry: e.register_hooks(*hooks), lib))
+        return type(raw).__name__, outcomes, seen, _entries(node._saved_indices)
+
+    assert facts(LIBS["tg"]) == facts(LIBS["torch"])
+
+
+@pytest.mark.parametrize("key", ["x[:, i]", "x[i, i]", "index_put((i,))"])
+def test_an_index_changed_in_place_fails_backward_as_torch(key):
+    """The index tensors are saved, so changing one in place before backward is torch's
+    error (the version check), not a gradient at the new positions."""
+
+    def program(lib):
+        x, i = _x(lib), _ints(lib, [0, 2])
+        y = KEYS[key](lib, x, i)
+        i.zero_()
+        y.sum().backward()
+
+    assert _first_line(program, LIBS["tg"]) == _first_line(program, LIBS["torch"])
