@@ -1519,6 +1519,11 @@ class DivByMode(Div):
     rounding mode (even None) names its node ``DivBackward2``."""
 
     node_name = "DivBackward2"
+    saved_args = DivRounding.saved_args
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.rounding_mode = None
 
 
 _NO_MODE = object()  # rounding_mode not given: torch's plain overload (DivBackward0)

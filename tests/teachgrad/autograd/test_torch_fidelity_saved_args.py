@@ -163,6 +163,8 @@ NUMBERS = {
     "clamp(None, -1)": lambda lib, x: x.clamp(None, -1),
     "div(2, rounding_mode='floor')": lambda lib, x: x.div(2, rounding_mode="floor"),
     "div(y, rounding_mode='trunc')": lambda lib, x: x.div(x.detach() + 3, rounding_mode="trunc"),
+    "div(y, rounding_mode=None)": lambda lib, x: x.div(x.detach() + 3, rounding_mode=None),
+    "div(2, rounding_mode=None)": lambda lib, x: x.div(2, rounding_mode=None),
 }
 
 NN = {
