@@ -1001,15 +1001,28 @@ def _batched(x):
     return x[None] if x.ndim == 3 else x
 
 
+_POOL_ARGS = {n: n for n in ("kernel_size", "stride", "padding", "ceil_mode")}
+
+
+def keep_pool_args(ctx, kernel, stride, padding, stride_given, ceil_mode) -> None:
+    """Keep what torch's pooling nodes show (``_POOL_ARGS``): the window as given (a stride
+    left out is ``()``, a padding one number per dim) and ``ceil_mode``."""
+    ctx.kernel_size, ctx.ceil_mode = kernel, ceil_mode
+    ctx.stride = stride if stride_given else ()
+    ctx.padding = tuple(before for before, _ in padding)
+
+
 class MaxPool2d(Builtin):
-    """The largest value of each window, and where it was (``indices`` into each H*W plane)."""
+    """The largest value of each window, and where it was (``indices`` into each H*W plane).
+    ``options``: ``(stride_given, ceil_mode)``, which only the node shows."""
 
     node_name = "MaxPool2DWithIndicesBackward0"
     saved_names = ("self", "result1")
+    saved_args = {**_POOL_ARGS, "dilation": "dilation"}
     formula = {"self": "zeros with grad added at result1"}  # result1: the indices output
 
     @staticmethod
-    def forward(ctx, a, kernel, stride, padding, dilation, out_hw):
+    def forward(ctx, a, kernel, stride, padding, dilation, out_hw, options):
         x = _batched(a._data)
         found = None
         # the common pooling (2x2 windows, stride 2, no padding) tiles the image; a CPU
@@ -1030,12 +1043,14 @@ class MaxPool2d(Builtin):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        ctx.to_save = (inputs[0], output[1])
+        a, kernel, stride, padding, ctx.dilation, _, options = inputs
+        ctx.to_save = (a, output[1])
+        keep_pool_args(ctx, kernel, stride, padding, *options)
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
         _, indices = ctx.saved_tensors
-        return PlaneScatter.apply(grad, indices, ctx.in_shape, ctx.distinct), *(None,) * 5
+        return PlaneScatter.apply(grad, indices, ctx.in_shape, ctx.distinct), *(None,) * 6
 
     @staticmethod
     def jvp(ctx, t, *_):  # each output moves as the input element it came from
@@ -1172,15 +1187,22 @@ def avg_pool_divisors(input, kernel, stride, padding, out_hw, count_include_pad,
 
 
 class AvgPool2d(Builtin):
-    """The mean of each window (the divisor per window is in ``divisors``)."""
+    """The mean of each window (the divisor per window is in ``divisors``). ``options``:
+    ``(stride_given, ceil_mode, count_include_pad, divisor_override)``, which only the
+    node shows."""
 
     node_name = "AvgPool2DBackward0"
     formula = {"self": "grad / divisor, spread over each window"}
+    saved_args = {
+        **_POOL_ARGS,
+        "count_include_pad": "count_include_pad",
+        "divisor_override": "divisor_override",
+    }
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
     @quiet
-    def forward(ctx, a, kernel, stride, padding, out_hw, divisors):
+    def forward(ctx, a, kernel, stride, padding, out_hw, divisors, options):
         x = _batched(a._data)
         ctx.in_shape, ctx.pool = a._data.shape, (kernel, stride, padding, out_hw, divisors)
         padded = _pad(x, padding)
@@ -1189,8 +1211,14 @@ class AvgPool2d(Builtin):
         return out[0] if a._data.ndim == 3 else out
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        _, kernel, stride, padding, _, _, ctx.options = inputs
+        *window, ctx.count_include_pad, ctx.divisor_override = ctx.options
+        keep_pool_args(ctx, kernel, stride, padding, *window)
+
+    @staticmethod
     def backward(ctx, grad):
-        return AvgPool2dTranspose.apply(grad, ctx.in_shape, *ctx.pool), *(None,) * 5
+        return AvgPool2dTranspose.apply(grad, ctx.in_shape, *ctx.pool, ctx.options), *(None,) * 6
 
 
 class AvgPool2dTranspose(Builtin):
@@ -1202,8 +1230,8 @@ class AvgPool2dTranspose(Builtin):
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
-    def forward(ctx, grad, in_shape, kernel, stride, padding, out_hw, divisors):
-        ctx.pool = (kernel, stride, padding, out_hw, divisors)
+    def forward(ctx, grad, in_shape, kernel, stride, padding, out_hw, divisors, options):
+        ctx.pool = (kernel, stride, padding, out_hw, divisors, options)
         g = _batched(grad._data)
         pad_before = (padding[0][0], padding[1][0])
         grid = _pad(*_spread_back(g / divisors, kernel, in_shape[-2:], stride, pad_before, (1, 1)))
@@ -1212,7 +1240,7 @@ class AvgPool2dTranspose(Builtin):
 
     @staticmethod
     def backward(ctx, gg):
-        return AvgPool2d.apply(gg, *ctx.pool), *(None,) * 6
+        return AvgPool2d.apply(gg, *ctx.pool), *(None,) * 7
 
 
 # --------------------------------------------------------------------------- layer norm, embedding
