@@ -159,7 +159,7 @@ class _Reduction(Builtin):
         return ctx.dims
 
     @staticmethod
-    def setup_context(ctx, inputs, output):
+    def keep_dim(ctx, inputs, output):  # (the setup_context of those that keep nothing else)
         ctx.dim = inputs[1]
 
     @staticmethod
@@ -187,11 +187,11 @@ class _Weighted(_Reduction):
 # --------------------------------------------------------------------------- sum and mean
 
 
-class Sum(_Reduction):
+class SumAll(_Reduction):
     on_arrays = True
-    node_name = "SumBackward1"
+    node_name = "SumBackward0"
     formula = {"self": "grad expanded to self's shape"}
-    saved_args = {**_Reduction.saved_args, "self_sym_sizes": "in_shape"}
+    saved_args = {"self_sym_sizes": "in_shape"}
 
     @staticmethod
     @quiet
@@ -208,16 +208,17 @@ class Sum(_Reduction):
     jvp = staticmethod(linear_jvp)
 
 
-class SumAll(Sum):
-    node_name = "SumBackward0"
-    saved_args = {"self_sym_sizes": "in_shape"}
+class Sum(SumAll):
+    node_name = "SumBackward1"
+    saved_args = {**_Reduction.saved_args, **SumAll.saved_args}
+    setup_context = _Reduction.keep_dim
 
 
-class Mean(_Reduction):
+class MeanAll(_Reduction):
     on_arrays = True
-    node_name = "MeanBackward1"
+    node_name = "MeanBackward0"
     formula = {"self": "grad expanded to self's shape / N"}  # N: how many elements each mean has
-    saved_args = {**Sum.saved_args, "self_sym_numel": ("in_shape", math.prod)}
+    saved_args = {"self_sym_sizes": "in_shape", "self_sym_numel": ("in_shape", math.prod)}
 
     @staticmethod
     @quiet
@@ -247,9 +248,10 @@ class Mean(_Reduction):
     jvp = staticmethod(linear_jvp)
 
 
-class MeanAll(Mean):
-    node_name = "MeanBackward0"
-    saved_args = {"self_sym_sizes": "in_shape", "self_sym_numel": ("in_shape", math.prod)}
+class Mean(MeanAll):
+    node_name = "MeanBackward1"
+    saved_args = {**_Reduction.saved_args, **MeanAll.saved_args}
+    setup_context = _Reduction.keep_dim
 
 
 # --------------------------------------------------------------------------- product
