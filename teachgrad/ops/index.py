@@ -303,8 +303,10 @@ def torch_indices(key, input) -> list:
             out += [None] * (input._data.ndim - named)
         elif isinstance(k, slice):
             out.append(None)
-        else:  # (an index tensor as it is; a list or an array as a new tensor)
-            out.append(k if isinstance(k, Tensor) else wrap_array(_array_key((k,), array_module(input))[0]))
+        elif isinstance(k, Tensor):
+            out.append(k)  # (the index tensor itself)
+        else:  # a list or an array: a new tensor
+            out.append(wrap_array(_array_key((k,), array_module(input))[0]))
     while out and out[-1] is None:  # (dims after the last index tensor are not listed)
         out.pop()
     return out

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import operator
-from operator import itemgetter
 
 from .._arguments import refusal
 from .._backend import array_module, result_type, strided_view
@@ -411,7 +410,10 @@ def permute(input, *dims):
 class Transpose(_View):
     node_name = "TransposeBackward0"
     formula = {"self": "transpose(grad, dim0, dim1)"}
-    saved_args = {"dim0": ("pair", itemgetter(0)), "dim1": ("pair", itemgetter(1))}
+    saved_args = {
+        "dim0": ("pair", operator.itemgetter(0)),
+        "dim1": ("pair", operator.itemgetter(1)),
+    }
 
     @staticmethod
     def forward(ctx, a, dim0, dim1):
@@ -667,9 +669,9 @@ class Slice(_View):
     formula = {"self": "zeros with grad in the slice"}
     saved_args = {
         "dim": "dim",
-        "start": ("bounds", itemgetter(0)),
-        "end": ("bounds", itemgetter(1)),
-        "step": ("bounds", itemgetter(2)),
+        "start": ("bounds", operator.itemgetter(0)),
+        "end": ("bounds", operator.itemgetter(1)),
+        "step": ("bounds", operator.itemgetter(2)),
         "self_sym_sizes": "in_shape",
     }
 
@@ -995,7 +997,11 @@ class Split(_View):
 
 class SplitEqual(Split):
     node_name = "SplitBackward0"
-    saved_args = {"dim": "dim", "self_sym_sizes": "in_shape", "split_size": ("sizes", itemgetter(0))}
+    saved_args = {
+        "dim": "dim",
+        "self_sym_sizes": "in_shape",
+        "split_size": ("sizes", operator.itemgetter(0)),
+    }
 
 
 def split(input, split_size_or_sections, dim=0):
@@ -1091,9 +1097,9 @@ class Diagonal(_View):
     node_name = "DiagonalBackward0"
     formula = {"self": "zeros with grad on the diagonal"}
     saved_args = {
-        "offset": ("args", itemgetter(0)),
-        "dim1": ("args", itemgetter(1)),
-        "dim2": ("args", itemgetter(2)),
+        "offset": ("args", operator.itemgetter(0)),
+        "dim1": ("args", operator.itemgetter(1)),
+        "dim2": ("args", operator.itemgetter(2)),
         "self_sym_sizes": "in_shape",
     }
 

@@ -390,10 +390,8 @@ def test_raw_saved_indices_as_torch(program):
         x, i = _x(lib), _ints(lib, [0, 2])
         node = program(lib, x, i).grad_fn
         raw, seen = node._raw_saved_indices, []
-        outcomes = []
-        for entry in raw:
-            hooks = (lambda t: seen.append(t.tolist()) or t * 1, lambda t: t + 0)
-            outcomes.append(_first_line(lambda _, e=entry: e.register_hooks(*hooks), lib))
+        hooks = (lambda t: seen.append(t.tolist()) or t * 1, lambda t: t + 0)
+        outcomes = [_first_line(lambda _, e=e: e.register_hooks(*hooks), lib) for e in raw]
         return type(raw).__name__, outcomes, seen, _entries(node._saved_indices)
 
     assert facts(LIBS["tg"]) == facts(LIBS["torch"])
