@@ -47,11 +47,13 @@ def saved_arguments(node, names=None) -> dict:
 
 
 def _x(lib, shape=(3, 4), seed=0):
+    """A float64 leaf that requires grad, with the same values on both libraries."""
     values = np.random.default_rng(seed).standard_normal(shape)
     return make(lib, values, requires_grad=True)
 
 
 def _ints(lib, values):
+    """An int64 tensor (indices, targets)."""
     return lib.tensor(values)
 
 
