@@ -33,8 +33,9 @@ as an int is a tuple of dims in torch's node: ``convert=int_tuple``). The proper
 made once, with the class; an op keeps an argument it needs only for them in
 ``setup_context``, which runs only when a node is recorded. They stay readable after
 backward freed the tensors, as torch's. A list of tensors torch saves under one name
-(``x[:, idx]``'s ``_saved_indices``) is the end of ``ctx.to_save``: ``saved_lists`` maps its
-name to its first place there (None for an entry that holds no tensor, as torch's).
+(``x[:, idx]``'s ``_saved_indices``) is the end of ``ctx.to_save`` (``save_list`` names each
+one): ``saved_lists`` maps its name to its first place there (None for an entry that holds
+no tensor, as torch's).
 
     >>> import teachgrad as tg
     >>> class Scale(Builtin):
@@ -75,7 +76,7 @@ from .._backend import as_array, numpy_module
 from .._profiling import state as _profiling
 from .._tensor import _new, wrap_array
 from .function import Function, make_view, needs_grad, no_grads, record, wrap_outputs
-from .tape import RawSavedTensor
+from .tape import RawSavedTensor, SavedTensor
 
 _ndarray = numpy_module().ndarray
 _SCALARS = {numpy_module().dtype(t).type for t in "?bhilqBHILQefdgFDG"}  # NumPy's scalar types
@@ -144,6 +145,14 @@ def _saved_argument(name: str, where) -> property:
         return value if convert is None else convert(value)
 
     return property(saved_argument, doc=f"The saved argument ``{name}`` (torch's _saved_{name}).")
+
+
+def save_list(ctx, name: str, tensors) -> tuple:
+    """``tensors`` kept for backward as torch's list ``name`` (a ``saved_lists`` entry): each
+    saved as ``name[k]``, the name a version error gives it (None stays None)."""
+    return tuple(
+        None if t is None else SavedTensor(t, ctx, f"{name}[{k}]") for k, t in enumerate(tensors)
+    )
 
 
 def _saved_list(name: str, first: int) -> property:

@@ -21,7 +21,7 @@ import warnings
 from .._backend import array_module, numpy_module
 from .._printing import c_type_name, scalar_type_name
 from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
-from ..autograd.builtin import Builtin
+from ..autograd.builtin import Builtin, save_list
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import broadcast_shape, broadcast_strides, iterator_strides, where, with_strides
 from .reduce import flag
@@ -63,7 +63,8 @@ class Index(Builtin):
     @staticmethod
     def setup_context(ctx, inputs, output):
         a, key, *given = inputs  # (the key too is saved: a second backward is an error)
-        ctx.to_save = (key, *torch_indices(given[0] if given else key, a))
+        indices = torch_indices(given[0] if given else key, a)
+        ctx.to_save = (key, *save_list(ctx, "indices", indices))
 
     @staticmethod
     def backward(ctx, grad):
@@ -607,7 +608,7 @@ class IndexPut(Builtin):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        ctx.to_save += tuple(torch_indices(inputs[1], inputs[0]))
+        ctx.to_save += save_list(ctx, "indices", torch_indices(inputs[1], inputs[0]))
 
     @staticmethod
     def backward(ctx, grad):
