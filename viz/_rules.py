@@ -112,10 +112,13 @@ def _sent_per_rule(step, count: int) -> list | None:
 
 
 def _saved_numbers(node) -> dict:
-    """The plain numbers a built-in saved by name (the 2 of ``x ** 2``: ``exponent``); a
-    snapshot lists saved tensors only, and backward keeps these small values."""
+    """The plain numbers a built-in saved by name: with its tensors, or as the arguments its
+    node shows (the 2 of ``x ** 2``: ``grad_fn._saved_exponent``); a snapshot lists saved
+    tensors only, and backward keeps these small values."""
     names = getattr(node, "_saved_names", ())
-    pairs = zip(names, getattr(node, "_saved", None) or (), strict=False)
+    pairs = list(zip(names, getattr(node, "_saved", None) or (), strict=False))
+    arguments = getattr(getattr(node, "_forward_cls", None), "saved_args", {})
+    pairs += [(n, getattr(node, f"_saved_{n}", None)) for n in arguments]
     return {n: v for n, v in pairs if type(v) in (int, float)}
 
 

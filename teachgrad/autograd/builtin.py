@@ -9,7 +9,8 @@ a dialect that is closer to the arrays, and so faster:
    dialect wraps them as Tensors itself, so no Tensor is made inside an op;
 2. it keeps what backward needs with ``ctx.to_save = (...)`` (tensors, or plain numbers
    such as the 3 of ``x * 3``), and ``saved_names`` gives them torch's names
-   (``grad_fn._saved_self``);
+   (``grad_fn._saved_self``); ``saved_args`` names, in torch's words, the other arguments
+   torch's node keeps (numbers, dims, sizes: see "Saved arguments" below);
 3. ``backward(ctx, grad)`` is written with teachgrad ops, like yours, so that double
    backward works; ``formula`` states the same rule for people (the stepper shows it);
 4. a few class flags say what a Function of yours never needs: ``node_name`` (torch's
@@ -23,6 +24,33 @@ a dialect that is closer to the arrays, and so faster:
    engine runs the same formula on the arrays, which is much faster), ``records_inference``
    (torch's kernel hands its work on to an op on a plain tensor it made, a copy or a number
    made a tensor: so it records a node even when its inputs are inference tensors).
+
+Saved arguments. torch's node shows the non-tensor arguments it keeps, too (``_saved_dim``,
+``_saved_keepdim``, ``_saved_self_sym_sizes`` ...). An op states them in one line next to
+its formula: ``saved_args`` maps torch's name to the attribute of ``ctx`` (the node) that
+holds it, or to ``(attribute, convert)`` when torch shows it in another form (a dim given
+as an int is a tuple of dims in torch's node: ``convert=int_tuple``). The properties are
+made once, with the class; an op keeps an argument it needs only for them in
+``setup_context``, which runs only when a node is recorded. They stay readable after
+backward freed the tensors, as torch's. A list of tensors torch saves under one name
+(``x[:, idx]``'s ``_saved_indices``) is the end of ``ctx.to_save`` (``save_list`` names each
+one): ``saved_lists`` maps its name to its first place there (None for an entry that holds
+no tensor, as torch's).
+
+    >>> import teachgrad as tg
+    >>> class Scale(Builtin):
+    ...     node_name = "ScaleBackward0"
+    ...     formula = {"self": "∂out · k"}
+    ...     saved_args = {"k": "k", "self_sym_sizes": "in_shape"}
+    ...     @staticmethod
+    ...     def forward(ctx, x, k):
+    ...         ctx.k, ctx.in_shape = k, x._data.shape
+    ...         return x._data * k
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         return grad * ctx.k, None
+    >>> y = Scale.apply(tg.ones(2, requires_grad=True), 3); y.grad_fn._saved_k, y.grad_fn._saved_self_sym_sizes
+    (3, (2,))
 
 ``Builtin.apply`` is ``Function.apply``'s four steps with one shortcut: forward's result
 is already an array, so it is wrapped directly (one array, the common case, without a
@@ -48,6 +76,7 @@ from .._backend import as_array, numpy_module
 from .._profiling import state as _profiling
 from .._tensor import _new, wrap_array
 from .function import Function, make_view, needs_grad, no_grads, record, wrap_outputs
+from .tape import RawSavedTensor, SavedTensor
 
 _ndarray = numpy_module().ndarray
 _SCALARS = {numpy_module().dtype(t).type for t in "?bhilqBHILQefdgFDG"}  # NumPy's scalar types
@@ -58,6 +87,8 @@ class Builtin(Function):
 
     _builtin = True  # (node_name has no default: each op names its own node)
     saved_names: tuple = ()
+    saved_args: dict = {}  # torch's name -> attribute of ctx, or (attribute, convert)
+    saved_lists: dict = {}  # torch's name of a list of saved tensors -> its first place
     number_inputs: tuple = ()
     view_of_input = False
     returns_many_views = False
@@ -65,6 +96,17 @@ class Builtin(Function):
     on_arrays = False
     records_inference = False
     checked_first: tuple = ()  # saved names torch's node checks for changes before the others
+
+    def __init_subclass__(cls, **kwargs):
+        """The node class gets one ``_saved_<name>`` property per entry of ``saved_args``, and
+        ``_saved_<name>`` with ``_raw_saved_<name>`` per entry of ``saved_lists``."""
+        super().__init_subclass__(**kwargs)
+        node = cls._backward_cls
+        for name, where in cls.saved_args.items():
+            setattr(node, f"_saved_{name}", _saved_argument(name, where))
+        for name, first in cls.saved_lists.items():
+            setattr(node, f"_saved_{name}", _saved_list(name, first))
+            setattr(node, f"_raw_saved_{name}", _raw_saved_list(name, first))
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -92,3 +134,54 @@ class Builtin(Function):
         record(cls, ctx, args, kwargs, outputs, needs)
         # 4. return
         return outputs[0] if single else outputs
+
+
+def _saved_argument(name: str, where) -> property:
+    """``node._saved_<name>``: the argument the node keeps as the attribute ``where`` (or
+    ``(attribute, convert)``: converted when read)."""
+    attribute, convert = (where, None) if type(where) is str else where
+
+    def saved_argument(node):
+        value = getattr(node, attribute)
+        return value if convert is None else convert(value)
+
+    return property(saved_argument, doc=f"The saved argument ``{name}`` (torch's _saved_{name}).")
+
+
+def save_list(ctx, name: str, tensors) -> tuple:
+    """``tensors`` kept for backward as torch's list ``name`` (a ``saved_lists`` entry): each
+    saved as ``name[k]``, the name a version error gives it (None stays None)."""
+    return tuple(
+        None if t is None else SavedTensor(t, ctx, f"{name}[{k}]") for k, t in enumerate(tensors)
+    )
+
+
+def _saved_list(name: str, first: int) -> property:
+    """``node._saved_<name>``: the tensors saved from place ``first`` on, unpacked (so
+    version-checked, and an error once backward freed them), None where none was saved."""
+
+    def saved_list(node):
+        return tuple(None if s is None else s.unpack(node) for s in node._saved[first:])
+
+    return property(saved_list, doc=f"The saved tensors ``{name}`` (torch's _saved_{name}).")
+
+
+def _raw_saved_list(name: str, first: int) -> property:
+    """``node._raw_saved_<name>``: those tensors as ``RawSavedTensor`` objects (one for a
+    None too, whose ``register_hooks`` is refused)."""
+
+    def raw_saved_list(node):
+        return tuple(RawSavedTensor._of(s, node) for s in node._saved[first:])
+
+    return property(raw_saved_list, doc=f"torch's _raw_saved_{name}.")
+
+
+def int_tuple(value):
+    """An int[] argument as torch's node shows it: a tuple of ints (None stays None).
+
+    >>> int_tuple(1), int_tuple([2, 0]), int_tuple(None)
+    ((1,), (2, 0), None)
+    """
+    if value is None:
+        return None
+    return tuple(int(v) for v in value) if isinstance(value, tuple | list) else (int(value),)

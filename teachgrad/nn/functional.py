@@ -857,7 +857,7 @@ def max_pool2d(
     geometry = _pool_geometry(
         input, "max_pool2d", kernel_size, stride, padding, dilation, ceil_mode
     )
-    values, indices = _nn.MaxPool2d.apply(input, *geometry)
+    values, indices = _nn.MaxPool2d.apply(input, *geometry, (stride is not None, ceil_mode))
     return (values, indices) if return_indices else values
 
 
@@ -889,13 +889,14 @@ def avg_pool2d(
         raise RuntimeError(
             "divisor must be not zero\n  divisor_override=None uses the window size."
         )
+    options = (stride is not None, ceil_mode, count_include_pad, divisor_override)  # (the node's)
     kernel, stride, pairs, _, out_hw = _pool_geometry(
         input, "avg_pool2d", kernel_size, stride, padding, 1, ceil_mode
     )
     divisors = _nn.avg_pool_divisors(
         input, kernel, stride, pairs, out_hw, count_include_pad, divisor_override
     )
-    return _nn.AvgPool2d.apply(input, kernel, stride, pairs, out_hw, divisors)
+    return _nn.AvgPool2d.apply(input, kernel, stride, pairs, out_hw, divisors, options)
 
 
 # --------------------------------------------------------------------------- normalisation, lookup

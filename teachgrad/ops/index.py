@@ -21,7 +21,7 @@ import warnings
 from .._backend import array_module, numpy_module
 from .._printing import c_type_name, scalar_type_name
 from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
-from ..autograd.builtin import Builtin
+from ..autograd.builtin import Builtin, save_list
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import broadcast_shape, broadcast_strides, iterator_strides, where, with_strides
 from .reduce import flag
@@ -43,22 +43,33 @@ def _array_key(key, xp):
 
 
 class Index(Builtin):
+    """``x[key]``, ``key`` checked (``_checked_key``); ``given``: the key as it was written,
+    whose index tensors torch's node keeps (``_saved_indices``)."""
+
     node_name = "IndexBackward0"
     formula = {"self": "zeros with grad added at indices"}
+    saved_args = {"self_sym_sizes": "in_shape"}
+    saved_lists = {"indices": 1}
 
     @staticmethod
-    def forward(ctx, a, key):
+    def forward(ctx, a, key, given=None):
         x = a._data
-        ctx.in_shape, ctx.to_save = x.shape, (key,)  # (saved: a second backward is an error)
+        ctx.in_shape = x.shape
         out = x[key]
         if out.ndim < 2 or x.flags.c_contiguous and hasattr(key[0], "dtype"):
             return out  # (a row-major x indexed from dim 0: a row-major result, as in torch)
         return _torch_index_layout(x, key, out)
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        a, key, *given = inputs  # (the key too is saved: a second backward is an error)
+        indices = torch_indices(given[0] if given else key, a)
+        ctx.to_save = (key, *save_list(ctx, "indices", indices))
+
+    @staticmethod
     def backward(ctx, grad):
-        (key,) = ctx.saved_tensors
-        return _IndexPut.apply(grad, ctx.in_shape, key), None
+        key = ctx.saved_tensors[0]
+        return _IndexPut.apply(grad, ctx.in_shape, key), None, None
 
     jvp = staticmethod(linear_jvp)
 
@@ -269,9 +280,37 @@ def advanced_getitem(input, key):
     too, and put the result's dims in another order); the index arrays then index that view.
     """
     if len(key) == 1 and not is_scalar_bool(key[0]):  # x[idx]: nothing to apply first (the
-        return Index.apply(input, _checked_key(input, key))  # common case, kept quick)
+        return Index.apply(input, _checked_key(input, key), key)  # common case, kept quick)
     view, rest = _basic_first(input, key)
-    return Index.apply(view, _checked_key(view, rest))
+    return Index.apply(view, _checked_key(view, rest), rest)
+
+
+def torch_indices(key, input) -> list:
+    """The index tensors of ``key`` (into ``input``) as torch's node keeps them: one entry
+    per dim up to the last one indexed, None for a dim taken whole (``:``, each dim of
+    ``...``), a list or an array made a tensor.
+
+    >>> import teachgrad as tg
+    >>> i = tg.tensor([0, 2])
+    >>> torch_indices((Ellipsis, i), tg.zeros(2, 3, 4))[2] is i
+    True
+    >>> torch_indices((slice(None), [1]), tg.zeros(2, 3))
+    [None, tensor([1])]
+    """
+    named = sum(key_width(k) for k in key if k is not Ellipsis)
+    out = []
+    for k in key:
+        if k is Ellipsis:
+            out += [None] * (input._data.ndim - named)
+        elif isinstance(k, slice):
+            out.append(None)
+        elif isinstance(k, Tensor):
+            out.append(k)  # (the index tensor itself)
+        else:  # a list or an array: a new tensor
+            out.append(wrap_array(_array_key((k,), array_module(input))[0]))
+    while out and out[-1] is None:  # (dims after the last index tensor are not listed)
+        out.pop()
+    return out
 
 
 def _basic_first(input, key):
@@ -527,12 +566,17 @@ class IndexPut(Builtin):
 
     node_name = "IndexPutBackward0"
     formula = {"self": "grad, zeroed at indices unless accumulate", "values": "grad[indices]"}
+    saved_args = {"accumulate": "accumulate"}
+    saved_lists = {"indices": 1}
     number_inputs = (2,)  # a number value still gets an (empty) edge, as in torch
 
     @staticmethod
     def forward(ctx, a, key, values, accumulate):
-        # index_put and x[idx] = v (index_put_) hand their key over unchecked; the backward
-        # writes with the key checked here, which is not checked again
+        # index_put and x[idx] = v (index_put_) hand their key over as given (its tensors are
+        # saved: setup_context); the backward writes with the key checked here, which is not
+        # checked again
+        if not isinstance(key, _CheckedKey):
+            key = _array_key(key, array_module(a))
         # torch fills one value through a lone mask (masked_fill_, which casts it)
         fill = not accumulate and _lone_mask(key) and getattr(values, "numel", int)() == 1
         if not isinstance(key, _CheckedKey):
@@ -563,8 +607,12 @@ class IndexPut(Builtin):
         return out
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.to_save += save_list(ctx, "indices", torch_indices(inputs[1], inputs[0]))
+
+    @staticmethod
     def backward(ctx, grad):
-        (key,) = ctx.saved_tensors
+        key = ctx.saved_tensors[0]
         grad_a = grad if ctx.accumulate else IndexPut.apply(grad, key, 0.0, False)
         grad_values = Index.apply(grad, key) if ctx.needs_input_grad[2] else None
         return grad_a, None, grad_values, None
@@ -636,8 +684,7 @@ def index_put(input, indices, values, accumulate=False):
     tensor([2., 0., 0.])
     """
     check_index_put(indices, values, accumulate)
-    key = _array_key(tuple(indices), array_module(input))
-    return IndexPut.apply(input, key, values, accumulate)
+    return IndexPut.apply(input, tuple(indices), values, accumulate)
 
 
 def check_index_put(indices, values, accumulate) -> None:
@@ -764,6 +811,11 @@ class Gather(_ReadAlongDim):
     saved_names = ("self", "index")
     saves_input = True
     formula = {"self": "scatter_add(zeros, dim, index, grad)"}
+    saved_args = {"dim": "dim", "sparse_grad": "sparse_grad"}
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.sparse_grad = False  # (an option teachgrad's gather has not)
 
     @staticmethod
     def read(x, dim, i):
@@ -778,6 +830,7 @@ class Gather(_ReadAlongDim):
 class Scatter(Builtin):
     node_name = "ScatterBackward0"
     saved_names = ("index",)
+    saved_args = {"dim": "dim"}
     formula = {"self": "scatter(grad, dim, index, 0)", "src": "gather(grad, dim, index)"}
     jvp = staticmethod(linear_jvp)  # linear in input and src together
 
@@ -809,6 +862,7 @@ class ScatterValue(Scatter):
 class ScatterAdd(Builtin):
     node_name = "ScatterAddBackward0"
     saved_names = ("index",)
+    saved_args = {"dim": "dim"}
     formula = {"self": "grad", "src": "gather(grad, dim, index)"}
     jvp = staticmethod(linear_jvp)
 
@@ -965,6 +1019,7 @@ def scatter_add(input, dim, index, src):
 class IndexSelect(_ReadAlongDim):
     node_name = "IndexSelectBackward0"
     formula = {"self": "index_add(zeros, dim, index, grad)"}
+    saved_args = {"dim": "dim", "self_sym_sizes": "in_shape"}
 
     @staticmethod
     def read(x, dim, i):

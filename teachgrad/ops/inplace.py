@@ -552,6 +552,7 @@ def _write_chosen(x, op, key_or_mask, values, accumulate=False) -> None:
     if op == "masked_fill_":
         data[xp.broadcast_to(key_or_mask._data, data.shape)] = xp.asarray(v, dtype=data.dtype)
         return
+    key_or_mask = index._array_key(key_or_mask, xp)  # (index_put_'s key, as it was given)
     if not accumulate and index._lone_mask(key_or_mask) and getattr(v, "size", 1) == 1:
         _warn_on_expanded("masked_fill_")  # torch fills through masked_fill_
     key, v = index._checked_key(x, key_or_mask), xp.asarray(v).astype(data.dtype)
@@ -875,5 +876,4 @@ def index_put_(input, indices, values, accumulate=False):
 
 def _index_put_(input, indices, values, accumulate=False):
     """``index_put_``, whose values may also be a number (as ``x[idx] = 2.0`` writes)."""
-    key = index._array_key(tuple(indices), array_module(input))
-    return inplace(input, "index_put_", index.IndexPut.apply, key, values, accumulate)
+    return inplace(input, "index_put_", index.IndexPut.apply, tuple(indices), values, accumulate)

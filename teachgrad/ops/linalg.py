@@ -88,8 +88,27 @@ class Matmul(Builtin):
         )
 
 
+def layout_args(name: str) -> dict:
+    """The ``saved_args`` of a matrix that torch's mm and addmm nodes describe: its sizes and
+    strides (kept by ``keep_layouts``)."""
+    return {f"{name}_sym_sizes": f"{name}_sym_sizes", f"{name}_sym_strides": f"{name}_sym_strides"}
+
+
+def keep_layouts(ctx, names, matrices, needs) -> None:
+    """Keep each matrix's sizes, and its strides when it needs a gradient (else ``()``), as
+    torch's mm and addmm nodes do (``layout_args``)."""
+    for name, t, need in zip(names, matrices, needs):
+        setattr(ctx, f"{name}_sym_sizes", t._data.shape)
+        setattr(ctx, f"{name}_sym_strides", tuple(t.stride()) if need else ())
+
+
 class Mm(Matmul):
     node_name = "MmBackward0"
+    saved_args = {**layout_args("self"), **layout_args("mat2")}
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        keep_layouts(ctx, ("self", "mat2"), inputs, ctx.needs_input_grad)
 
 
 class Bmm(Matmul):

@@ -38,12 +38,14 @@ from __future__ import annotations
 
 import math
 import warnings
+from operator import itemgetter
 
 from .._backend import array_module, device_assert, device_of, numpy_module, quiet, strided_view
 from .._printing import scalar_type_name
 from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum
+from .linalg import keep_layouts, layout_args
 from .pointwise import SavesResult, _sigmoid, _unary, operands, where
 from .reduce import dtype_argument, row_major, sum_to
 from .shape import pad_array
@@ -276,11 +278,21 @@ _TANH_SCALE = math.sqrt(2 / math.pi)  # GELU's tanh approximation: tanh(√(2/π
 _TANH_CUBIC = 0.044715
 
 
+def reduction_number(reduction: str) -> int:
+    """A loss's ``reduction`` as torch's node keeps it: the number of its enum.
+
+    >>> reduction_number("none"), reduction_number("mean"), reduction_number("sum")
+    (0, 1, 2)
+    """
+    return ("none", "mean", "sum").index(reduction)
+
+
 class Gelu(Builtin):
     """``x · Φ(x)`` (Φ the standard normal CDF), or its tanh approximation."""
 
     node_name = "GeluBackward0"
     saved_names = ("self",)
+    saved_args = {"approximate": "approximate"}
     # (φ the normal density; approximate="tanh" differentiates the tanh approximation instead)
     formula = {"self": "grad · (Φ(self) + self · φ(self))"}
 
@@ -324,6 +336,7 @@ class Softmax(SavesResult):
 
     node_name = "SoftmaxBackward0"
     formula = {"self": "result · (grad − sum(grad · result, dim))"}
+    saved_args = {"dim": "dim"}
 
     @staticmethod
     @quiet
@@ -404,6 +417,7 @@ class LogSoftmax(SavesResult):
 
     node_name = "LogSoftmaxBackward0"
     formula = {"self": "grad − exp(result) · sum(grad, dim)"}
+    saved_args = {"dim": "dim"}
 
     @staticmethod
     @quiet
@@ -478,6 +492,12 @@ class Addmm(Builtin):
     node_name = "AddmmBackward0"
     saved_names = ("mat1", "mat2")
     formula = {"self": "grad summed over the rows", "mat1": "grad @ mat2ᵀ", "mat2": "mat1ᵀ @ grad"}
+    saved_args = {
+        "alpha": "alpha",
+        "beta": "beta",
+        **layout_args("mat1"),
+        **layout_args("mat2"),
+    }
 
     @staticmethod
     @quiet
@@ -489,6 +509,11 @@ class Addmm(Builtin):
         out = mat1._data @ mat2._data
         out += bias._data  # in place: one (rows, out) array instead of two
         return out
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.alpha = ctx.beta = 1  # (linear's: bias + mat1 @ mat2)
+        keep_layouts(ctx, ("mat1", "mat2"), inputs[1:], ctx.needs_input_grad[1:])
 
     @staticmethod
     def backward(ctx, grad):
@@ -529,6 +554,7 @@ class MseLoss(Builtin):
 
     node_name = "MseLossBackward0"
     saved_names = ("self", "target")
+    saved_args = {"reduction": ("reduction", reduction_number)}
     # N: the number of elements for reduction="mean", else 1
     formula = {
         "self": "2 · grad / N · (self − target)",
@@ -574,6 +600,10 @@ class NllLoss(Builtin):
 
     node_name = "NllLossBackward0"
     saved_names = ("target", "weight")
+    saved_args = {
+        "ignore_index": ("options", itemgetter(0)),
+        "reduction": ("options", lambda options: reduction_number(options[1])),
+    }
     # W: the summed weight of the counted targets for reduction="mean", else 1
     formula = {"self": "zeros, −grad / W · weight[target] at target"}
 
@@ -716,6 +746,7 @@ class BinaryCrossEntropy(Builtin):
 
     node_name = "BinaryCrossEntropyBackward0"
     saved_names = ("self", "target", "weight")
+    saved_args = {"reduction": ("reduction", reduction_number)}
     # N: the number of elements for reduction="mean", else 1 (weight: 1 when not given)
     formula = {
         "self": "grad · weight / N · (self − target) / (self · (1 − self))",
@@ -832,6 +863,15 @@ class Convolution(Builtin):
 
     node_name = "ConvolutionBackward0"
     saved_names = ("input", "weight")
+    saved_args = {
+        "stride": ("geometry", itemgetter(0)),
+        "padding": ("geometry", lambda geometry: tuple(before for before, _ in geometry[1])),
+        "dilation": ("geometry", itemgetter(2)),
+        "groups": ("geometry", itemgetter(3)),
+        "transposed": "transposed",
+        "output_padding": "output_padding",
+        "bias_sym_sizes_opt": "bias_sym_sizes_opt",
+    }
     # conv2d_input / conv2d_weight: the two maps below (torch.nn.grad's names for them)
     formula = {
         "input": "conv2d_input(grad, weight)",
@@ -850,6 +890,12 @@ class Convolution(Builtin):
         if bias is not None:
             out += bias._data.reshape(-1, 1, 1)
         return out
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        bias = inputs[2]
+        ctx.transposed, ctx.output_padding = False, (0, 0)  # (conv2d: not a transposed one)
+        ctx.bias_sym_sizes_opt = (0,) if bias is None else bias._data.shape
 
     @staticmethod
     def backward(ctx, grad):
@@ -955,15 +1001,28 @@ def _batched(x):
     return x[None] if x.ndim == 3 else x
 
 
+_POOL_ARGS = {n: n for n in ("kernel_size", "stride", "padding", "ceil_mode")}
+
+
+def keep_pool_args(ctx, kernel, stride, padding, stride_given, ceil_mode) -> None:
+    """Keep what torch's pooling nodes show (``_POOL_ARGS``): the window as given (a stride
+    left out is ``()``, a padding one number per dim) and ``ceil_mode``."""
+    ctx.kernel_size, ctx.ceil_mode = kernel, ceil_mode
+    ctx.stride = stride if stride_given else ()
+    ctx.padding = tuple(before for before, _ in padding)
+
+
 class MaxPool2d(Builtin):
-    """The largest value of each window, and where it was (``indices`` into each H*W plane)."""
+    """The largest value of each window, and where it was (``indices`` into each H*W plane).
+    ``options``: ``(stride_given, ceil_mode)``, which only the node shows."""
 
     node_name = "MaxPool2DWithIndicesBackward0"
     saved_names = ("self", "result1")
+    saved_args = {**_POOL_ARGS, "dilation": "dilation"}
     formula = {"self": "zeros with grad added at result1"}  # result1: the indices output
 
     @staticmethod
-    def forward(ctx, a, kernel, stride, padding, dilation, out_hw):
+    def forward(ctx, a, kernel, stride, padding, dilation, out_hw, options):
         x = _batched(a._data)
         found = None
         # the common pooling (2x2 windows, stride 2, no padding) tiles the image; a CPU
@@ -984,12 +1043,14 @@ class MaxPool2d(Builtin):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        ctx.to_save = (inputs[0], output[1])
+        a, kernel, stride, padding, ctx.dilation, _, options = inputs
+        ctx.to_save = (a, output[1])
+        keep_pool_args(ctx, kernel, stride, padding, *options)
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
         _, indices = ctx.saved_tensors
-        return PlaneScatter.apply(grad, indices, ctx.in_shape, ctx.distinct), *(None,) * 5
+        return PlaneScatter.apply(grad, indices, ctx.in_shape, ctx.distinct), *(None,) * 6
 
     @staticmethod
     def jvp(ctx, t, *_):  # each output moves as the input element it came from
@@ -1126,15 +1187,22 @@ def avg_pool_divisors(input, kernel, stride, padding, out_hw, count_include_pad,
 
 
 class AvgPool2d(Builtin):
-    """The mean of each window (the divisor per window is in ``divisors``)."""
+    """The mean of each window (the divisor per window is in ``divisors``). ``options``:
+    ``(stride_given, ceil_mode, count_include_pad, divisor_override)``, which only the
+    node shows."""
 
     node_name = "AvgPool2DBackward0"
     formula = {"self": "grad / divisor, spread over each window"}
+    saved_args = {
+        **_POOL_ARGS,
+        "count_include_pad": "count_include_pad",
+        "divisor_override": "divisor_override",
+    }
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
     @quiet
-    def forward(ctx, a, kernel, stride, padding, out_hw, divisors):
+    def forward(ctx, a, kernel, stride, padding, out_hw, divisors, options):
         x = _batched(a._data)
         ctx.in_shape, ctx.pool = a._data.shape, (kernel, stride, padding, out_hw, divisors)
         padded = _pad(x, padding)
@@ -1143,8 +1211,14 @@ class AvgPool2d(Builtin):
         return out[0] if a._data.ndim == 3 else out
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        _, kernel, stride, padding, _, _, ctx.options = inputs
+        *window, ctx.count_include_pad, ctx.divisor_override = ctx.options
+        keep_pool_args(ctx, kernel, stride, padding, *window)
+
+    @staticmethod
     def backward(ctx, grad):
-        return AvgPool2dTranspose.apply(grad, ctx.in_shape, *ctx.pool), *(None,) * 5
+        return AvgPool2dTranspose.apply(grad, ctx.in_shape, *ctx.pool, ctx.options), *(None,) * 6
 
 
 class AvgPool2dTranspose(Builtin):
@@ -1156,8 +1230,8 @@ class AvgPool2dTranspose(Builtin):
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
-    def forward(ctx, grad, in_shape, kernel, stride, padding, out_hw, divisors):
-        ctx.pool = (kernel, stride, padding, out_hw, divisors)
+    def forward(ctx, grad, in_shape, kernel, stride, padding, out_hw, divisors, options):
+        ctx.pool = (kernel, stride, padding, out_hw, divisors, options)
         g = _batched(grad._data)
         pad_before = (padding[0][0], padding[1][0])
         grid = _pad(*_spread_back(g / divisors, kernel, in_shape[-2:], stride, pad_before, (1, 1)))
@@ -1166,7 +1240,7 @@ class AvgPool2dTranspose(Builtin):
 
     @staticmethod
     def backward(ctx, gg):
-        return AvgPool2d.apply(gg, *ctx.pool), *(None,) * 6
+        return AvgPool2d.apply(gg, *ctx.pool), *(None,) * 7
 
 
 # --------------------------------------------------------------------------- layer norm, embedding
@@ -1182,6 +1256,7 @@ class NativeLayerNorm(Builtin):
 
     node_name = "NativeLayerNormBackward0"
     saved_names = ("input", "weight", "bias")
+    saved_args = {"normalized_shape": "normalized_shape"}
     formula = {
         "input": "rstd · (gw − mean(gw) − x_hat · mean(gw · x_hat)); gw = grad · weight",
         "weight": "grad · x_hat",
@@ -1206,6 +1281,11 @@ class NativeLayerNorm(Builtin):
         if bias is not None:
             out = out + bias._data
         return out.astype(a._data.dtype, copy=False)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        shape = inputs[0]._data.shape
+        ctx.normalized_shape = shape[len(shape) - inputs[3] :]  # (the last k dims)
 
     @staticmethod
     def normalised(x, dims, eps):
@@ -1255,6 +1335,12 @@ class Embedding(Builtin):
 
     node_name = "EmbeddingBackward0"
     saved_names = ("indices",)
+    saved_args = {
+        "weight_sym_argsize_0": "num_weights",
+        "padding_idx": ("padding_idx", lambda row: -1 if row is None else row),  # (-1: none)
+        "scale_grad_by_freq": "scale_grad_by_freq",
+        "sparse": "sparse",
+    }
     formula = {"weight": "grad rows added at indices (not padding_idx)"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
@@ -1263,6 +1349,10 @@ class Embedding(Builtin):
         ctx.to_save = (indices,)
         ctx.num_weights, ctx.padding_idx = weight._data.shape[0], padding_idx
         return weight._data[indices._data]
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.scale_grad_by_freq = ctx.sparse = False  # (options teachgrad's embedding has not)
 
     @staticmethod
     def backward(ctx, grad):

@@ -321,6 +321,7 @@ class Add(Builtin):
     on_arrays = True
     batchable = True
     node_name = "AddBackward0"
+    saved_args = {"alpha": "alpha"}
     formula = {"self": "grad", "other": "grad · alpha"}
     number_inputs = (0, 1)  # torch wraps a number operand as a tensor: it gets an empty edge
 
@@ -369,6 +370,7 @@ class Sub(Builtin):
     on_arrays = True
     batchable = True
     node_name = "SubBackward0"
+    saved_args = {"alpha": "alpha"}
     formula = {"self": "grad", "other": "−grad · alpha"}
     number_inputs = (0, 1)  # torch wraps a number operand as a tensor: it gets an empty edge
 
@@ -401,6 +403,7 @@ class Rsub(Builtin):
     batchable = True
     node_name = "RsubBackward1"
     formula = {"self": "−grad · alpha"}
+    saved_args = {"alpha": "alpha"}
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -511,12 +514,17 @@ class DivRounding(Builtin):
     batchable = True
     node_name = "DivBackward2"
     formula = {"self": "0", "other": "0"}
+    saved_args = {"rounding_mode": "rounding_mode"}
 
     @staticmethod
     @quiet
     def forward(ctx, a, b, rounding_mode):
         x, y = operands(a, b)
         return torch_layout(_rounded_quotient(x, y, rounding_mode), x, y)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.rounding_mode = inputs[2]
 
     @staticmethod
     def backward(ctx, grad):
@@ -697,13 +705,14 @@ class PowScalar(Builtin):
 
     batchable = True
     node_name = "PowBackward0"
-    saved_names = ("self", "exponent")
+    saved_names = ("self",)
+    saved_args = {"exponent": "exponent"}  # (a number: readable after backward, as torch's)
     formula = {"self": "grad · exponent · self^(exponent − 1)"}
 
     @staticmethod
     @quiet
     def forward(ctx, a, exponent):
-        ctx.to_save = (a, exponent)
+        ctx.to_save = (a,)
         ctx.exponent = exponent
         x = a._data
         if x.dtype.kind != "f" and isinstance(exponent, float):
@@ -716,7 +725,7 @@ class PowScalar(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        a, p = ctx.saved_tensors
+        (a,), p = ctx.saved_tensors, ctx.exponent
         if p == 0:
             return constant_zeros(grad), None
         return grad * p * a ** (p - 1), None
@@ -805,7 +814,8 @@ class Rpow(Builtin):
 
     batchable = True
     node_name = "PowBackward2"
-    saved_names = ("exponent", "result", "self")
+    saved_names = ("exponent", "result")
+    saved_args = {"self": "base"}  # (a number: readable after backward, as torch's)
     formula = {"exponent": "grad · result · log(self)"}  # self: the number (the base)
 
     @staticmethod
@@ -819,11 +829,11 @@ class Rpow(Builtin):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        ctx.to_save = (inputs[0], output, inputs[1])
+        ctx.to_save = (inputs[0], output)
 
     @staticmethod
     def backward(ctx, grad):
-        _, result, _ = ctx.saved_tensors
+        _, result = ctx.saved_tensors
         base = ctx.base
         if base == 0:  # 0 ** b: flat where b > 0, and (as in torch) result · log 0 where b < 0
             exponent = ctx.saved_tensors[0]
@@ -1190,6 +1200,7 @@ class ClampScalar(Builtin):
     batchable = True
     node_name = "ClampBackward1"
     saved_names = ("self",)
+    saved_args = {"min": "lo", "max": "hi"}
     formula = {"self": "grad · (min ≤ self ≤ max)"}
 
     @staticmethod
@@ -1514,6 +1525,11 @@ class DivByMode(Div):
     rounding mode (even None) names its node ``DivBackward2``."""
 
     node_name = "DivBackward2"
+    saved_args = DivRounding.saved_args
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.rounding_mode = None
 
 
 _NO_MODE = object()  # rounding_mode not given: torch's plain overload (DivBackward0)

@@ -25,7 +25,7 @@ from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.anomaly_mode import _outside_teachgrad
-from ..autograd.builtin import Builtin
+from ..autograd.builtin import Builtin, int_tuple
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import (
     DivByNumber,
@@ -132,18 +132,35 @@ def sum_to(x, shape):
     return x.reshape(shape) if lead else x
 
 
+def all_as_empty(dim) -> tuple:
+    """A dims argument as torch's node shows it where none means every dim (amax, roll):
+    ``()`` (None here).
+
+    >>> all_as_empty(None), all_as_empty(1)
+    ((), (1,))
+    """
+    return () if dim is None else int_tuple(dim)
+
+
 def _count(shape, dims) -> int:
     return math.prod(shape[d] for d in dims)
 
 
 class _Reduction(Builtin):
-    """Shared forward bookkeeping: remember the input shape, dims and keepdim."""
+    """Shared forward bookkeeping: remember the input shape, dims and keepdim (and, when a
+    node is recorded, ``dim`` as it was given: torch's node shows that one)."""
+
+    saved_args = {"dim": ("dim", int_tuple), "keepdim": "keepdim"}
 
     @staticmethod
     def remember(ctx, a, dim, keepdim):
         ctx.in_shape, ctx.keepdim = a._data.shape, keepdim
         ctx.dims = reduction_dims(dim, a._data.ndim)
         return ctx.dims
+
+    @staticmethod
+    def keep_dim(ctx, inputs, output):  # (the setup_context of those that keep nothing else)
+        ctx.dim = inputs[1]
 
     @staticmethod
     def spread(ctx, grad):
@@ -170,10 +187,11 @@ class _Weighted(_Reduction):
 # --------------------------------------------------------------------------- sum and mean
 
 
-class Sum(_Reduction):
+class SumAll(_Reduction):
     on_arrays = True
-    node_name = "SumBackward1"
+    node_name = "SumBackward0"
     formula = {"self": "grad expanded to self's shape"}
+    saved_args = {"self_sym_sizes": "in_shape"}
 
     @staticmethod
     @quiet
@@ -190,14 +208,17 @@ class Sum(_Reduction):
     jvp = staticmethod(linear_jvp)
 
 
-class SumAll(Sum):
-    node_name = "SumBackward0"
+class Sum(SumAll):
+    node_name = "SumBackward1"
+    saved_args = {**_Reduction.saved_args, **SumAll.saved_args}
+    setup_context = _Reduction.keep_dim
 
 
-class Mean(_Reduction):
+class MeanAll(_Reduction):
     on_arrays = True
-    node_name = "MeanBackward1"
+    node_name = "MeanBackward0"
     formula = {"self": "grad expanded to self's shape / N"}  # N: how many elements each mean has
+    saved_args = {"self_sym_sizes": "in_shape", "self_sym_numel": ("in_shape", math.prod)}
 
     @staticmethod
     @quiet
@@ -227,8 +248,10 @@ class Mean(_Reduction):
     jvp = staticmethod(linear_jvp)
 
 
-class MeanAll(Mean):
-    node_name = "MeanBackward0"
+class Mean(MeanAll):
+    node_name = "MeanBackward1"
+    saved_args = {**_Reduction.saved_args, **MeanAll.saved_args}
+    setup_context = _Reduction.keep_dim
 
 
 # --------------------------------------------------------------------------- product
@@ -237,6 +260,7 @@ class MeanAll(Mean):
 class Prod(_Weighted):
     node_name = "ProdBackward1"
     saved_names = ("self", "result")
+    saved_args = {"dim": "dim", "keepdim": "keepdim"}  # (one dim: an int)
     # where self has zeros, backward multiplies the other elements instead (no 0 / 0)
     formula = {"self": "grad · result / self"}
 
@@ -250,7 +274,7 @@ class Prod(_Weighted):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        ctx.to_save = (inputs[0], output)
+        ctx.to_save, ctx.dim = (inputs[0], output), inputs[1]
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -268,6 +292,7 @@ class Prod(_Weighted):
 
 class ProdAll(Prod):
     node_name = "ProdBackward0"
+    saved_args = {}
 
 
 def _product_of_others(a, dims):
@@ -326,6 +351,7 @@ def _spread(name, a, dims, correction, keepdim, divisor):
 class Var(_Weighted):
     node_name = "VarBackward0"
     saved_names = ("self",)
+    saved_args = {**_Reduction.saved_args, "correction": "correction"}
     formula = {"self": "2 · grad · (self − mean(self)) / (N − correction)"}
 
     @staticmethod
@@ -337,6 +363,10 @@ class Var(_Weighted):
         return _spread("var", a, dims, correction, keepdim, ctx.divisor)
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.dim, ctx.correction = inputs[1:3]
+
+    @staticmethod
     def weights(ctx, a, result):
         return (a - a.mean(ctx.dims, keepdim=True)) * _over(2, ctx.divisor)
 
@@ -344,6 +374,7 @@ class Var(_Weighted):
 class Std(_Weighted):
     node_name = "StdBackward0"
     saved_names = ("self", "result")
+    saved_args = Var.saved_args
     # (0 where result is 0: all values equal)
     formula = {"self": "grad · (self − mean(self)) / ((N − correction) · result)"}
 
@@ -357,6 +388,7 @@ class Std(_Weighted):
     @staticmethod
     def setup_context(ctx, inputs, output):
         ctx.to_save = (inputs[0], output)
+        Var.setup_context(ctx, inputs, output)
 
     @staticmethod
     def weights(ctx, a, result):
@@ -386,6 +418,7 @@ class _Extreme(_Weighted):
     """amax/amin and max()/min() without dim: ties share the gradient evenly."""
 
     saved_names = ("self", "result")
+    saved_args = {"dim": ("dim", all_as_empty), "keepdim": "keepdim"}
     formula = {"self": "grad · (self == result) / number of ties"}
     pick = "max"
     label = "max"  # the op's name in messages
@@ -400,7 +433,7 @@ class _Extreme(_Weighted):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        ctx.to_save = (inputs[0], output)
+        ctx.to_save, ctx.dim = (inputs[0], output), inputs[1]
 
     @classmethod
     def weights(cls, ctx, a, result):
@@ -426,12 +459,14 @@ class Amin(_Extreme):
 
 class MaxAll(_Extreme):
     node_name = "MaxBackward1"
+    saved_args = {}
     pick = label = "max"
     nan_ties = True
 
 
 class MinAll(_Extreme):
     node_name = "MinBackward1"
+    saved_args = {}
     pick = label = "min"
     nan_ties = True
 
@@ -456,6 +491,7 @@ class _ExtremeAlongDim(Builtin):
     """max/min along one dim: ``(values, indices)``; the gradient goes to the chosen index."""
 
     saved_names = ("indices",)
+    saved_args = {"dim": "given_dim", "keepdim": "keepdim", "self_sym_sizes": "in_shape"}
     formula = {"self": "grad put into zeros at indices along dim"}  # grad: the values' gradient
     pick = "max"
 
@@ -477,7 +513,7 @@ class _ExtremeAlongDim(Builtin):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        ctx.to_save = (output[1],)
+        ctx.to_save, ctx.given_dim = (output[1],), inputs[1]  # (ctx.dim: counted from the front)
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
@@ -566,7 +602,7 @@ class Logsumexp(_Weighted):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        ctx.to_save = (inputs[0], output)
+        ctx.to_save, ctx.dim = (inputs[0], output), inputs[1]
 
     @staticmethod
     def weights(ctx, a, result):  # softmax(a)
@@ -577,6 +613,7 @@ class Logsumexp(_Weighted):
 class Norm(_Weighted):
     node_name = "LinalgVectorNormBackward0"
     saved_names = ("self", "result")
+    saved_args = {**_Reduction.saved_args, "ord": "p"}
     # 0 where result is 0; for p = ±inf: grad · sign(self) at the largest (smallest) |self|,
     # shared by ties; for p = 0: 0
     formula = {"self": "grad · self · |self|^(p − 2) / result^(p − 1)"}
@@ -598,7 +635,7 @@ class Norm(_Weighted):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        ctx.to_save = (inputs[0], output)
+        ctx.to_save, ctx.dim = (inputs[0], output), inputs[2]
 
     @staticmethod
     def weights(ctx, a, result):
@@ -660,6 +697,7 @@ def _vector_norm(xp, mag, p, dims, keepdim):
 
 class Cumsum(Builtin):
     node_name = "CumsumBackward0"
+    saved_args = {"dim": "dim"}
     formula = {"self": "flip(cumsum(flip(grad, dim), dim), dim)"}
     jvp = staticmethod(linear_jvp)
 
@@ -950,7 +988,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     try:
         if dtype is not None:
             input = input.to(dtype_argument(dtype))
-        order = 2.0 if p is None or p == "fro" else float(p)
+        order = 2 if p is None or p == "fro" else p if type(p) in (int, float) else float(p)
         return Norm.apply(input, order, _all_if_empty(dim), flag(keepdim))
     except Exception as error:  # torch's norm is linalg.vector_norm, called with dims in a list
         dims = [dim] if isinstance(dim, int) else dim

@@ -20,10 +20,10 @@ from __future__ import annotations
 from .._backend import array_module, empty_strided
 from .._profiling import recorded_as
 from .._tensor import _as_int, _as_ints, _wrap_dim
-from ..autograd.builtin import Builtin
+from ..autograd.builtin import Builtin, int_tuple
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import preserved_copy, preserved_strides
-from .reduce import reduction_dims, row_major
+from .reduce import all_as_empty, reduction_dims, row_major
 
 
 def _ints(values) -> tuple:
@@ -49,6 +49,7 @@ def _sizes(name, args, keyword, arg="dims"):
 class Tril(Builtin):
     node_name = "TrilBackward0"
     formula = {"self": "tril(grad, diagonal)"}
+    saved_args = {"diagonal": "diagonal"}
     part = "tril"  # the backend function that keeps the wanted triangle
     jvp = staticmethod(linear_jvp)  # every op here is linear: its tangent is the op of the tangent
 
@@ -109,6 +110,7 @@ def triu(input, diagonal=0):
 class Flip(Builtin):
     node_name = "FlipBackward0"
     formula = {"self": "flip(grad, dims)"}
+    saved_args = {"dims": ("dims", int_tuple)}
     jvp = staticmethod(linear_jvp)
 
     @staticmethod
@@ -140,6 +142,7 @@ def flip(input, *args, dims=None):
 class Roll(Builtin):
     node_name = "RollBackward0"
     formula = {"self": "roll(grad, −shifts, dims)"}
+    saved_args = {"dims": ("dims", all_as_empty), "shifts": ("shifts", int_tuple)}
     jvp = staticmethod(linear_jvp)
 
     @staticmethod
@@ -193,6 +196,7 @@ def roll(input, shifts, dims=None):
 class Repeat(Builtin):
     node_name = "RepeatBackward0"
     formula = {"self": "grad summed over the copies"}
+    saved_args = {"repeats": ("repeats", int_tuple), "self_sym_sizes": "in_shape"}
     jvp = staticmethod(linear_jvp)
 
     @staticmethod
@@ -286,6 +290,7 @@ def pad_array(x, pairs, value=0):
 class ConstantPadNd(Builtin):
     node_name = "ConstantPadNdBackward0"
     formula = {"self": "grad with the padding cropped off"}  # (and zeros where pad < 0 cropped)
+    saved_args = {"pad": ("pairs", lambda pairs: tuple(n for pair in pairs[::-1] for n in pair))}
 
     @staticmethod
     def forward(ctx, a, pairs, value):

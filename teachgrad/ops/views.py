@@ -24,7 +24,7 @@ from .._arguments import refusal
 from .._backend import array_module, result_type, strided_view
 from .._profiling import recorded_as
 from .._tensor import Tensor, _as_int, _as_ints, _wrap_dim, wrap_array
-from ..autograd.builtin import Builtin
+from ..autograd.builtin import Builtin, int_tuple
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import same_device
 from .reduce import reduction_dims, row_major, sum_to
@@ -107,6 +107,7 @@ class View(_View):
     on_arrays = True
     node_name = "ViewBackward0"
     formula = {"self": "grad reshaped to self's shape"}
+    saved_args = {"self_sym_sizes": "in_shape"}
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -140,6 +141,7 @@ class UnsafeView(Builtin):
 
     node_name = "UnsafeViewBackward0"
     formula = {"self": "grad reshaped to self's shape"}
+    saved_args = {"self_sym_sizes": "in_shape"}
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -277,12 +279,17 @@ class Squeeze(_View):
     on_arrays = True
     node_name = "SqueezeBackward1"
     formula = {"self": "grad reshaped to self's shape"}
+    saved_args = {"dim": ("dims", lambda dims: dims[0] if dims else 0), **View.saved_args}
 
     @staticmethod
     def forward(ctx, a, dims):
         x = a._data
         ctx.in_shape, ctx.squeezed = x.shape, sorted(d for d in dims if x.shape[d] == 1)
         return x.squeeze(tuple(ctx.squeezed))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.dims = inputs[1]  # (all of them: squeezed is those of size 1)
 
     @staticmethod
     def backward(ctx, grad):
@@ -296,10 +303,12 @@ class Squeeze(_View):
 
 class SqueezeAll(Squeeze):
     node_name = "SqueezeBackward0"
+    saved_args = View.saved_args
 
 
 class SqueezeDims(Squeeze):
     node_name = "SqueezeBackward2"
+    saved_args = {"dim": "dims", **View.saved_args}
 
 
 def squeeze(input, dim=None):
@@ -322,6 +331,7 @@ class Unsqueeze(_View):
     on_arrays = True
     node_name = "UnsqueezeBackward0"
     formula = {"self": "squeeze(grad, dim)"}
+    saved_args = {"dim": "dim"}
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -359,6 +369,7 @@ def unsqueeze(input, dim):
 class Permute(_View):
     node_name = "PermuteBackward0"
     formula = {"self": "permute(grad, inverse of dims)"}
+    saved_args = {"dims": ("dims", int_tuple)}
 
     @staticmethod
     def forward(ctx, a, dims):
@@ -399,6 +410,10 @@ def permute(input, *dims):
 class Transpose(_View):
     node_name = "TransposeBackward0"
     formula = {"self": "transpose(grad, dim0, dim1)"}
+    saved_args = {
+        "dim0": ("pair", operator.itemgetter(0)),
+        "dim1": ("pair", operator.itemgetter(1)),
+    }
 
     @staticmethod
     def forward(ctx, a, dim0, dim1):
@@ -414,6 +429,7 @@ class Transpose(_View):
 class T(Transpose):
     node_name = "TBackward0"
     formula = {"self": "gradᵀ"}
+    saved_args = {}
 
     forward = Transpose.forward
 
@@ -490,6 +506,7 @@ moveaxis = movedim
 class Expand(_View):
     node_name = "ExpandBackward0"
     formula = {"self": "grad summed over the expanded dims"}
+    saved_args = {"self_sym_sizes": "in_shape"}
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -612,6 +629,7 @@ class Select(_View):
     on_arrays = True
     node_name = "SelectBackward0"
     formula = {"self": "zeros with grad at index along dim"}
+    saved_args = {"dim": "dim", "index": "index", "self_sym_sizes": "in_shape"}
 
     @staticmethod
     def forward(ctx, a, dim, index):
@@ -649,6 +667,13 @@ class Slice(_View):
     on_arrays = True
     node_name = "SliceBackward0"
     formula = {"self": "zeros with grad in the slice"}
+    saved_args = {
+        "dim": "dim",
+        "start": ("bounds", operator.itemgetter(0)),
+        "end": ("bounds", operator.itemgetter(1)),
+        "step": ("bounds", operator.itemgetter(2)),
+        "self_sym_sizes": "in_shape",
+    }
 
     @staticmethod
     def forward(ctx, a, dim, start, stop, step):
@@ -781,6 +806,7 @@ def whole_slice(k: slice, size: int) -> bool:
 class Cat(Builtin):
     node_name = "CatBackward0"
     formula = {"tensors": "grad split along dim at the tensors' sizes"}
+    saved_args = {"dim": "dim"}
 
     @staticmethod
     def forward(ctx, dim, *tensors):
@@ -848,6 +874,7 @@ def cat(tensors, dim=0):
 class Stack(Builtin):
     node_name = "StackBackward0"
     formula = {"tensors": "select(grad, dim, i) for tensors[i]"}
+    saved_args = {"dim": "dim"}
 
     @staticmethod
     def forward(ctx, dim, *tensors):
@@ -911,6 +938,7 @@ class Unbind(_View):
     node_name = "UnbindBackward0"
     returns_many_views = True
     formula = {"self": "stack([grad0, grad1, …], dim)"}
+    saved_args = {"dim": "dim"}
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -944,6 +972,7 @@ class Split(_View):
     node_name = "SplitWithSizesBackward0"
     returns_many_views = True
     formula = {"self": "cat([grad0, grad1, …], dim)"}
+    saved_args = {"dim": "dim", "self_sym_sizes": "in_shape", "split_sizes": "sizes"}
 
     @staticmethod
     def forward(ctx, a, sizes, dim):
@@ -958,12 +987,21 @@ class Split(_View):
         )
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.in_shape, ctx.sizes = inputs[0]._data.shape, inputs[1]
+
+    @staticmethod
     def backward(ctx, *grads):
         return cat(list(grads), ctx.dim), None, None
 
 
 class SplitEqual(Split):
     node_name = "SplitBackward0"
+    saved_args = {
+        "dim": "dim",
+        "self_sym_sizes": "in_shape",
+        "split_size": ("sizes", operator.itemgetter(0)),
+    }
 
 
 def split(input, split_size_or_sections, dim=0):
@@ -1058,6 +1096,12 @@ def _diagonal_view(array, offset, dim1, dim2):
 class Diagonal(_View):
     node_name = "DiagonalBackward0"
     formula = {"self": "zeros with grad on the diagonal"}
+    saved_args = {
+        "offset": ("args", operator.itemgetter(0)),
+        "dim1": ("args", operator.itemgetter(1)),
+        "dim2": ("args", operator.itemgetter(2)),
+        "self_sym_sizes": "in_shape",
+    }
 
     @staticmethod
     def forward(ctx, a, offset, dim1, dim2):

@@ -154,7 +154,8 @@ def test_the_public_function_base_has_no_formula():
 
 @pytest.mark.parametrize("cls", NODE_CLASSES, ids=_name)
 def test_rules_use_only_known_names(cls):
-    own = set(getattr(cls, "saved_names", ())) | set(cls.formula) | {"result"}
+    saved = set(getattr(cls, "saved_names", ())) | set(getattr(cls, "saved_args", {}))
+    own = saved | set(cls.formula) | {"result"}
     for key, rule in cls.formula.items():
         unknown = {
             w
@@ -173,10 +174,11 @@ def test_saved_tensors_a_rule_uses_are_saved_by_that_op(cls):
     (Names in ARGUMENT_WORDS that some other op saves, like clamp's ``min``, are numbers here.)
     """
     tensor_names = SAVED_ANYWHERE - ARGUMENT_WORDS
+    kept = set(cls.saved_names) | set(cls.saved_args)  # (saved_args: the numbers it keeps)
     for key, rule in cls.formula.items():
         used = set(_identifiers(rule)) & tensor_names
-        assert used <= set(cls.saved_names), (
-            f"{_name(cls)}, rule for {key!r} ({rule!r}) uses {sorted(used - set(cls.saved_names))}, "
+        assert used <= kept, (
+            f"{_name(cls)}, rule for {key!r} ({rule!r}) uses {sorted(used - kept)}, "
             f"which it does not save (it saves {cls.saved_names})"
         )
 
