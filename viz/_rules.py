@@ -115,7 +115,7 @@ def _saved_numbers(node) -> dict:
     """The plain numbers a built-in saved by name: with its tensors, or as the arguments its
     node shows (the 2 of ``x ** 2``: ``grad_fn._saved_exponent``); a snapshot lists saved
     tensors only, and backward keeps these small values."""
-    names = getattr(node, "_saved_names", ())
+    names = getattr(node, "_names_of_saved", ())
     pairs = list(zip(names, getattr(node, "_saved", None) or (), strict=False))
     arguments = getattr(getattr(node, "_forward_cls", None), "saved_args", {})
     pairs += [(n, getattr(node, f"_saved_{n}", None)) for n in arguments]

@@ -194,7 +194,7 @@ def _saved_tensors_once(node) -> tuple:
     >>> x = tg.tensor([3.0], requires_grad=True); Square.apply(x).backward(); x.grad
     tensor([6.])
     """
-    if node._saved_read:
+    if node._read_saved_once:
         raise RuntimeError(
             "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is "
             "set on the autograd.Function. Either access saved_tensors only once, or set "
@@ -202,7 +202,7 @@ def _saved_tensors_once(node) -> tuple:
             "freed its saved tensors when they were first read."
         )
     values = FunctionCtx.saved_tensors.fget(node)
-    node._saved_read = True
+    node._read_saved_once = True
     node._release_saved()
     return values
 
@@ -219,7 +219,7 @@ class BackwardFunction(FunctionCtx, Node):
 
     _forward_cls = None
     _saved = None
-    _saved_read = False  # (clear_saved_tensors_on_access: saved_tensors was read)
+    _read_saved_once = False  # (clear_saved_tensors_on_access: saved_tensors was read)
     _arrays = False  # True while the formula runs on arrays (see _formula_on_arrays)
     _input_meta = ()  # (argument position, shape, numpy dtype, array type) of each Tensor argument
 
@@ -463,7 +463,7 @@ class Function:
                 "_forward_cls": cls,
                 "_backward": staticmethod(_user_backward(cls, overrides)),
                 "_on_arrays": cls._builtin and cls.on_arrays,
-                "_saved_names": names,
+                "_names_of_saved": names,
                 "__module__": cls.__module__,
                 "__qualname__": name,
                 **saved,

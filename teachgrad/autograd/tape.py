@@ -455,7 +455,7 @@ _TYPE_NAMES = {
 
 def freed_value_error(node) -> RuntimeError:
     """Reading a plain value the node saved (a number, an index) after backward freed it."""
-    names = getattr(node, "_saved_names", ())
+    names = getattr(node, "_names_of_saved", ())
     plain = [i for i, s in enumerate(node._saved) if s is not None and type(s) is not SavedTensor]
     return freed_error(
         node, names[plain[0]] if plain and plain[0] < len(names) else "a saved value"
@@ -587,7 +587,7 @@ class Node:
     _post_hooks = None
     _metadata = None
     _output_names = None  # {output_nr: name} for outputs the user named (t.name = "h")
-    _saved_names: tuple = ()  # torch's names for saved values, e.g. ("self", "other")
+    _names_of_saved: tuple = ()  # torch's names for saved values, e.g. ("self", "other")
 
     def __init_subclass__(cls, **kwargs):
         """Each ``_saved_<name>`` property brings its ``_raw_saved_<name>``."""
