@@ -88,27 +88,42 @@ class Matmul(Builtin):
         )
 
 
-def layout_args(name: str) -> dict:
-    """The ``saved_args`` of a matrix that torch's mm and addmm nodes describe: its sizes and
-    strides (kept by ``keep_layouts``)."""
-    return {f"{name}_sym_sizes": f"{name}_sym_sizes", f"{name}_sym_strides": f"{name}_sym_strides"}
+def layout_args(name: str, i: int) -> dict:
+    """The ``saved_args`` of the ``i``-th matrix that torch's mm and addmm nodes describe:
+    its sizes, and its strides when it needs a gradient (else ``()``), as torch's node
+    shows them; worked out when read from what ``keep_layouts`` kept."""
+    return {
+        f"{name}_sym_sizes": ("layouts", lambda kept: kept[i][0]),
+        f"{name}_sym_strides": ("layouts", lambda kept: _element_strides(*kept[i])),
+    }
 
 
-def keep_layouts(ctx, names, matrices, needs) -> None:
-    """Keep each matrix's sizes, and its strides when it needs a gradient (else ``()``), as
-    torch's mm and addmm nodes do (``layout_args``)."""
-    for name, t, need in zip(names, matrices, needs):
-        setattr(ctx, f"{name}_sym_sizes", t._data.shape)
-        setattr(ctx, f"{name}_sym_strides", tuple(t.stride()) if need else ())
+def keep_layouts(a, b, need_a, need_b) -> tuple:
+    """What ``layout_args`` reads, kept as the arrays say it (no work per op beyond that):
+    each matrix's shape, strides in bytes (None when it is empty), item size and need."""
+    x, y = a._data, b._data
+    return (
+        (x.shape, x.strides if x.size else None, x.itemsize, need_a),
+        (y.shape, y.strides if y.size else None, y.itemsize, need_b),
+    )
+
+
+def _element_strides(shape, strides, itemsize, need) -> tuple:
+    """Strides in elements (row-major for an empty matrix, as torch's), or ``()``."""
+    if not need:
+        return ()
+    if strides is None:
+        return tuple(math.prod(shape[d + 1 :]) for d in range(len(shape)))
+    return tuple(s // itemsize for s in strides)
 
 
 class Mm(Matmul):
     node_name = "MmBackward0"
-    saved_args = {**layout_args("self"), **layout_args("mat2")}
+    saved_args = {**layout_args("self", 0), **layout_args("mat2", 1)}
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        keep_layouts(ctx, ("self", "mat2"), inputs, ctx.needs_input_grad)
+        ctx.layouts = keep_layouts(*inputs, *ctx.needs_input_grad)
 
 
 class Bmm(Matmul):

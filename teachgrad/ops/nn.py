@@ -495,8 +495,8 @@ class Addmm(Builtin):
     saved_args = {
         "alpha": "alpha",
         "beta": "beta",
-        **layout_args("mat1"),
-        **layout_args("mat2"),
+        **layout_args("mat1", 0),
+        **layout_args("mat2", 1),
     }
 
     @staticmethod
@@ -513,7 +513,7 @@ class Addmm(Builtin):
     @staticmethod
     def setup_context(ctx, inputs, output):
         ctx.alpha = ctx.beta = 1  # (linear's: bias + mat1 @ mat2)
-        keep_layouts(ctx, ("mat1", "mat2"), inputs[1:], ctx.needs_input_grad[1:])
+        ctx.layouts = keep_layouts(*inputs[1:], *ctx.needs_input_grad[1:])
 
     @staticmethod
     def backward(ctx, grad):

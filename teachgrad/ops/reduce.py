@@ -147,20 +147,16 @@ def _count(shape, dims) -> int:
 
 
 class _Reduction(Builtin):
-    """Shared forward bookkeeping: remember the input shape, dims and keepdim (and, when a
-    node is recorded, ``dim`` as it was given: torch's node shows that one)."""
+    """Shared forward bookkeeping: remember the input shape, dims and keepdim (and ``dim``
+    as it was given: torch's node shows that one)."""
 
     saved_args = {"dim": ("dim", int_tuple), "keepdim": "keepdim"}
 
     @staticmethod
     def remember(ctx, a, dim, keepdim):
-        ctx.in_shape, ctx.keepdim = a._data.shape, keepdim
+        ctx.in_shape, ctx.keepdim, ctx.dim = a._data.shape, keepdim, dim  # (dim: as given)
         ctx.dims = reduction_dims(dim, a._data.ndim)
         return ctx.dims
-
-    @staticmethod
-    def keep_dim(ctx, inputs, output):  # (the setup_context of those that keep nothing else)
-        ctx.dim = inputs[1]
 
     @staticmethod
     def spread(ctx, grad):
@@ -211,7 +207,6 @@ class SumAll(_Reduction):
 class Sum(SumAll):
     node_name = "SumBackward1"
     saved_args = {**_Reduction.saved_args, **SumAll.saved_args}
-    setup_context = _Reduction.keep_dim
 
 
 class MeanAll(_Reduction):
@@ -251,7 +246,6 @@ class MeanAll(_Reduction):
 class Mean(MeanAll):
     node_name = "MeanBackward1"
     saved_args = {**_Reduction.saved_args, **MeanAll.saved_args}
-    setup_context = _Reduction.keep_dim
 
 
 # --------------------------------------------------------------------------- product
