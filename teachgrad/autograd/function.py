@@ -312,9 +312,9 @@ def _materialize(node, grad_outputs, batch) -> bool:
     if node._forward_cls._builtin and _all_none(grad_outputs):
         return False
     for i, g in enumerate(grad_outputs):
-        if g is None and node._output_meta[i] is not None:  # non-tensor outputs stay None
-            if i not in node._outputs_left_none:
-                grad_outputs[i] = zeros_for(node._output_meta[i], batch)
+        # (non-tensor outputs stay None, and so may non-differentiable ones)
+        if g is None and node._output_meta[i] is not None and i not in node._outputs_left_none:
+            grad_outputs[i] = zeros_for(node._output_meta[i], batch)
     return True
 
 
@@ -687,7 +687,9 @@ def _restrict_views(outputs, dirty) -> None:
     for o in outputs:
         if isinstance(o, Tensor) and o._base is not None and not _contains(dirty, o):
             o._creation_meta = meta
-            o._view_version = o._counter.version  # (its history starts now: forward's changes are in it)
+            o._view_version = (
+                o._counter.version
+            )  # (its history starts now: forward's changes are in it)
 
 
 def _check_dirty(t, cls, record, outs, args) -> None:
