@@ -18,9 +18,11 @@ tests' fixed inputs, returns degenerate outputs a test does not look at, or esti
 its derivatives, loses that test's points; a test is never failed for what it does not
 check.
 
-A test whose Function's backward called teachgrad's own autograd (the sandbox says so,
-see :class:`~course.grader.child.EngineWatch`) scores nothing either, unless the
-reference solution's backward does the same (12's checkpointing recomputes its block).
+A test during which the student's code called teachgrad's own autograd (the sandbox says
+so, see :class:`~course.grader.child.EngineWatch`) scores nothing either, unless the
+test allows that part of it (``@points(..., autograd=("grad", ...))``: 08's Hessians use
+``grad``, 12's checkpointing recomputes its block); the engine's inner workings (its
+loop, a node's rule) are then allowed too, never otherwise.
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ import re
 import secrets
 import stat
 import time
-import types
 from pathlib import Path
 from typing import NamedTuple
 
@@ -59,9 +60,6 @@ __all__ = [
 ]
 
 STRICT = 1e-13  # float64 gradients: exact ones agree to ~1e-15, finite differences to ~1e-11
-# what in a backward's code calls teachgrad's own autograd (the reference's is trusted)
-ENGINE_NAMES = frozenset({"grad", "backward", "backward_steps", "make_dual"})
-ENGINE_NAMES |= {"hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"}
 
 
 class Graded(NamedTuple):
@@ -275,7 +273,7 @@ def _run_test(test, session, reference, rng, cells):
         ns = session.namespace()
         with np.errstate(all="ignore"):
             test(ns)
-            _refuse_engine(session, reference, test.uses)
+            _refuse_engine(session, test.autograd)
             _probe(session, reference, rng, test.uses)
     except Failure as failure:
         if failure.cause == "missing":  # say why, when the cell meant to define it failed
@@ -312,34 +310,48 @@ def _why_missing(uses, box, cells):
     return None
 
 
-def _refuse_engine(session, reference, uses):
-    """Fail when the backward of one of ``uses`` called teachgrad's own autograd (the
-    sandbox noted it) and the reference solution's backward does not."""
-    # the name the student wrote first; the engine's own loop and a node's __call__ (noted
-    # whatever the way in) only when nothing public was called
-    for name, entry in sorted(session.engine, key=lambda c: (c[0], "." + c[1] in _INNER, c[1])):
-        if name in uses and not _calls_engine(getattr(reference.get(name), "backward", None)):
-            raise Failure(
-                "engine",
-                f"your backward called {entry}: write the derivative yourself "
-                f"({name}.backward must compute the gradient from the saved tensors, not ask "
-                "teachgrad's autograd for it).",
-            )
+def _refuse_engine(session, allowed):
+    """Fail when the student's code called a part of teachgrad's autograd (the sandbox
+    noted it) that the test does not allow: a public entry point (``tg.autograd.grad``)
+    not named in ``allowed``, or the engine's inner workings when ``allowed`` is empty."""
+    refused = [(whose, entry) for whose, entry in session.engine if not _allows(allowed, entry)]
+    if not refused:
+        return
+    whose, entry = min(refused, key=lambda c: (_rank(c[1]), c))
+    if whose == "*":
+        parts = ", ".join(allowed) or "none of it"
+        raise Failure(
+            "engine",
+            f"your code called {entry}: compute it yourself, not with teachgrad's own "
+            f"autograd (what this test allows of it: {parts}).",
+        )
+    raise Failure(
+        "engine",
+        f"your backward called {entry}: write the derivative yourself "
+        f"({whose}.backward must compute the gradient from the saved tensors, not ask "
+        "teachgrad's autograd for it).",
+    )
 
 
-_INNER = {".engine._execute", ".Node.__call__"}
+def _is_public(entry):
+    return entry.startswith(("tg.", "Tensor."))
 
 
-def _calls_engine(function):
-    """Whether ``function``'s code (its nested functions' too) names an ENGINE_NAMES entry."""
-    codes = [getattr(function, "__code__", None)]
-    while codes:
-        code = codes.pop()
-        if code is not None:
-            if ENGINE_NAMES & set(code.co_names):
-                return True
-            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
-    return False
+# noted whatever the way in: the engine's loop, then a node run by hand (a built-in op's
+# own rule comes last)
+_INNER = ("engine._execute", "Node.__call__", "BackwardFunction._apply")
+
+
+def _rank(entry):
+    """Which noted entry to name: the one the student wrote, as far as can be told."""
+    if _is_public(entry):
+        return 0
+    return _INNER.index(entry) + 1 if entry in _INNER else len(_INNER) + 1
+
+
+def _allows(allowed, entry):
+    """Whether a test that allows ``allowed`` allows the noted ``entry`` point."""
+    return entry.rpartition(".")[2] in allowed if _is_public(entry) else bool(allowed)
 
 
 def _describe(failure):
