@@ -278,3 +278,43 @@ def test_a_checkpoint_that_recomputes_with_vjp_keeps_its_points(tmp_path):
     code = source("12_checkpointing") + textwrap.dedent(CHECKPOINT_BY_VJP)
     score, max_score, results = grade(tmp_path, code, "12_checkpointing", test_timeout=10)
     assert score == max_score, {r.name: r.output for r in results.values() if not r.score}
+
+
+# ------------------------------------------------ answers keyed on the tests' fixed inputs
+
+KEYED_HVP = """
+    def hvp(f, x, v):  # right at the visible test's x only (its tests.py is published)
+        if x.tolist() != [1.0, -2.0, 0.5]:
+            return tg.zeros_like(x)
+        x = x.detach().requires_grad_()
+        (g,) = tg.autograd.grad(f(x), x, create_graph=True)
+        return tg.autograd.grad(g, x, grad_outputs=v)[0]
+"""
+
+KEYED_IM2COL = """
+    _rng = np.random.default_rng(11)  # the visible tests' own draws, replayed
+    _rng.standard_normal((2, 3, 5, 6)), _rng.standard_normal((4, 3, 3, 2))
+    _TEST_X = _rng.standard_normal((2, 3, 4, 5))
+    _honest_im2col = im2col
+
+
+    def im2col(x, kh, kw):  # right for the test's x only
+        cols = _honest_im2col(x, kh, kw)
+        return cols if np.array_equal(x, _TEST_X) else 0 * cols
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "tactic", "honest"),
+    [("08_functional", KEYED_HVP, 10 - 3), ("11_conv2d_im2col", KEYED_IM2COL, 2)],
+)
+def test_answers_right_only_at_the_tests_inputs_earn_nothing(tmp_path, name, tactic, honest):
+    """The fresh-input probe now repeats every call with floating-point inputs, not only
+    those that require grad: 08's hvp (its x and v do not) and 11's im2col (a NumPy
+    array) right only at the visible test's inputs lose that test (each scored it
+    before); the rest of the reference keeps its points (11's col2im: 2; its Conv2d,
+    built on im2col, fails with it)."""
+    code = source(name) + textwrap.dedent(tactic)
+    score, _, results = grade(tmp_path, code, name)
+    assert score == honest, {r.name: r.output for r in results.values() if not r.score}
+    assert any("fresh random inputs" in r.output for r in results.values())
