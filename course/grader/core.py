@@ -7,9 +7,11 @@ via nbformat, or a .py file; a regular file, never a link to one), starts a
 (:mod:`.remote`). The tests' comparisons, finite differences and diagnoses
 (``course.testing``) therefore run in this process.
 
-A passing test then gets a *fresh-input probe*: each distinct forward call it made (by
-its inputs' shapes and dtypes) is repeated on inputs scaled by random factors (a new
-seed per run) and compared with the reference solution (extracted here from the
+A passing test then gets a *fresh-input probe*: each distinct call it made with
+floating-point inputs (tensors, whether they require grad or not, and NumPy arrays; by
+their shapes and dtypes), but none that holds one of the student's own objects (a
+model), is repeated on inputs scaled by random factors (a new seed per run) and
+compared with the reference solution (extracted here from the
 instructor notebook) -- and so is the student's backward, when the test called it: the
 output must then have a ``grad_fn`` wherever the reference's has one, and in float64
 the gradients must agree to ``STRICT`` (relative), which an exact derivative does and
