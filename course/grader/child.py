@@ -266,6 +266,15 @@ class EngineWatch:
         self.running = []  # whose code runs now, innermost last; None: the grader's vjp
         self.calls = set()
 
+    def watch_ops(self, node_names):
+        """Note each call of the built-in ops whose node is named in ``node_names`` (a
+        test may refuse teachgrad's own op for what the exercise asks: 11's conv2d)."""
+        from teachgrad.autograd.builtin import Builtin
+
+        for op in _subclasses(Builtin):
+            if vars(op).get("node_name") in node_names:
+                self._watch_rule(op, "forward", label=f"op {op.node_name}")
+
     def watch_engine(self):
         import teachgrad as tg
         from teachgrad.autograd import engine, function
@@ -286,10 +295,10 @@ class EngineWatch:
                 self._watch_rule(op, name)
             self._watch_rule(op._backward_cls, "_backward")
 
-    def _watch_rule(self, owner, name):
+    def _watch_rule(self, owner, name, label=None):
         """Wrap ``owner``'s own ``name`` (a function, a static or class method), if any."""
         rule = vars(owner).get(name)
-        label = f"{owner.__module__}.{owner.__qualname__}.{name}"
+        label = label or f"{owner.__module__}.{owner.__qualname__}.{name}"
         if isinstance(rule, staticmethod | classmethod):
             setattr(owner, name, type(rule)(self._noting(rule.__func__, label)))
         elif callable(rule):
@@ -436,6 +445,7 @@ def main(argv):
     _seed(int(hello.get("seed", 0)))
     watch = EngineWatch()
     watch.watch_engine()
+    watch.watch_ops(set(hello.get("ops", [])))
     ns = {"__name__": "__main__"}
     errors, stopped = _run_cells(cells, ns, hello["cell_s"], set(hello["skip"]))
     watch.watch_backwards(ns)

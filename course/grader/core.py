@@ -244,7 +244,8 @@ def grade_submission(
         return Graded(str(path), exercise, results, time.monotonic() - start, [why], seed)
     results = []
     limits = dict(memory_mb=memory_mb, cpu_s=int(timeout) + 5, cell_s=test_timeout)
-    with Sandbox(cells, names, seed=seed, **limits) as box:
+    ops = sorted({op for t in tests for op in t.refuses})
+    with Sandbox(cells, names, seed=seed, ops=ops, **limits) as box:
         session = Session(box)
         box.deadline = min(time.monotonic() + startup_timeout, start + timeout)
         with contextlib.suppress(SandboxError):  # a broken start fails every test, below
@@ -276,6 +277,7 @@ def _run_test(test, session, reference, rng, cells):
         with np.errstate(all="ignore"):
             test(ns)
             _refuse_engine(session, test.autograd)
+            _refuse_ops(session, test.refuses)
             _probe(session, reference, rng, test.uses)
     except Failure as failure:
         if failure.cause == "missing":  # say why, when the cell meant to define it failed
@@ -312,11 +314,23 @@ def _why_missing(uses, box, cells):
     return None
 
 
+def _refuse_ops(session, refused):
+    """Fail when the student's code called one of teachgrad's ops the test ``refused``."""
+    called = {entry[3:] for _, entry in session.engine if entry.startswith("op ")}
+    if called & set(refused):
+        raise Failure(
+            "engine",
+            f"your code called teachgrad's own op (its node: {min(called & set(refused))}), "
+            "which is what this exercise asks you to write: compute it yourself.",
+        )
+
+
 def _refuse_engine(session, allowed):
     """Fail when the student's code called a part of teachgrad's autograd (the sandbox
     noted it) that the test does not allow: a public entry point (``tg.autograd.grad``)
     not named in ``allowed``, or the engine's inner workings when ``allowed`` is empty."""
-    refused = [(whose, entry) for whose, entry in session.engine if not _allows(allowed, entry)]
+    noted = [(whose, entry) for whose, entry in session.engine if not entry.startswith("op ")]
+    refused = [(whose, entry) for whose, entry in noted if not _allows(allowed, entry)]
     if not refused:
         return
     whose, entry = min(refused, key=lambda c: (_rank(c[1]), c))

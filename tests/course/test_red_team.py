@@ -318,3 +318,53 @@ def test_answers_right_only_at_the_tests_inputs_earn_nothing(tmp_path, name, tac
     score, _, results = grade(tmp_path, code, name)
     assert score == honest, {r.name: r.output for r in results.values() if not r.score}
     assert any("fresh random inputs" in r.output for r in results.values())
+
+
+# ------------------------------------ teachgrad's own op for the op the exercise writes
+
+SOFTMAX_BY_TEACHGRAD = """
+    class Softmax(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.softmax(dim=-1)  # teachgrad's own stable softmax
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            return y * (grad - (grad * y).sum(dim=-1, keepdim=True))
+"""
+
+NORMALIZE_BY_LAYER_NORM = """
+    def normalize(x):
+        x_hat = tg.nn.functional.layer_norm(x, (x.shape[-1],))
+        centred = x - x.mean(dim=-1, keepdim=True)
+        return x_hat, x_hat[..., :1] / centred[..., :1]
+"""
+
+IM2COL_BY_CONV2D = """
+    def im2col(x, kh, kw):  # teachgrad's conv2d with one-hot kernels gives the patches
+        n, c = x.shape[:2]
+        eye = np.eye(c * kh * kw).reshape(c * kh * kw, c, kh, kw)
+        out = tg.nn.functional.conv2d(tg.tensor(x), tg.tensor(eye))
+        return out.numpy().reshape(n, c * kh * kw, -1)
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "tactic", "node"),
+    [
+        ("06_softmax", SOFTMAX_BY_TEACHGRAD, "SoftmaxBackward0"),
+        ("07_layernorm", NORMALIZE_BY_LAYER_NORM, "NativeLayerNormBackward0"),
+        ("11_conv2d_im2col", IM2COL_BY_CONV2D, "ConvolutionBackward0"),
+    ],
+)
+def test_teachgrad_s_own_op_for_the_exercise_s_op_earns_nothing(tmp_path, name, tactic, node):
+    """06's softmax, 07's normalisation and 11's im2col handed to teachgrad's softmax,
+    layer_norm and conv2d (5, 2 and 3 points before, on the template): the tests refuse
+    the op the exercise writes."""
+    code = source(name, student=True) + textwrap.dedent(tactic)
+    score, _, results = grade(tmp_path, code, name)
+    assert score == 0
+    assert any(f"its node: {node}" in r.output for r in results.values())
