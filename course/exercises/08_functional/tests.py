@@ -12,7 +12,7 @@ Q = np.array([[3.0, 1.0], [1.0, 2.0]])
 B = np.array([1.0, -1.0])
 # What of teachgrad's autograd the answers may call: its gradients, not its own Hessian
 # products (newton_step may take the Hessian from tg.autograd.functional, as it says)
-BY_HAND = ("grad", "backward", "make_dual")
+BY_HAND = ("grad", "backward", "enable_grad", "make_dual")
 NEWTON = (*BY_HAND, "hessian", "jacobian")
 
 
