@@ -243,7 +243,7 @@ class EngineWatch:
     :meth:`watch_engine` wraps the entry points before the student's cells run (so that
     ``from teachgrad.autograd import grad`` gets the wrapper too), and the derivative rules
     of every built-in op, so that running a node's rule by hand (``y.grad_fn._apply``,
-    ``Sin.backward``, ``Sin.derivative``) is noted as well; :meth:`watch_backwards` wraps
+    ``Sin.backward``, ``Sin.derivative``, an op that is one's backward) is noted as well; :meth:`watch_backwards` wraps
     the backward of each Function the cells defined. ``enable_grad`` counts too: inside a
     backward it only serves to record the forward again for the engine. Which of these a
     test allows is the grader's to say (``@points(..., autograd=...)``)."""
@@ -291,7 +291,7 @@ class EngineWatch:
                 setattr(owners[where], name, self._noting(entry, f"{where}.{name}"))
         tg.autograd.enable_grad = tg.enable_grad  # one wrapper under both names
         for op in _subclasses(Builtin):
-            for name in self.RULES:
+            for name in self.RULES + (("forward",) if _computes_a_derivative(op) else ()):
                 self._watch_rule(op, name)
             self._watch_rule(op._backward_cls, "_backward")
 
@@ -352,6 +352,18 @@ class EngineWatch:
                 return backward(*args, **kwargs)
 
         return running
+
+
+def _computes_a_derivative(op):
+    """Whether a built-in op is another op's backward made an op (its forward computes a
+    derivative: ``SigmoidBackwardBackward0``'s is sigmoid's backward), as its node says.
+    Not those that put a gradient into zeros at an index: teachgrad writes in place with
+    them too."""
+    node = getattr(op, "node_name", "")
+    return node.count("Backward") > 1 and not node.startswith(_PUT_INTO_ZEROS)
+
+
+_PUT_INTO_ZEROS = ("Index", "Select", "Slice", "Diagonal")
 
 
 def _subclasses(cls):

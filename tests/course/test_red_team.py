@@ -1,14 +1,16 @@
 """A red team of cheating submissions the grader had not met: each earns no more than its
 honest part, and an honest way to the same answer keeps its points.
 
-Most tactics delegate the derivative an exercise asks for to teachgrad's own autograd by
-a way the grader did not watch: a node's rule run by hand (its ``_apply``, ``_backward``,
-the op's ``backward`` or ``derivative``), teachgrad's own op class handed in as the
-answer, the engine asked in a forward or in a plain function (not in a backward), the
-engine asked only when the grader's own backward calls (double backward), or a helper of
-``tg.autograd.functional`` that is the exercise itself (08's hvp). Each is a submission
-for the exercise's released template (or its reference, with some answers replaced)
-with the tactic added, graded as the other tests of the grader do.
+Most tactics delegate what an exercise asks for to teachgrad itself by a way the grader
+did not watch: a node's rule run by hand (its ``_apply``, ``_backward``, the op's
+``backward`` or ``derivative``, the op that is its backward), teachgrad's own op class
+handed in as the answer, the engine asked in a forward or in a plain function (not in a
+backward), the engine asked only when the grader's own backward calls (double
+backward), a helper of ``tg.autograd.functional`` that is the exercise itself (08's
+hvp), or teachgrad's own op for the op the exercise writes (06's softmax). Others are
+right only at the visible tests' inputs. Each is a submission for the exercise's
+released template (or its reference, with some answers replaced) with the tactic
+added, graded as the other tests of the grader do.
 """
 
 import textwrap
@@ -100,6 +102,22 @@ NOT_A_FUNCTION = """
         backward = staticmethod(lambda ctx, grad: ctx(grad))  # ctx is teachgrad's own node
 """
 
+DERIVATIVE_OP = """
+    import teachgrad.ops.pointwise as ops
+
+    class Sigmoid(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            s = x.sigmoid()
+            ctx.save_for_backward(s)
+            return s
+
+        @staticmethod
+        def backward(ctx, grad):
+            (s,) = ctx.saved_tensors
+            return ops._SigmoidGrad.apply(grad, s)  # sigmoid's backward, as an op of its own
+"""
+
 POINTWISE = {
     "node_apply": NODE_APPLY,
     "node_rule": NODE_RULE,
@@ -107,6 +125,7 @@ POINTWISE = {
     "engine_in_forward": ENGINE_IN_FORWARD,
     "teachgrad_s_own_ops": TEACHGRAD_S_OWN_OPS,
     "not_a_function": NOT_A_FUNCTION,
+    "derivative_op": DERIVATIVE_OP,
 }
 
 
