@@ -456,9 +456,12 @@ def _copies(args):
 
 
 def _signature(a):
-    """What makes two calls' arguments different to the probe: a tensor's or an array's
-    shape and dtype, any other value's repr."""
-    if isinstance(a, tg.Tensor | np.ndarray):
+    """What makes two calls' arguments different to the probe: a tensor's shape, dtype and
+    requires_grad (a call that records a graph has a backward to probe), an array's shape
+    and dtype, any other value's repr."""
+    if isinstance(a, tg.Tensor):
+        return (tuple(a.shape), str(a.dtype), a.requires_grad)
+    if isinstance(a, np.ndarray):
         return (tuple(a.shape), str(a.dtype))
     return repr(a)
 
