@@ -19,6 +19,10 @@ import pytest
 
 from .test_grader import grade, source
 
+# the autograder computes on the host, like every course helper (README), and its sandbox
+# is a process of its own, where the stand-in is not loaded
+pytestmark = pytest.mark.no_standin("the autograder runs on the host, its sandbox without CuPy")
+
 # ---------------------------------------------------------------- 02: a node's rule by hand
 
 NODE_APPLY = """
