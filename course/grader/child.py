@@ -26,9 +26,10 @@ its own finite differences. Every line it sends carries the run's nonce.
 
 One report is not a number: :class:`EngineWatch` notes when the student's code, run for a
 test, calls teachgrad's own autograd (``tg.autograd.grad``, ``.backward()``,
-``tg.autograd.functional``, a built-in op's own derivative rule ...), and each message
-says so; the grader decides what that costs. A submission that unwraps the watch on purpose can hide such a
-call, as it can rewrite anything here: the watch catches delegating, not tampering.
+``tg.autograd.functional``, a built-in op's own derivative rule ...) or an op a test
+refuses, and each message says so; the grader decides what that costs. A submission
+that unwraps the watch on purpose can hide such a call, as it can rewrite anything
+here: the watch catches delegating, not tampering.
 """
 
 from __future__ import annotations
@@ -243,10 +244,11 @@ class EngineWatch:
     :meth:`watch_engine` wraps the entry points before the student's cells run (so that
     ``from teachgrad.autograd import grad`` gets the wrapper too), and the derivative rules
     of every built-in op, so that running a node's rule by hand (``y.grad_fn._apply``,
-    ``Sin.backward``, ``Sin.derivative``, an op that is one's backward) is noted as well; :meth:`watch_backwards` wraps
+    ``Sin.backward``, ``Sin.derivative``, an op that is one's backward) is noted as
+    well; :meth:`watch_ops` wraps the ops the grader names; :meth:`watch_backwards` wraps
     the backward of each Function the cells defined. ``enable_grad`` counts too: inside a
     backward it only serves to record the forward again for the engine. Which of these a
-    test allows is the grader's to say (``@points(..., autograd=...)``)."""
+    test allows is the grader's to say (``@points(..., autograd=..., refuses=...)``)."""
 
     ENTRIES = {
         "tg": ("enable_grad",),  # the same object as tg.autograd.enable_grad

@@ -11,8 +11,8 @@ A passing test then gets a *fresh-input probe*: each distinct call it made with
 floating-point inputs (tensors, whether they require grad or not, and NumPy arrays; by
 their shapes and dtypes), but none that holds one of the student's own objects (a
 model), is repeated on inputs scaled by random factors (a new seed per run) and
-compared with the reference solution (extracted here from the
-instructor notebook) -- and so is the student's backward, when the test called it: the
+compared with the reference solution (extracted here from the instructor notebook) --
+and so is the student's backward, when the test called it: the
 output must then have a ``grad_fn`` wherever the reference's has one, and in float64
 the gradients must agree to ``STRICT`` (relative), which an exact derivative does and
 a finite-difference estimate cannot. A submission that hard-codes the answers for the
@@ -24,7 +24,9 @@ A test during which the student's code called teachgrad's own autograd (the sand
 so, see :class:`~course.grader.child.EngineWatch`) scores nothing either, unless the
 test allows that part of it (``@points(..., autograd=("grad", ...))``: 08's Hessians use
 ``grad``, 12's checkpointing recomputes its block); the engine's inner workings (its
-loop, a node's rule) are then allowed too, never otherwise.
+loop, a node's rule) are then allowed too, never otherwise. So does a test during which
+it called one of teachgrad's ops the test refuses (``refuses=``: the op the exercise
+writes, as 11's conv2d).
 """
 
 from __future__ import annotations
