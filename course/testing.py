@@ -49,7 +49,8 @@ CAUSES = {
     "missing": "The name is not defined: run the cell that defines it first.",
     "no_return": "The function returned None: is a `return` missing?",
     "error": "Your code raised an exception; the message below says where and why.",
-    "engine": "backward must compute its gradient itself, not ask teachgrad's autograd for it.",
+    "engine": "Your code asked teachgrad itself (its autograd, or its own op) for what the "
+    "exercise asks you to compute.",
     "checker": "The checker itself failed, in its own code (the line below is the checker's): "
     "a bug in this exercise's tests, unless a value of yours surprised it (a None from a "
     "missing return?). Please tell your instructor.",
@@ -120,10 +121,15 @@ class Failure(AssertionError):
         self.numerical, self.analytical = numerical, analytical
 
 
-def points(n, *, uses=(), hidden=False, seconds=None):
+def points(n, *, uses=(), hidden=False, seconds=None, autograd=(), refuses=()):
     """Mark a test function as graded: worth ``n`` points, testing the student's names
     ``uses``; hidden tests run only when grading, not in ``course.check``. ``seconds``
     is the time the test needs when the autograder runs it, if more than its default.
+    ``autograd`` names what of teachgrad's own autograd the student's code may call
+    during the test (``"grad"``, ``"backward"``, ``"enable_grad"``, ``"hessian"`` ...):
+    by default nothing, so that a derivative the exercise asks for is not delegated.
+    ``refuses`` names teachgrad's built-in ops (by their node, ``"ConvolutionBackward0"``)
+    that the student's code may not call during the test: the op the exercise writes.
 
     An exception raised by the test's own code (its file, or this one) is a bug in the
     checker, not in the student's code: it becomes a Failure with cause "checker".
@@ -133,6 +139,8 @@ def points(n, *, uses=(), hidden=False, seconds=None):
     ...     pass
     >>> test_nothing.points, test_nothing.uses, test_nothing.hidden, test_nothing.seconds
     (2, ('Square',), False, None)
+    >>> test_nothing.autograd, test_nothing.refuses
+    ((), ())
     """
 
     def mark(test):
@@ -154,6 +162,7 @@ def points(n, *, uses=(), hidden=False, seconds=None):
                 ) from exc
 
         graded.points, graded.uses, graded.hidden, graded.seconds = n, tuple(uses), hidden, seconds
+        graded.autograd, graded.refuses = tuple(autograd), tuple(refuses)
         return graded
 
     return mark

@@ -7,7 +7,7 @@
 - :mod:`.sandbox` -- the ``python -I`` child process: limits, timeouts, nonce-checked pipes,
   its own namespaces, its folder's quota
 - :mod:`.child`   -- what runs inside the sandbox (student cells, each under a time limit,
-  then the wire's peer, which also says when a backward asked teachgrad's autograd)
+  then the wire's peer, which also says when the student's code asked teachgrad's autograd)
 - :mod:`.confine` -- what the child forbids itself with the kernel's help: new processes,
   a folder larger than its quota (beside :mod:`.landlock`'s file rules)
 - :mod:`.wire`    -- the protocol both sides speak: values, proxies, remote autograd

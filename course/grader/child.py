@@ -24,11 +24,12 @@ can rewrite anything in this process, including this file's functions: that only
 which numbers come back, which the grader checks against its own reference solution and
 its own finite differences. Every line it sends carries the run's nonce.
 
-One report is not a number: :class:`EngineWatch` notes when the backward of a student's
-Function calls teachgrad's own autograd (``tg.autograd.grad``, ``.backward()``,
-``tg.autograd.functional`` ...), and each message says so; the grader decides what
-that costs. A submission that unwraps the watch on purpose can hide such a
-call, as it can rewrite anything here: the watch catches delegating, not tampering.
+One report is not a number: :class:`EngineWatch` notes when the student's code, run for a
+test, calls teachgrad's own autograd (``tg.autograd.grad``, ``.backward()``,
+``tg.autograd.functional``, a built-in op's own derivative rule ...) or an op a test
+refuses, and each message says so; the grader decides what that costs. A submission
+that unwraps the watch on purpose can hide such a call, as it can rewrite anything
+here: the watch catches delegating, not tampering.
 """
 
 from __future__ import annotations
@@ -235,14 +236,19 @@ def _run_cells(cells, ns, seconds, skip):
 
 
 class EngineWatch:
-    """Notes each call of teachgrad's own autograd made while the ``backward`` of a
-    student's Function runs: a set of (Function name, entry point) pairs.
+    """Notes each call of teachgrad's own autograd made while the student's code runs for
+    the grader: a set of (whose code, entry point) pairs, where "whose code" is the name
+    of a student's Function whose ``backward`` runs, else ``"*"`` (any code a test called:
+    a forward, a function, a method of a Value).
 
     :meth:`watch_engine` wraps the entry points before the student's cells run (so that
-    ``from teachgrad.autograd import grad`` gets the wrapper too); :meth:`watch_backwards`
-    wraps the backward of each Function the cells defined. ``enable_grad`` counts too:
-    inside a backward it only serves to record the forward again for the engine (where the
-    reference solution does that itself, as 12's checkpoint does, the grader allows it)."""
+    ``from teachgrad.autograd import grad`` gets the wrapper too), and the derivative rules
+    of every built-in op, so that running a node's rule by hand (``y.grad_fn._apply``,
+    ``Sin.backward``, ``Sin.derivative``, an op that is one's backward) is noted as
+    well; :meth:`watch_ops` wraps the ops the grader names; :meth:`watch_backwards` wraps
+    the backward of each Function the cells defined. ``enable_grad`` counts too: inside a
+    backward it only serves to record the forward again for the engine. Which of these a
+    test allows is the grader's to say (``@points(..., autograd=..., refuses=...)``)."""
 
     ENTRIES = {
         "tg": ("enable_grad",),  # the same object as tg.autograd.enable_grad
@@ -250,22 +256,35 @@ class EngineWatch:
         # submission that unwraps a public name still meets this one), and a node run by hand
         "engine": ("_execute",),
         "Node": ("__call__",),
+        "BackwardFunction": ("_apply",),
         "tg.autograd": ("grad", "backward", "backward_steps"),
         "tg.autograd.functional": ("hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"),
         "tg.autograd.forward_ad": ("make_dual",),
         "Tensor": ("backward",),
     }
+    RULES = ("backward", "derivative", "jvp", "vjp")  # what a built-in op's class computes with
 
     def __init__(self):
-        self.running = []  # whose backward runs now, innermost last; None: the grader's vjp
+        self.running = []  # whose code runs now, innermost last; None: the grader's vjp
         self.calls = set()
+
+    def watch_ops(self, node_names):
+        """Note each call of the built-in ops whose node is named in ``node_names`` (a
+        test may refuse teachgrad's own op for what the exercise asks: 11's conv2d)."""
+        from teachgrad.autograd.builtin import Builtin
+
+        for op in _subclasses(Builtin):
+            if vars(op).get("node_name") in node_names:
+                self._watch_rule(op, "forward", label=f"op {op.node_name}")
 
     def watch_engine(self):
         import teachgrad as tg
-        from teachgrad.autograd import engine
+        from teachgrad.autograd import engine, function
+        from teachgrad.autograd.builtin import Builtin
 
         owners = {"tg": tg, "tg.autograd": tg.autograd, "Tensor": tg.Tensor}
         owners["engine"], owners["Node"] = engine, tg.autograd.graph.Node
+        owners["BackwardFunction"] = function.BackwardFunction
         owners["tg.autograd.functional"] = tg.autograd.functional
         owners["tg.autograd.forward_ad"] = tg.autograd.forward_ad
         for where, names in self.ENTRIES.items():
@@ -273,6 +292,19 @@ class EngineWatch:
                 entry = getattr(owners[where], name)
                 setattr(owners[where], name, self._noting(entry, f"{where}.{name}"))
         tg.autograd.enable_grad = tg.enable_grad  # one wrapper under both names
+        for op in _subclasses(Builtin):
+            for name in self.RULES + (("forward",) if _computes_a_derivative(op) else ()):
+                self._watch_rule(op, name)
+            self._watch_rule(op._backward_cls, "_backward")
+
+    def _watch_rule(self, owner, name, label=None):
+        """Wrap ``owner``'s own ``name`` (a function, a static or class method), if any."""
+        rule = vars(owner).get(name)
+        label = label or f"{owner.__module__}.{owner.__qualname__}.{name}"
+        if isinstance(rule, staticmethod | classmethod):
+            setattr(owner, name, type(rule)(self._noting(rule.__func__, label)))
+        elif callable(rule):
+            setattr(owner, name, self._noting(rule, label))
 
     def watch_backwards(self, ns):
         import teachgrad as tg
@@ -282,21 +314,25 @@ class EngineWatch:
                 isinstance(value, type)
                 and issubclass(value, tg.autograd.Function)
                 and value.__module__ == "__main__"  # the student's, not teachgrad's
-                and "backward" in vars(value)
             ):
-                value.backward = staticmethod(self._running(value.backward, name))
+                if "backward" in vars(value):  # what a test calls by hand
+                    value.backward = staticmethod(self._running(value.backward, name))
+                node = value._backward_cls  # what the engine calls: its own copy of backward
+                node._backward = staticmethod(self._running(node._backward, name))
 
     @contextlib.contextmanager
-    def aside(self):
-        """The engine at work for the grader (a vjp it asked for), not for the student."""
-        self.running.append(None)
+    def running_as(self, whose):
+        """Run the code inside as ``whose``: a Function's name (its backward), ``"*"`` (the
+        code a test called), or None (the engine at work for the grader: a vjp it asked
+        for, which is not the student's doing)."""
+        self.running.append(whose)
         try:
             yield
         finally:
             self.running.pop()
 
     def take(self):
-        """The calls noted since the last take, as sorted [Function, entry point] lists."""
+        """The calls noted since the last take, as sorted [whose code, entry point] lists."""
         calls, self.calls = sorted(map(list, self.calls)), set()
         return calls
 
@@ -314,13 +350,30 @@ class EngineWatch:
     def _running(self, backward, name):
         @functools.wraps(backward)
         def running(*args, **kwargs):
-            self.running.append(name)
-            try:
+            with self.running_as(name):
                 return backward(*args, **kwargs)
-            finally:
-                self.running.pop()
 
         return running
+
+
+def _computes_a_derivative(op):
+    """Whether a built-in op is another op's backward made an op (its forward computes a
+    derivative: ``SigmoidBackwardBackward0``'s is sigmoid's backward), as its node says.
+    Not those that put a gradient into zeros at an index: teachgrad writes in place with
+    them too."""
+    node = getattr(op, "node_name", "")
+    return node.count("Backward") > 1 and not node.startswith(_PUT_INTO_ZEROS)
+
+
+_PUT_INTO_ZEROS = ("Index", "Select", "Slice", "Diagonal")
+
+
+def _subclasses(cls):
+    """Every subclass of ``cls``, however deep."""
+    found = set()
+    for sub in cls.__subclasses__():
+        found |= {sub, *_subclasses(sub)}
+    return found
 
 
 def _seed(seed):
@@ -371,8 +424,12 @@ def _peer(wire, ns, requests, replies, nonce, watch):
                 raise SystemExit(0)  # the grader hung up
             return json.loads(line)
 
+        def serve_call(self, message):
+            with watch.running_as("*"):
+                return super().serve_call(message)
+
         def serve_vjp(self, message):
-            with watch.aside():
+            with watch.running_as(None):
                 return super().serve_vjp(message)
 
     return StudentPeer()
@@ -402,6 +459,7 @@ def main(argv):
     _seed(int(hello.get("seed", 0)))
     watch = EngineWatch()
     watch.watch_engine()
+    watch.watch_ops(set(hello.get("ops", [])))
     ns = {"__name__": "__main__"}
     errors, stopped = _run_cells(cells, ns, hello["cell_s"], set(hello["skip"]))
     watch.watch_backwards(ns)

@@ -7,10 +7,12 @@ via nbformat, or a .py file; a regular file, never a link to one), starts a
 (:mod:`.remote`). The tests' comparisons, finite differences and diagnoses
 (``course.testing``) therefore run in this process.
 
-A passing test then gets a *fresh-input probe*: each distinct forward call it made (by
-its inputs' shapes and dtypes) is repeated on inputs scaled by random factors (a new
-seed per run) and compared with the reference solution (extracted here from the
-instructor notebook) -- and so is the student's backward, when the test called it: the
+A passing test then gets a *fresh-input probe*: each distinct call it made with
+floating-point inputs (tensors, whether they require grad or not, and NumPy arrays; by
+their shapes and dtypes), but none that holds one of the student's own objects (a
+model), is repeated on inputs scaled by random factors (a new seed per run) and
+compared with the reference solution (extracted here from the instructor notebook) --
+and so is the student's backward, when the test called it: the
 output must then have a ``grad_fn`` wherever the reference's has one, and in float64
 the gradients must agree to ``STRICT`` (relative), which an exact derivative does and
 a finite-difference estimate cannot. A submission that hard-codes the answers for the
@@ -18,9 +20,13 @@ tests' fixed inputs, returns degenerate outputs a test does not look at, or esti
 its derivatives, loses that test's points; a test is never failed for what it does not
 check.
 
-A test whose Function's backward called teachgrad's own autograd (the sandbox says so,
-see :class:`~course.grader.child.EngineWatch`) scores nothing either, unless the
-reference solution's backward does the same (12's checkpointing recomputes its block).
+A test during which the student's code called teachgrad's own autograd (the sandbox says
+so, see :class:`~course.grader.child.EngineWatch`) scores nothing either, unless the
+test allows that part of it (``@points(..., autograd=("grad", ...))``: 08's Hessians use
+``grad``, 12's checkpointing recomputes its block); the engine's inner workings (its
+loop, a node's rule) are then allowed too, never otherwise. So does a test during which
+it called one of teachgrad's ops the test refuses (``refuses=``: the op the exercise
+writes, as 11's conv2d).
 """
 
 from __future__ import annotations
@@ -34,7 +40,6 @@ import re
 import secrets
 import stat
 import time
-import types
 from pathlib import Path
 from typing import NamedTuple
 
@@ -59,9 +64,6 @@ __all__ = [
 ]
 
 STRICT = 1e-13  # float64 gradients: exact ones agree to ~1e-15, finite differences to ~1e-11
-# what in a backward's code calls teachgrad's own autograd (the reference's is trusted)
-ENGINE_NAMES = frozenset({"grad", "backward", "backward_steps", "make_dual"})
-ENGINE_NAMES |= {"hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"}
 
 
 class Graded(NamedTuple):
@@ -244,7 +246,8 @@ def grade_submission(
         return Graded(str(path), exercise, results, time.monotonic() - start, [why], seed)
     results = []
     limits = dict(memory_mb=memory_mb, cpu_s=int(timeout) + 5, cell_s=test_timeout)
-    with Sandbox(cells, names, seed=seed, **limits) as box:
+    ops = sorted({op for t in tests for op in t.refuses})
+    with Sandbox(cells, names, seed=seed, ops=ops, **limits) as box:
         session = Session(box)
         box.deadline = min(time.monotonic() + startup_timeout, start + timeout)
         with contextlib.suppress(SandboxError):  # a broken start fails every test, below
@@ -275,7 +278,8 @@ def _run_test(test, session, reference, rng, cells):
         ns = session.namespace()
         with np.errstate(all="ignore"):
             test(ns)
-            _refuse_engine(session, reference, test.uses)
+            _refuse_engine(session, test.autograd)
+            _refuse_ops(session, test.refuses)
             _probe(session, reference, rng, test.uses)
     except Failure as failure:
         if failure.cause == "missing":  # say why, when the cell meant to define it failed
@@ -312,34 +316,60 @@ def _why_missing(uses, box, cells):
     return None
 
 
-def _refuse_engine(session, reference, uses):
-    """Fail when the backward of one of ``uses`` called teachgrad's own autograd (the
-    sandbox noted it) and the reference solution's backward does not."""
-    # the name the student wrote first; the engine's own loop and a node's __call__ (noted
-    # whatever the way in) only when nothing public was called
-    for name, entry in sorted(session.engine, key=lambda c: (c[0], "." + c[1] in _INNER, c[1])):
-        if name in uses and not _calls_engine(getattr(reference.get(name), "backward", None)):
-            raise Failure(
-                "engine",
-                f"your backward called {entry}: write the derivative yourself "
-                f"({name}.backward must compute the gradient from the saved tensors, not ask "
-                "teachgrad's autograd for it).",
-            )
+def _refuse_ops(session, refused):
+    """Fail when the student's code called one of teachgrad's ops the test ``refused``."""
+    called = {entry[3:] for _, entry in session.engine if entry.startswith("op ")}
+    if called & set(refused):
+        raise Failure(
+            "engine",
+            f"your code called teachgrad's own op (its node: {min(called & set(refused))}), "
+            "which is what this exercise asks you to write: compute it yourself.",
+        )
 
 
-_INNER = {".engine._execute", ".Node.__call__"}
+def _refuse_engine(session, allowed):
+    """Fail when the student's code called a part of teachgrad's autograd (the sandbox
+    noted it) that the test does not allow: a public entry point (``tg.autograd.grad``)
+    not named in ``allowed``, or the engine's inner workings when ``allowed`` is empty."""
+    noted = [(whose, entry) for whose, entry in session.engine if not entry.startswith("op ")]
+    refused = [(whose, entry) for whose, entry in noted if not _allows(allowed, entry)]
+    if not refused:
+        return
+    whose, entry = min(refused, key=lambda c: (_rank(c[1]), c))
+    if whose == "*":
+        parts = ", ".join(allowed) or "none of it"
+        raise Failure(
+            "engine",
+            f"your code called {entry}: compute it yourself, not with teachgrad's own "
+            f"autograd (what this test allows of it: {parts}).",
+        )
+    raise Failure(
+        "engine",
+        f"your backward called {entry}: write the derivative yourself "
+        f"({whose}.backward must compute the gradient from the saved tensors, not ask "
+        "teachgrad's autograd for it).",
+    )
 
 
-def _calls_engine(function):
-    """Whether ``function``'s code (its nested functions' too) names an ENGINE_NAMES entry."""
-    codes = [getattr(function, "__code__", None)]
-    while codes:
-        code = codes.pop()
-        if code is not None:
-            if ENGINE_NAMES & set(code.co_names):
-                return True
-            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
-    return False
+def _is_public(entry):
+    return entry.startswith(("tg.", "Tensor."))
+
+
+# noted whatever the way in: the engine's loop, then a node run by hand (a built-in op's
+# own rule comes last)
+_INNER = ("engine._execute", "Node.__call__", "BackwardFunction._apply")
+
+
+def _rank(entry):
+    """Which noted entry to name: the one the student wrote, as far as can be told."""
+    if _is_public(entry):
+        return 0
+    return _INNER.index(entry) + 1 if entry in _INNER else len(_INNER) + 1
+
+
+def _allows(allowed, entry):
+    """Whether a test that allows ``allowed`` allows the noted ``entry`` point."""
+    return entry.rpartition(".")[2] in allowed if _is_public(entry) else bool(allowed)
 
 
 def _describe(failure):
@@ -364,8 +394,8 @@ def _probe(session, reference, rng, uses):
         if path[0] not in uses or path[0] not in reference or path[-1] == "backward":
             continue  # a backward is probed with its forward, below
         key = (path, tuple(_signature(a) for a in args))
-        if key in seen or not any(_is_float(a) for a in args):
-            continue
+        if key in seen or not any(map(_is_float, args)) or _holds_proxy(args, kwargs):
+            continue  # nothing to perturb, or the student's own objects (a model) as inputs
         seen.add(key)
         fresh = [_perturb(a, rng) for a in args]
         owner = reference[path[0]]
@@ -386,41 +416,60 @@ def _probe(session, reference, rng, uses):
             with tg.no_grad():
                 want = owner.backward(expected.grad_fn, g)
                 have = session.lookup(backward)(got.grad_fn, g)
-            exact = all(a.dtype == tg.float64 for a in args if _is_float(a))
+            exact = all(
+                a.dtype == tg.float64 for a in args if isinstance(a, tg.Tensor) and _is_float(a)
+            )
             size = float(np.abs(g.numpy()).max(initial=0.0)) if exact else None
             what = f"the backward of {what}"
             _compare(_as_list(have), _as_list(want), what, "wrong_values", grad_size=size)
 
 
 def _is_float(a):
-    return isinstance(a, tg.Tensor) and a.requires_grad
+    """A floating-point tensor or NumPy array: what the probe perturbs. (Not only those
+    that require grad: an answer keyed on the test's fixed inputs, 08's hvp at the
+    visible test's x, or 11's im2col of its array, is caught too.)"""
+    if isinstance(a, tg.Tensor):
+        return a.dtype.is_floating_point
+    return isinstance(a, np.ndarray) and a.dtype.kind == "f"
+
+
+def _holds_proxy(args, kwargs):
+    return any(isinstance(a, Proxy) for a in (*args, *kwargs.values()))
 
 
 def _perturb(a, rng):
     if not _is_float(a):
         return a
-    values = a.detach().numpy()
+    values = a.detach().numpy() if isinstance(a, tg.Tensor) else a
     factors = rng.uniform(0.8, 1.25, values.shape) * rng.choice([1.0, 1.0, 1.0, -1.0])
-    return tg.tensor((values * factors).astype(values.dtype), requires_grad=True)
+    fresh = (values * factors).astype(values.dtype)
+    return tg.tensor(fresh, requires_grad=a.requires_grad) if isinstance(a, tg.Tensor) else fresh
 
 
 def _copies(args):
     return [
         tg.tensor(a.detach().numpy().copy(), requires_grad=a.requires_grad)
         if isinstance(a, tg.Tensor)
+        else a.copy()
+        if isinstance(a, np.ndarray)
         else a
         for a in args
     ]
 
 
 def _signature(a):
-    """What makes two calls' arguments different to the probe: a tensor's shape and
-    dtype, any other value's repr."""
-    return (tuple(a.shape), a.dtype.name) if isinstance(a, tg.Tensor) else repr(a)
+    """What makes two calls' arguments different to the probe: a tensor's shape, dtype and
+    requires_grad (a call that records a graph has a backward to probe), an array's shape
+    and dtype, any other value's repr."""
+    if isinstance(a, tg.Tensor):
+        return (tuple(a.shape), str(a.dtype), a.requires_grad)
+    if isinstance(a, np.ndarray):
+        return (tuple(a.shape), str(a.dtype))
+    return repr(a)
 
 
 def _shape(a):
-    return tuple(a.shape) if isinstance(a, tg.Tensor) else type(a).__name__
+    return tuple(a.shape) if isinstance(a, tg.Tensor | np.ndarray) else type(a).__name__
 
 
 def _has_grad_fn(value):

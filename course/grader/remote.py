@@ -19,9 +19,10 @@ sandbox, so that
 
 Everything the tests then compute (comparisons, finite differences, diagnoses) runs in
 the grader process, with the grader's own teachgrad. A message from the sandbox may
-also carry ``"engine": [[Function, entry point], ...]``: the student's backward called
-teachgrad's own autograd (see ``child.EngineWatch``); the session collects them for
-the grader to judge. The sandbox can only call back the
+also carry ``"engine": [[whose code, entry point], ...]``: the student's code (a
+Function's backward, or ``"*"``, any code a test called) called teachgrad's own autograd
+or a watched op (see ``child.EngineWatch``); the session collects them for the grader
+to judge. The sandbox can only call back the
 functions the tests handed it, and ask for the gradients of what they returned.
 """
 
@@ -43,13 +44,13 @@ __all__ = ["Session"]
 class Session(Peer):
     """The grader's :class:`~course.grader.wire.Peer` for one sandbox; records the calls
     of the student's named objects, which the probe repeats on fresh inputs, and what the
-    sandbox says the student's backward called of teachgrad's own autograd."""
+    sandbox says the student's code called of teachgrad's own autograd and ops."""
 
     def __init__(self, sandbox):
         super().__init__()
         self.sandbox = sandbox
         self.calls = []  # (path, args, kwargs) of each call of a student's name
-        self.engine = set()  # (Function, entry point): its backward called the engine
+        self.engine = set()  # (whose code, entry point): that code called the engine
 
     @property
     def generation(self):  # no process, or a restarted one: every older object is stale
@@ -105,7 +106,7 @@ class Session(Peer):
 
 
 def _engine_calls(value):
-    """The (Function, entry point) pairs of a message's ``"engine"`` field (untrusted)."""
+    """The (whose code, entry point) pairs of a message's ``"engine"`` field (untrusted)."""
     if not isinstance(value, list):
         return set()
     pairs = [p for p in value[:100] if isinstance(p, list) and len(p) == 2]

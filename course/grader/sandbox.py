@@ -129,12 +129,22 @@ class Sandbox:
     """Runs ``cells`` (``{"kind": "cell" | "statement", "cells": [source, ...], "labels":
     [label, ...]}``, see :func:`~course.grader.core.load_submission`) in a child process,
     each cell ``cell_s`` seconds at most; :meth:`send` and :meth:`receive` carry messages.
+    ``ops`` are teachgrad's built-in ops (by node name) whose calls the child notes.
     Use as a context manager."""
 
     def __init__(
-        self, cells, names, *, memory_mb=2048, cpu_s=120, cell_s=10.0, max_restarts=2, seed=0
+        self,
+        cells,
+        names,
+        *,
+        memory_mb=2048,
+        cpu_s=120,
+        cell_s=10.0,
+        max_restarts=2,
+        seed=0,
+        ops=(),
     ):
-        self.cells, self.names, self.seed = cells, list(names), seed
+        self.cells, self.names, self.seed, self.ops = cells, list(names), seed, list(ops)
         self.memory_mb, self.cpu_s, self.cell_s = memory_mb, cpu_s, cell_s
         self.max_restarts = max_restarts
         self.deadline = time.monotonic() + 60
@@ -219,7 +229,7 @@ class Sandbox:
         self.nonce = secrets.token_hex(16)
         denied = [str(p) for p in _hidden()]
         hello = {"nonce": self.nonce, "names": self.names, "denied": denied, "seed": self.seed}
-        hello.update(cell_s=self.cell_s, skip=sorted(self.stopped))
+        hello.update(cell_s=self.cell_s, skip=sorted(self.stopped), ops=self.ops)
         if self.namespaced:  # the folder the child sees is a tmpfs in its mount namespace
             hello["tmpfs"] = {"size": QUOTA_MB << 20, "files": (QUOTA_MB << 20) // BLOCK}
             self.folder = f"/proc/{self.proc.pid}/root{self.workdir}"

@@ -10,6 +10,10 @@ A_WIDE = np.array([[1.0, -2.0, 0.5], [3.0, 0.0, 1.0]])
 X, Y = np.array([0.5, -1.0, 2.0]), np.array([1.0, 0.0, -0.5])
 Q = np.array([[3.0, 1.0], [1.0, 2.0]])
 B = np.array([1.0, -1.0])
+# What of teachgrad's autograd the answers may call: its gradients, not its own Hessian
+# products (newton_step may take the Hessian from tg.autograd.functional, as it says)
+BY_HAND = ("grad", "backward", "enable_grad", "make_dual")
+NEWTON = (*BY_HAND, "hessian", "jacobian")
 
 
 def t(a):
@@ -46,7 +50,7 @@ def compare(got, expected, what, *, gradient=None):
     )
 
 
-@points(3, uses=("hvp",))
+@points(3, uses=("hvp",), autograd=BY_HAND)
 def test_hvp(ns):
     """hvp(f, x, v) for a quartic with a cross term, against tg.autograd.functional.hvp."""
     hvp = get(ns, "hvp")
@@ -59,14 +63,14 @@ def test_hvp(ns):
     compare(hvp(quartic, t(x), t([1.0, 0.0, 0.0])), H[:, 0], "hvp(f, x, e_0)")
 
 
-@points(3, uses=("mixed_hessian",))
+@points(3, uses=("mixed_hessian",), autograd=BY_HAND)
 def test_mixed_hessian(ns):
     """The (x, y) block of the Hessian of x^T A y + sum x^2 y, A not symmetric."""
     mixed = get(ns, "mixed_hessian")
     compare(mixed(cross(A), t(X), t(Y)), A + np.diag(2 * X), "mixed_hessian(f, x, y)")
 
 
-@points(1, uses=("mixed_hessian",), hidden=True)
+@points(1, uses=("mixed_hessian",), hidden=True, autograd=BY_HAND)
 def test_mixed_hessian_rectangular(ns):
     """Hidden: x of size 2 and y of size 3, so the block is (2, 3)."""
     expected = A_WIDE + np.eye(2, 3) * 2 * X[:2, None]
@@ -74,7 +78,7 @@ def test_mixed_hessian_rectangular(ns):
     compare(got, expected, "mixed_hessian(f, x, y) for a (2, 3) block")
 
 
-@points(2, uses=("newton_step",))
+@points(2, uses=("newton_step",), autograd=NEWTON)
 def test_newton_quadratic(ns):
     """One Newton step on 1/2 x^T Q x - b^T x lands on the minimum Q^-1 b."""
     step = get(ns, "newton_step")
@@ -86,7 +90,7 @@ def test_newton_quadratic(ns):
     compare(step(quadratic, t([5.0, -7.0])), np.linalg.solve(Q, B), "newton_step(f, x)")
 
 
-@points(1, uses=("newton_step",), hidden=True)
+@points(1, uses=("newton_step",), hidden=True, autograd=NEWTON)
 def test_newton_convex(ns):
     """Hidden: a non-quadratic convex f, f(x) = log sum exp(x) + |x|^2 / 2."""
     x = np.array([0.5, -1.0, 2.0])

@@ -18,6 +18,7 @@ N_TRAIN = 1400
 TARGET = 0.95  # held-out accuracy
 BUDGET = 10.0  # seconds of training
 GRADING = 3 * BUDGET  # a test's time limit in the autograder: training plus evaluation
+TRAINING = ("grad", "backward", "enable_grad")  # what of teachgrad's autograd train() may call
 
 
 def split(seed):
@@ -86,7 +87,7 @@ def test_model_shape(ns):
         raise Failure("shape", "the model has no parameters to learn.")
 
 
-@points(1, uses=("train",), seconds=GRADING)
+@points(1, uses=("train",), seconds=GRADING, autograd=TRAINING)
 def test_loss_decreases(ns):
     """Training at least halves the cross-entropy on the training set (it starts near 2.3)."""
     before, after, _, seconds = fit(ns, 0)
@@ -98,13 +99,13 @@ def test_loss_decreases(ns):
         )
 
 
-@points(3, uses=("train",), seconds=GRADING)
+@points(3, uses=("train",), seconds=GRADING, autograd=TRAINING)
 def test_learns(ns):
     """At least 95% accuracy on 397 held-out images, after under 10 s of training."""
     check_accuracy(ns, 0)
 
 
-@points(1, uses=("train",), hidden=True, seconds=GRADING)
+@points(1, uses=("train",), hidden=True, seconds=GRADING, autograd=TRAINING)
 def test_other_split(ns):
     """Hidden: the same on another shuffle of the data (no tuning to one split)."""
     check_accuracy(ns, 3)

@@ -19,6 +19,8 @@ from course.testing import Failure, _indent, agree, get, points
 
 rng = np.random.default_rng(12)
 MESSAGE = "does not require grad"
+# Checkpoint's backward records its block again and asks teachgrad's autograd for its gradients
+RECOMPUTE = ("enable_grad", "grad", "backward", "vjp")
 
 
 class Saved:
@@ -153,7 +155,7 @@ def check_memory(ns, depth=5, width=16, batch=8):
         )
 
 
-@points(1, uses=("Checkpoint",))
+@points(1, uses=("Checkpoint",), autograd=RECOMPUTE)
 def test_forward(ns):
     """Five checkpointed blocks give the plain chain's output."""
     blocks, x, g, out, _ = run(ns, backward=False)
@@ -162,19 +164,19 @@ def test_forward(ns):
         raise Failure("forward", "the checkpointed chain's output differs from the plain chain's.")
 
 
-@points(3, uses=("Checkpoint",))
+@points(3, uses=("Checkpoint",), autograd=RECOMPUTE)
 def test_gradients(ns):
     """x and every weight get the plain chain's gradients through five checkpointed blocks."""
     check_gradients(ns)
 
 
-@points(3, uses=("Checkpoint",))
+@points(3, uses=("Checkpoint",), autograd=RECOMPUTE)
 def test_memory(ns):
     """After forward, the blocks hold no activation for backward: only their inputs are kept."""
     check_memory(ns)
 
 
-@points(1, uses=("Checkpoint",))
+@points(1, uses=("Checkpoint",), autograd=RECOMPUTE)
 def test_runs_twice(ns):
     """Each block runs exactly twice: once in forward, once recomputed in backward."""
     blocks, *_ = run(ns)
@@ -182,7 +184,7 @@ def test_runs_twice(ns):
         raise Failure("recompute", f"the blocks ran {blocks.runs} times, in chain order.")
 
 
-@points(1, uses=("Checkpoint",), hidden=True)
+@points(1, uses=("Checkpoint",), hidden=True, autograd=RECOMPUTE)
 def test_deeper_chain(ns):
     """Hidden: eight blocks of width 12 on a batch of 3: gradients and memory."""
     check_gradients(ns, depth=8, width=12, batch=3)

@@ -1,0 +1,393 @@
+"""A red team of cheating submissions the grader had not met: each earns no more than its
+honest part, and an honest way to the same answer keeps its points.
+
+Most tactics delegate what an exercise asks for to teachgrad itself by a way the grader
+did not watch: a node's rule run by hand (its ``_apply``, ``_backward``, the op's
+``backward`` or ``derivative``, the op that is its backward), teachgrad's own op class
+handed in as the answer, the engine asked in a forward or in a plain function (not in a
+backward), the engine asked only when the grader's own backward calls (double
+backward), a helper of ``tg.autograd.functional`` that is the exercise itself (08's
+hvp), or teachgrad's own op for the op the exercise writes (06's softmax). Others are
+right only at the visible tests' inputs. Each is a submission for the exercise's
+released template (or its reference, with some answers replaced) with the tactic
+added, graded as the other tests of the grader do.
+"""
+
+import textwrap
+
+import pytest
+
+from .test_grader import grade, source
+
+# the autograder computes on the host, like every course helper (README), and its sandbox
+# is a process of its own, where the stand-in is not loaded
+pytestmark = pytest.mark.no_standin("the autograder runs on the host, its sandbox without CuPy")
+
+# ---------------------------------------------------------------- 02: a node's rule by hand
+
+NODE_APPLY = """
+    class Sigmoid(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sigmoid()
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            with tg.set_grad_enabled(True):  # not enable_grad
+                y = x.detach().requires_grad_().sigmoid()
+            return y.grad_fn._apply([grad])[0]  # the node's rule, no __call__, no engine
+"""
+
+NODE_RULE = """
+    class Sin(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            with tg.set_grad_enabled(True):
+                node = x.detach().requires_grad_().sin().grad_fn
+            return node._backward(node, grad)
+"""
+
+# the op's class, reached by a module name built at run time, and its own backward
+OP_CLASS_RULE = """
+    import importlib
+    import sys
+
+    class Sigmoid(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sigmoid()
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            modes = sys.modules["teachgrad.autograd." + "grad_mode"]
+            with modes.set_grad_enabled(True):
+                y = x.detach().requires_grad_().sigmoid()
+            ops = importlib.import_module(".".join(["teachgrad", "ops", "point" + "wise"]))
+            return getattr(ops, "Sig" + "moid").backward(y.grad_fn, grad)
+"""
+
+ENGINE_IN_FORWARD = """
+    class Exp(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):  # the derivative asked for here, kept for backward
+            with tg.enable_grad():
+                leaf = x.detach().requires_grad_()
+                y = leaf.exp()
+                (slope,) = tg.autograd.grad(y, leaf, tg.ones_like(y))
+            ctx.save_for_backward(slope)
+            return y.detach()
+
+        @staticmethod
+        def backward(ctx, grad):
+            (slope,) = ctx.saved_tensors
+            return slope * grad
+"""
+
+TEACHGRAD_S_OWN_OPS = """
+    import sys
+
+    Sin = sys.modules["teachgrad.ops.pointwise"].Sin  # its apply and backward are teachgrad's
+    Exp = sys.modules["teachgrad.ops.pointwise"].Exp
+"""
+
+NOT_A_FUNCTION = """
+    class Sigmoid:  # no Function: apply and backward are plain functions
+        apply = staticmethod(lambda x: x.sigmoid())
+        backward = staticmethod(lambda ctx, grad: ctx(grad))  # ctx is teachgrad's own node
+"""
+
+DERIVATIVE_OP = """
+    import teachgrad.ops.pointwise as ops
+
+    class Sigmoid(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            s = x.sigmoid()
+            ctx.save_for_backward(s)
+            return s
+
+        @staticmethod
+        def backward(ctx, grad):
+            (s,) = ctx.saved_tensors
+            return ops._SigmoidGrad.apply(grad, s)  # sigmoid's backward, as an op of its own
+"""
+
+POINTWISE = {
+    "node_apply": NODE_APPLY,
+    "node_rule": NODE_RULE,
+    "op_class_rule": OP_CLASS_RULE,
+    "engine_in_forward": ENGINE_IN_FORWARD,
+    "teachgrad_s_own_ops": TEACHGRAD_S_OWN_OPS,
+    "not_a_function": NOT_A_FUNCTION,
+    "derivative_op": DERIVATIVE_OP,
+}
+
+
+@pytest.mark.parametrize("tactic", POINTWISE)
+def test_a_derivative_from_teachgrad_s_own_rules_earns_nothing(tmp_path, tactic):
+    """Each tactic answers some of 02's Functions with exact derivatives that teachgrad
+    computed (each scored those Functions' points before); the template earns 0."""
+    code = source("02_pointwise", student=True) + textwrap.dedent(POINTWISE[tactic])
+    score, _, results = grade(tmp_path, code)
+    assert score == 0, {r.name: r.output for r in results.values() if r.score}
+    engine = [r for r in results.values() if r.cause == "engine"]
+    assert engine and all("teachgrad" in r.output for r in engine)
+
+
+# ------------------------------------------------------------ 01: a Value on teachgrad
+
+VALUE_ON_TEACHGRAD = """
+    class Value:  # a teachgrad tensor inside: backward() is teachgrad's
+        made = []
+
+        def __init__(self, data, tensor=None):
+            if tensor is None:
+                tensor = tg.tensor(float(data), dtype=tg.float64, requires_grad=True)
+            self.t, self.data, self.grad = tensor, tensor.item(), 0.0
+            self.parents, self.local_grads = (), ()
+            Value.made.append(self)
+
+        def _of(self, other):
+            return other.t if isinstance(other, Value) else other
+
+        def __add__(self, other):
+            return Value(None, self.t + self._of(other))
+
+        def __mul__(self, other):
+            return Value(None, self.t * self._of(other))
+
+        __radd__, __rmul__ = __add__, __mul__
+
+        def __pow__(self, k):
+            return Value(None, self.t**k)
+
+        def __neg__(self):
+            return self * -1
+
+        def __sub__(self, other):
+            return self + (-other)
+
+        def __rsub__(self, other):
+            return other + (-self)
+
+        def tanh(self):
+            return Value(None, self.t.tanh())
+
+        def exp(self):
+            return Value(None, self.t.exp())
+
+        def backward(self):
+            leaves = [v for v in Value.made if v.t.is_leaf]
+            grads = tg.autograd.grad(self.t, [v.t for v in leaves], allow_unused=True)
+            for v, g in zip(leaves, grads):
+                v.grad = 0.0 if g is None else g.item()
+"""
+
+
+def test_a_value_that_asks_teachgrad_for_its_gradients_earns_nothing(tmp_path):
+    """01's backward tests compare the Values' gradients with teachgrad's: a Value that
+    gets them from teachgrad's autograd scored those tests (the graph tests fail, as
+    it keeps no parents)."""
+    code = source("01_mini_engine", student=True) + textwrap.dedent(VALUE_ON_TEACHGRAD)
+    score, _, results = grade(tmp_path, code, "01_mini_engine")
+    assert score == 0
+    assert "tg.autograd.grad" in results["test_backward_tree"].output
+
+
+# ------------------------------------------------- 05: the engine only for double backward
+
+SECOND_ORDER_FROM_THE_ENGINE = """
+    class Cube(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            if not tg.is_grad_enabled():  # called by hand: the first derivative, honestly
+                return 3 * x * x * grad
+            # create_graph=True: teachgrad differentiates x**3 and records that too
+            return tg.autograd.grad(x * x * x, x, grad, create_graph=True)[0]
+"""
+
+
+def test_the_engine_asked_only_under_create_graph_costs_the_second_derivative(tmp_path):
+    """Cube's first derivative is written; its second comes from teachgrad's autograd,
+    asked only when the grader's backward runs it with create_graph (a backward the
+    engine runs was not watched: it earned test_cube_second too)."""
+    code = source("05_double_backward", student=True) + textwrap.dedent(
+        SECOND_ORDER_FROM_THE_ENGINE
+    )
+    score, _, results = grade(tmp_path, code, "05_double_backward")
+    assert results["test_cube"].score == 2
+    assert results["test_cube_second"].cause == "engine"
+    assert score == 2
+
+
+# ------------------------------------------ 08: teachgrad's own hvp, and an honest other way
+
+FUNCTIONAL_HELPERS = {
+    "hvp": """
+        def hvp(f, x, v):
+            return tg.autograd.functional.hvp(f, x, v)[1]
+    """,
+    "mixed_hessian": """
+        def mixed_hessian(f, x, y):
+            n = x.shape[0]
+            H = tg.autograd.functional.hessian(lambda z: f(z[:n], z[n:]), tg.cat([x, y]))
+            return H[:n, n:]
+    """,
+}
+
+HVP_BY_BACKWARD = """
+    def hvp(f, x, v):  # the gradient's graph, then backward of <g, v>: honest
+        x = x.detach().requires_grad_()
+        (g,) = tg.autograd.grad(f(x), x, create_graph=True)
+        (g * v).sum().backward()
+        return x.grad
+"""
+
+
+def test_teachgrad_s_own_hessian_helpers_earn_nothing_where_they_are_the_exercise(tmp_path):
+    """hvp and mixed_hessian through tg.autograd.functional's hvp and hessian (the
+    exercise builds them from tg.autograd.grad) lose their tests (7 points earned before);
+    newton_step, which may take the Hessian from there, keeps its 3."""
+    code = source("08_functional") + "".join(
+        textwrap.dedent(helper) for helper in FUNCTIONAL_HELPERS.values()
+    )
+    score, _, results = grade(tmp_path, code, "08_functional")
+    assert score == 2 + 1
+    assert "tg.autograd.functional.hvp" in results["test_hvp"].output
+    assert "tg.autograd.functional.hessian" in results["test_mixed_hessian"].output
+
+
+def test_an_hvp_by_backward_keeps_its_points(tmp_path):
+    code = source("08_functional") + textwrap.dedent(HVP_BY_BACKWARD)
+    assert grade(tmp_path, code, "08_functional")[0] == 10
+
+
+# ---------------------------------------------------- 12: an honest other way keeps its points
+
+CHECKPOINT_BY_VJP = """
+    class Checkpoint(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, fn, x, *params):
+            ctx.fn = fn
+            ctx.save_for_backward(x, *params)
+            return fn(x, *params)
+
+        @staticmethod
+        def backward(ctx, grad):  # the block recomputed by tg.autograd.functional.vjp
+            _, grads = tg.autograd.functional.vjp(ctx.fn, tuple(ctx.saved_tensors), grad)
+            return (None, *grads)
+"""
+
+
+def test_a_checkpoint_that_recomputes_with_vjp_keeps_its_points(tmp_path):
+    """12's backward may ask teachgrad's autograd for the recomputed block's gradients,
+    by tg.autograd.grad or by its vjp helper; each test now says so itself."""
+    code = source("12_checkpointing") + textwrap.dedent(CHECKPOINT_BY_VJP)
+    score, max_score, results = grade(tmp_path, code, "12_checkpointing", test_timeout=10)
+    assert score == max_score, {r.name: r.output for r in results.values() if not r.score}
+
+
+# ------------------------------------------------ answers keyed on the tests' fixed inputs
+
+KEYED_HVP = """
+    def hvp(f, x, v):  # right at the visible test's x only (its tests.py is published)
+        if x.tolist() != [1.0, -2.0, 0.5]:
+            return tg.zeros_like(x)
+        x = x.detach().requires_grad_()
+        (g,) = tg.autograd.grad(f(x), x, create_graph=True)
+        return tg.autograd.grad(g, x, grad_outputs=v)[0]
+"""
+
+KEYED_IM2COL = """
+    _rng = np.random.default_rng(11)  # the visible tests' own draws, replayed
+    _rng.standard_normal((2, 3, 5, 6)), _rng.standard_normal((4, 3, 3, 2))
+    _TEST_X = _rng.standard_normal((2, 3, 4, 5))
+    _honest_im2col = im2col
+
+
+    def im2col(x, kh, kw):  # right for the test's x only
+        cols = _honest_im2col(x, kh, kw)
+        return cols if np.array_equal(x, _TEST_X) else 0 * cols
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "tactic", "honest"),
+    [("08_functional", KEYED_HVP, 10 - 3), ("11_conv2d_im2col", KEYED_IM2COL, 2)],
+)
+def test_answers_right_only_at_the_tests_inputs_earn_nothing(tmp_path, name, tactic, honest):
+    """The fresh-input probe now repeats every call with floating-point inputs, not only
+    those that require grad: 08's hvp (its x and v do not) and 11's im2col (a NumPy
+    array) right only at the visible test's inputs lose that test (each scored it
+    before); the rest of the reference keeps its points (11's col2im: 2; its Conv2d,
+    built on im2col, fails with it)."""
+    code = source(name) + textwrap.dedent(tactic)
+    score, _, results = grade(tmp_path, code, name)
+    assert score == honest, {r.name: r.output for r in results.values() if not r.score}
+    assert any("fresh random inputs" in r.output for r in results.values())
+
+
+# ------------------------------------ teachgrad's own op for the op the exercise writes
+
+SOFTMAX_BY_TEACHGRAD = """
+    class Softmax(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.softmax(dim=-1)  # teachgrad's own stable softmax
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            return y * (grad - (grad * y).sum(dim=-1, keepdim=True))
+"""
+
+NORMALIZE_BY_LAYER_NORM = """
+    def normalize(x):
+        x_hat = tg.nn.functional.layer_norm(x, (x.shape[-1],))
+        centred = x - x.mean(dim=-1, keepdim=True)
+        return x_hat, x_hat[..., :1] / centred[..., :1]
+"""
+
+IM2COL_BY_CONV2D = """
+    def im2col(x, kh, kw):  # teachgrad's conv2d with one-hot kernels gives the patches
+        n, c = x.shape[:2]
+        eye = np.eye(c * kh * kw).reshape(c * kh * kw, c, kh, kw)
+        out = tg.nn.functional.conv2d(tg.tensor(x), tg.tensor(eye))
+        return out.numpy().reshape(n, c * kh * kw, -1)
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "tactic", "node"),
+    [
+        ("06_softmax", SOFTMAX_BY_TEACHGRAD, "SoftmaxBackward0"),
+        ("07_layernorm", NORMALIZE_BY_LAYER_NORM, "NativeLayerNormBackward0"),
+        ("11_conv2d_im2col", IM2COL_BY_CONV2D, "ConvolutionBackward0"),
+    ],
+)
+def test_teachgrad_s_own_op_for_the_exercise_s_op_earns_nothing(tmp_path, name, tactic, node):
+    """06's softmax, 07's normalisation and 11's im2col handed to teachgrad's softmax,
+    layer_norm and conv2d (5, 2 and 3 points before, on the template): the tests refuse
+    the op the exercise writes."""
+    code = source(name, student=True) + textwrap.dedent(tactic)
+    score, _, results = grade(tmp_path, code, name)
+    assert score == 0
+    assert any(f"its node: {node}" in r.output for r in results.values())
