@@ -30,6 +30,7 @@ showing the result to a student (``course.check``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sysconfig
 import traceback
@@ -39,7 +40,17 @@ import numpy as np
 
 import teachgrad as tg
 
-__all__ = ["CAUSES", "EXACT", "Failure", "agree", "check_close", "check_function", "get", "points"]
+__all__ = [
+    "CAUSES",
+    "EXACT",
+    "Failure",
+    "agree",
+    "check_close",
+    "check_function",
+    "get",
+    "grading_seed",
+    "points",
+]
 
 EXACT = {"rtol": 1e-10, "atol": 1e-12}  # float64 rounding, and nothing more
 
@@ -185,6 +196,35 @@ def _raised_in(exc, files):
         if path.is_relative_to(TEACHGRAD) or not any(path.is_relative_to(lib) for lib in LIBRARIES):
             return None
     return None
+
+
+_grading = {"seed": None}  # set by the grader while it grades one submission (see grading)
+
+
+def grading_seed():
+    """The grader's seed for the submission it is grading (random per run, or ``--seed``);
+    None in ``check()``. A test may use it to choose what a submission cannot know in
+    advance (10's relabelled classes), and stay reproducible with ``--seed``.
+
+    >>> grading_seed() is None
+    True
+    """
+    return _grading["seed"]
+
+
+@contextlib.contextmanager
+def grading(seed):
+    """``grading_seed()`` is ``seed`` inside (the grader's, for one submission).
+
+    >>> with grading(7):
+    ...     grading_seed()
+    7
+    """
+    before, _grading["seed"] = _grading["seed"], seed
+    try:
+        yield
+    finally:
+        _grading["seed"] = before
 
 
 def get(ns, name):

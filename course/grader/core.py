@@ -46,7 +46,7 @@ from typing import NamedTuple
 import numpy as np
 
 import teachgrad as tg
-from course import exercises
+from course import exercises, testing
 from course.exercises import Result
 from course.testing import CAUSES, Failure
 
@@ -247,7 +247,7 @@ def grade_submission(
     results = []
     limits = dict(memory_mb=memory_mb, cpu_s=int(timeout) + 5, cell_s=test_timeout)
     ops = sorted({op for t in tests for op in t.refuses})
-    with Sandbox(cells, names, seed=seed, ops=ops, **limits) as box:
+    with Sandbox(cells, names, seed=seed, ops=ops, **limits) as box, testing.grading(seed):
         session = Session(box)
         box.deadline = min(time.monotonic() + startup_timeout, start + timeout)
         with contextlib.suppress(SandboxError):  # a broken start fails every test, below

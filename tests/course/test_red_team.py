@@ -13,9 +13,14 @@ released template (or its reference, with some answers replaced) with the tactic
 added, graded as the other tests of the grader do.
 """
 
+import base64
+import io
 import textwrap
 
+import numpy as np
 import pytest
+
+import teachgrad as tg
 
 from .test_grader import grade, source
 
@@ -391,3 +396,56 @@ def test_teachgrad_s_own_op_for_the_exercise_s_op_earns_nothing(tmp_path, name, 
     score, _, results = grade(tmp_path, code, name)
     assert score == 0
     assert any(f"its node: {node}" in r.output for r in results.values())
+
+
+# ------------------------------------------------------ 10: a model trained beforehand
+
+TRAINED_BEFOREHAND = """
+    def train(model, X, y):  # X and y ignored: the weights were learned before, on every image
+        import base64
+        import io
+
+        kept = np.load(io.BytesIO(base64.b64decode("{weights}")))
+        with tg.no_grad():
+            for p, name in zip(model.parameters(), kept.files):
+                p.copy_(tg.tensor(kept[name]))
+"""
+
+
+def _weights_learned_on_every_public_image() -> str:
+    """The reference model trained here, outside the sandbox, on all 1797 digits (the
+    held-out ones included) with their usual labels: its weights as text a notebook can
+    carry (what a student could paste in)."""
+    from sklearn.datasets import load_digits
+
+    ns = {}
+    exec(source("10_train_digits"), ns)  # noqa: S102 - the course's own reference solution
+    digits = load_digits()
+    tg.manual_seed(0)
+    model = ns["make_model"]()
+    images = tg.tensor((digits.data / 16.0).astype(np.float32))
+    ns["train"](model, images, tg.tensor(digits.target.astype(np.int64)))
+    buffer = io.BytesIO()
+    np.savez(buffer, *[p.detach().numpy() for p in model.parameters()])
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def test_a_model_trained_beforehand_on_the_public_digits_earns_only_its_shape(tmp_path):
+    """The held-out images are public: a train() that ignores its data and loads weights
+    learned on every image with its usual label passed every test (6 points). When
+    grading, the classes are relabelled by the grader's seed: only the model's shape
+    (1 point) is left."""
+    tactic = textwrap.dedent(TRAINED_BEFOREHAND).replace(
+        "{weights}", _weights_learned_on_every_public_image()
+    )
+    code = source("10_train_digits") + tactic
+    score, _, results = grade(tmp_path, code, "10_train_digits", timeout=120, test_timeout=40)
+    assert score == 1, {r.name: r.output for r in results.values() if not r.score}
+    assert results["test_model_shape"].score == 1
+
+
+def test_training_on_the_data_given_keeps_every_point_under_relabelled_classes(tmp_path):
+    score, max_score, results = grade(
+        tmp_path, source("10_train_digits"), "10_train_digits", timeout=120, test_timeout=40
+    )
+    assert score == max_score, {r.name: r.output for r in results.values() if not r.score}
