@@ -395,6 +395,8 @@ def key_width(k) -> int:
         return k._data.ndim if k._data.dtype.kind == "b" else 1
     if isinstance(k, bool):
         return 0
+    if hasattr(k, "dtype") and hasattr(k, "ndim"):  # an array, on the CPU or a device
+        return k.ndim if k.dtype.kind == "b" else 1
     if isinstance(k, list | tuple) or hasattr(k, "__array__"):
         a = numpy_module().asarray(k)
         return a.ndim if a.dtype.kind == "b" else 1
