@@ -31,7 +31,7 @@ from collections import namedtuple
 
 from .. import _seam
 from .._backend import address, array_module, is_writeable
-from .._tensor import Tensor
+from .._tensor import Tensor, wrap_array
 from .grad_mode import _DecoratorContextManager
 from .grad_mode import state as _grad_state
 
@@ -539,8 +539,10 @@ def tangent_sum(*terms):
 
 
 def zero_tangent(ctx, *tangents):
-    """The tangent rule of piecewise-constant ops (sign, floor, argmax-like): zero."""
-    return ctx.result * 0 if ctx.result._data.dtype.kind == "f" else None
+    """The tangent rule of piecewise-constant ops (sign, floor, argmax-like): zero, even where
+    the result is inf or NaN (``result * 0`` would be NaN there; torch's tangent is 0)."""
+    y = ctx.result._data
+    return wrap_array(array_module(y).zeros_like(y)) if y.dtype.kind == "f" else None
 
 
 def linear_jvp(ctx, *tangents):

@@ -1059,8 +1059,9 @@ class Relu(SavesResult):
 
 
 def _relu_grad(g, y):
-    """``g where y > 0, else 0``, on arrays: relu's backward, and _ReluGrad's forward."""
-    mask = y > 0
+    """``g where y > 0, else 0``, on arrays: relu's backward, and _ReluGrad's forward.
+    A NaN result passes the gradient, as in torch (which zeroes it where ``y <= 0``)."""
+    mask = ~(y <= 0)
     out = _masked(array_module(mask), mask, g, 0)
     return array_module(mask).where(mask, g, 0) if out is None else out
 
@@ -1081,7 +1082,9 @@ class _ReluGrad(Builtin):
     @staticmethod
     def backward(ctx, gg):
         (y,) = ctx.saved_tensors
-        return _ReluGrad.apply(gg, y), None  # linear in g; y only chooses where (no gradient)
+        # linear in g; y only chooses where, so its gradient is zeros (torch's, not None: a
+        # second derivative through relu is 0, not "unused")
+        return _ReluGrad.apply(gg, y), constant_zeros(gg) if ctx.needs_input_grad[1] else None
 
     @staticmethod
     def jvp(ctx, tg, ty):
@@ -1265,7 +1268,7 @@ class ClampTensor(Builtin):
 
     @staticmethod
     def jvp(ctx, ta, tlo, thi):
-        from_lo, from_hi, taken = ClampTensor.choices(*ctx.inputs)
+        from_lo, from_hi, taken = ClampTensor.tangent_choices(*ctx.inputs)
         return tangent_sum(
             None if ta is None else where(taken, 0.0, ta),
             None if tlo is None else where(from_lo, tlo, 0.0),
@@ -1281,11 +1284,27 @@ class ClampTensor(Builtin):
             from_hi = from_hi | (lo > hi)  # bounds crossed: max wins, as torch's clamp
         from_lo = (a < lo) if lo is not None else None
         if from_lo is not None and from_hi is not None:
-            from_lo = from_lo & ~from_hi
+            from_lo = from_lo & (lo < hi)  # torch's: equal or NaN bounds give min nothing
         inside = (a >= lo) if lo is not None else None
         if hi is not None:
             inside = (a <= hi) if inside is None else inside & (a <= hi)
         return from_lo, from_hi, ~inside
+
+    @staticmethod
+    def tangent_choices(a, lo, hi):
+        """``choices`` as torch's tangent rule makes them, which differ from its gradient's
+        at ties and NaNs: with one bound, the bound's tangent unless ``a`` is strictly
+        inside; with two, ``a``'s unless it is outside (crossed bounds: max's)."""
+        if hi is None:
+            inside = a > lo
+            return ~inside, None, ~inside
+        if lo is None:
+            inside = a < hi
+            return None, ~inside, ~inside
+        crossed, below, above = lo > hi, a < lo, a > hi
+        from_lo = below & ~crossed
+        from_hi = crossed | above & ~below
+        return from_lo, from_hi, from_lo | from_hi
 
 
 class _MaxMin(_Binary):
@@ -1300,12 +1319,13 @@ class _MaxMin(_Binary):
     @classmethod
     def backward(cls, ctx, grad):
         a, b = ctx.saved_tensors
-        a_wins = cls.wins(a, b)
         tie = a == b
         half = grad / 2
+        # "loses", not "not wins": where one is NaN neither wins nor loses, and torch then
+        # gives both the whole gradient
         return (
-            where(tie, half, where(a_wins, grad, 0.0)),
-            where(tie, half, where(a_wins, 0.0, grad)),
+            where(tie, half, where(cls.wins(b, a), 0.0, grad)),
+            where(tie, half, where(cls.wins(a, b), 0.0, grad)),
         )
 
     @classmethod

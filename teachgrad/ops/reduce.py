@@ -404,12 +404,23 @@ class _Extreme(_Weighted):
 
     @classmethod
     def weights(cls, ctx, a, result):
-        result = _Reduction.spread(ctx, result)
-        hit = a == result
-        if cls.nan_ties:
-            hit = hit | a.isnan() & result.isnan()
-        hit = hit.to(a.dtype)
-        return hit / hit.sum(ctx.dims, keepdim=True)  # (0 / 0 = NaN where none ties: a NaN result)
+        return _even_share(ctx, a, result, cls.nan_ties)
+
+    @classmethod
+    def jvp(cls, ctx, t, *_):  # torch's tangent is the mean over the ties, a NaN tying with none
+        share = _even_share(ctx, ctx.inputs[0], ctx.result, nan_ties=False)
+        return (t * share).sum(ctx.dims, keepdim=ctx.keepdim)
+
+
+def _even_share(ctx, a, result, nan_ties):
+    """1 / (number of ties) where ``a`` equals its reduced ``result``, else 0; with
+    ``nan_ties`` NaNs tie with a NaN result."""
+    result = _Reduction.spread(ctx, result)
+    hit = a == result
+    if nan_ties:
+        hit = hit | a.isnan() & result.isnan()
+    hit = hit.to(a.dtype)
+    return hit / hit.sum(ctx.dims, keepdim=True)  # (0 / 0 = NaN where none ties: a NaN result)
 
 
 class Amax(_Extreme):
