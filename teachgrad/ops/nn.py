@@ -701,6 +701,23 @@ class NllLoss2dGrad(NllLossGrad):
     node_name = "NllLoss2DBackwardBackward0"
 
 
+def _bce_range_error(outside_x, outside_t):
+    """torch's error for the first element (in order) whose input or target is outside [0, 1]."""
+    first = (outside_x | outside_t).reshape(-1).argmax()
+    if outside_x.reshape(-1)[first]:
+        return RuntimeError(
+            "all elements of input should be between 0 and 1\n  binary_cross_entropy takes "
+            "probabilities; for raw scores (logits) use binary_cross_entropy_with_logits."
+        )
+    return RuntimeError(
+        "all elements of target should be between 0 and 1\n  The target of "
+        "binary_cross_entropy is a probability (a 0/1 label, or in between)."
+    )
+
+
+_BCE_EPSILON = 9.999999960041972e-13  # torch's 1e-12 for BCE's denominator, a float32 number
+
+
 def _clamped_log(xp, x):
     """``max(log(x), -100)`` without evaluating log(0) (torch clamps BCE's logs at -100)."""
     positive = x > 0
@@ -727,14 +744,13 @@ class BinaryCrossEntropy(Builtin):
     def forward(ctx, a, target, weight, reduction):
         x, t = a._data, target._data
         xp = array_module(x)
+        # "not inside", so that NaN fails too, as in torch
+        outside_x, outside_t = ~((x >= 0) & (x <= 1)), ~((t >= 0) & (t <= 1))
         device_assert(
-            ((x < 0) | (x > 1)).any(),
-            lambda: RuntimeError(
-                "all elements of input should be between 0 and 1\n  binary_cross_entropy takes "
-                "probabilities; for raw scores (logits) use binary_cross_entropy_with_logits."
-            ),
-            "binary_cross_entropy got an input outside [0, 1]: it takes probabilities; for raw "
-            "scores (logits) use binary_cross_entropy_with_logits.",
+            (outside_x | outside_t).any(),
+            lambda: _bce_range_error(outside_x, outside_t),
+            "binary_cross_entropy got an input or a target outside [0, 1]: both are "
+            "probabilities; for raw scores (logits) use binary_cross_entropy_with_logits.",
         )
         ctx.to_save = (a, target, weight)
         ctx.reduction = reduction
@@ -747,7 +763,7 @@ class BinaryCrossEntropy(Builtin):
     # the pos_weight of the logits version). Backward and jvp both use them.
     @staticmethod
     def d_input(x, t, p=None):
-        return (x - t) / (x * (1 - x)).clamp(min=1e-12)
+        return (x - t) / (x * (1 - x)).clamp(min=_BCE_EPSILON)
 
     @staticmethod
     def d_target(x, t, p=None):
@@ -1066,7 +1082,8 @@ class PlaneScatter(Builtin):
         plane = in_shape[-1] * in_shape[-2]
         planes = math.prod(in_shape[:-2])
         offsets = xp.arange(planes).reshape(-1, 1) * plane  # where each plane starts
-        positions = (idx.reshape(planes, -1) + offsets).reshape(-1)
+        # (sizes, not -1: an empty batch has 0 planes)
+        positions = (idx.reshape(planes, math.prod(idx.shape[-2:])) + offsets).reshape(-1)
         if distinct:
             out = xp.zeros(planes * plane, g.dtype)
             out[positions] = g.reshape(-1)
@@ -1094,8 +1111,9 @@ class PlaneGather(Builtin):
         ctx.in_shape, ctx.distinct = a._data.shape, distinct
         x, idx = a._data, indices._data
         planes = math.prod(x.shape[:-2])
-        flat = x.reshape(planes, -1)
-        return array_module(x).take_along_axis(flat, idx.reshape(planes, -1), 1).reshape(idx.shape)
+        flat = x.reshape(planes, math.prod(x.shape[-2:]))
+        windows = idx.reshape(planes, math.prod(idx.shape[-2:]))
+        return array_module(x).take_along_axis(flat, windows, 1).reshape(idx.shape)
 
     @staticmethod
     def backward(ctx, grad):

@@ -545,6 +545,13 @@ class FloorDivide(Builtin):
             "for a gradient (zero) use div(..., rounding_mode='floor')."
         )
 
+    @staticmethod
+    def jvp(ctx, *_):
+        raise NotImplementedError(
+            f"Trying to use forward AD with aten::{ctx.op} that does not support it.\n  Floor "
+            "division is a staircase; for a tangent (zero) use div(..., rounding_mode='floor')."
+        )
+
 
 # --------------------------------------------------------------------------- remainders
 #
