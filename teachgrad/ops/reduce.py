@@ -26,7 +26,7 @@ from .._profiling import recorded_as
 from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.anomaly_mode import _outside_teachgrad
 from ..autograd.builtin import Builtin
-from ..autograd.forward_ad import linear_jvp
+from ..autograd.forward_ad import linear_jvp, zero_tangent
 from .pointwise import (
     DivByNumber,
     contiguous_strides,
@@ -611,26 +611,46 @@ class Norm(_Weighted):
     def setup_context(ctx, inputs, output):
         ctx.to_save = (inputs[0], output)
 
+    @classmethod
+    def backward(cls, ctx, grad):
+        if ctx.p == 0:  # a count of nonzeros: torch gives no gradient (None), not zeros
+            _ = ctx.saved_tensors  # (still checked for in-place changes)
+            return (None,) * len(ctx.needs_input_grad)
+        return super().backward(ctx, grad)
+
     @staticmethod
     def weights(ctx, a, result):
+        factor, scale = Norm.factors(ctx, a, result)
+        return factor if scale is None else factor * _Reduction.spread(ctx, scale)
+
+    @classmethod
+    def jvp(cls, ctx, t, *_):  # (summed before the scale, as torch: an inf norm and a tangent)
+        if ctx.p == 0:
+            return zero_tangent(ctx)
+        factor, scale = Norm.factors(ctx, ctx.inputs[0], ctx.result)
+        summed = (t * factor).sum(ctx.dims, keepdim=ctx.keepdim)
+        return summed if scale is None else summed * scale
+
+    @staticmethod
+    def factors(ctx, a, result):
+        """d||a||_p / da = sign(a) |a|^(p-1) / ||a||^(p-1) as a factor per element and a scale
+        per norm (or None), written as torch writes it for each range of p, so that zeros,
+        infs and second derivatives come out as torch's."""
         p = ctx.p
-        if p == 0:
-            return a * 0
         if p == 1:
-            return a.sign()
-        r = _Reduction.spread(ctx, result)
+            return a.sign(), None
         if p in (math.inf, -math.inf):
-            hit = a.abs() == r
-            return where(hit, a.sign() / hit.sum(ctx.dims, keepdim=True), 0.0)
-        # d||a||_p / da = a |a|^(p-2) / ||a||^(p-1); zero where the norm is zero
-        zero = r == 0
-        r = where(zero, 1.0, r)  # (so 0 / 0 is never computed)
+            hit = a.abs() == _Reduction.spread(ctx, result)
+            return where(hit, a.sign() / hit.sum(ctx.dims, keepdim=True), 0.0), None
+        if p < 1:  # |0|^(p-1) is inf: zero elements get 0; a zero norm is not special
+            return where(a == 0, 0.0, a.sign() * a.abs() ** (p - 1)), result ** (1 - p)
+        # 0 where the norm is 0 (its second derivative there is NaN, as torch's)
+        scale = where(result == 0, 0.0, 1 / result ** (p - 1))
         if p == 2:
-            scale = a / r
-        else:  # where an element is 0 its gradient is 0 (for p < 2, |a|^(p-2) alone would be inf)
-            nonzero = a != 0
-            scale = where(nonzero, a * where(nonzero, a.abs(), 1.0) ** (p - 2), 0.0) / r ** (p - 1)
-        return where(zero, 0.0, scale)
+            return a, scale
+        if p < 2:
+            return a.sign() * a.abs() ** (p - 1), scale
+        return a * a.abs() ** (p - 2), scale
 
 
 # --------------------------------------------------------------------------- running sum
