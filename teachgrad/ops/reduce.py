@@ -27,8 +27,10 @@ from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.anomaly_mode import _outside_teachgrad
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, zero_tangent
+from ..autograd.grad_mode import is_grad_enabled
 from .pointwise import (
     DivByNumber,
+    constant_zeros,
     contiguous_strides,
     maximum,
     minimum,
@@ -259,15 +261,34 @@ class Prod(_Weighted):
             return (grad,) + (None,) * (len(ctx.needs_input_grad) - 1)
         return super().backward(ctx, grad)
 
+    @classmethod
+    def jvp(cls, ctx, t, *_):
+        return t if not ctx.in_shape else super().jvp(ctx, t)  # (0-d: as backward)
+
     @staticmethod
     def weights(ctx, a, result):  # the product of the other elements
         if not bool(array_module(a).any(a._data == 0)):
             return _Reduction.spread(ctx, result) / a
+        if _count(a.shape, ctx.dims) == 1:  # no other elements: 1, as torch (without a graph)
+            return 1.0
         return _product_of_others(a, ctx.dims)
 
 
 class ProdAll(Prod):
     node_name = "ProdBackward0"
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        # (torch's shortcut, taken only when the gradient needs no graph of its own)
+        if not is_grad_enabled() and ProdAll.zeros_repeat(ctx, ctx.saved_tensors[0]):
+            return (constant_zeros(ctx.saved_tensors[0]),) + (None,) * 2
+        return super().backward(ctx, grad)
+
+    @staticmethod
+    def zeros_repeat(ctx, a):
+        """Whether ``a`` has two zeros or more: then every product of the others is 0, and
+        torch's gradient of the whole product is zeros (even where the others hold inf)."""
+        return ctx.in_shape and int((a._data == 0).sum()) > 1
 
 
 def _product_of_others(a, dims):
