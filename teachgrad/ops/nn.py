@@ -749,7 +749,7 @@ class BinaryCrossEntropy(Builtin):
         device_assert(
             (outside_x | outside_t).any(),
             lambda: _bce_range_error(outside_x, outside_t),
-            "binary_cross_entropy got an input or a target outside [0, 1]: both are "
+            "binary_cross_entropy got an input outside [0, 1] (or a target): both are "
             "probabilities; for raw scores (logits) use binary_cross_entropy_with_logits.",
         )
         ctx.to_save = (a, target, weight)
@@ -1004,8 +1004,8 @@ class MaxPool2d(Builtin):
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
-        _, indices = ctx.saved_tensors
-        return PlaneScatter.apply(grad, indices, ctx.in_shape, ctx.distinct), *(None,) * 5
+        a, indices = ctx.saved_tensors
+        return PlaneScatter.apply(grad, indices, ctx.in_shape, ctx.distinct, a), *(None,) * 5
 
     @staticmethod
     def jvp(ctx, t, *_):  # each output moves as the input element it came from
@@ -1024,6 +1024,17 @@ def _max_of_windows(x, kernel, stride, padding, dilation, out_hw):
     win = _windows(padded, kernel, stride, dilation, out_hw).reshape(n, c, oh, ow, kh * kw)
     tap = win.argmax(axis=-1)  # the first largest, like torch
     values = xp.take_along_axis(win, tap[..., None], axis=-1)[..., 0]
+    on_gpu = xp is not numpy_module()  # (there no question is asked: it would wait)
+    nan = xp.isnan(values)
+    if on_gpu or nan.any():  # torch picks the *last* NaN of a window
+        last_nan = kh * kw - 1 - xp.isnan(win[..., ::-1]).argmax(axis=-1)
+        tap = xp.where(nan, last_nan, tap)
+    lowest = values == -xp.inf
+    if padded is not x and (on_gpu or lowest.any()):  # all -inf: torch's is the first pixel
+        inside = _windows(
+            _pad(xp.ones((1, 1, h, w), bool), padding, False), kernel, stride, dilation, out_hw
+        )
+        tap = xp.where(lowest, inside.reshape(1, 1, oh, ow, kh * kw).argmax(axis=-1), tap)
     # the winning tap's pixel in the unpadded input, as a row-major index into its plane
     row = xp.arange(oh).reshape(-1, 1) * stride[0] + (tap // kw) * dilation[0] - padding[0][0]
     col = xp.arange(ow) * stride[1] + (tap % kw) * dilation[1] - padding[1][0]
@@ -1075,8 +1086,8 @@ class PlaneScatter(Builtin):
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
-    def forward(ctx, grad, indices, in_shape, distinct):
-        ctx.to_save, ctx.distinct = (indices,), distinct
+    def forward(ctx, grad, indices, in_shape, distinct, source=None):
+        ctx.to_save, ctx.distinct, ctx.in_shape = (indices,), distinct, in_shape
         g, idx = grad._data, indices._data
         xp = array_module(g)
         plane = in_shape[-1] * in_shape[-2]
@@ -1094,7 +1105,13 @@ class PlaneScatter(Builtin):
     @staticmethod
     def backward(ctx, gg):
         (indices,) = ctx.saved_tensors
-        return PlaneGather.apply(gg, indices, ctx.distinct), None, None, None
+        return (
+            PlaneGather.apply(gg, indices, ctx.distinct),
+            None,
+            None,
+            None,
+            _zeros_for(ctx, 4, gg),
+        )
 
 
 class PlaneGather(Builtin):
@@ -1143,10 +1160,20 @@ def avg_pool_divisors(input, kernel, stride, padding, out_hw, count_include_pad,
     return (counts[0].reshape(-1, 1) * counts[1]).astype(dtype)
 
 
+def _zeros_for(ctx, index, like):
+    """The gradient of the pooled input (argument ``index``) of a pooling's gradient: zeros
+    of ``ctx.in_shape``, as torch's (its gradient reads the input), so that a second
+    derivative through the pooling alone is zeros, not "unused"."""
+    if not ctx.needs_input_grad[index]:
+        return None
+    return wrap_array(array_module(like._data).zeros(ctx.in_shape, like._data.dtype))
+
+
 class AvgPool2d(Builtin):
     """The mean of each window (the divisor per window is in ``divisors``)."""
 
     node_name = "AvgPool2DBackward0"
+    saved_names = ("self",)
     formula = {"self": "grad / divisor, spread over each window"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
@@ -1154,7 +1181,7 @@ class AvgPool2d(Builtin):
     @quiet
     def forward(ctx, a, kernel, stride, padding, out_hw, divisors):
         x = _batched(a._data)
-        ctx.in_shape, ctx.pool = a._data.shape, (kernel, stride, padding, out_hw, divisors)
+        ctx.to_save, ctx.pool = (a,), (kernel, stride, padding, out_hw, divisors)
         padded = _pad(x, padding)
         sums = _windows(padded, kernel, stride, (1, 1), out_hw).sum(axis=(-2, -1))
         out = (sums / divisors).astype(x.dtype, copy=False)
@@ -1162,20 +1189,23 @@ class AvgPool2d(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        return AvgPool2dTranspose.apply(grad, ctx.in_shape, *ctx.pool), *(None,) * 5
+        (a,) = ctx.saved_tensors
+        return AvgPool2dTranspose.apply(grad, a, *ctx.pool), *(None,) * 5
 
 
 class AvgPool2dTranspose(Builtin):
     """Average pooling's backward: each window's gradient, divided by its divisor, spread evenly
-    over the window's pixels (overlaps add up). Linear, so its backward is ``AvgPool2d``."""
+    over the window's pixels (overlaps add up) of ``source``, the pooled input. Linear, so its
+    backward is ``AvgPool2d``."""
 
     node_name = "AvgPool2DBackwardBackward0"
     formula = {"grad_output": "avg_pool2d(grad)"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
-    def forward(ctx, grad, in_shape, kernel, stride, padding, out_hw, divisors):
+    def forward(ctx, grad, source, kernel, stride, padding, out_hw, divisors):
         ctx.pool = (kernel, stride, padding, out_hw, divisors)
+        ctx.in_shape = in_shape = source._data.shape
         g = _batched(grad._data)
         pad_before = (padding[0][0], padding[1][0])
         grid = _pad(*_spread_back(g / divisors, kernel, in_shape[-2:], stride, pad_before, (1, 1)))
@@ -1184,7 +1214,7 @@ class AvgPool2dTranspose(Builtin):
 
     @staticmethod
     def backward(ctx, gg):
-        return AvgPool2d.apply(gg, *ctx.pool), *(None,) * 6
+        return AvgPool2d.apply(gg, *ctx.pool), _zeros_for(ctx, 1, gg), *(None,) * 5
 
 
 # --------------------------------------------------------------------------- layer norm, embedding

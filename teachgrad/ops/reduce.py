@@ -238,6 +238,7 @@ class MeanAll(Mean):
 
 class Prod(_Weighted):
     node_name = "ProdBackward1"
+    whole = False
     saved_names = ("self", "result")
     # where self has zeros, backward multiplies the other elements instead (no 0 / 0)
     formula = {"self": "grad · result / self"}
@@ -265,30 +266,23 @@ class Prod(_Weighted):
     def jvp(cls, ctx, t, *_):
         return t if not ctx.in_shape else super().jvp(ctx, t)  # (0-d: as backward)
 
-    @staticmethod
-    def weights(ctx, a, result):  # the product of the other elements
-        if not bool(array_module(a).any(a._data == 0)):
+    @classmethod
+    def weights(cls, ctx, a, result):  # the product of the other elements
+        zeros = int((a._data == 0).sum())
+        if not zeros:
             return _Reduction.spread(ctx, result) / a
         if _count(a.shape, ctx.dims) == 1:  # no other elements: 1, as torch (without a graph)
             return 1.0
+        if zeros > 1 and cls.whole and not is_grad_enabled():
+            # every product of the others holds a 0: torch's prod() then gives zeros (even
+            # where the others hold inf), when the gradient needs no graph of its own
+            return constant_zeros(a)
         return _product_of_others(a, ctx.dims)
 
 
 class ProdAll(Prod):
     node_name = "ProdBackward0"
-
-    @classmethod
-    def backward(cls, ctx, grad):
-        # (torch's shortcut, taken only when the gradient needs no graph of its own)
-        if not is_grad_enabled() and ProdAll.zeros_repeat(ctx, ctx.saved_tensors[0]):
-            return (constant_zeros(ctx.saved_tensors[0]),) + (None,) * 2
-        return super().backward(ctx, grad)
-
-    @staticmethod
-    def zeros_repeat(ctx, a):
-        """Whether ``a`` has two zeros or more: then every product of the others is 0, and
-        torch's gradient of the whole product is zeros (even where the others hold inf)."""
-        return ctx.in_shape and int((a._data == 0).sum()) > 1
+    whole = True  # the product of all elements
 
 
 def _product_of_others(a, dims):
