@@ -557,8 +557,10 @@ class MseLoss(Builtin):
     @staticmethod
     def jvp(ctx, t_a, t_target, _):
         a, target, _ = ctx.inputs
-        t_diff = tangent_sum(t_a, None if t_target is None else -t_target)
-        return _reduce_loss(2 * (a - target) * t_diff, ctx.reduction)
+        slope = 2 * (a - target)
+        # one term per argument, a missing tangent as 0 (as torch's: an inf slope gives NaN)
+        t_a, t_target = (0.0 if t is None else t for t in (t_a, t_target))
+        return _reduce_loss(slope * t_a - slope * t_target, ctx.reduction)
 
 
 class NllLoss(Builtin):

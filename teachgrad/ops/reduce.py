@@ -374,6 +374,12 @@ class Std(_Weighted):
         ctx.to_save = (inputs[0], output)
 
     @staticmethod
+    def jvp(ctx, t, *_):  # torch's form: var's tangent / (2 · std), 0 where std is 0
+        var_t = (t * Var.weights(ctx, ctx.inputs[0], None)).sum(ctx.dims, keepdim=ctx.keepdim)
+        std = ctx.result  # (over no elements NaN, and so is the tangent)
+        return where(std == 0, 0.0, var_t / (2 * std))
+
+    @staticmethod
     def weights(ctx, a, result):
         centered = a - a.mean(ctx.dims, keepdim=True)
         zero = _Reduction.spread(ctx, result == 0)  # all values equal: torch's gradient there is 0
@@ -598,6 +604,14 @@ class Logsumexp(_Weighted):
     def weights(ctx, a, result):  # softmax(a)
         shifted = a - _Reduction.spread(ctx, result)
         return shifted.exp() if isinstance(shifted, Tensor) else array_module(shifted).exp(shifted)
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        # torch's form: the tangents' mean weighted by exp(a − max a), over those weights'
+        # sum (over no elements 0 / 0, NaN; with no finite max, NaN too)
+        a = ctx.inputs[0]
+        e = (a - Amax.apply(a, ctx.dims, True) if a.numel() else a).exp()
+        return (t * e).sum(ctx.dims, keepdim=ctx.keepdim) / e.sum(ctx.dims, keepdim=ctx.keepdim)
 
 
 class Norm(_Weighted):
