@@ -717,6 +717,8 @@ class PowScalar(Builtin):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         if x.dtype.kind == "b":  # NumPy makes int8 of it; torch promotes as for any other op
             return (x**exponent).astype(result_type(a, exponent).numpy)
+        if exponent == -0.5:  # torch's rsqrt: -0.0 gives -inf, -inf NaN (NumPy's pow: inf, 0)
+            return 1 / array_module(x).sqrt(x)
         return x**exponent
 
     @staticmethod
@@ -752,18 +754,16 @@ def _refuse_bool_power(promoted):
 
 def _power_slope(grad, a, b):
     """grad · d(a ** b)/da = grad · b a^(b-1), 0 where b == 0 (even at a == 0, where a ** -1
-    is inf). The 1 put in for b - 1 there is an int, so that an integer b keeps its dtype: a
-    float one would make a float32 exponent, and with it a float32 power of a float64 a."""
-    zero_exponent = b == 0
-    return where(zero_exponent, 0.0, grad * (b * a ** where(zero_exponent, 1, b - 1)))
+    is inf: it is taken and masked, so that a second derivative there is NaN, as torch's)."""
+    return where(b == 0, 0.0, grad * (b * a ** (b - 1)))
 
 
-def _masked_log(base, exponent_or_none):
-    """log(base), with 0 where base == 0 (and the exponent >= 0), like torch's pow backward."""
-    zero_base = base == 0
-    if exponent_or_none is not None:
-        zero_base = zero_base & (exponent_or_none >= 0)
-    return where(zero_base, 0.0, where(zero_base, 1.0, base).log())  # log(0) is never computed
+def _exponent_slope(result, base, exponent):
+    """d(base ** exponent)/d exponent = result · log(base), 0 where base == 0 and exponent >= 0,
+    as torch's pow backward (the product is taken and masked: a second derivative there is
+    NaN, as torch's)."""
+    flat = (base == 0) & (exponent >= 0)
+    return where(flat, 0.0, result * base.log())
 
 
 class Pow(Builtin):
@@ -793,14 +793,14 @@ class Pow(Builtin):
         a, b, result = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         grad_a = _power_slope(grad, a, b) if need_a else None
-        grad_b = grad * result * _masked_log(a.to(result.dtype), b) if need_b else None
+        grad_b = grad * _exponent_slope(result, a.to(result.dtype), b) if need_b else None
         return grad_a, grad_b
 
     @staticmethod
     def jvp(ctx, ta, tb):  # d(a ** b) = b a^(b-1) da + a^b log(a) db
         a, b = ctx.inputs
         da = None if ta is None else _power_slope(ta, a, b)
-        db = None if tb is None else tb * ctx.result * _masked_log(a.to(ctx.result.dtype), b)
+        db = None if tb is None else tb * _exponent_slope(ctx.result, a.to(ctx.result.dtype), b)
         return tangent_sum(da, db)
 
 
@@ -827,16 +827,20 @@ class Rpow(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        _, result, _ = ctx.saved_tensors
-        base = ctx.base
-        if base == 0:  # 0 ** b: flat where b > 0, and (as in torch) result · log 0 where b < 0
-            exponent = ctx.saved_tensors[0]
-            return grad * where(exponent >= 0, 0.0, result * -math.inf), None
-        return grad * result * _log_of_number(base), None
+        exponent, result, _ = ctx.saved_tensors
+        return grad * Rpow.slope(ctx, exponent, result), None
 
     @staticmethod
     def jvp(ctx, t, _):
-        return t * 0 if ctx.base == 0 else t * ctx.result * _log_of_number(ctx.base)
+        return t * Rpow.slope(ctx, ctx.inputs[0], ctx.result)
+
+    @staticmethod
+    def slope(ctx, exponent, result):
+        """d(base ** b)/db = result · log(base); for 0 ** b: flat where b >= 0, and (as in
+        torch) result · log 0 where b < 0."""
+        if ctx.base == 0:
+            return where(exponent >= 0, 0.0, result * -math.inf)
+        return result * _log_of_number(ctx.base)
 
 
 def _log_of_number(x: float) -> float:
