@@ -538,6 +538,14 @@ def tangent_sum(*terms):
     return total
 
 
+def zero_if_none(tangent, primal):
+    """``tangent``, or zeros like ``primal`` for an input without one (where torch's formula
+    reads a missing tangent as zeros, so that ``inf · 0`` gives NaN as in torch)."""
+    if tangent is not None:
+        return tangent
+    return wrap_array(array_module(primal._data).zeros_like(primal._data))
+
+
 def zero_tangent(ctx, *tangents):
     """The tangent rule of piecewise-constant ops (sign, floor, argmax-like): zero, even where
     the result is inf or NaN (``result * 0`` would be NaN there; torch's tangent is 0)."""
@@ -575,6 +583,7 @@ __all__ = [
     "linear_jvp",
     "tangent_sum",
     "zero_tangent",
+    "zero_if_none",
 ]
 
 

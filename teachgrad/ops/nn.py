@@ -43,7 +43,7 @@ from .._backend import array_module, device_assert, device_of, numpy_module, qui
 from .._printing import scalar_type_name
 from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
-from ..autograd.forward_ad import linear_jvp, tangent_sum
+from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_if_none
 from .pointwise import SavesResult, _sigmoid, _unary, operands, where
 from .reduce import dtype_argument, row_major, sum_to
 from .shape import pad_array
@@ -506,11 +506,9 @@ class Addmm(Builtin):
         return grad_bias, grad @ mat2.mT if need_1 else None, grad_2
 
     @staticmethod
-    def jvp(ctx, t_bias, t1, t2):
+    def jvp(ctx, t_bias, t1, t2):  # (a missing tangent as zeros, as matmul's)
         _, mat1, mat2 = ctx.inputs
-        return tangent_sum(
-            t_bias, None if t1 is None else t1 @ mat2, None if t2 is None else mat1 @ t2
-        )
+        return tangent_sum(t_bias, zero_if_none(t1, mat1) @ mat2, mat1 @ zero_if_none(t2, mat2))
 
 
 # --------------------------------------------------------------------------- losses

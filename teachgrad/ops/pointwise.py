@@ -468,7 +468,9 @@ class Div(_Binary):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        return grad / b if need_a else None, -grad * a / (b * b) if need_b else None
+        # (a / b) / b, not a / b²: torch's order, whose second derivative stays finite
+        # where b² overflows (b = inf)
+        return grad / b if need_a else None, -grad * (a / b / b) if need_b else None
 
     @staticmethod
     def jvp(ctx, ta, tb):  # d(a / b) = (da - (a / b) db) / b
