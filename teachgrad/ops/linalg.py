@@ -529,7 +529,7 @@ class Einsum(Builtin):
     @quiet
     def forward(ctx, spec, *operands):
         terms, out, sizes = spec
-        ctx.spec = spec
+        ctx.spec, ctx.shapes = spec, tuple(o._data.shape for o in operands)
         # each operand's gradient is made from the others
         ctx.to_save = operands if len(operands) > 1 else ()
         dt = result_type(*operands).numpy
@@ -548,7 +548,7 @@ class Einsum(Builtin):
     def backward(ctx, grad):
         operands = ctx.saved_tensors
         return (None,) + tuple(
-            _einsum_grad(grad, k, operands, *ctx.spec) if needed else None
+            _einsum_grad(grad, k, operands, ctx.shapes[k], *ctx.spec) if needed else None
             for k, needed in enumerate(ctx.needs_input_grad[1:])
         )
 
@@ -668,8 +668,9 @@ def _product_layout(left, right, summed) -> tuple:
     return shape, tuple(steps[laid.index(d)] for d in range(len(shape)))
 
 
-def _einsum_grad(grad, k, operands, terms, out, sizes):
-    """The gradient of operand ``k``: an einsum of the output's gradient and the other operands."""
+def _einsum_grad(grad, k, operands, shape, terms, out, sizes):
+    """The gradient of operand ``k`` (of ``shape``): an einsum of the output's gradient and the
+    other operands."""
     xp = array_module(grad)
     dt = grad._data.dtype
     inputs = [out] + [t for j, t in enumerate(terms) if j != k]
@@ -695,7 +696,7 @@ def _einsum_grad(grad, k, operands, terms, out, sizes):
     # a dim of size 1 broadcast against the others: the gradient at full size, then summed
     # back (a letter that only size-1 dims of the others have comes out of size 1)
     full = tuple(sizes[c] for c in terms[k])
-    return sum_to(g if tuple(g.shape) == full else g.expand(full), operands[k].shape)
+    return sum_to(g if tuple(g.shape) == full else g.expand(full), shape)
 
 
 def _relabel(x, term, out):

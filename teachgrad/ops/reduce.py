@@ -379,12 +379,14 @@ class Std(_Weighted):
         std = ctx.result  # (over no elements NaN, and so is the tangent)
         return where(std == 0, 0.0, var_t / (2 * std))
 
-    @staticmethod
-    def weights(ctx, a, result):
-        centered = a - a.mean(ctx.dims, keepdim=True)
-        zero = _Reduction.spread(ctx, result == 0)  # all values equal: torch's gradient there is 0
-        scale = _Reduction.spread(ctx, 1 / where(result == 0, 1.0, result)) * _over(1, ctx.divisor)
-        return where(zero, 0.0, scale * centered)
+    @classmethod
+    def backward(cls, ctx, grad):
+        a, std = ctx.saved_tensors
+        # torch's form: var's gradient of grad / (2 · std), set to 0 where std is 0 (all
+        # values equal; even an inf or NaN from above)
+        half = where(std == 0, 0.0, grad / (2 * std))
+        spread = _Reduction.spread(ctx, half) * Var.weights(ctx, a, None)
+        return (spread,) + (None,) * (len(ctx.needs_input_grad) - 1)
 
 
 def _over(x, divisor) -> float:
@@ -424,24 +426,22 @@ class _Extreme(_Weighted):
         ctx.to_save = (inputs[0], output)
 
     @classmethod
-    def weights(cls, ctx, a, result):
-        return _even_share(ctx, a, result, cls.nan_ties)
+    def weights(cls, ctx, a, result):  # (amax/amin: torch multiplies by the share)
+        hit = cls.ties(ctx, a, result).to(a.dtype)
+        return hit / hit.sum(ctx.dims, keepdim=True)  # (0 / 0 = NaN where none ties: a NaN result)
 
     @classmethod
-    def jvp(cls, ctx, t, *_):  # torch's tangent is the mean over the ties, a NaN tying with none
-        share = _even_share(ctx, ctx.inputs[0], ctx.result, nan_ties=False)
-        return (t * share).sum(ctx.dims, keepdim=ctx.keepdim)
+    def jvp(cls, ctx, t, *_):  # torch's tangent: the mean of the tangents at the ties
+        hit = _Extreme.ties(ctx, ctx.inputs[0], ctx.result)  # (a NaN ties with none here)
+        picked = where(hit, t, 0.0).sum(ctx.dims, keepdim=ctx.keepdim)
+        return picked / hit.sum(ctx.dims, keepdim=ctx.keepdim)
 
-
-def _even_share(ctx, a, result, nan_ties):
-    """1 / (number of ties) where ``a`` equals its reduced ``result``, else 0; with
-    ``nan_ties`` NaNs tie with a NaN result."""
-    result = _Reduction.spread(ctx, result)
-    hit = a == result
-    if nan_ties:
-        hit = hit | a.isnan() & result.isnan()
-    hit = hit.to(a.dtype)
-    return hit / hit.sum(ctx.dims, keepdim=True)  # (0 / 0 = NaN where none ties: a NaN result)
+    @classmethod
+    def ties(cls, ctx, a, result):
+        """Where ``a`` equals its reduced ``result`` (with ``nan_ties``, NaNs a NaN result)."""
+        result = _Reduction.spread(ctx, result)
+        hit = a == result
+        return hit | a.isnan() & result.isnan() if cls.nan_ties else hit
 
 
 class Amax(_Extreme):
@@ -456,16 +456,27 @@ class Amin(_Extreme):
     label = "amin"
 
 
-class MaxAll(_Extreme):
+class _ExtremeOfAll(_Extreme):
+    """max()/min() of all elements: torch puts grad / (number of ties) at the ties and 0
+    elsewhere (an inf or NaN from above stays at the ties), and NaNs tie with a NaN result."""
+
+    nan_ties = True
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        a, result = ctx.saved_tensors
+        hit = cls.ties(ctx, a, result)
+        return where(hit, grad / hit.sum(), 0.0), None, None
+
+
+class MaxAll(_ExtremeOfAll):
     node_name = "MaxBackward1"
     pick = label = "max"
-    nan_ties = True
 
 
-class MinAll(_Extreme):
+class MinAll(_ExtremeOfAll):
     node_name = "MinBackward1"
     pick = label = "min"
-    nan_ties = True
 
 
 def _empty_reduction(name, shape, dim):

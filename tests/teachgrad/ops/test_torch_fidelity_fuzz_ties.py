@@ -151,6 +151,27 @@ def test_max_of_all_has_torchs_tangent_at_nan(op, x):
     assert_like_torch(lambda lib: (gradients(lib, op, x), tangent(lib, op, x)))
 
 
+NAN_FROM_ABOVE = {
+    "max()": lambda lib, x: (x.max() * INF).sigmoid(),
+    "min()": lambda lib, x: lib.nn.functional.silu(x.min() * -INF),
+    "std of equal values": lambda lib, x: (x.std(-1) * INF).sigmoid(),
+    "std() of equal values": lambda lib, x: (x[1].std() * INF).sigmoid(),
+}
+
+
+@pytest.mark.parametrize("op", NAN_FROM_ABOVE.values(), ids=NAN_FROM_ABOVE.keys())
+def test_a_nan_gradient_from_above_stays_where_torch_puts_it(op):
+    """max()/min() put grad / ties at the ties and 0 elsewhere; std's gradient is 0 where std
+    is 0, whatever comes from above."""
+    assert_like_torch(lambda lib: gradients(lib, op, [[2.0, 1.0, 2.0], [1.0, 1.0, 1.0]]))
+
+
+def test_amax_tangent_leaves_out_the_tangents_of_other_elements():
+    """An infinite tangent elsewhere does not reach the maximum's (torch: where, not times)."""
+    op = lambda lib, x: x.log1p().amax(-1)  # noqa: E731
+    assert_like_torch(lambda lib: tangent(lib, op, [2.0, 0.0, -1.0]))
+
+
 def test_floor_divide_refuses_forward_ad_with_torchs_words():
     assert_like_torch(lambda lib: tangent(lib, lambda lib, x: x // 2.0, [1.0, 3.0]))
 
@@ -403,5 +424,10 @@ EINSUM_BROADCASTS = {
 def test_einsum_gradient_of_a_broadcast_size_1_dim(spec, a, b):
     """A size-1 dim broadcast against the other operand: its gradient sums (it failed)."""
     op = lambda lib, x, y: lib.einsum(spec, x, y)  # noqa: E731
-    x, y = np.arange(1.0, 1 + math.prod(a)).reshape(a), np.full(b, 2.0)
-    assert_like_torch(lambda lib: gradients(lib, op, x, y))
+    x = np.arange(1.0, 1 + math.prod(a)).reshape(a)
+    assert_like_torch(lambda lib: gradients(lib, op, x, np.full(b, 2.0)))
+
+
+def test_einsum_gradient_of_one_operand():
+    op = lambda lib, x: lib.einsum("ij->j", x)  # noqa: E731
+    assert_like_torch(lambda lib: gradients(lib, op, [[1.0, 2.0], [3.0, 4.0]]))
