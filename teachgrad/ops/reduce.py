@@ -468,6 +468,11 @@ class _ExtremeOfAll(_Extreme):
         hit = cls.ties(ctx, a, result)
         return where(hit, grad / hit.sum(), 0.0), None, None
 
+    @classmethod
+    def jvp(cls, ctx, t, *_):  # (here torch multiplies: an inf tangent elsewhere gives NaN)
+        hit = _Extreme.ties(ctx, ctx.inputs[0], ctx.result)  # (a NaN ties with none here)
+        return (t * hit).sum() / hit.sum()
+
 
 class MaxAll(_ExtremeOfAll):
     node_name = "MaxBackward1"
