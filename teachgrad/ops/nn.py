@@ -701,10 +701,13 @@ class NllLoss2dGrad(NllLossGrad):
     node_name = "NllLoss2DBackwardBackward0"
 
 
-def _bce_range_error(outside_x, outside_t):
-    """torch's error for the first element (in order) whose input or target is outside [0, 1]."""
-    first = (outside_x | outside_t).reshape(-1).argmax()
-    if outside_x.reshape(-1)[first]:
+def _bce_range_error(x, outside_x, outside_t):
+    """torch's error for the first element whose input or target is outside [0, 1], in the
+    order its kernel reads them: the order of ``x``'s elements in memory."""
+    axes = sorted(range(x.ndim), key=lambda d: -abs(x.strides[d]))
+    outside_x, outside_t = (m.transpose(axes).reshape(-1) for m in (outside_x, outside_t))
+    first = (outside_x | outside_t).argmax()
+    if outside_x[first]:
         return RuntimeError(
             "all elements of input should be between 0 and 1\n  binary_cross_entropy takes "
             "probabilities; for raw scores (logits) use binary_cross_entropy_with_logits."
@@ -748,7 +751,7 @@ class BinaryCrossEntropy(Builtin):
         outside_x, outside_t = ~((x >= 0) & (x <= 1)), ~((t >= 0) & (t <= 1))
         device_assert(
             (outside_x | outside_t).any(),
-            lambda: _bce_range_error(outside_x, outside_t),
+            lambda: _bce_range_error(x, outside_x, outside_t),
             "binary_cross_entropy got an input outside [0, 1] (or a target): both are "
             "probabilities; for raw scores (logits) use binary_cross_entropy_with_logits.",
         )

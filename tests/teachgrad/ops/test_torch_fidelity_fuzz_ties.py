@@ -260,6 +260,19 @@ def test_binary_cross_entropy_checks_input_and_target_in_order(x, t):
     assert_like_torch(lambda lib: as_numpy(F(lib).binary_cross_entropy(leaf(lib, x), leaf(lib, t))))
 
 
+@pytest.mark.no_standin("on a GPU the check is a device-side assert (test_sync_budget.py)")
+def test_binary_cross_entropy_checks_in_the_order_of_the_inputs_memory():
+    """torch's kernel reads the elements in the input's memory order (here transposed)."""
+
+    def program(lib):
+        x = leaf(lib, [[0.5, 0.5], [NAN, 0.5]]).t()
+        return as_numpy(
+            lib.nn.functional.binary_cross_entropy(x, leaf(lib, [[0.5, 0.5], [NAN, 0.5]]))
+        )
+
+    assert_like_torch(program)
+
+
 def test_binary_cross_entropy_gradient_at_a_certain_probability_uses_torchs_epsilon():
     """At x = 1, t = 0 the denominator x(1-x) is clamped to torch's float32 1e-12."""
     op = lambda lib, x: lib.nn.functional.binary_cross_entropy(x, lib.zeros(3, dtype=lib.float64))  # noqa: E731
