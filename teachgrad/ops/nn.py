@@ -573,7 +573,7 @@ class NllLoss(Builtin):
     """
 
     node_name = "NllLossBackward0"
-    saved_names = ("target", "weight")
+    saved_names = ("self", "target", "weight")
     # W: the summed weight of the counted targets for reduction="mean", else 1
     formula = {"self": "zeros, −grad / W · weight[target] at target"}
 
@@ -584,7 +584,7 @@ class NllLoss(Builtin):
         xp = array_module(x)
         class_dim = 0 if x.ndim == 1 else 1
         n_classes = x.shape[class_dim]
-        ctx.to_save, ctx.options = (target, weight), (ignore_index, reduction)
+        ctx.to_save, ctx.options = (a, target, weight), (ignore_index, reduction)
         ctx.in_shape, ctx.class_dim = x.shape, class_dim
         # The common case first, on the CPU: no class weights, every target a valid class and
         # none ignored (three quick reductions tell). The loss is then just -input[n, t[n]],
@@ -633,9 +633,9 @@ class NllLoss(Builtin):
 
     @classmethod
     def backward(cls, ctx, grad):
-        target, weight = ctx.saved_tensors
+        a, target, weight = ctx.saved_tensors
         gradient = NllLoss2dGrad if cls is NllLoss2d else NllLossGrad  # torch's node names
-        return gradient.apply(grad, *ctx.options, ctx, target=target, weight=weight), None, None
+        return gradient.apply(grad, *ctx.options, ctx, a, target=target, weight=weight), None, None
 
     @staticmethod
     def jvp(ctx, t, *_):  # linear in the input (the weights are constants)
@@ -670,10 +670,12 @@ class NllLossGrad(Builtin):
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
-    def forward(ctx, grad, ignore_index, reduction, loss, *, target, weight):
+    def forward(ctx, grad, ignore_index, reduction, loss, source, *, target, weight):
         # ``loss`` is the node of the NllLoss being differentiated: its forward left there the
-        # input's shape, the class dim, the targets (ignored ones made valid) and coefficients
+        # input's shape, the class dim, the targets (ignored ones made valid) and coefficients;
+        # ``source`` is its input, whose gradient here is zeros (see _zeros_for)
         ctx.to_save, ctx.options = (target, weight), (ignore_index, reduction)
+        ctx.in_shape = loss.in_shape
         ctx.loss_cls = type(loss)._forward_cls
         g = grad._data
         xp = array_module(g)
@@ -692,7 +694,8 @@ class NllLossGrad(Builtin):
     @staticmethod
     def backward(ctx, gg):
         target, weight = ctx.saved_tensors
-        return ctx.loss_cls.apply(gg, *ctx.options, target=target, weight=weight), None, None, None
+        loss = ctx.loss_cls.apply(gg, *ctx.options, target=target, weight=weight)
+        return loss, None, None, None, _zeros_for(ctx, 4, gg)
 
 
 class NllLoss2dGrad(NllLossGrad):

@@ -241,6 +241,20 @@ def test_max_pool2d_picks_a_windows_last_nan_and_an_inside_pixel_for_minus_inf(o
     assert_like_torch(lambda lib: (gradients(lib, op, x), tangent(lib, op, x)))
 
 
+NLL = {
+    "nll_loss": lambda lib, x: lib.nn.functional.nll_loss(x.reshape(1, -1), lib.tensor([0])),
+    "nll_loss of images": lambda lib, x: lib.nn.functional.nll_loss(
+        x.reshape(1, -1, 1, 1), lib.zeros(1, 1, 1, dtype=lib.int64), reduction="sum"
+    ),
+}
+
+
+@pytest.mark.parametrize("op", NLL.values(), ids=NLL.keys())
+def test_nll_loss_has_a_zero_second_derivative_not_an_unused_input(op):
+    """torch's gradient of nll_loss depends on its input (zero derivative), as pooling's."""
+    assert_like_torch(lambda lib: second_derivative(lib, op, [2.0, NAN, -1.0]))
+
+
 # --------------------------------------------------------------------------- binary_cross_entropy
 
 BCE_RANGES = {
