@@ -128,8 +128,8 @@ _OPS = {
         f"Tensor input, *, {_DTYPE}",
         f"Tensor input, int dim, bool keepdim = False, *, {_DTYPE}, Tensor out = None",
     ],
-    "amax": [f"Tensor input, tuple of ints dim = [], bool keepdim = False, {_OUT}"],
-    "amin": [f"Tensor input, tuple of ints dim = [], bool keepdim = False, {_OUT}"],
+    "amax": [f"Tensor input, tuple of ints? dim = [], bool keepdim = False, {_OUT}"],  # (None: all)
+    "amin": [f"Tensor input, tuple of ints? dim = [], bool keepdim = False, {_OUT}"],
     "max": [
         f"Tensor input, {_OUT}",
         f"Tensor input, Tensor other, {_OUT}",

@@ -31,7 +31,7 @@ from collections import namedtuple
 
 from .. import _seam
 from .._backend import address, array_module, is_writeable
-from .._tensor import Tensor
+from .._tensor import Tensor, wrap_array
 from .grad_mode import _DecoratorContextManager
 from .grad_mode import state as _grad_state
 
@@ -538,9 +538,19 @@ def tangent_sum(*terms):
     return total
 
 
+def zero_if_none(tangent, primal):
+    """``tangent``, or zeros like ``primal`` for an input without one (where torch's formula
+    reads a missing tangent as zeros, so that ``inf · 0`` gives NaN as in torch)."""
+    if tangent is not None:
+        return tangent
+    return wrap_array(array_module(primal._data).zeros_like(primal._data))
+
+
 def zero_tangent(ctx, *tangents):
-    """The tangent rule of piecewise-constant ops (sign, floor, argmax-like): zero."""
-    return ctx.result * 0 if ctx.result._data.dtype.kind == "f" else None
+    """The tangent rule of piecewise-constant ops (sign, floor, argmax-like): zero, even where
+    the result is inf or NaN (``result * 0`` would be NaN there; torch's tangent is 0)."""
+    y = ctx.result._data
+    return wrap_array(array_module(y).zeros_like(y)) if y.dtype.kind == "f" else None
 
 
 def linear_jvp(ctx, *tangents):
@@ -573,6 +583,7 @@ __all__ = [
     "linear_jvp",
     "tangent_sum",
     "zero_tangent",
+    "zero_if_none",
 ]
 
 

@@ -806,6 +806,12 @@ def _pool_geometry(input, fn_name, kernel_size, stride, padding, dilation, ceil_
             f"{pad[1]}, padH = {pad[0]}, kW = {kernel[1]}, kH = {kernel[0]}\n  With dilation, a "
             "padding of at most half the (undilated) kernel size."
         )
+    if 0 in input.shape[-3:]:  # (an empty batch is fine: it gives an empty result)
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+            f"got:{list(input.shape)}\n  Only the batch dim may be 0: a plane of no pixels has "
+            "no windows."
+        )
     in_hw = tuple(input.shape[-2:])
     out_hw = tuple(
         _pool_out_size(in_hw[i], kernel[i], stride[i], pad[i], dilation[i], ceil_mode)
@@ -849,7 +855,7 @@ def max_pool2d(
     tensor([[[[ 5,  7],
               [13, 15]]]])
     """
-    if input.ndim not in (3, 4) or input.numel() == 0:
+    if input.ndim not in (3, 4):
         raise RuntimeError(
             "non-empty 3D or 4D (batch mode) tensor expected for input\n  max_pool2d wants "
             f"images (N, C, H, W) or (C, H, W); got shape {tuple(input.shape)}."
@@ -915,7 +921,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """
     shape = _int_tuple(normalized_shape, "layer_norm", "normalized_shape", 2)
     k = len(shape)
-    if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k :]) != shape:
+    if k == 0:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
+            "one element, but got normalized_shape = []\n  It names the last dims to normalise."
+        )
+    if input.ndim < k or tuple(input.shape[input.ndim - k :]) != shape:
         raise RuntimeError(
             f"Given normalized_shape={list(shape)}, expected input with shape [*, "
             f"{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}\n  "

@@ -22,7 +22,7 @@ from .._printing import c_type_name, scalar_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, type_name, wrap_array
 from ..autograd.builtin import Builtin
-from ..autograd.forward_ad import tangent_sum
+from ..autograd.forward_ad import tangent_sum, zero_if_none
 from ..autograd.grad_mode import is_grad_enabled
 from .pointwise import (
     broadcast_shape,
@@ -32,7 +32,7 @@ from .pointwise import (
     same_device,
     with_strides,
 )
-from .reduce import row_major
+from .reduce import row_major, sum_to
 from .views import diagonal, permute, view_strides
 
 
@@ -43,6 +43,9 @@ class Matmul(Builtin):
     saved_names = ("self", "mat2")
     checked_first = ("mat2",)
     formula = {"self": "grad @ mat2ᵀ", "mat2": "selfᵀ @ grad"}
+    # torch's tangent of a matrix product (not of dot) takes a missing tangent as zeros,
+    # so an inf in the other operand gives NaN (inf · 0)
+    zero_tangents = True
 
     @staticmethod
     @quiet
@@ -82,9 +85,11 @@ class Matmul(Builtin):
     @staticmethod
     def jvp(ctx, ta, tb):  # the product rule: d(AB) = dA B + A dB
         a, b = ctx.inputs
-        product = type(ctx)._forward_cls.apply
+        cls = type(ctx)._forward_cls
+        if cls.zero_tangents:
+            ta, tb = zero_if_none(ta, a), zero_if_none(tb, b)
         return tangent_sum(
-            None if ta is None else product(ta, b), None if tb is None else product(a, tb)
+            None if ta is None else cls.apply(ta, b), None if tb is None else cls.apply(a, tb)
         )
 
 
@@ -139,6 +144,7 @@ class Mv(Matmul):
 
 class Dot(Matmul):
     node_name = "DotBackward0"
+    zero_tangents = False
     batchable = False  # grad is 0-d, so a batch of them does not broadcast against a vector
     saved_names = ("self", "tensor")
     checked_first = ()
@@ -560,7 +566,7 @@ class Einsum(Builtin):
     @quiet
     def forward(ctx, spec, *operands):
         terms, out, sizes = spec
-        ctx.spec = spec
+        ctx.spec, ctx.shapes = spec, tuple(o._data.shape for o in operands)
         # each operand's gradient is made from the others
         ctx.to_save = operands if len(operands) > 1 else ()
         dt = result_type(*operands).numpy
@@ -579,13 +585,20 @@ class Einsum(Builtin):
     def backward(ctx, grad):
         operands = ctx.saved_tensors
         return (None,) + tuple(
-            _einsum_grad(grad, k, operands, *ctx.spec) if needed else None
+            _einsum_grad(grad, k, operands, ctx.shapes[k], *ctx.spec) if needed else None
             for k, needed in enumerate(ctx.needs_input_grad[1:])
         )
 
+    zero_tangents = True  # (as matmul's, where torch computes it with a batched product)
+
     @staticmethod
     def jvp(ctx, _, *tangents):  # the product rule: one operand moves at a time
-        apply, operands = type(ctx)._forward_cls.apply, ctx.inputs[1:]
+        cls, operands = type(ctx)._forward_cls, ctx.inputs[1:]
+        apply = cls.apply
+        terms, out, sizes = ctx.spec
+        summed = set("".join(terms)) - set(out)  # (torch multiplies where they have size 1)
+        if cls.zero_tangents and any(sizes[c] > 1 for c in summed):
+            tangents = [zero_if_none(t, o) for t, o in zip(tangents, operands)]
         terms = []
         for k, t in enumerate(tangents):
             if t is not None:
@@ -599,6 +612,7 @@ class EinsumSum(Einsum):
 
 class EinsumMul(Einsum):
     node_name = "MulBackward0"  # several operands, nothing summed: torch's last op is a product
+    zero_tangents = False
 
 
 def _torch_strides(terms, out, arrays) -> tuple:
@@ -691,8 +705,9 @@ def _product_layout(left, right, summed) -> tuple:
     return shape, tuple(steps[laid.index(d)] for d in range(len(shape)))
 
 
-def _einsum_grad(grad, k, operands, terms, out, sizes):
-    """The gradient of operand ``k``: an einsum of the output's gradient and the other operands."""
+def _einsum_grad(grad, k, operands, shape, terms, out, sizes):
+    """The gradient of operand ``k`` (of ``shape``): an einsum of the output's gradient and the
+    other operands."""
     xp = array_module(grad)
     dt = grad._data.dtype
     inputs = [out] + [t for j, t in enumerate(terms) if j != k]
@@ -714,7 +729,11 @@ def _einsum_grad(grad, k, operands, terms, out, sizes):
             # summed over in this operand alone: each element along it gets the same gradient
             inputs.append(c)
             tensors.append(wrap_array(xp.ones(sizes[c], dtype=dt)))
-    return einsum(",".join(inputs) + "->" + target, *tensors)
+    g = einsum(",".join(inputs) + "->" + target, *tensors)
+    # a dim of size 1 broadcast against the others: the gradient at full size, then summed
+    # back (a letter that only size-1 dims of the others have comes out of size 1)
+    full = tuple(sizes[c] for c in terms[k])
+    return sum_to(g if tuple(g.shape) == full else g.expand(full), shape)
 
 
 def _relabel(x, term, out):

@@ -44,7 +44,7 @@ from .._backend import array_module, device_assert, device_of, numpy_module, qui
 from .._printing import scalar_type_name
 from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
-from ..autograd.forward_ad import linear_jvp, tangent_sum
+from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_if_none
 from .linalg import keep_layouts, layout_args
 from .pointwise import SavesResult, _sigmoid, _unary, operands, where
 from .reduce import dtype_argument, row_major, sum_to
@@ -531,11 +531,9 @@ class Addmm(Builtin):
         return grad_bias, grad @ mat2.mT if need_1 else None, grad_2
 
     @staticmethod
-    def jvp(ctx, t_bias, t1, t2):
+    def jvp(ctx, t_bias, t1, t2):  # (a missing tangent as zeros, as matmul's)
         _, mat1, mat2 = ctx.inputs
-        return tangent_sum(
-            t_bias, None if t1 is None else t1 @ mat2, None if t2 is None else mat1 @ t2
-        )
+        return tangent_sum(t_bias, zero_if_none(t1, mat1) @ mat2, mat1 @ zero_if_none(t2, mat2))
 
 
 # --------------------------------------------------------------------------- losses
@@ -583,8 +581,10 @@ class MseLoss(Builtin):
     @staticmethod
     def jvp(ctx, t_a, t_target, _):
         a, target, _ = ctx.inputs
-        t_diff = tangent_sum(t_a, None if t_target is None else -t_target)
-        return _reduce_loss(2 * (a - target) * t_diff, ctx.reduction)
+        slope = 2 * (a - target)
+        # one term per argument, a missing tangent as 0 (as torch's: an inf slope gives NaN)
+        t_a, t_target = (0.0 if t is None else t for t in (t_a, t_target))
+        return _reduce_loss(slope * t_a - slope * t_target, ctx.reduction)
 
 
 class NllLoss(Builtin):
@@ -599,7 +599,7 @@ class NllLoss(Builtin):
     """
 
     node_name = "NllLossBackward0"
-    saved_names = ("target", "weight")
+    saved_names = ("self", "target", "weight")
     saved_args = {
         "ignore_index": ("options", itemgetter(0)),
         "reduction": ("options", lambda options: reduction_number(options[1])),
@@ -614,7 +614,7 @@ class NllLoss(Builtin):
         xp = array_module(x)
         class_dim = 0 if x.ndim == 1 else 1
         n_classes = x.shape[class_dim]
-        ctx.to_save, ctx.options = (target, weight), (ignore_index, reduction)
+        ctx.to_save, ctx.options = (a, target, weight), (ignore_index, reduction)
         ctx.in_shape, ctx.class_dim = x.shape, class_dim
         # The common case first, on the CPU: no class weights, every target a valid class and
         # none ignored (three quick reductions tell). The loss is then just -input[n, t[n]],
@@ -663,9 +663,9 @@ class NllLoss(Builtin):
 
     @classmethod
     def backward(cls, ctx, grad):
-        target, weight = ctx.saved_tensors
+        a, target, weight = ctx.saved_tensors
         gradient = NllLoss2dGrad if cls is NllLoss2d else NllLossGrad  # torch's node names
-        return gradient.apply(grad, *ctx.options, ctx, target=target, weight=weight), None, None
+        return gradient.apply(grad, *ctx.options, ctx, a, target=target, weight=weight), None, None
 
     @staticmethod
     def jvp(ctx, t, *_):  # linear in the input (the weights are constants)
@@ -700,10 +700,12 @@ class NllLossGrad(Builtin):
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
-    def forward(ctx, grad, ignore_index, reduction, loss, *, target, weight):
+    def forward(ctx, grad, ignore_index, reduction, loss, source, *, target, weight):
         # ``loss`` is the node of the NllLoss being differentiated: its forward left there the
-        # input's shape, the class dim, the targets (ignored ones made valid) and coefficients
+        # input's shape, the class dim, the targets (ignored ones made valid) and coefficients;
+        # ``source`` is its input, whose gradient here is zeros (see _zeros_for)
         ctx.to_save, ctx.options = (target, weight), (ignore_index, reduction)
+        ctx.in_shape = loss.in_shape
         ctx.loss_cls = type(loss)._forward_cls
         g = grad._data
         xp = array_module(g)
@@ -722,13 +724,34 @@ class NllLossGrad(Builtin):
     @staticmethod
     def backward(ctx, gg):
         target, weight = ctx.saved_tensors
-        return ctx.loss_cls.apply(gg, *ctx.options, target=target, weight=weight), None, None, None
+        loss = ctx.loss_cls.apply(gg, *ctx.options, target=target, weight=weight)
+        return loss, None, None, None, _zeros_for(ctx, 4, gg)
 
 
 class NllLoss2dGrad(NllLossGrad):
     """``NllLossGrad`` of (N, C, H, W) scores (torch's node name for images)."""
 
     node_name = "NllLoss2DBackwardBackward0"
+
+
+def _bce_range_error(x, outside_x, outside_t):
+    """torch's error for the first element whose input or target is outside [0, 1], in the
+    order its kernel reads them: the order of ``x``'s elements in memory."""
+    axes = sorted(range(x.ndim), key=lambda d: -abs(x.strides[d]))
+    outside_x, outside_t = (m.transpose(axes).reshape(-1) for m in (outside_x, outside_t))
+    first = (outside_x | outside_t).argmax()
+    if outside_x[first]:
+        return RuntimeError(
+            "all elements of input should be between 0 and 1\n  binary_cross_entropy takes "
+            "probabilities; for raw scores (logits) use binary_cross_entropy_with_logits."
+        )
+    return RuntimeError(
+        "all elements of target should be between 0 and 1\n  The target of "
+        "binary_cross_entropy is a probability (a 0/1 label, or in between)."
+    )
+
+
+_BCE_EPSILON = 9.999999960041972e-13  # torch's 1e-12 for BCE's denominator, a float32 number
 
 
 def _clamped_log(xp, x):
@@ -758,14 +781,13 @@ class BinaryCrossEntropy(Builtin):
     def forward(ctx, a, target, weight, reduction):
         x, t = a._data, target._data
         xp = array_module(x)
+        # "not inside", so that NaN fails too, as in torch
+        outside_x, outside_t = ~((x >= 0) & (x <= 1)), ~((t >= 0) & (t <= 1))
         device_assert(
-            ((x < 0) | (x > 1)).any(),
-            lambda: RuntimeError(
-                "all elements of input should be between 0 and 1\n  binary_cross_entropy takes "
-                "probabilities; for raw scores (logits) use binary_cross_entropy_with_logits."
-            ),
-            "binary_cross_entropy got an input outside [0, 1]: it takes probabilities; for raw "
-            "scores (logits) use binary_cross_entropy_with_logits.",
+            (outside_x | outside_t).any(),
+            lambda: _bce_range_error(x, outside_x, outside_t),
+            "binary_cross_entropy got an input outside [0, 1] (or a target): both are "
+            "probabilities; for raw scores (logits) use binary_cross_entropy_with_logits.",
         )
         ctx.to_save = (a, target, weight)
         ctx.reduction = reduction
@@ -778,7 +800,7 @@ class BinaryCrossEntropy(Builtin):
     # the pos_weight of the logits version). Backward and jvp both use them.
     @staticmethod
     def d_input(x, t, p=None):
-        return (x - t) / (x * (1 - x)).clamp(min=1e-12)
+        return (x - t) / (x * (1 - x)).clamp(min=_BCE_EPSILON)
 
     @staticmethod
     def d_target(x, t, p=None):
@@ -1049,8 +1071,8 @@ class MaxPool2d(Builtin):
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
-        _, indices = ctx.saved_tensors
-        return PlaneScatter.apply(grad, indices, ctx.in_shape, ctx.distinct), *(None,) * 6
+        a, indices = ctx.saved_tensors
+        return PlaneScatter.apply(grad, indices, ctx.in_shape, ctx.distinct, a), *(None,) * 6
 
     @staticmethod
     def jvp(ctx, t, *_):  # each output moves as the input element it came from
@@ -1069,6 +1091,17 @@ def _max_of_windows(x, kernel, stride, padding, dilation, out_hw):
     win = _windows(padded, kernel, stride, dilation, out_hw).reshape(n, c, oh, ow, kh * kw)
     tap = win.argmax(axis=-1)  # the first largest, like torch
     values = xp.take_along_axis(win, tap[..., None], axis=-1)[..., 0]
+    on_gpu = xp is not numpy_module()  # (there no question is asked: it would wait)
+    nan = xp.isnan(values)
+    if on_gpu or nan.any():  # torch picks the *last* NaN of a window
+        last_nan = kh * kw - 1 - xp.isnan(win[..., ::-1]).argmax(axis=-1)
+        tap = xp.where(nan, last_nan, tap)
+    lowest = values == -xp.inf
+    if padded is not x and (on_gpu or lowest.any()):  # all -inf: torch's is the first pixel
+        inside = _windows(
+            _pad(xp.ones((1, 1, h, w), bool), padding, False), kernel, stride, dilation, out_hw
+        )
+        tap = xp.where(lowest, inside.reshape(1, 1, oh, ow, kh * kw).argmax(axis=-1), tap)
     # the winning tap's pixel in the unpadded input, as a row-major index into its plane
     row = xp.arange(oh).reshape(-1, 1) * stride[0] + (tap // kw) * dilation[0] - padding[0][0]
     col = xp.arange(ow) * stride[1] + (tap % kw) * dilation[1] - padding[1][0]
@@ -1120,14 +1153,15 @@ class PlaneScatter(Builtin):
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
-    def forward(ctx, grad, indices, in_shape, distinct):
-        ctx.to_save, ctx.distinct = (indices,), distinct
+    def forward(ctx, grad, indices, in_shape, distinct, source=None):
+        ctx.to_save, ctx.distinct, ctx.in_shape = (indices,), distinct, in_shape
         g, idx = grad._data, indices._data
         xp = array_module(g)
         plane = in_shape[-1] * in_shape[-2]
         planes = math.prod(in_shape[:-2])
         offsets = xp.arange(planes).reshape(-1, 1) * plane  # where each plane starts
-        positions = (idx.reshape(planes, -1) + offsets).reshape(-1)
+        # (sizes, not -1: an empty batch has 0 planes)
+        positions = (idx.reshape(planes, math.prod(idx.shape[-2:])) + offsets).reshape(-1)
         if distinct:
             out = xp.zeros(planes * plane, g.dtype)
             out[positions] = g.reshape(-1)
@@ -1138,7 +1172,13 @@ class PlaneScatter(Builtin):
     @staticmethod
     def backward(ctx, gg):
         (indices,) = ctx.saved_tensors
-        return PlaneGather.apply(gg, indices, ctx.distinct), None, None, None
+        return (
+            PlaneGather.apply(gg, indices, ctx.distinct),
+            None,
+            None,
+            None,
+            _zeros_for(ctx, 4, gg),
+        )
 
 
 class PlaneGather(Builtin):
@@ -1155,8 +1195,9 @@ class PlaneGather(Builtin):
         ctx.in_shape, ctx.distinct = a._data.shape, distinct
         x, idx = a._data, indices._data
         planes = math.prod(x.shape[:-2])
-        flat = x.reshape(planes, -1)
-        return array_module(x).take_along_axis(flat, idx.reshape(planes, -1), 1).reshape(idx.shape)
+        flat = x.reshape(planes, math.prod(x.shape[-2:]))
+        windows = idx.reshape(planes, math.prod(idx.shape[-2:]))
+        return array_module(x).take_along_axis(flat, windows, 1).reshape(idx.shape)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1186,12 +1227,22 @@ def avg_pool_divisors(input, kernel, stride, padding, out_hw, count_include_pad,
     return (counts[0].reshape(-1, 1) * counts[1]).astype(dtype)
 
 
+def _zeros_for(ctx, index, like):
+    """The gradient of the pooled input (argument ``index``) of a pooling's gradient: zeros
+    of ``ctx.in_shape``, as torch's (its gradient reads the input), so that a second
+    derivative through the pooling alone is zeros, not "unused"."""
+    if not ctx.needs_input_grad[index]:
+        return None
+    return wrap_array(array_module(like._data).zeros(ctx.in_shape, like._data.dtype))
+
+
 class AvgPool2d(Builtin):
     """The mean of each window (the divisor per window is in ``divisors``). ``options``:
     ``(stride_given, ceil_mode, count_include_pad, divisor_override)``, which only the
     node shows."""
 
     node_name = "AvgPool2DBackward0"
+    saved_names = ("self",)
     formula = {"self": "grad / divisor, spread over each window"}
     saved_args = {
         **_POOL_ARGS,
@@ -1204,7 +1255,7 @@ class AvgPool2d(Builtin):
     @quiet
     def forward(ctx, a, kernel, stride, padding, out_hw, divisors, options):
         x = _batched(a._data)
-        ctx.in_shape, ctx.pool = a._data.shape, (kernel, stride, padding, out_hw, divisors)
+        ctx.to_save, ctx.pool = (a,), (kernel, stride, padding, out_hw, divisors)
         padded = _pad(x, padding)
         sums = _windows(padded, kernel, stride, (1, 1), out_hw).sum(axis=(-2, -1))
         out = (sums / divisors).astype(x.dtype, copy=False)
@@ -1218,20 +1269,23 @@ class AvgPool2d(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        return AvgPool2dTranspose.apply(grad, ctx.in_shape, *ctx.pool, ctx.options), *(None,) * 6
+        (a,) = ctx.saved_tensors
+        return AvgPool2dTranspose.apply(grad, a, *ctx.pool, ctx.options), *(None,) * 6
 
 
 class AvgPool2dTranspose(Builtin):
     """Average pooling's backward: each window's gradient, divided by its divisor, spread evenly
-    over the window's pixels (overlaps add up). Linear, so its backward is ``AvgPool2d``."""
+    over the window's pixels (overlaps add up) of ``source``, the pooled input. Linear, so its
+    backward is ``AvgPool2d``."""
 
     node_name = "AvgPool2DBackwardBackward0"
     formula = {"grad_output": "avg_pool2d(grad)"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
-    def forward(ctx, grad, in_shape, kernel, stride, padding, out_hw, divisors, options):
+    def forward(ctx, grad, source, kernel, stride, padding, out_hw, divisors, options):
         ctx.pool = (kernel, stride, padding, out_hw, divisors, options)
+        ctx.in_shape = in_shape = source._data.shape
         g = _batched(grad._data)
         pad_before = (padding[0][0], padding[1][0])
         grid = _pad(*_spread_back(g / divisors, kernel, in_shape[-2:], stride, pad_before, (1, 1)))
@@ -1240,7 +1294,7 @@ class AvgPool2dTranspose(Builtin):
 
     @staticmethod
     def backward(ctx, gg):
-        return AvgPool2d.apply(gg, *ctx.pool), *(None,) * 7
+        return AvgPool2d.apply(gg, *ctx.pool), _zeros_for(ctx, 1, gg), *(None,) * 6
 
 
 # --------------------------------------------------------------------------- layer norm, embedding

@@ -473,7 +473,9 @@ class Div(_Binary):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        return grad / b if need_a else None, -grad * a / (b * b) if need_b else None
+        # (a / b) / b, not a / b²: torch's order, whose second derivative stays finite
+        # where b² overflows (b = inf)
+        return grad / b if need_a else None, -grad * (a / b / b) if need_b else None
 
     @staticmethod
     def jvp(ctx, ta, tb):  # d(a / b) = (da - (a / b) db) / b
@@ -553,6 +555,13 @@ class FloorDivide(Builtin):
         raise RuntimeError(
             f"derivative for aten::{ctx.op} is not implemented\n  Floor division is a staircase; "
             "for a gradient (zero) use div(..., rounding_mode='floor')."
+        )
+
+    @staticmethod
+    def jvp(ctx, *_):
+        raise NotImplementedError(
+            f"Trying to use forward AD with aten::{ctx.op} that does not support it.\n  Floor "
+            "division is a staircase; for a tangent (zero) use div(..., rounding_mode='floor')."
         )
 
 
@@ -721,6 +730,8 @@ class PowScalar(Builtin):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         if x.dtype.kind == "b":  # NumPy makes int8 of it; torch promotes as for any other op
             return (x**exponent).astype(result_type(a, exponent).numpy)
+        if exponent == -0.5:  # torch's rsqrt: -0.0 gives -inf, -inf NaN (NumPy's pow: inf, 0)
+            return 1 / array_module(x).sqrt(x)
         return x**exponent
 
     @staticmethod
@@ -756,18 +767,16 @@ def _refuse_bool_power(promoted):
 
 def _power_slope(grad, a, b):
     """grad · d(a ** b)/da = grad · b a^(b-1), 0 where b == 0 (even at a == 0, where a ** -1
-    is inf). The 1 put in for b - 1 there is an int, so that an integer b keeps its dtype: a
-    float one would make a float32 exponent, and with it a float32 power of a float64 a."""
-    zero_exponent = b == 0
-    return where(zero_exponent, 0.0, grad * (b * a ** where(zero_exponent, 1, b - 1)))
+    is inf: it is taken and masked, so that a second derivative there is NaN, as torch's)."""
+    return where(b == 0, 0.0, grad * (b * a ** (b - 1)))
 
 
-def _masked_log(base, exponent_or_none):
-    """log(base), with 0 where base == 0 (and the exponent >= 0), like torch's pow backward."""
-    zero_base = base == 0
-    if exponent_or_none is not None:
-        zero_base = zero_base & (exponent_or_none >= 0)
-    return where(zero_base, 0.0, where(zero_base, 1.0, base).log())  # log(0) is never computed
+def _exponent_slope(result, base, exponent):
+    """d(base ** exponent)/d exponent = result · log(base), 0 where base == 0 and exponent >= 0,
+    as torch's pow backward (the product is taken and masked: a second derivative there is
+    NaN, as torch's)."""
+    flat = (base == 0) & (exponent >= 0)
+    return where(flat, 0.0, result * base.log())
 
 
 class Pow(Builtin):
@@ -798,14 +807,14 @@ class Pow(Builtin):
         a, b, result = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         grad_a = _power_slope(grad, a, b) if need_a else None
-        grad_b = grad * result * _masked_log(a.to(result.dtype), b) if need_b else None
+        grad_b = grad * _exponent_slope(result, a.to(result.dtype), b) if need_b else None
         return grad_a, grad_b
 
     @staticmethod
     def jvp(ctx, ta, tb):  # d(a ** b) = b a^(b-1) da + a^b log(a) db
         a, b = ctx.inputs
         da = None if ta is None else _power_slope(ta, a, b)
-        db = None if tb is None else tb * ctx.result * _masked_log(a.to(ctx.result.dtype), b)
+        db = None if tb is None else tb * _exponent_slope(ctx.result, a.to(ctx.result.dtype), b)
         return tangent_sum(da, db)
 
 
@@ -833,16 +842,20 @@ class Rpow(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        _, result = ctx.saved_tensors
-        base = ctx.base
-        if base == 0:  # 0 ** b: flat where b > 0, and (as in torch) result · log 0 where b < 0
-            exponent = ctx.saved_tensors[0]
-            return grad * where(exponent >= 0, 0.0, result * -math.inf), None
-        return grad * result * _log_of_number(base), None
+        exponent, result = ctx.saved_tensors
+        return grad * Rpow.slope(ctx, exponent, result), None
 
     @staticmethod
     def jvp(ctx, t, _):
-        return t * 0 if ctx.base == 0 else t * ctx.result * _log_of_number(ctx.base)
+        return t * Rpow.slope(ctx, ctx.inputs[0], ctx.result)
+
+    @staticmethod
+    def slope(ctx, exponent, result):
+        """d(base ** b)/db = result · log(base); for 0 ** b: flat where b >= 0, and (as in
+        torch) result · log 0 where b < 0."""
+        if ctx.base == 0:
+            return where(exponent >= 0, 0.0, result * -math.inf)
+        return result * _log_of_number(ctx.base)
 
 
 def _log_of_number(x: float) -> float:
@@ -1072,8 +1085,9 @@ class Relu(SavesResult):
 
 
 def _relu_grad(g, y):
-    """``g where y > 0, else 0``, on arrays: relu's backward, and _ReluGrad's forward."""
-    mask = y > 0
+    """``g where y > 0, else 0``, on arrays: relu's backward, and _ReluGrad's forward.
+    A NaN result passes the gradient, as in torch (which zeroes it where ``y <= 0``)."""
+    mask = ~(y <= 0)
     out = _masked(array_module(mask), mask, g, 0)
     return array_module(mask).where(mask, g, 0) if out is None else out
 
@@ -1094,7 +1108,9 @@ class _ReluGrad(Builtin):
     @staticmethod
     def backward(ctx, gg):
         (y,) = ctx.saved_tensors
-        return _ReluGrad.apply(gg, y), None  # linear in g; y only chooses where (no gradient)
+        # linear in g; y only chooses where, so its gradient is zeros (torch's, not None: a
+        # second derivative through relu is 0, not "unused")
+        return _ReluGrad.apply(gg, y), constant_zeros(gg) if ctx.needs_input_grad[1] else None
 
     @staticmethod
     def jvp(ctx, tg, ty):
@@ -1280,7 +1296,7 @@ class ClampTensor(Builtin):
 
     @staticmethod
     def jvp(ctx, ta, tlo, thi):
-        from_lo, from_hi, taken = ClampTensor.choices(*ctx.inputs)
+        from_lo, from_hi, taken = ClampTensor.tangent_choices(*ctx.inputs)
         return tangent_sum(
             None if ta is None else where(taken, 0.0, ta),
             None if tlo is None else where(from_lo, tlo, 0.0),
@@ -1296,11 +1312,27 @@ class ClampTensor(Builtin):
             from_hi = from_hi | (lo > hi)  # bounds crossed: max wins, as torch's clamp
         from_lo = (a < lo) if lo is not None else None
         if from_lo is not None and from_hi is not None:
-            from_lo = from_lo & ~from_hi
+            from_lo = from_lo & (lo < hi)  # torch's: equal or NaN bounds give min nothing
         inside = (a >= lo) if lo is not None else None
         if hi is not None:
             inside = (a <= hi) if inside is None else inside & (a <= hi)
         return from_lo, from_hi, ~inside
+
+    @staticmethod
+    def tangent_choices(a, lo, hi):
+        """``choices`` as torch's tangent rule makes them, which differ from its gradient's
+        at ties and NaNs: with one bound, the bound's tangent unless ``a`` is strictly
+        inside; with two, ``a``'s unless it is outside (crossed bounds: max's)."""
+        if hi is None:
+            inside = a > lo
+            return ~inside, None, ~inside
+        if lo is None:
+            inside = a < hi
+            return None, ~inside, ~inside
+        crossed, below, above = lo > hi, a < lo, a > hi
+        from_lo = below & ~crossed
+        from_hi = crossed | above & ~below
+        return from_lo, from_hi, from_lo | from_hi
 
 
 class _MaxMin(_Binary):
@@ -1317,12 +1349,13 @@ class _MaxMin(_Binary):
     @classmethod
     def backward(cls, ctx, grad):
         a, b = ctx.saved_tensors
-        a_wins = cls.wins(a, b)
         tie = a == b
         half = grad / 2
+        # "loses", not "not wins": where one is NaN neither wins nor loses, and torch then
+        # gives both the whole gradient
         return (
-            where(tie, half, where(a_wins, grad, 0.0)),
-            where(tie, half, where(a_wins, 0.0, grad)),
+            where(tie, half, where(cls.wins(b, a), 0.0, grad)),
+            where(tie, half, where(cls.wins(a, b), 0.0, grad)),
         )
 
     @classmethod

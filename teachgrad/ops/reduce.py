@@ -26,9 +26,11 @@ from .._profiling import recorded_as
 from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.anomaly_mode import _outside_teachgrad
 from ..autograd.builtin import Builtin, int_tuple
-from ..autograd.forward_ad import linear_jvp
+from ..autograd.forward_ad import linear_jvp, zero_tangent
+from ..autograd.grad_mode import is_grad_enabled
 from .pointwise import (
     DivByNumber,
+    constant_zeros,
     contiguous_strides,
     maximum,
     minimum,
@@ -253,6 +255,7 @@ class Mean(MeanAll):
 
 class Prod(_Weighted):
     node_name = "ProdBackward1"
+    whole = False
     saved_names = ("self", "result")
     saved_args = {"dim": "dim", "keepdim": "keepdim"}  # (one dim: an int)
     # where self has zeros, backward multiplies the other elements instead (no 0 / 0)
@@ -277,16 +280,28 @@ class Prod(_Weighted):
             return (grad,) + (None,) * (len(ctx.needs_input_grad) - 1)
         return super().backward(ctx, grad)
 
-    @staticmethod
-    def weights(ctx, a, result):  # the product of the other elements
-        if not bool(array_module(a).any(a._data == 0)):
+    @classmethod
+    def jvp(cls, ctx, t, *_):
+        return t if not ctx.in_shape else super().jvp(ctx, t)  # (0-d: as backward)
+
+    @classmethod
+    def weights(cls, ctx, a, result):  # the product of the other elements
+        zeros = int((a._data == 0).sum())
+        if not zeros:
             return _Reduction.spread(ctx, result) / a
+        if _count(a.shape, ctx.dims) == 1:  # no other elements: 1, as torch (without a graph)
+            return 1.0
+        if zeros > 1 and cls.whole and not is_grad_enabled():
+            # every product of the others holds a 0: torch's prod() then gives zeros (even
+            # where the others hold inf), when the gradient needs no graph of its own
+            return constant_zeros(a)
         return _product_of_others(a, ctx.dims)
 
 
 class ProdAll(Prod):
     node_name = "ProdBackward0"
     saved_args = {}
+    whole = True  # the product of all elements
 
 
 def _product_of_others(a, dims):
@@ -385,11 +400,19 @@ class Std(_Weighted):
         Var.setup_context(ctx, inputs, output)
 
     @staticmethod
-    def weights(ctx, a, result):
-        centered = a - a.mean(ctx.dims, keepdim=True)
-        zero = _Reduction.spread(ctx, result == 0)  # all values equal: torch's gradient there is 0
-        scale = _Reduction.spread(ctx, 1 / where(result == 0, 1.0, result)) * _over(1, ctx.divisor)
-        return where(zero, 0.0, scale * centered)
+    def jvp(ctx, t, *_):  # torch's form: var's tangent / (2 · std), 0 where std is 0
+        var_t = (t * Var.weights(ctx, ctx.inputs[0], None)).sum(ctx.dims, keepdim=ctx.keepdim)
+        std = ctx.result  # (over no elements NaN, and so is the tangent)
+        return where(std == 0, 0.0, var_t / (2 * std))
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        a, std = ctx.saved_tensors
+        # torch's form: var's gradient of grad / (2 · std), set to 0 where std is 0 (all
+        # values equal; even an inf or NaN from above)
+        half = where(std == 0, 0.0, grad / (2 * std))
+        spread = _Reduction.spread(ctx, half) * Var.weights(ctx, a, None)
+        return (spread,) + (None,) * (len(ctx.needs_input_grad) - 1)
 
 
 def _over(x, divisor) -> float:
@@ -430,13 +453,22 @@ class _Extreme(_Weighted):
         ctx.to_save, ctx.dim = (inputs[0], output), inputs[1]
 
     @classmethod
-    def weights(cls, ctx, a, result):
+    def weights(cls, ctx, a, result):  # (amax/amin: torch multiplies by the share)
+        hit = cls.ties(ctx, a, result).to(a.dtype)
+        return hit / hit.sum(ctx.dims, keepdim=True)  # (0 / 0 = NaN where none ties: a NaN result)
+
+    @classmethod
+    def jvp(cls, ctx, t, *_):  # torch's tangent: the mean of the tangents at the ties
+        hit = _Extreme.ties(ctx, ctx.inputs[0], ctx.result)  # (a NaN ties with none here)
+        picked = where(hit, t, 0.0).sum(ctx.dims, keepdim=ctx.keepdim)
+        return picked / hit.sum(ctx.dims, keepdim=ctx.keepdim)
+
+    @classmethod
+    def ties(cls, ctx, a, result):
+        """Where ``a`` equals its reduced ``result`` (with ``nan_ties``, NaNs a NaN result)."""
         result = _Reduction.spread(ctx, result)
         hit = a == result
-        if cls.nan_ties:
-            hit = hit | a.isnan() & result.isnan()
-        hit = hit.to(a.dtype)
-        return hit / hit.sum(ctx.dims, keepdim=True)  # (0 / 0 = NaN where none ties: a NaN result)
+        return hit | a.isnan() & result.isnan() if cls.nan_ties else hit
 
 
 class Amax(_Extreme):
@@ -451,18 +483,34 @@ class Amin(_Extreme):
     label = "amin"
 
 
-class MaxAll(_Extreme):
+class _ExtremeOfAll(_Extreme):
+    """max()/min() of all elements: torch puts grad / (number of ties) at the ties and 0
+    elsewhere (an inf or NaN from above stays at the ties), and NaNs tie with a NaN result."""
+
+    nan_ties = True
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        a, result = ctx.saved_tensors
+        hit = cls.ties(ctx, a, result)
+        return where(hit, grad / hit.sum(), 0.0), None, None
+
+    @classmethod
+    def jvp(cls, ctx, t, *_):  # (here torch multiplies: an inf tangent elsewhere gives NaN)
+        hit = _Extreme.ties(ctx, ctx.inputs[0], ctx.result)  # (a NaN ties with none here)
+        return (t * hit).sum() / hit.sum()
+
+
+class MaxAll(_ExtremeOfAll):
     node_name = "MaxBackward1"
     saved_args = {}
     pick = label = "max"
-    nan_ties = True
 
 
-class MinAll(_Extreme):
+class MinAll(_ExtremeOfAll):
     node_name = "MinBackward1"
     saved_args = {}
     pick = label = "min"
-    nan_ties = True
 
 
 def _empty_reduction(name, shape, dim):
@@ -603,6 +651,14 @@ class Logsumexp(_Weighted):
         shifted = a - _Reduction.spread(ctx, result)
         return shifted.exp() if isinstance(shifted, Tensor) else array_module(shifted).exp(shifted)
 
+    @staticmethod
+    def jvp(ctx, t, *_):
+        # torch's form: the tangents' mean weighted by exp(a − max a), over those weights'
+        # sum (over no elements 0 / 0, NaN; with no finite max, NaN too)
+        a = ctx.inputs[0]
+        e = (a - Amax.apply(a, ctx.dims, True) if a.numel() else a).exp()
+        return (t * e).sum(ctx.dims, keepdim=ctx.keepdim) / e.sum(ctx.dims, keepdim=ctx.keepdim)
+
 
 class Norm(_Weighted):
     node_name = "LinalgVectorNormBackward0"
@@ -631,26 +687,46 @@ class Norm(_Weighted):
     def setup_context(ctx, inputs, output):
         ctx.to_save, ctx.dim = (inputs[0], output), inputs[2]
 
+    @classmethod
+    def backward(cls, ctx, grad):
+        if ctx.p == 0:  # a count of nonzeros: torch gives no gradient (None), not zeros
+            _ = ctx.saved_tensors  # (still checked for in-place changes)
+            return (None,) * len(ctx.needs_input_grad)
+        return super().backward(ctx, grad)
+
     @staticmethod
     def weights(ctx, a, result):
+        factor, scale = Norm.factors(ctx, a, result)
+        return factor if scale is None else factor * _Reduction.spread(ctx, scale)
+
+    @classmethod
+    def jvp(cls, ctx, t, *_):  # (summed before the scale, as torch: an inf norm and a tangent)
+        if ctx.p == 0:
+            return zero_tangent(ctx)
+        factor, scale = Norm.factors(ctx, ctx.inputs[0], ctx.result)
+        summed = (t * factor).sum(ctx.dims, keepdim=ctx.keepdim)
+        return summed if scale is None else summed * scale
+
+    @staticmethod
+    def factors(ctx, a, result):
+        """d||a||_p / da = sign(a) |a|^(p-1) / ||a||^(p-1) as a factor per element and a scale
+        per norm (or None), written as torch writes it for each range of p, so that zeros,
+        infs and second derivatives come out as torch's."""
         p = ctx.p
-        if p == 0:
-            return a * 0
         if p == 1:
-            return a.sign()
-        r = _Reduction.spread(ctx, result)
+            return a.sign(), None
         if p in (math.inf, -math.inf):
-            hit = a.abs() == r
-            return where(hit, a.sign() / hit.sum(ctx.dims, keepdim=True), 0.0)
-        # d||a||_p / da = a |a|^(p-2) / ||a||^(p-1); zero where the norm is zero
-        zero = r == 0
-        r = where(zero, 1.0, r)  # (so 0 / 0 is never computed)
+            hit = a.abs() == _Reduction.spread(ctx, result)
+            return where(hit, a.sign() / hit.sum(ctx.dims, keepdim=True), 0.0), None
+        if p < 1:  # |0|^(p-1) is inf: zero elements get 0; a zero norm is not special
+            return where(a == 0, 0.0, a.sign() * a.abs() ** (p - 1)), result ** (1 - p)
+        # 0 where the norm is 0 (its second derivative there is NaN, as torch's)
+        scale = where(result == 0, 0.0, 1 / result ** (p - 1))
         if p == 2:
-            scale = a / r
-        else:  # where an element is 0 its gradient is 0 (for p < 2, |a|^(p-2) alone would be inf)
-            nonzero = a != 0
-            scale = where(nonzero, a * where(nonzero, a.abs(), 1.0) ** (p - 2), 0.0) / r ** (p - 1)
-        return where(zero, 0.0, scale)
+            return a, scale
+        if p < 2:
+            return a.sign() * a.abs() ** (p - 1), scale
+        return a * a.abs() ** (p - 2), scale
 
 
 # --------------------------------------------------------------------------- running sum
