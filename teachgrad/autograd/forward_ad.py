@@ -538,6 +538,25 @@ def tangent_sum(*terms):
     return total
 
 
+def zero_in_graph(primal):
+    """For an input without a tangent: the zero term torch's formula adds (a missing
+    tangent times ``primal``), which puts the tangent in ``primal``'s graph when
+    ``primal`` requires grad (grad mode on), as torch's; else None (nothing to add).
+    Exactly zero, even where ``primal`` is inf (torch multiplies by a zero tensor that
+    stays zero).
+
+    >>> import teachgrad as tg
+    >>> zero_in_graph(tg.tensor([1.0, float("inf")], requires_grad=True))
+    tensor([0., 0.], grad_fn=<MaskedFillBackward0>)
+    >>> zero_in_graph(tg.tensor([1.0])) is None
+    True
+    """
+    if not (isinstance(primal, Tensor) and primal.requires_grad and _grad_state.enabled):
+        return None
+    data = primal._data
+    return primal.masked_fill(wrap_array(array_module(data).ones(data.shape, dtype=bool)), 0.0)
+
+
 def zero_if_none(tangent, primal):
     """``tangent``, or zeros like ``primal`` for an input without one (where torch's formula
     reads a missing tangent as zeros, so that ``inf · 0`` gives NaN as in torch)."""

@@ -33,7 +33,7 @@ from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, wrap_array
 from ..autograd.builtin import Builtin
-from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_tangent
+from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_in_graph, zero_tangent
 from ..autograd.tape import _dense as dense
 
 # --------------------------------------------------------------------------- helpers
@@ -443,9 +443,11 @@ class Mul(_Binary):
         return grad * b if need_a else None, grad * a if need_b else None
 
     @staticmethod
-    def jvp(ctx, ta, tb):  # the product rule
+    def jvp(ctx, ta, tb):  # the product rule (a missing tangent: torch's zero term)
         a, b = ctx.inputs
-        return tangent_sum(None if ta is None else ta * b, None if tb is None else a * tb)
+        return tangent_sum(
+            zero_in_graph(b) if ta is None else ta * b, zero_in_graph(a) if tb is None else a * tb
+        )
 
 
 class Div(_Binary):
@@ -478,9 +480,9 @@ class Div(_Binary):
         return grad / b if need_a else None, -grad * (a / b / b) if need_b else None
 
     @staticmethod
-    def jvp(ctx, ta, tb):  # d(a / b) = (da - (a / b) db) / b
+    def jvp(ctx, ta, tb):  # d(a / b) = (da - (a / b) db) / b (a missing db: torch's zero term)
         _, b = ctx.inputs
-        return tangent_sum(ta, None if tb is None else -ctx.result * tb) / b
+        return tangent_sum(ta, zero_in_graph(ctx.result) if tb is None else -ctx.result * tb) / b
 
 
 class DivByNumber(Div):

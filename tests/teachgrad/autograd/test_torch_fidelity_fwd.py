@@ -588,3 +588,38 @@ def test_a_jvp_that_treats_a_missing_tangent_unlike_a_zero_one_fails_gradcheck()
     outcome = both(program)
     assert outcome["tg"].type == outcome["torch"].type == "GradcheckError"
     assert "Mismatch in tangent values for output with index: " in outcome["tg"].message
+
+
+# ------------------------------------------- a product's tangent when the primal needs grad
+
+PRODUCTS_BY_A_CONSTANT = {
+    "x * 3": lambda lib, x, c: x * 3,
+    "3 * x": lambda lib, x, c: 3 * x,
+    "x * c": lambda lib, x, c: x * c,
+    "c * x": lambda lib, x, c: c * x,
+    "x / c": lambda lib, x, c: x / c,
+    "x / 3": lambda lib, x, c: x / 3,
+    "c / x": lambda lib, x, c: c / x,
+    "outer(x, c)": lambda lib, x, c: lib.outer(x, c),
+    "x * x": lambda lib, x, c: x * x,
+}
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+@pytest.mark.parametrize("op", PRODUCTS_BY_A_CONSTANT.values(), ids=PRODUCTS_BY_A_CONSTANT.keys())
+def test_the_tangent_of_a_product_by_a_constant_is_in_the_primals_graph(op, requires_grad):
+    """torch's product rule reads a missing tangent as a zero tensor that multiplies the
+    other primal: the tangent of ``x * 3`` is in ``x``'s graph when ``x`` requires grad
+    (its node AddBackward0, DivBackward0 for ``/``), with the same values, inf included."""
+
+    def program(lib):
+        x = lib.tensor([float("inf"), 1.5, -2.0], dtype=lib.float64, requires_grad=requires_grad)
+        c = lib.tensor([2.0, 3.0, 4.0], dtype=lib.float64)
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            dual = fw.make_dual(x, lib.ones(3, dtype=lib.float64))
+            t = fw.unpack_dual(op(lib, dual, c)).tangent
+            node = None if t.grad_fn is None else t.grad_fn.name()
+            return as_numpy(t), str([t.requires_grad, node])
+
+    assert_like_torch(program)
