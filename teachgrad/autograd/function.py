@@ -319,11 +319,15 @@ def _materialize(node, grad_outputs, batch) -> bool:
 
 
 def _non_differentiable_outputs(node, outputs) -> tuple:
-    """The positions of the tensor outputs ``node`` is not the history of (marked
-    non-differentiable, or of a dtype without gradients). With torch's private flag
-    ``ctx._materialize_non_diff_grads = False``, backward gets None for these, not zeros."""
+    """The positions of the tensor outputs that are not differentiable, as torch counts
+    them: marked so (``mark_non_differentiable``), or of a dtype without gradients. With
+    torch's private flag ``ctx._materialize_non_diff_grads = False``, backward gets None for
+    these, not zeros."""
+    marked = node.non_differentiable
     return tuple(
-        i for i, t in enumerate(outputs) if isinstance(t, Tensor) and t._grad_fn is not node
+        i
+        for i, t in enumerate(outputs)
+        if isinstance(t, Tensor) and (t._data.dtype.kind not in "fc" or _contains(marked, t))
     )
 
 
@@ -446,9 +450,8 @@ class Function:
     """
 
     _builtin = False  # teachgrad's own ops set it (autograd/builtin.py)
-    clear_saved_tensors_on_access = (
-        False  # True: backward may read saved_tensors once, freeing them
-    )
+    # True: backward may read saved_tensors once, and reading them frees them
+    clear_saved_tensors_on_access = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -687,9 +690,8 @@ def _restrict_views(outputs, dirty) -> None:
     for o in outputs:
         if isinstance(o, Tensor) and o._base is not None and not _contains(dirty, o):
             o._creation_meta = meta
-            o._view_version = (
-                o._counter.version
-            )  # (its history starts now: forward's changes are in it)
+            # (its history starts now: what forward changed in place is part of it)
+            o._view_version = o._counter.version
 
 
 def _check_dirty(t, cls, record, outs, args) -> None:
