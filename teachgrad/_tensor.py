@@ -854,7 +854,11 @@ _warned_scalar = False
 
 
 def _row_major_strides(shape) -> tuple:
-    """torch's strides of a fresh contiguous tensor (a dim of size 0 counts as 1)."""
+    """torch's strides of a fresh contiguous tensor (a dim of size 0 counts as 1).
+
+    >>> _row_major_strides((2, 0, 3))
+    (3, 3, 1)
+    """
     strides, step = [], 1
     for n in reversed(shape):
         strides.append(step)

@@ -105,20 +105,21 @@ def layout_args(name: str, i: int) -> dict:
 
 def keep_layouts(a, b, need_a, need_b) -> tuple:
     """What ``layout_args`` reads, kept as the arrays say it (no work per op beyond that):
-    each matrix's shape, strides in bytes (None when it is empty), item size and need."""
+    each matrix's shape, strides in bytes (None for a fresh empty array, whose strides
+    NumPy may give as 0: ``Tensor.stride``'s rule), item size and need."""
     x, y = a._data, b._data
     return (
-        (x.shape, x.strides if x.size else None, x.itemsize, need_a),
-        (y.shape, y.strides if y.size else None, y.itemsize, need_b),
+        (x.shape, x.strides if x.size or x.base is not None else None, x.itemsize, need_a),
+        (y.shape, y.strides if y.size or y.base is not None else None, y.itemsize, need_b),
     )
 
 
 def _element_strides(shape, strides, itemsize, need) -> tuple:
-    """Strides in elements (row-major for an empty matrix, as torch's), or ``()``."""
+    """Strides in elements (row-major for a fresh empty matrix, as torch's), or ``()``."""
     if not need:
         return ()
     if strides is None:
-        return tuple(math.prod(shape[d + 1 :]) for d in range(len(shape)))
+        return contiguous_strides(shape)
     return tuple(s // itemsize for s in strides)
 
 

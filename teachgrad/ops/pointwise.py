@@ -31,7 +31,7 @@ from .._backend import (
 )
 from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
-from .._tensor import Tensor, wrap_array
+from .._tensor import Tensor, _row_major_strides, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_in_graph, zero_tangent
 from ..autograd.tape import _dense as dense
@@ -154,17 +154,7 @@ def iterator_strides(shape, operand_strides) -> tuple:
     return tuple(out)
 
 
-def contiguous_strides(shape) -> tuple:
-    """torch's row-major strides for ``shape`` (a dim of size 0 steps as if it were 1).
-
-    >>> contiguous_strides((2, 0, 3))
-    (3, 3, 1)
-    """
-    out, step = [], 1
-    for n in reversed(shape):
-        out.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(out))
+contiguous_strides = _row_major_strides  # (one home: the Tensor's own rule, in _tensor.py)
 
 
 def torch_layout(out, first, *others):

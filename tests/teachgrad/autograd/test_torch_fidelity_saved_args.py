@@ -238,6 +238,9 @@ PRODUCTS = {
     "mm": lambda lib, x: x.mm(_x(lib, (4, 2))),
     "mm (other needs no grad)": lambda lib, x: x.mm(_x(lib, (4, 2)).detach()),
     "mm (self needs no grad)": lambda lib, x: x.detach().mm(x.t()),
+    "mm of empty matrices": lambda lib, x: x[:, :0].mm(
+        lib.zeros(0, 2, dtype=lib.float64, requires_grad=True)
+    ),
     "x.t() @ x": lambda lib, x: x.t() @ x,
     "matmul 2-d": lambda lib, x: lib.matmul(x, _x(lib, (4, 5))),
     "linear (no bias)": lambda lib, x: lib.nn.functional.linear(x, _x(lib, (2, 4))),
