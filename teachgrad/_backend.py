@@ -420,9 +420,13 @@ def empty_strided(like, strides):
 
 def device_of(array) -> device:
     """The device an array lives on."""
-    if isinstance(array, numpy.ndarray):
-        return CPU
-    return device("cuda", array.device.id)
+    return CPU if isinstance(array, numpy.ndarray) else _cuda_device(array.device.id)
+
+
+@functools.cache
+def _cuda_device(index: int) -> device:
+    """``device("cuda", index)``, made once: it is asked for several times per op on a GPU."""
+    return device("cuda", index)
 
 
 def device_type_of(array_type) -> str:

@@ -78,6 +78,22 @@ class VersionCounter:
             _events.emit(_events.VersionBumped, counter=self, version=self.version, op=op_name)
 
 
+class _EmptyEdge:
+    """``needs_input_grad``'s entry for an input that requires grad through its base but has
+    an empty edge (a view made under no_grad, or before its base required grad): false, so
+    the op computes no gradient for it, yet the op records (see ``needs_grad``)."""
+
+    __slots__ = ()
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return "False"
+
+
+EMPTY_EDGE = _EmptyEdge()
+
 _NON_LEAF_GRAD = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
     "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
@@ -266,10 +282,13 @@ class Tensor:
         self._view_base_fn = base._grad_fn
         self._view_version = self._counter.version
 
-    def _view_requires_grad(self) -> bool:
+    def _view_requires_grad(self, builtin=None):
         """For an op on this view: bring its history up to date (an in-place change through
         another alias may have rewritten it), then say whether the op records. A view requires
-        grad when its base does, even a view made before the base started to.
+        grad when its base does, even a view made before the base started to (or under
+        no_grad): its edge is then empty, and for a built-in op (``builtin``) the answer is
+        ``EMPTY_EDGE``: the op records, but computes and saves nothing for this input's
+        gradient (torch's ``should_compute_output``).
 
         >>> import teachgrad as tg
         >>> b = tg.ones(3); v = b[:2]; _ = b.requires_grad_()
@@ -277,7 +296,10 @@ class Tensor:
         (True, True)
         """
         self._refresh_view()
-        return self._requires_grad or self._base._requires_grad
+        if not (self._requires_grad or self._base._requires_grad):
+            return False
+        empty = self._grad_fn is None and not self._own_requires_grad
+        return EMPTY_EDGE if empty and builtin is not None else True
 
     @property
     def is_leaf(self) -> bool:

@@ -38,7 +38,7 @@ from .. import _events, _seam
 from .._backend import array_module, as_array, device_type_of, from_numpy_dtype, numpy_module
 from .._events import OpRecorded, SavedTensorPacked
 from .._profiling import state as _profiling
-from .._tensor import Tensor, _new, wrap_array
+from .._tensor import EMPTY_EDGE, Tensor, _new, wrap_array
 from .forward_ad import push_tangents
 from .forward_ad import state as _fw_state
 from .grad_mode import no_grad
@@ -562,18 +562,18 @@ def needs_grad(args, builtin=None, kwargs=None) -> tuple | None:
     records nothing, even if one requires grad: torch's inference tensors skip autograd's
     part of its ops (but see ``_torch_records_anyway``). A custom Function records.
     """
-    # (Plain loops, no comprehensions: on Python 3.11 each comprehension is a function call,
-    # and this runs for every op.)
+    # (Plain loops: on Python 3.11 a comprehension is a function call, and this runs per op.)
     if not _grad_state.enabled:
         return None
     needs, plain = [], builtin is None  # plain: a tensor input that is no inference tensor
     for a in args:
         if isinstance(a, Tensor):
-            needs.append(a._requires_grad if a._base is None else a._view_requires_grad())
+            needs.append(a._requires_grad if a._base is None else a._view_requires_grad(builtin))
             plain = plain or not a._inference
         else:
             needs.append(False)
-    wanted = True in needs and (plain or _torch_records_anyway(builtin, args, kwargs))
+    records = True in needs or EMPTY_EDGE in needs  # (an empty edge records too)
+    wanted = records and (plain or _torch_records_anyway(builtin, args, kwargs))
     return tuple(needs) if wanted else None
 
 

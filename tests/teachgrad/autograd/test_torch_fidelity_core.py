@@ -361,6 +361,33 @@ def test_a_view_made_under_no_grad_of_a_base_that_requires_grad_records_an_empty
     assert_like_torch(program)
 
 
+@pytest.mark.parametrize("made", ["under no_grad", "before its base required grad"])
+@pytest.mark.parametrize("other", ["plain", "inference tensor", "requires grad"])
+def test_a_builtin_saves_nothing_for_an_empty_edge(made, other):
+    """torch's built-ins save only what the gradients of inputs with an edge need
+    (should_compute_output): ``v * w`` with v's edge empty saves no ``other``, so an
+    inference tensor ``w`` is fine; with ``w`` requiring grad, ``self`` is saved."""
+
+    def program(lib):
+        if made == "under no_grad":
+            b = lib.ones(3, dtype=lib.float64, requires_grad=True)
+            with lib.no_grad():
+                v = b[:2]
+        else:
+            b, v = _view_then_requires_grad(lib)
+        if other == "inference tensor":
+            with lib.inference_mode():
+                w = lib.full((2,), 3.0, dtype=lib.float64)
+        else:
+            w = lib.full((2,), 3.0, dtype=lib.float64, requires_grad=other == "requires grad")
+        y = v * w
+        saved = [getattr(y.grad_fn, f"_saved_{name}", None) is not None for name in ("self", "other")]
+        y.sum().backward()
+        return str([y.requires_grad, _names(y.grad_fn), saved]), as_numpy(w.grad)
+
+    assert_like_torch(program)
+
+
 def test_such_a_view_stops_requiring_grad_with_its_base():
     def program(lib):
         b = lib.ones(3, dtype=lib.float64)
