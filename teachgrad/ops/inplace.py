@@ -44,7 +44,7 @@ from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.tape import Node, SavedTensor, _short, stamp, torch_cpp_node
 from ..autograd.tape import _dense as dense
-from . import index, pointwise
+from . import fused, index, pointwise
 from .index import Index, _IndexPut, _is_advanced
 from .pointwise import broadcast_shape, constant_zeros, where
 from .views import basic_getitem, whole_slice
@@ -503,6 +503,9 @@ def _arith_in_place(x, op, other, alpha=1, rounding_mode=None) -> bool:
     if alpha != 1:
         if type(alpha) is not int and xd.dtype.kind != "f":  # (a float alpha: torch refuses)
             return False
+        if op in ("add_", "sub_") and fused.add_scaled_(xd, y, alpha if op == "add_" else -alpha):
+            x._counter.bump(op)  # (on a GPU: SGD's update in one kernel, not two)
+            return True
         y = y * alpha
     ufunc = getattr(array_module(xd), _UFUNCS[op])
     try:

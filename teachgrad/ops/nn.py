@@ -45,6 +45,7 @@ from .._printing import scalar_type_name
 from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_if_none
+from . import fused
 from .linalg import keep_layouts, layout_args
 from .pointwise import SavesResult, _sigmoid, _unary, operands, where
 from .reduce import dtype_argument, row_major, sum_to
@@ -429,6 +430,9 @@ class LogSoftmax(SavesResult):
             return xp.empty_like(x)
         if x.ndim == 0:  # log(its share of all of it) = 0 (NaN for inf or NaN)
             return x - x
+        out = fused.log_softmax_rows(x, dim)  # on a GPU: one kernel instead of six
+        if out is not None:
+            return out
         shifted = x - x.max(axis=dim, keepdims=True)
         return row_major(shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True)))
 
@@ -461,6 +465,9 @@ class LogSoftmaxBackwardData(Builtin):
     def forward(ctx, grad, y, dim):
         ctx.to_save, ctx.dim = (grad, y), dim
         g = grad._data
+        out = fused.log_softmax_rows_grad(g, y._data, dim)  # on a GPU: one kernel, not four
+        if out is not None:
+            return out
         axis = dim if g.ndim else ()  # (a 0-d tensor has nothing to sum over)
         return g - array_module(g).exp(y._data) * g.sum(axis=axis, keepdims=True)
 
@@ -620,8 +627,8 @@ class NllLoss(Builtin):
         # none ignored (three quick reductions tell). The loss is then just -input[n, t[n]],
         # reduced, and each sample's gradient coefficient is the same number. Anything else
         # (or an empty batch) takes the general path below, which also reports bad targets.
-        # On a GPU, reading the answer would make the CPU wait for it: the general path,
-        # which needs no answer, always runs there.
+        # On a GPU, reading the answer would make the CPU wait for it: there one kernel
+        # computes the loss, or the general path runs, and neither needs an answer.
         if (
             xp is numpy_module()
             and weight is None
@@ -634,8 +641,15 @@ class NllLoss(Builtin):
             # (sum / count is NumPy's mean, without the Python wrapper around it)
             return loss.sum() / t.size if reduction == "mean" else _reduce_loss(loss, reduction)
 
-        ignored = t == ignore_index
-        out_of_range = ~ignored & ((t < 0) | (t >= n_classes))
+        fast = fused.nll_loss_rows(x, t, ignore_index, reduction) if weight is None else None
+        if fast is not None:  # on a GPU: one kernel instead of about 25 (its gradient too)
+            loss, ctx.total, bad = fast
+            device_assert(bad, None, _BAD_TARGET)  # (a GPU's array: only recorded)
+            ctx.targets, ctx.coefficient = t, None
+            return loss
+        _, out_of_range, valid, w = _counted_targets(
+            xp, t, ignore_index, n_classes, weight, x.dtype
+        )
         device_assert(
             out_of_range.any(),
             lambda: IndexError(
@@ -643,19 +657,11 @@ class NllLoss(Builtin):
                 f"must be in [0, {n_classes}) for input of shape {tuple(x.shape)} ({n_classes} "
                 f"classes along dim {class_dim})."
             ),
-            "nll_loss (cross_entropy calls it) got a target class index out of range: each "
-            "target must be in [0, number of classes) or be ignore_index.",
+            _BAD_TARGET,
         )
-        # any valid class, so the lookups below stay in range (on a GPU, also for a bad target
-        # whose check is still pending)
-        t = xp.where(ignored | out_of_range, 0, t)
-        picked = _pick_targets(x, t, class_dim)  # input[n, t[n], ...]
-        w = xp.ones(t.shape, x.dtype) if weight is None else weight._data[t]
-        w = xp.where(ignored, 0, w).astype(x.dtype)
-        total = w.sum()
-        nonzero_total = xp.where(total == 0, 1, total)  # (a Python `if` on it would wait for a GPU)
-        ctx.targets = t
-        ctx.coefficient = -w / nonzero_total if reduction == "mean" else -w
+        picked = _pick_targets(x, valid, class_dim)  # input[n, t[n], ...]
+        ctx.targets = valid
+        ctx.coefficient, total, nonzero_total = _coefficients(xp, w, reduction)
         loss = -w * picked
         if reduction == "mean":  # all targets ignored: 0/0, nan like torch (without a warning)
             return xp.where(total == 0, xp.nan, loss.sum() / nonzero_total)
@@ -676,6 +682,31 @@ class NllLoss2d(NllLoss):
     """``NllLoss`` of (N, C, H, W) scores (torch's node name for images)."""
 
     node_name = "NllLoss2DBackward0"
+
+
+_BAD_TARGET = (
+    "nll_loss (cross_entropy calls it) got a target class index out of range: each "
+    "target must be in [0, number of classes) or be ignore_index."
+)
+
+
+def _counted_targets(xp, t, ignore_index, n_classes, weight, dtype):
+    """Which targets are ignored, which are out of range, the targets made valid (any valid
+    class, so that lookups stay in range: on a GPU also for a bad target whose check is
+    still pending), and each target's weight in ``dtype`` (0 where ignored)."""
+    ignored = t == ignore_index
+    out_of_range = ~ignored & ((t < 0) | (t >= n_classes))
+    valid = xp.where(ignored | out_of_range, 0, t)
+    w = xp.ones(t.shape, dtype) if weight is None else weight._data[valid]
+    return ignored, out_of_range, valid, xp.where(ignored, 0, w).astype(dtype)
+
+
+def _coefficients(xp, w, reduction):
+    """Each sample's gradient coefficient ``-w`` (over the total weight for 'mean'), the
+    total weight, and the total made nonzero (a Python ``if`` on it would wait for a GPU)."""
+    total = w.sum()
+    nonzero_total = xp.where(total == 0, 1, total)
+    return (-w / nonzero_total if reduction == "mean" else -w), total, nonzero_total
 
 
 def _pick_targets(x, t, class_dim):
@@ -709,8 +740,15 @@ class NllLossGrad(Builtin):
         ctx.loss_cls = type(loss)._forward_cls
         g = grad._data
         xp = array_module(g)
-        t, class_dim = loss.targets, loss.class_dim
-        values = g * loss.coefficient  # one per sample (or one for all, if both are numbers)
+        t, class_dim, coefficient = loss.targets, loss.class_dim, loss.coefficient
+        if coefficient is None:  # the loss ran as one kernel on a GPU (fused.nll_loss_rows)
+            out = fused.nll_loss_rows_grad(g, loss.total, t, loss.in_shape, *ctx.options)
+            if out is not None:
+                return out
+            n_classes, dtype = loss.in_shape[class_dim], loss.total.dtype
+            _, _, t, w = _counted_targets(xp, t, ctx.options[0], n_classes, None, dtype)
+            coefficient = _coefficients(xp, w, ctx.options[1])[0]
+        values = g * coefficient  # one per sample (or one for all, if both are numbers)
         out = xp.zeros(loss.in_shape, g.dtype)
         if out.ndim == 2:  # (N, C) rows: put each sample's value at its target class
             out[xp.arange(out.shape[0]), t] = values

@@ -35,6 +35,7 @@ from .._tensor import Tensor, _row_major_strides, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_in_graph, zero_tangent
 from ..autograd.tape import _dense as dense
+from . import fused
 
 # --------------------------------------------------------------------------- helpers
 
@@ -1079,6 +1080,9 @@ class Relu(SavesResult):
 def _relu_grad(g, y):
     """``g where y > 0, else 0``, on arrays: relu's backward, and _ReluGrad's forward.
     A NaN result passes the gradient, as in torch (which zeroes it where ``y <= 0``)."""
+    out = fused.threshold_grad(g, y)  # on a GPU: one kernel instead of three
+    if out is not None:
+        return out
     mask = ~(y <= 0)
     out = _masked(array_module(mask), mask, g, 0)
     return array_module(mask).where(mask, g, 0) if out is None else out

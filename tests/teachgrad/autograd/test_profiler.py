@@ -1093,8 +1093,8 @@ def test_use_cuda_times_each_op_with_cuda_events(tmp_path):
         assert e.cuda_time_total >= 0
         assert e.self_cuda_time_total <= e.cuda_time_total + 1e-3
         assert e.device_range is not None and e.device_range[0] == tg.cuda.current_device()
-    matmul = next(e for e in events if e.kind == "forward")  # Mm: a new 256 x 256 float32
-    assert matmul.name == "Mm"
+    matmul = next(e for e in events if e.kind == "forward")  # a new 256 x 256 float32
+    assert matmul.name == "aten::matmul"  # torch's name for @
     assert matmul.cuda_memory_usage == 256 * 256 * 4 and matmul.cpu_memory_usage == 0
     table = prof.key_averages().table(sort_by="cuda_time_total")
     assert "Self CUDA" in _header(table) and "CUDA Mem" in _header(table)

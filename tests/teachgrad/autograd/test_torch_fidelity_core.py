@@ -381,7 +381,9 @@ def test_a_builtin_saves_nothing_for_an_empty_edge(made, other):
         else:
             w = lib.full((2,), 3.0, dtype=lib.float64, requires_grad=other == "requires grad")
         y = v * w
-        saved = [getattr(y.grad_fn, f"_saved_{name}", None) is not None for name in ("self", "other")]
+        saved = [
+            getattr(y.grad_fn, f"_saved_{name}", None) is not None for name in ("self", "other")
+        ]
         y.sum().backward()
         return str([y.requires_grad, _names(y.grad_fn), saved]), as_numpy(w.grad)
 
