@@ -143,6 +143,8 @@ def _launcher(*arrays):
     """``(launch, scalar)`` when every array is a row-major CuPy array of one float dtype
     (float32 or float64) that the kernels take; else None."""
     first = arrays[0]
+    if type(first) is numpy.ndarray:  # the CPU: nothing to fuse (the common case, first)
+        return None
     scalar = _SCALAR.get(first.dtype)
     xp = array_module(first)
     if scalar is None or getattr(xp, "RawKernel", None) is None:  # NumPy, the stand-in
