@@ -37,7 +37,7 @@ from heapq import heappop, heappush
 from typing import NamedTuple
 
 from .. import _events, _seam
-from .._backend import array_module, device_of, quiet
+from .._backend import address, array_module, device_of, quiet
 from .._events import HookFired, NodeFinished, NodeStarted
 from .._profiling import state as _profiling
 from .._tensor import Size, Tensor, wrap_array
@@ -698,21 +698,37 @@ def _claim_unshared(grads) -> None:
     torch's AccumulateGrad steals a gradient whose use count says only the engine holds it.
     Then the node's post hooks see ``.grad`` itself in their ``grad_outputs``, as in torch."""
     g = grads[0]  # its array must be its own too: a pass-through formula wraps it anew
+    if g is not None and g._data.base is not None:  # (a view: maybe of a buffer only it reaches)
+        g = grads[0] = _unaliased(g)
     owns = g is not None and g._data.base is None and sys.getrefcount(g._data) <= 2  # g's, call's
     if owns and sys.getrefcount(g) <= 3:  # the list's, ``g``'s and the call's
         g._engine_owned = True
+
+
+def _unaliased(g):
+    """``g``; or, when g is a view of the whole of its base tensor's array (same memory,
+    shape and strides) and nothing but g reaches either, a plain tensor on that array,
+    which the leaf may then keep without a copy, as torch's AccumulateGrad keeps it
+    (``linear``'s weight gradient: the transpose of a transposed matrix product)."""
+    view, owner = g._data, g._base
+    base = view.base
+    if owner is None or owner._data is not base:  # (no tensor of its own: leave it)
+        return g
+    same = view.shape == base.shape and view.strides == base.strides and view.dtype == base.dtype
+    # who holds each: g (the list, the caller, this call, getrefcount); its base tensor (g,
+    # this frame, getrefcount); the array (the view, the base tensor, this frame, getrefcount)
+    alone = sys.getrefcount(g) <= 4 and sys.getrefcount(owner) <= 3 and sys.getrefcount(base) <= 4
+    return wrap_array(base) if same and alone and address(view) == address(base) else g
 
 
 def _made_by(node, g, grad_outputs, grad_inputs) -> bool:
     """True if ``node`` just created ``g`` (not a pass-through of its input, not sent to two
     edges, not a view of another buffer, not shown to a hook): then only the engine holds it."""
     data = g._data
-    if node._post_hooks is not None or data.base is not None:
-        return False
     # made by node: its array is in grad_inputs once, and not in grad_outputs (by the arrays:
     # a formula run on arrays wraps each result anew, see _formula_on_arrays)
     found = [x for x in (*grad_outputs, *grad_inputs) if x is not None and x._data is data]
-    return len(found) == 1
+    return node._post_hooks is None and data.base is None and len(found) == 1
 
 
 def _dependencies(roots) -> dict:

@@ -802,3 +802,46 @@ def test_a_view_of_a_view_made_in_inference_mode_keeps_inference_mode_s_limits(s
         return str(view.grad_fn is None)
 
     assert_like_torch(program)
+
+
+# ----------------------------------------------------------- a leaf keeps its gradient
+
+
+def _backward_copies(lib, keep_transposed=False):
+    """The copy ops (clone, copy_) torch's profiler shows while a two-layer MLP's loss is
+    differentiated; with ``keep_transposed``, a hook holds the weight's transposed gradient."""
+    lib.manual_seed(0)
+    first, second = lib.nn.Linear(4, 3), lib.nn.Linear(3, 2)
+    x = lib.randn(5, 4)
+    loss = lib.nn.functional.cross_entropy(second(first(x).relu()), lib.tensor([0, 1, 1, 0, 1]))
+    kept = []
+    if keep_transposed:
+        addmm = loss.grad_fn.next_functions[0][0].next_functions[0][0]  # the 2nd layer's
+        addmm.register_hook(lambda grad_inputs, grad_outputs: kept.append(grad_inputs))
+    with lib.autograd.profiler.profile() as prof:
+        loss.backward()
+    copies = [e.name for e in prof.function_events if "clone" in e.name or "copy" in e.name]
+    return copies, second.weight.grad, kept
+
+
+def test_linears_weight_gradient_becomes_grad_without_a_copy():
+    """The weight's gradient is the transpose of a transposed matrix product: a view of the
+    whole of a fresh buffer. torch's AccumulateGrad keeps it as ``.grad`` (no clone); so does
+    teachgrad, as a plain tensor on that buffer, which the next backward adds into."""
+    import torch
+
+    copies, grad, _ = _backward_copies(tg)
+    assert copies == _backward_copies(torch)[0] == []
+    assert grad._base is None and grad.stride() == (3, 1) and grad.is_contiguous()
+
+
+def test_a_gradient_a_hook_also_holds_is_copied():
+    """A hook keeps the layer's gradients (the bias's, the transposed weight's): their memory
+    is reachable from there, so each leaf gets a copy (torch shares the weight's memory
+    instead; teachgrad never makes .grad alias what a hook holds)."""
+    copies, grad, kept = _backward_copies(tg, keep_transposed=True)
+    held = [t for t in kept[0] if t is not None]
+    assert copies == ["aten::clone", "aten::clone"]
+    assert not any(
+        tg._backend.array_module(t._data).shares_memory(t._data, grad._data) for t in held
+    )
