@@ -351,10 +351,8 @@ def array_module(x):
     >>> tg._backend.array_module(tg.zeros(2)).__name__
     'numpy'
     """
-    data = getattr(x, "_data", x)
-    if type(data) is numpy.ndarray or data is numpy.ndarray:
-        return numpy  # (the common case, first)
-    return _module_of(data)
+    data = getattr(x, "_data", x)  # (NumPy's array, the common case, is tested first)
+    return numpy if type(data) is numpy.ndarray or data is numpy.ndarray else _module_of(data)
 
 
 def _module_of(data):

@@ -17,7 +17,10 @@ would hide a bug that only a GPU would show:
   ``item()``, ``tolist()``, ``get()``, ``asnumpy``, printing, and indexing with a boolean
   mask, whose count of True values CuPy reads to size the result) is counted per file:line
   of the caller: :func:`count_syncs`;
-* its random generators do not repeat NumPy's numbers for the same seed (CuPy's don't).
+* its random generators do not repeat NumPy's numbers for the same seed (CuPy's don't);
+* elementwise results (ufuncs, operators) are row-major whatever the operands' layout,
+  as CuPy's kernels write them (NumPy's follow the operands: the first GPU run found
+  torch's strides lost on transposed CUDA tensors).
 
 It is never importable as ``cupy``: tests/conftest.py hands it to teachgrad's backend
 seam (``teachgrad._backend._cupy``) for a run with ``--device-standin``, so the tests run
@@ -300,7 +303,7 @@ def _operator(name, in_place=False):
             # (or `a in (numpy.ndarray, ...)`) raises instead of giving False
             raise TypeError(f"Unsupported type {type(other[0])}")
         result = numpy_operator(self._a, *_unwrap(other))
-        return self if in_place else _wrap(result)
+        return self if in_place else _wrap(_row_major(result))
 
     operate.__name__ = name
     return operate
@@ -339,6 +342,14 @@ for _form in [
     setattr(ndarray, _form, _operator(_form))
 
 
+def _row_major(result):
+    """An elementwise kernel's new result as CuPy lays it out: row-major, whatever the
+    operands' layout (NumPy follows the operands: ``x.T + 1`` is column-major there)."""
+    if isinstance(result, numpy.ndarray) and result.ndim and not result.flags.c_contiguous:
+        return result.copy(order="C")
+    return result
+
+
 def _check_keywords(name, kwargs, allowed):
     if allowed is not None and not set(kwargs) <= set(allowed):
         raise TypeError(
@@ -363,7 +374,8 @@ class ufunc:
 
     def __call__(self, *args, **kwargs):
         _check_keywords(self.__name__, kwargs, self.KEYWORDS)
-        return _wrap(self._numpy(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
+        result = self._numpy(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
+        return _wrap(result if "out" in kwargs else _row_major(result))
 
     def at(self, a, indices, b=None):
         if self.__name__ not in self.WITH_AT:

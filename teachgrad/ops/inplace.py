@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import warnings
 
-from .._backend import address, array_module, quiet, strided_view, to_device
+from .._backend import address, array_module, numpy_module, quiet, strided_view, to_device
 from .._printing import c_type_name, scalar_type_name
 from .._profiling import state as _profiling
 from .._tensor import Tensor, type_name, wrap_array
@@ -479,6 +479,7 @@ def inplace(x, op: str, fn, *args, **kwargs):
 
 
 _UFUNCS = {"add_": "add", "sub_": "subtract", "mul_": "multiply", "div_": "true_divide"}
+_NUMPY_ARRAY = numpy_module().ndarray  # (on the CPU the fused kernels are not even asked)
 
 
 def _arith_in_place(x, op, other, alpha=1, rounding_mode=None) -> bool:
@@ -503,7 +504,8 @@ def _arith_in_place(x, op, other, alpha=1, rounding_mode=None) -> bool:
     if alpha != 1:
         if type(alpha) is not int and xd.dtype.kind != "f":  # (a float alpha: torch refuses)
             return False
-        if op in ("add_", "sub_") and fused.add_scaled_(xd, y, alpha if op == "add_" else -alpha):
+        on_gpu = op in ("add_", "sub_") and type(xd) is not _NUMPY_ARRAY
+        if on_gpu and fused.add_scaled_(xd, y, alpha if op == "add_" else -alpha):
             x._counter.bump(op)  # (on a GPU: SGD's update in one kernel, not two)
             return True
         y = y * alpha

@@ -176,17 +176,32 @@ def torch_layout(out, first, *others):
     When the first operand is row-major the two libraries agree (that operand decides every
     pair of dims it can order), so the common case is one flag read and a size check (empty
     results are always re-laid: NumPy flags every empty array row-major). The hot ops (add,
-    sub, mul, div) make that test themselves, ``out if x.flags.c_contiguous and out.size
-    else torch_layout(out, x, y)``, as even calling this function costs ~50 ns. Measured on
-    ``a * b`` of two 4-element tensors (~2.9 µs): the test adds 60-80 ns (2-3%), the call and
-    test ~140 ns (~5%).
+    sub, mul, div) make that test themselves on NumPy's results, as even calling this
+    function costs ~50 ns. Measured on ``a * b`` of two 4-element tensors (~2.9 µs): the
+    test adds 60-80 ns (2-3%), the call and test ~140 ns (~5%).
     """
     try:
-        if out.size and first.flags.c_contiguous:
+        # (CuPy writes every result row-major: that is torch's only when the first operand
+        # is row-major and has the result's shape, not a number or a broadcast row)
+        row_major = type(out) is _ndarray or first.shape == out.shape
+        if out.size and first.flags.c_contiguous and row_major:
             return out
     except AttributeError:  # a number first (``2 // x``): the long way, which handles it
         pass
     return with_strides(out, result_strides(out.shape, (first, *others)))
+
+
+def same_layout(out, x):
+    """``out``, the elementwise result of ``x`` alone, laid out as torch lays it out: like
+    ``x`` (dense). NumPy's result already is; CuPy writes every result row-major, so a
+    CUDA tensor that is not row-major (a transposed one) gets its result copied.
+
+    >>> import numpy as np
+    >>> x = np.ones((3, 2)).T
+    >>> same_layout(np.exp(x), x).strides
+    (8, 16)
+    """
+    return out if type(out) is _ndarray or x.flags.c_contiguous else torch_layout(out, x)
 
 
 def result_strides(shape, operands) -> tuple:
@@ -323,7 +338,8 @@ class Add(Builtin):
         if alpha != 1:
             alpha = _check_alpha(alpha, x, "add")
         out = x + y if alpha == 1 else _scaled_sum(x, alpha, y)
-        return out if x.flags.c_contiguous and out.size else torch_layout(out, x, y)
+        kept = type(out) is _ndarray and x.flags.c_contiguous and out.size  # (see torch_layout)
+        return out if kept else torch_layout(out, x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -374,7 +390,8 @@ class Sub(Builtin):
         if alpha != 1:
             alpha = _check_alpha(alpha, x, "sub")
         out = x - y if alpha == 1 else x - alpha * y
-        return out if x.flags.c_contiguous and out.size else torch_layout(out, x, y)
+        kept = type(out) is _ndarray and x.flags.c_contiguous and out.size  # (see torch_layout)
+        return out if kept else torch_layout(out, x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -425,7 +442,8 @@ class Mul(_Binary):
         need_a, need_b = ctx.needs_input_grad
         ctx.to_save = (a if need_b else None, b if need_a else None)  # a number is kept as it is
         out = x * y
-        return out if x.flags.c_contiguous and out.size else torch_layout(out, x, y)
+        kept = type(out) is _ndarray and x.flags.c_contiguous and out.size  # (see torch_layout)
+        return out if kept else torch_layout(out, x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -460,7 +478,8 @@ class Div(_Binary):
             out = out.astype(get_default_dtype().numpy)
         elif hasattr(x, "dtype") and out.dtype != x.dtype and not isinstance(b, Tensor):
             out = out.astype(x.dtype)
-        return out if x.flags.c_contiguous and out.size else torch_layout(out, x, y)
+        kept = type(out) is _ndarray and x.flags.c_contiguous and out.size  # (see torch_layout)
+        return out if kept else torch_layout(out, x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -722,10 +741,10 @@ class PowScalar(Builtin):
         if x.dtype.kind in "biu" and exponent < 0:  # (a float exponent made x float above)
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         if x.dtype.kind == "b":  # NumPy makes int8 of it; torch promotes as for any other op
-            return (x**exponent).astype(result_type(a, exponent).numpy)
+            return same_layout((x**exponent).astype(result_type(a, exponent).numpy), x)
         if exponent == -0.5:  # torch's rsqrt: -0.0 gives -inf, -inf NaN (NumPy's pow: inf, 0)
-            return 1 / array_module(x).sqrt(x)
-        return x**exponent
+            return same_layout(1 / array_module(x).sqrt(x), x)
+        return same_layout(x**exponent, x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -868,7 +887,7 @@ class Neg(Builtin):
                 "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
                 "to invert a mask, use the `~` or `logical_not()` operator instead."
             )
-        return -a._data
+        return same_layout(-a._data, a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -894,7 +913,8 @@ class _Unary(Builtin):
     @classmethod
     def forward(cls, ctx, a):
         x = float_data(a)
-        return cls.compute(array_module(x), x)
+        out = cls.compute(array_module(x), x)
+        return out if type(out) is _ndarray else same_layout(out, x)  # (a CuPy result: see there)
 
     @classmethod
     def setup_context(cls, ctx, inputs, output):
@@ -1065,7 +1085,7 @@ class Relu(SavesResult):
             raise RuntimeError("Boolean inputs not supported for relu")
         # maximum, not x * (x > 0): that gives -0.0 for negatives; NaN stays NaN as in torch.
         # 0 first: where the two are equal NumPy returns the second, so -0.0 stays -0.0 (torch)
-        return array_module(x).maximum(0, x)
+        return same_layout(array_module(x).maximum(0, x), x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1124,7 +1144,7 @@ class Abs(Builtin):
     @staticmethod
     def forward(ctx, a):
         ctx.to_save = (a,)
-        return array_module(a).abs(a._data)
+        return same_layout(array_module(a).abs(a._data), a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1161,7 +1181,9 @@ def _zero_grad(name, node_name, compute):
         (_ZeroGrad,),
         {
             "node_name": node_name,
-            "forward": staticmethod(lambda ctx, a: compute(array_module(a), a._data)),
+            "forward": staticmethod(
+                lambda ctx, a: same_layout(compute(array_module(a), a._data), a._data)
+            ),
             "__doc__": f"``{name.lower()}``: gradient zero everywhere (node {node_name}).",
             "__module__": __name__,
         },
