@@ -122,6 +122,7 @@ class Tensor:
     _output_nr = 0
     _base = None
     _inference = False
+    _counted = False  # (an inference tensor with a version counter: see detach)
     _acc_ref = None
     _engine_owned = False  # a gradient only the backward engine holds (see accumulate_grad)
     _view_base_fn = None  # for views: the base's grad_fn when this view's grad_fn was made
@@ -388,7 +389,7 @@ class Tensor:
     @property
     def _version(self) -> int:
         """How many in-place changes this tensor's storage has seen."""
-        if self._inference:
+        if self._inference and not self._counted:
             raise RuntimeError(
                 "Inference tensors do not track version counter.\n  This tensor was made in "
                 "inference_mode(), which skips the bookkeeping autograd needs."
@@ -524,6 +525,12 @@ class Tensor:
         >>> y = (tg.ones(2, requires_grad=True) * 2).detach(); y.requires_grad, y.is_leaf
         (False, True)
         """
+        if self._inference and not _grad_state.inference:
+            # torch's quirk: an inference tensor detached outside inference_mode is still one,
+            # but has a version counter of its own, so it may change in place
+            t = Tensor._make(self._data)
+            t._inference = t._counted = True
+            return t
         t = Tensor._make(self._data, self._counter)
         t._inference = self._inference
         return t

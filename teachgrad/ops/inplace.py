@@ -332,21 +332,29 @@ def _check_inputs_overlap(x, op, args) -> None:
 
 def check_inplace(x, op: str, record: bool, args=()) -> None:
     """torch's refusals, checked before anything is changed (in torch's order: the autograd
-    rules on leaves and views before the memory-overlap checks of the kernel)."""
-    if x._inference and not _grad_state.inference:
-        if x._requires_grad and _grad_state.enabled:  # (an inference tensor is always a leaf)
-            raise _leaf_in_place(op)  # torch's autograd layer refuses this one first
+    rules on leaves and views, then the memory-overlap checks of the kernel, then the
+    version bump, which an inference tensor outside inference_mode refuses)."""
+    inference = x._inference and not _grad_state.inference and not x._counted
+    if inference and x._requires_grad and _grad_state.enabled:  # (an inference tensor is a leaf)
+        raise _leaf_in_place(op)  # torch's autograd layer refuses this one first
+    if _grad_state.enabled and not inference:  # (an optimizer's step, under no_grad, skips it)
+        _check_grad_rules(x, op, record)
+    if op == "sub_" and args and (pointwise._is_bool(x) or pointwise._is_bool(args[0])):
+        pointwise._refuse_bool_subtraction(x, args[0])  # (torch's sub_ checks this first)
+    # torch's copy_ of a tensor onto itself returns at once, before its kernel looks for overlaps
+    if not (op in ("copy_", "__setitem__") and args and _same_data(x, args[0])):
+        _check_overlaps(x, op, args)
+    if inference:
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
             "clone to get a normal tensor before doing inplace update.See "
             "https://github.com/pytorch/rfcs/pull/17 for more details."
         )
-    if _grad_state.enabled:  # (an optimizer's step, under no_grad, skips the call)
-        _check_grad_rules(x, op, record)
-    if op == "sub_" and args and (pointwise._is_bool(x) or pointwise._is_bool(args[0])):
-        pointwise._refuse_bool_subtraction(x, args[0])  # (torch's sub_ checks this first)
-    if op in ("copy_", "__setitem__") and args and _same_data(x, args[0]):
-        return  # torch's copy_ returns at once, before its kernel looks for overlaps
+
+
+def _check_overlaps(x, op, args) -> None:
+    """The kernel's refusals: x's own elements sharing memory (an expanded x), or an input
+    overlapping x in part."""
     if op not in ("fill_", "zero_") and _repeats(x._data):
         if op in _DEPRECATED_ON_EXPANDED:  # torch still allows these, with a warning
             _warn_on_expanded(op)

@@ -593,3 +593,55 @@ def test_grad_with_respect_to_an_inference_leaf():
         return [as_numpy(g) for g in lib.autograd.grad(out, [c, s])]
 
     assert_like_torch(program)
+
+
+@REQUIRES_GRAD
+@pytest.mark.parametrize("detached_in", ["the mode", "outside"])
+def test_an_inference_tensor_detached_outside_the_mode_may_change_in_place(
+    requires_grad, detached_in
+):
+    """torch's quirk (found by the fuzzer): ``c.detach()`` made outside inference mode is
+    still an inference tensor, but has a version counter of its own, so ``add_`` on it works
+    (and writes c's memory); a view of it, or a detach made inside the mode, may not change."""
+
+    def program(lib):
+        c = made_in_inference_mode(lib, requires_grad)
+        if detached_in == "the mode":
+            with lib.inference_mode():
+                d = c.detach()
+        else:
+            d = c.detach()
+        changed = [
+            outcome(lambda: d.add_(2) is d),
+            c.tolist() if detached_in == "outside" else None,
+        ]
+        # (c's values only where add_ is allowed: torch writes them before it refuses)
+        return [
+            facts(lib, d),
+            changed,
+            outcome(lambda: d._version),
+            outcome(lambda: d.view(-1).add_(1) is None),
+            outcome(lambda: d.requires_grad_()),
+        ]
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("change", ["add_", "zero_", "copy_ of itself", "mul_ by a part of it"])
+def test_outside_the_mode_the_kernels_checks_come_before_the_inference_refusal(change):
+    """torch's kernel refuses an expanded tensor (or an input overlapping it in part) before
+    the version bump refuses an inference tensor (found by the fuzzer)."""
+    steps = {
+        "add_": lambda e: e.add_(1),
+        "zero_": lambda e: e.zero_(),
+        "copy_ of itself": lambda e: e.copy_(e),
+        "mul_ by a part of it": lambda e: e[1:].mul_(e[:-1]),
+    }
+
+    def program(lib):
+        with lib.inference_mode():
+            c = lib.ones(3)
+        e = c.expand(2, 3) if change in ("add_", "zero_") else c
+        return outcome(lambda: steps[change](e) is None)
+
+    assert_like_torch(program)
