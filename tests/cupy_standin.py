@@ -43,6 +43,7 @@ import numbers
 import pathlib
 import sys
 import types
+import weakref
 
 import numpy
 
@@ -146,6 +147,9 @@ class _Flags:
         self.owndata = a.flags.owndata
 
 
+_OWNERS = weakref.WeakValueDictionary()  # id(a NumPy array owning its memory) -> its ndarray
+
+
 class ndarray:
     """A device array: a NumPy array that refuses to be taken for one."""
 
@@ -154,6 +158,8 @@ class ndarray:
 
     def __init__(self, a):
         self._a = a
+        if a.base is None:  # it owns its memory: views' ``base`` finds this array (see there)
+            _OWNERS[id(a)] = self
 
     # ------------------------------------------------------------------ description
     @property
@@ -178,12 +184,16 @@ class ndarray:
 
     @property
     def base(self):
-        """The array owning the memory, or None (the owner's identity is not kept: only
-        whether there is one, and its memory)."""
+        """The array owning the memory, or None: the same stand-in array as long as one that
+        owns that memory is alive, as CuPy's views name their base (teachgrad's engine
+        compares it with a tensor's array)."""
         owner = self._a.base
         while isinstance(getattr(owner, "base", None), numpy.ndarray):
             owner = owner.base
-        return ndarray(owner) if isinstance(owner, numpy.ndarray) else None
+        if not isinstance(owner, numpy.ndarray):
+            return None
+        known = _OWNERS.get(id(owner))
+        return known if known is not None and known._a is owner else ndarray(owner)
 
     def __len__(self):
         return len(self._a)
