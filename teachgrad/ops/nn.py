@@ -647,9 +647,7 @@ class NllLoss(Builtin):
             device_assert(bad, None, _BAD_TARGET)  # (a GPU's array: only recorded)
             ctx.targets, ctx.coefficient = t, None
             return loss
-        _, out_of_range, valid, w = _counted_targets(
-            xp, t, ignore_index, n_classes, weight, x.dtype
-        )
+        out_of_range, valid, w = _counted_targets(xp, t, ignore_index, n_classes, weight, x.dtype)
         device_assert(
             out_of_range.any(),
             lambda: IndexError(
@@ -691,14 +689,14 @@ _BAD_TARGET = (
 
 
 def _counted_targets(xp, t, ignore_index, n_classes, weight, dtype):
-    """Which targets are ignored, which are out of range, the targets made valid (any valid
-    class, so that lookups stay in range: on a GPU also for a bad target whose check is
-    still pending), and each target's weight in ``dtype`` (0 where ignored)."""
+    """Which targets are out of range, the targets made valid (any valid class, so that
+    lookups stay in range: on a GPU also for a bad target whose check is still pending),
+    and each target's weight in ``dtype`` (0 where ignored)."""
     ignored = t == ignore_index
     out_of_range = ~ignored & ((t < 0) | (t >= n_classes))
     valid = xp.where(ignored | out_of_range, 0, t)
     w = xp.ones(t.shape, dtype) if weight is None else weight._data[valid]
-    return ignored, out_of_range, valid, xp.where(ignored, 0, w).astype(dtype)
+    return out_of_range, valid, xp.where(ignored, 0, w).astype(dtype)
 
 
 def _coefficients(xp, w, reduction):
@@ -746,7 +744,7 @@ class NllLossGrad(Builtin):
             if out is not None:
                 return out
             n_classes, dtype = loss.in_shape[class_dim], loss.total.dtype
-            _, _, t, w = _counted_targets(xp, t, ctx.options[0], n_classes, None, dtype)
+            _, t, w = _counted_targets(xp, t, ctx.options[0], n_classes, None, dtype)
             coefficient = _coefficients(xp, w, ctx.options[1])[0]
         values = g * coefficient  # one per sample (or one for all, if both are numbers)
         out = xp.zeros(loss.in_shape, g.dtype)
