@@ -377,7 +377,12 @@ class Var(_Weighted):
 
     @staticmethod
     def weights(ctx, a, result):
-        return (a - a.mean(ctx.dims, keepdim=True)) * _over(2, ctx.divisor)
+        centred = a - a.mean(ctx.dims, keepdim=True)
+        if ctx.divisor <= 0 and (ctx.dim is None or a.dim() == 0):
+            # torch's rule over all elements with no degrees of freedom left: 2 / 0 · (x − mean),
+            # taken as inf · sign, so inf where x ≠ mean and NaN where x = mean (inf · 0)
+            return where(centred == 0, math.nan, math.inf)
+        return centred * _over(2, ctx.divisor)
 
 
 class Std(_Weighted):
