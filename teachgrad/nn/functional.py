@@ -13,6 +13,7 @@ other ops (``cross_entropy`` is ``log_softmax`` then ``nll_loss``).
 
 from __future__ import annotations
 
+import math
 import warnings
 
 from .._backend import float16, float32
@@ -99,9 +100,13 @@ def _pair(value, name, fn_name) -> tuple:
 # --------------------------------------------------------------------------- activations
 
 
-def _refuse_non_float(input, kernel) -> None:
-    """torch's error for an activation with no kernel for integers or bools."""
-    if not input.is_floating_point():
+_INTS = ("uint8", "int8", "int16", "int32", "int64")
+
+
+def _refuse_non_float(input, kernel, int_kernels=()) -> None:
+    """torch's error for an op with no kernel for bools and integers, but for the integer
+    dtypes named in ``int_kernels`` (torch pools and convolves some integers)."""
+    if not input.is_floating_point() and input.dtype.name not in int_kernels:
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{_type_name(input)}'\n  It is defined on real "
             "numbers: convert the input first, e.g. input.float()."
@@ -446,6 +451,7 @@ def nll_loss(
     same_device(input, target, weight)
     _check_class_target(input, target, weight)
     ndim = input._data.ndim
+    _refuse_non_float(input, "nll_loss_out_frame" if ndim <= 2 else "nll_loss2d_forward_out_frame")
     if ndim == 1 and target.ndim == 1:  # torch reads a (1,) target of one sample as a number
         target = target.reshape(())
     if ndim <= 2:
@@ -455,12 +461,12 @@ def nll_loss(
     if ndim == 4:
         return _nn.NllLoss2d.apply(input, ignore_index, reduction, target=target, weight=weight)
     # other ranks go through the 4-d case with the positions flattened, as torch does
-    n, c = input.shape[:2]
+    n, c, positions = *input.shape[:2], math.prod(input.shape[2:])  # (not -1: n may be 0)
     flat = _nn.NllLoss2d.apply(
-        input.reshape(n, c, 1, -1),
+        input.reshape(n, c, 1, positions),
         ignore_index,
         reduction,
-        target=target.reshape(n, 1, -1),
+        target=target.reshape(n, 1, positions),
         weight=weight,
     )
     return flat.view(target.shape) if reduction == "none" else flat
@@ -507,6 +513,12 @@ def cross_entropy(
     ndim = input._data.ndim
     class_dim = 0 if ndim == 1 else 1
     n_classes = input._data.shape[class_dim] if ndim else 1
+    if target.shape == input.shape and not target.is_floating_point():  # (torch's first check)
+        raise RuntimeError(
+            "Expected floating point type for target with class probabilities, got "
+            f"{_type_name(target)}\n  A target of the input's shape holds class probabilities; "
+            "class indices have one dim less (N,)."
+        )
     logp = log_softmax(input, class_dim)
 
     if target.is_floating_point() and target.shape == input.shape:  # class probabilities
@@ -579,6 +591,7 @@ def binary_cross_entropy(
         )
     if target.dtype != input.dtype:
         _refuse_target_dtype(input, target)
+    _refuse_non_float(input, "binary_cross_entropy")
     _not_differentiable("binary_cross_entropy", "weight", weight)
     if weight is not None and weight.shape != input.shape:
         _check_weight_broadcasts(weight, input)
@@ -623,18 +636,24 @@ def binary_cross_entropy_with_logits(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})\n  Each "
             "logit needs its own target: e.g. target.view_as(input)."
         )
-    if not target.is_floating_point() and target.dtype.name != "bool":  # torch's loss is
-        # built in place from (1 - target): an integer result can't hold it
+    # torch's errors in the order its steps meet them: log_sigmoid(input), then
+    # (pos_weight - 1) * target, then (1 - target) * input in place, then loss * weight
+    _refuse_non_float(input, "log_sigmoid_cpu")
+    if pos_weight is not None:
+        broadcast_shape(tuple(pos_weight.shape), tuple(target.shape))
+    if target.dtype.name == "bool":
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+            "`logical_xor()` operator instead.\n  The loss computes 1 - target: give 0/1 labels "
+            "as floats, target.float()."
+        )
+    if not target.is_floating_point():  # (1 - target) * input, in place: an integer can't hold it
         raise RuntimeError(
             f"result type {_type_name(input)} can't be cast to the desired output type "
             f"{_type_name(target)}\n  Give 0/1 labels as floats: target.float()."
         )
     _not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
     _not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
-    # torch's errors for weights that don't broadcast, from its (pos_weight - 1) * target and
-    # loss * weight
-    if pos_weight is not None:
-        broadcast_shape(tuple(pos_weight.shape), tuple(target.shape))
     if weight is not None:
         broadcast_shape(tuple(input.shape), tuple(weight.shape))
     return _nn.BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
@@ -745,6 +764,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         raise RuntimeError(
             f"expected scalar type {_type_name(input)} but found {_type_name(weight)}\n  {advice}"
         )
+    if input.numel():  # (an empty batch runs no kernel)
+        _refuse_non_float(input, "slow_conv2d_cpu", int_kernels=_INTS)
     padded = [input.shape[2 + i] + sum(pairs[i]) for i in range(2)]
     reach = [dilation[i] * (kernel[i] - 1) + 1 for i in range(2)]
     if padded[0] < reach[0] or padded[1] < reach[1]:
@@ -863,6 +884,7 @@ def max_pool2d(
     geometry = _pool_geometry(
         input, "max_pool2d", kernel_size, stride, padding, dilation, ceil_mode
     )
+    _refuse_non_float(input, "max_pool2d", int_kernels=_INTS)
     values, indices = _nn.MaxPool2d.apply(input, *geometry, (stride is not None, ceil_mode))
     return (values, indices) if return_indices else values
 
@@ -899,6 +921,7 @@ def avg_pool2d(
     kernel, stride, pairs, _, out_hw = _pool_geometry(
         input, "avg_pool2d", kernel_size, stride, padding, 1, ceil_mode
     )
+    _refuse_non_float(input, "avg_pool2d", int_kernels=("int64",))
     divisors = _nn.avg_pool_divisors(
         input, kernel, stride, pairs, out_hw, count_include_pad, divisor_override
     )

@@ -42,3 +42,89 @@ def test_var_and_std_with_no_degrees_of_freedom_differentiate_as_torch(name, sha
         return [numpy(t) for t in (y, g, gg, tangent)]
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- kernels by dtype
+
+DTYPES = ["int64", "int32", "int8", "uint8", "bool", "float32", "float64"]
+
+
+def _pair(lib, shape, dtype, target_dtype=None):
+    x = lib.ones(shape, dtype=getattr(lib, dtype))
+    return x, lib.ones(shape, dtype=getattr(lib, target_dtype or dtype))
+
+
+KERNELS = {  # each op's input of every dtype: torch has a kernel for some, raises for the rest
+    "nll_loss (N, C)": lambda lib, dt, n: lib.nn.functional.nll_loss(
+        lib.ones(n, 3, dtype=getattr(lib, dt)), lib.zeros(n, dtype=lib.int64)
+    ),
+    "nll_loss (C,)": lambda lib, dt, n: lib.nn.functional.nll_loss(
+        lib.ones(3, dtype=getattr(lib, dt)), lib.tensor(0)
+    ),
+    "nll_loss (N, C, d)": lambda lib, dt, n: lib.nn.functional.nll_loss(
+        lib.ones(n, 3, 2, dtype=getattr(lib, dt)), lib.zeros(n, 2, dtype=lib.int64)
+    ),
+    "nll_loss (N, C, h, w)": lambda lib, dt, n: lib.nn.functional.nll_loss(
+        lib.ones(n, 3, 1, 2, dtype=getattr(lib, dt)), lib.zeros(n, 1, 2, dtype=lib.int64)
+    ),
+    "binary_cross_entropy": lambda lib, dt, n: lib.nn.functional.binary_cross_entropy(
+        *_pair(lib, (n, 2), dt)
+    ),
+    "binary_cross_entropy_with_logits": lambda lib, dt, n: (
+        lib.nn.functional.binary_cross_entropy_with_logits(*_pair(lib, (n, 2), dt, "float32"))
+    ),
+    "max_pool2d": lambda lib, dt, n: lib.nn.functional.max_pool2d(
+        lib.ones(n, 1, 2, 2, dtype=getattr(lib, dt)), 2
+    ),
+    "avg_pool2d": lambda lib, dt, n: lib.nn.functional.avg_pool2d(
+        lib.ones(n, 1, 2, 2, dtype=getattr(lib, dt)), 2
+    ),
+    "conv2d": lambda lib, dt, n: lib.nn.functional.conv2d(
+        lib.ones(n, 1, 2, 2, dtype=getattr(lib, dt)), lib.ones(1, 1, 1, 1, dtype=getattr(lib, dt))
+    ),
+}
+
+
+@pytest.mark.parametrize("n", [2, 0], ids=["batch of 2", "empty batch"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", KERNELS.values(), ids=KERNELS.keys())
+def test_losses_pools_and_conv_refuse_the_dtypes_torch_has_no_kernel_for(op, dtype, n):
+    """An integer or bool input is torch's NotImplementedError naming its kernel (nll_loss of
+    ints used to give a number), even for an empty batch where torch says so."""
+    assert_like_torch(lambda lib: numpy(op(lib, dtype, n)))
+
+
+BCE_TARGETS = {
+    "logits, bool target": lambda lib, x, t: lib.nn.functional.binary_cross_entropy_with_logits(
+        x, t.bool()
+    ),
+    "logits, int target": lambda lib, x, t: lib.nn.functional.binary_cross_entropy_with_logits(
+        x, t.long()
+    ),
+    "logits, bool target, pos_weight of the wrong size": lambda lib, x, t: (
+        lib.nn.functional.binary_cross_entropy_with_logits(x, t.bool(), pos_weight=lib.ones(3))
+    ),
+    "int logits, bool target": lambda lib, x, t: (
+        lib.nn.functional.binary_cross_entropy_with_logits(x.long(), t.bool())
+    ),
+    "int logits, pos_weight of the wrong size": lambda lib, x, t: (
+        lib.nn.functional.binary_cross_entropy_with_logits(x.long(), t, pos_weight=lib.ones(3))
+    ),
+    "cross_entropy, int target of the input's shape": lambda lib, x, t: (
+        lib.nn.functional.cross_entropy(x, t.long())
+    ),
+    "cross_entropy of ints, int target of the input's shape": lambda lib, x, t: (
+        lib.nn.functional.cross_entropy(x.long(), t.long())
+    ),
+    "cross_entropy of a (C,) input, bool target of its shape": lambda lib, x, t: (
+        lib.nn.functional.cross_entropy(x[0], t[0].bool())
+    ),
+}
+
+
+@pytest.mark.parametrize("program", BCE_TARGETS.values(), ids=BCE_TARGETS.keys())
+def test_loss_targets_of_the_wrong_dtype_meet_torch_s_first_check(program):
+    """binary_cross_entropy_with_logits computes log_sigmoid(input), then (1 - target): its
+    errors come in that order; cross_entropy reads a target of the input's shape as class
+    probabilities, which must be floats, before it looks at the input."""
+    assert_like_torch(lambda lib: numpy(program(lib, lib.ones(2, 2), lib.ones(2, 2))))
