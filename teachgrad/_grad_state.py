@@ -15,8 +15,9 @@ import threading
 
 
 class _GradState(threading.local):
-    enabled = True
+    enabled = True  # ops are recorded (grad mode is on, and not in inference mode)
     inference = False
+    grad_in_inference = False  # grad mode switched on inside inference mode: records nothing
     layer = 0  # how many backward passes with create_graph=True are running (tape.stamp)
 
 

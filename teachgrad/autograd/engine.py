@@ -33,6 +33,7 @@ import sys
 import threading
 import warnings
 from collections import deque
+from collections.abc import Mapping
 from heapq import heappop, heappush
 from typing import NamedTuple
 
@@ -83,6 +84,9 @@ def _steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads
     """``backward_steps``; ``keep_grads_private``: nobody outside the engine sees the steps
     (``backward()``), so none are made and leaves may keep gradient buffers without a copy."""
     inputs = None if inputs is None else _check_inputs(inputs, "backward")
+    for t in inputs or ():  # as torch: a non-leaf among the inputs keeps its .grad from now on
+        if type(t) is not GradientEdge and t.grad_fn is not None:
+            t.retain_grad()
     tensors = _as_tuple(tensors)
     grads = _make_root_grads(tensors, _as_tuple(grad_tensors, len(tensors)), create_graph)
     roots = _root_edges(tensors)
@@ -90,20 +94,6 @@ def _steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads
     run = _PassTo(roots, keep, create_graph, inputs) if inputs else _Pass(keep, create_graph)
     run.steal = keep_grads_private
     yield from _execute(run, roots, grads, observed=not keep_grads_private)
-    if inputs is not None:
-        _give_non_leaves_their_grad(run)
-
-
-def _give_non_leaves_their_grad(run) -> None:
-    """``backward(inputs=...)``: a non-leaf among the inputs gets a ``.grad`` too (unless
-    retain_grad's hook already gave it one)."""
-    for t, edge in zip(run.inputs, run.targets, strict=True):
-        g = run.captured.get(edge)
-        if type(t) is GradientEdge or isinstance(edge[0], AccumulateGrad):
-            continue  # (an edge's gradient has nowhere to go: torch drops it)
-        if g is not None and not t.retains_grad:
-            # as retain_grad's hook: a row-major copy first, then old + g (a new tensor)
-            t._grad = _seam.clone_like(g, None) if t._grad is None else t._grad + g
 
 
 def backward(
@@ -184,7 +174,8 @@ def grad(
     Only the part of the graph between them runs. An input the outputs don't
     depend on is an error unless ``allow_unused=True`` (then its gradient is None,
     or zeros with ``materialize_grads=True``). ``is_grads_batched=True`` treats the
-    first dimension of each grad_output as a batch of vectors.
+    first dimension of each grad_output as a batch of vectors. ``inputs`` may be a dict of
+    tensors (``dict(model.named_parameters())``): the answer is then a dict of the same keys.
 
     >>> import teachgrad as tg
     >>> x = tg.tensor(3.0, requires_grad=True)
@@ -206,7 +197,8 @@ def grad(
             "but got: allow_unused=False."
         )
     allow_unused = materialize_grads if allow_unused is None else allow_unused
-    outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
+    keys = inputs.keys() if type(inputs) is dict else None  # (then the answer is a dict too)
+    outputs, inputs = _as_tuple(outputs), _input_tuple(inputs, "grad")
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grad_outputs = _as_tuple(grad_outputs, len(outputs))
@@ -240,7 +232,7 @@ def grad(
                 g = wrap_array(array_module(t._data).zeros_like(t._data))
                 g._requires_grad = create_graph  # (as torch's zeros_like(..., requires_grad=))
         result.append(g)
-    return tuple(result)
+    return tuple(result) if keys is None else dict(zip(keys, result, strict=True))
 
 
 def _batch_size(outputs, grad_outputs) -> int:
@@ -334,11 +326,21 @@ def _deep_in_the_stack(frames: int = 400) -> bool:
 
 def _on_fresh_thread(steps) -> None:
     """``_run(steps)`` on a new thread with this thread's grad mode; its error is raised here."""
-    modes = (_grad_state.enabled, _grad_state.inference, _grad_state.layer)
+    modes = (
+        _grad_state.enabled,
+        _grad_state.inference,
+        _grad_state.grad_in_inference,
+        _grad_state.layer,
+    )
     failed = []
 
     def work():
-        _grad_state.enabled, _grad_state.inference, _grad_state.layer = modes
+        (
+            _grad_state.enabled,
+            _grad_state.inference,
+            _grad_state.grad_in_inference,
+            _grad_state.layer,
+        ) = modes
         try:
             _run(steps)
         except BaseException as error:  # noqa: BLE001 - handed to the waiting thread
@@ -893,8 +895,21 @@ def _check_grad_output(i, g, t) -> None:
         )
 
 
+def _input_tuple(inputs, where: str) -> tuple:
+    """``inputs=`` as a tuple: one tensor or edge, a sequence of them, or a dict of them (its
+    values, e.g. ``dict(model.named_parameters())``; ``grad()`` then answers with a dict)."""
+    if type(inputs) is dict:
+        return tuple(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise TypeError(
+            f"`inputs` argument to `{where}()` must be a dict, not {type(inputs).__name__}. Other "
+            "Mapping types are not supported.\n  Pass dict(inputs)."
+        )
+    return _as_tuple(inputs)
+
+
 def _check_inputs(inputs, where: str) -> tuple:
-    inputs = _as_tuple(inputs)
+    inputs = _input_tuple(inputs, where)
     if not inputs and where == "backward":  # (grad() says it in its own words)
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     for i, t in enumerate(inputs):

@@ -529,6 +529,8 @@ class Function:
             return _profiling.recorder.forward(cls, args, kwargs)
         if cls._new_style:  # setup_context sees every input, forward's defaults included
             args, kwargs = _with_defaults(cls, args, kwargs)
+        elif kwargs:  # a tensor given by keyword is an input too
+            args, kwargs = _keywords_in_place(cls, args, kwargs), {}
         # 1. decide whether to record: does any input require grad (with grad mode on)?
         ctx = _new(cls._backward_cls)  # the node; made without calling __init__ (it has none)
         needs = needs_grad(args)
@@ -642,6 +644,40 @@ def _with_defaults(cls, args, kwargs) -> tuple:
     bound = cls._forward_signature.bind(*args, **kwargs)
     bound.apply_defaults()
     return bound.args, bound.kwargs
+
+
+def _keywords_in_place(cls, args, kwargs) -> tuple:
+    """``args`` with each keyword argument put at its parameter's place in ``forward(ctx,
+    ...)``, as torch's apply does: so a tensor given by keyword gets an edge and a gradient.
+    Defaults are not filled in; a place left empty before a keyword's is an error.
+
+    >>> import teachgrad as tg
+    >>> class Add(tg.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x, y):
+    ...         return x + y
+    >>> _keywords_in_place(Add, (1,), {"y": 2})
+    (1, 2)
+    """
+    parameters = list(inspect.signature(cls.forward).parameters.values())[1:]  # (after ctx)
+    names = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    placed = list(args)
+    for name, value in kwargs.items():
+        if name not in names:
+            raise TypeError(f"forward() got an unexpected keyword argument '{name}'")
+        at = names.index(name)
+        if at < len(args):
+            raise TypeError(f"forward() got multiple values for argument '{name}'")
+        placed.extend([_MISSING] * (at + 1 - len(placed)))
+        placed[at] = value
+    gaps = [at for at, value in enumerate(placed) if value is _MISSING]  # (not ==: tensors)
+    if gaps:
+        at = gaps[0]
+        raise TypeError(f"forward() missing required argument: '{names[at]}' (position {at})")
+    return tuple(placed)
+
+
+_MISSING = object()  # (a place no argument filled)
 
 
 def _overrides(cls) -> set:

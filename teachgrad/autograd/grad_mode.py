@@ -23,13 +23,31 @@ from .._tensor import check_bool
 
 
 def is_grad_enabled() -> bool:
-    """True when new ops are recorded for backward.
+    """True when grad mode is on: new ops are recorded for backward (but not inside
+    ``inference_mode``, where ``enable_grad`` turns grad mode on and nothing is recorded,
+    as in torch).
 
     >>> import teachgrad as tg
     >>> tg.is_grad_enabled()
     True
     """
-    return state.enabled
+    return state.enabled or state.grad_in_inference
+
+
+def _set_grad_mode(mode: bool) -> tuple:
+    """Switch grad mode on or off; returns the flags that switch it back (``_restore``).
+
+    torch's inference mode turns autograd off below grad mode: ``enable_grad`` inside it
+    says grad mode is on, yet records nothing, and what ops make are inference tensors.
+    """
+    previous = (state.enabled, state.grad_in_inference)
+    state.enabled = mode and not state.inference
+    state.grad_in_inference = mode and state.inference
+    return previous
+
+
+def _restore(previous) -> None:
+    state.enabled, state.grad_in_inference = previous
 
 
 def is_inference_mode_enabled() -> bool:
@@ -150,11 +168,10 @@ class no_grad(_NoArgs):
     """
 
     def __enter__(self):
-        self.prev = state.enabled
-        state.enabled = False
+        self.prev = _set_grad_mode(False)
 
     def __exit__(self, *exc):
-        state.enabled = self.prev
+        _restore(self.prev)
         return False
 
 
@@ -168,11 +185,10 @@ class enable_grad(_NoArgs):
     """
 
     def __enter__(self):
-        self.prev = state.enabled
-        state.enabled = True
+        self.prev = _set_grad_mode(True)
 
     def __exit__(self, *exc):
-        state.enabled = self.prev
+        _restore(self.prev)
         return False
 
 
@@ -187,22 +203,21 @@ class set_grad_enabled(_DecoratorContextManager):
 
     def __init__(self, mode: bool):
         check_bool("set_grad_enabled", "enabled", mode, 1)
-        self.prev = state.enabled
         self.mode = mode
-        state.enabled = mode  # takes effect at the call, as torch's does
+        self.prev = _set_grad_mode(mode)  # takes effect at the call, as torch's does
 
     def __enter__(self):
         pass
 
     def __exit__(self, *exc):
-        state.enabled = self.prev
+        _restore(self.prev)
         return False
 
     def clone(self):
         return self.__class__(self.mode)
 
     def __call__(self, func):
-        state.enabled = self.prev  # used as a decorator: only switch while func runs
+        _restore(self.prev)  # used as a decorator: only switch while func runs
         return super().__call__(func)
 
 
@@ -226,12 +241,12 @@ class inference_mode(_DecoratorContextManager):
         self.mode = bool(mode)
 
     def __enter__(self):
-        self.prev = (state.enabled, state.inference)
+        self.prev = (state.enabled, state.inference, state.grad_in_inference)
         # inference_mode(False) leaves inference mode and turns grad back on, as torch's does
-        state.enabled, state.inference = not self.mode, self.mode
+        state.enabled, state.inference, state.grad_in_inference = not self.mode, self.mode, False
 
     def __exit__(self, *exc):
-        state.enabled, state.inference = self.prev
+        state.enabled, state.inference, state.grad_in_inference = self.prev
         return False
 
     def clone(self):

@@ -633,11 +633,19 @@ class Node:
         return add_hook(hooks_of(self, "_pre_hooks"), fn)
 
     def __call__(self, *grad_outputs):
-        """Run this node's backward formula directly (no engine, no hooks)."""
+        """Run this node's backward formula directly (no engine, no hooks): one gradient per
+        edge, as a tuple, or alone for a node of one edge (as torch's nodes answer).
+
+        >>> import teachgrad as tg
+        >>> x = tg.ones(2, requires_grad=True)
+        >>> (x * 3).exp().grad_fn(tg.ones(2))
+        tensor([20.0855, 20.0855])
+        """
         expected = len(self._output_meta)
         if len(grad_outputs) != expected:
             raise TypeError(f"expected {expected} arguments, got {len(grad_outputs)} instead")
-        return self._apply(list(grad_outputs))
+        grad_inputs = self._apply(list(grad_outputs))
+        return grad_inputs[0] if len(grad_inputs) == 1 else grad_inputs
 
     def _apply(self, grad_outputs: list) -> tuple:
         raise NotImplementedError

@@ -23,10 +23,13 @@ pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without
 @pytest.mark.parametrize("dim", ["all", 0, -1, (0,)], ids=str)
 @pytest.mark.parametrize("shape", [(), (1,), (3,), (2, 3)], ids=str)
 @pytest.mark.parametrize("name", ["var", "std"])
-def test_var_and_std_with_no_degrees_of_freedom_differentiate_as_torch(name, shape, dim, correction):
+def test_var_and_std_with_no_degrees_of_freedom_differentiate_as_torch(
+    name, shape, dim, correction
+):
     """Over all elements with N − correction ≤ 0, torch's var gradient is inf · sign(x − mean)
     (NaN where x = mean); over given dims it is 2 / (N − correction) · (x − mean), negative
     or infinite as that number is. The second derivative and the tangent follow."""
+
     def program(lib):
         x = lib.tensor(np.arange(1.0, 1 + np.prod(shape)).reshape(shape) % 3, requires_grad=True)
         kwargs = {} if dim == "all" else {"dim": dim}
@@ -104,8 +107,8 @@ BCE_TARGETS = {
     "logits, bool target, pos_weight of the wrong size": lambda lib, x, t: (
         lib.nn.functional.binary_cross_entropy_with_logits(x, t.bool(), pos_weight=lib.ones(3))
     ),
-    "int logits, bool target": lambda lib, x, t: (
-        lib.nn.functional.binary_cross_entropy_with_logits(x.long(), t.bool())
+    "int logits, bool target": lambda lib, x, t: lib.nn.functional.binary_cross_entropy_with_logits(
+        x.long(), t.bool()
     ),
     "int logits, pos_weight of the wrong size": lambda lib, x, t: (
         lib.nn.functional.binary_cross_entropy_with_logits(x.long(), t, pos_weight=lib.ones(3))
