@@ -329,7 +329,10 @@ class Tensor:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{c_type_name(got)}' to a tensor "
                     f"with grad_dtype '{scalar_name(want)}'. The gradient must match the tensor's "
-                    "grad_dtype (defaults to the tensor's dtype).\n  A gradient of "
+                    "grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
+                    "grad_dtype attribute with a specific dtype, or None to allow any dtype. Set "
+                    "grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may "
+                    "break downstream systems that assume they match.\n  A gradient of "
                     f"{value.dtype} for a tensor of {self.dtype}: convert it first, with "
                     f"`.to({self.dtype})`."
                 )

@@ -90,7 +90,7 @@ class FunctionCtx:
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(
                     f"save_for_backward can only save variables, but argument {i} is of type "
-                    f"{type(t).__name__}. Keep other values as attributes: ctx.my_value = value"
+                    f"{type(t).__name__}\n  Keep other values as attributes: ctx.my_value = value"
                 )
         self.to_save = tensors
 
@@ -338,7 +338,7 @@ def _one_per_input(node, result) -> tuple:
         return result[:n_args]
     raise RuntimeError(
         f"function {node.name()} returned an incorrect number of gradients (expected "
-        f"{n_args}, got {len(result)}).\n  backward must return one gradient per "
+        f"{n_args}, got {len(result)})\n  backward must return one gradient per "
         f"argument of forward ({node._forward_cls.__name__}.forward takes {n_args} besides ctx), "
         "using None for arguments that are not Tensors or need no gradient."
     )
@@ -404,7 +404,7 @@ def validate_grad(g, meta, node, index):
         if not _expandable(shape, g._data.shape):
             raise RuntimeError(
                 f"Function {node.name()} returned an invalid gradient at index {index} - got "
-                f"{list(g._data.shape)} but expected shape compatible with {list(shape)}.\n"
+                f"{list(g._data.shape)} but expected shape compatible with {list(shape)}\n"
                 f"  The gradient for input {index} must have that input's shape {tuple(shape)} "
                 "(or a shape it broadcasts to, which is then summed back)."
             )
@@ -546,6 +546,7 @@ class Function:
                     out = cls.forward(ctx, *args, **kwargs)
         finally:
             _fw_state.level = level
+        _check_declared(ctx)
         single = type(out) is not tuple
         outputs = wrap_outputs((out,) if single else out, args, ctx, cls, needs)
         # 3. connect the node to the graph: the outputs' grad_fn, edges to the inputs
@@ -712,7 +713,7 @@ def wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
             else:
                 o = wrap_array(o)
         result.append(o)
-    if _grad_state.enabled and not cls._builtin:  # (recorded or not, as torch)
+    if not cls._builtin:  # (recorded or not, in any grad mode, as torch)
         _restrict_views(result, ctx.dirty_tensors)
     return tuple(result)
 
@@ -720,9 +721,10 @@ def wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
 def _restrict_views(outputs, dirty) -> None:
     """The views a custom Function returns (an input returned as-is is one too) may not be
     changed in place later, as in torch: autograd's view+in-place rewrite would bypass the
-    custom backward ("custom_function"; "multi_output" when it returns several values).
-    An input marked dirty is not restricted: its history is rewritten as any in-place op's."""
-    meta = "multi_output" if len(outputs) > 1 else "custom_function"
+    custom backward ("custom_function"; "multi_output" when it returns several values with
+    grad mode on). An input marked dirty is not restricted: its history is rewritten as any
+    in-place op's."""
+    meta = "multi_output" if len(outputs) > 1 and _grad_state.enabled else "custom_function"
     for o in outputs:
         if isinstance(o, Tensor) and o._base is not None and not _contains(dirty, o):
             o._creation_meta = meta
@@ -730,16 +732,44 @@ def _restrict_views(outputs, dirty) -> None:
             o._view_version = o._counter.version
 
 
+def _check_declared(ctx) -> None:
+    """torch's checks of what a custom forward declared on ``ctx``: tuples (which
+    ``mark_dirty``, ``mark_non_differentiable`` and ``save_for_backward`` make, but assigning
+    the attributes may not) of tensors."""
+    for name in ("dirty_tensors", "non_differentiable", "to_save"):
+        value = getattr(ctx, name)
+        if type(value) is not tuple:
+            raise RuntimeError(
+                f"autograd internal error: {name} attribute is expected to be a tuple but is \n  "
+                f"It is {type(value).__name__}: declare it with the ctx method instead "
+                "(mark_dirty, mark_non_differentiable, save_for_backward)."
+            )
+    for name, start in (
+        ("dirty_tensors", "mark_dirty can only accept variables, but argument "),
+        ("non_differentiable", "mark_non_differentiable only accepts variable arguments, but got "),
+    ):
+        for t in getattr(ctx, name):
+            if not isinstance(t, Tensor):
+                raise RuntimeError(
+                    f"{start}\n  It was given {type(t).__name__} {t!r}; only the tensors forward "
+                    "changed in place or returns can be marked."
+                )
+
+
 def _check_dirty(t, cls, record, outs, args) -> None:
     """An input a custom Function marked dirty gets the checks of any in-place op, and must be
     returned: its new history is the Function's, which only an output can carry."""
-    if not _contains(args, t):
-        warnings.warn(
+    if not _contains(args, t) and record:  # (unrecorded, torch says nothing)
+        message = (
             "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that "
-            "have been mutated should be passed to ctx.mark_dirty().",
-            UserWarning,
-            stacklevel=4,
+            "have been mutated should be passed to ctx.mark_dirty()."
         )
+        if t._base is not None:  # a view's history would be rewritten: torch refuses
+            raise RuntimeError(
+                f"{message}\n  {cls.__name__}.forward marked a view it made itself; a tensor made "
+                "inside forward is new, there is nothing to mark."
+            )
+        warnings.warn(message, UserWarning, stacklevel=4)
     if not _contains(outs, t):
         raise RuntimeError(
             "Some elements marked as dirty during the forward method were not returned as output. "
@@ -749,8 +779,13 @@ def _check_dirty(t, cls, record, outs, args) -> None:
     _seam.check_inplace(t, f"{cls.__name__} (mark_dirty)", bool(record))
     if t._base is not None and record and len(outs) > 1:
         raise RuntimeError(
-            "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot "
-            f"return more than one Tensor. This is not supported.\n  {cls.__name__} returns {len(outs)} values."
+            "If your Function modifies inplace an input that is a view of another Tensor, your "
+            "Function cannot return more than one Tensor. This is not supported by the current "
+            "autograd engine. You should either make sure the input is not a view (using .clone() "
+            "for example) or make your Function only return one Tensor (potentially splitting it "
+            "into two Functions: one doing the inplace that returns a single Tensor and a second one "
+            "that does the other operations). You can ask on the forum https://discuss.pytorch.org/ "
+            f"if you need help to do this change.\n  {cls.__name__} returns {len(outs)} values."
         )
 
 

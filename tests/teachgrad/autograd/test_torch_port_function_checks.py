@@ -1,0 +1,220 @@
+"""What a custom Function's forward declares on ``ctx`` and what its backward returns,
+checked as PyTorch's own autograd tests check them (test_autograd.py:
+TestFunctionAssertMessages, test_custom_function_mark_output_view_of_intermediate,
+test_autograd_inplace_views_creation_meta, test_invalid_gradients,
+test_return_duplicate_inplace, test_grad_dtype): the exception class and torch's first line.
+
+Each test runs once with teachgrad and once with torch (the ``lib`` fixture).
+"""
+
+import contextlib
+import warnings
+
+import pytest
+
+pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
+
+
+def custom(lib, forward, backward=lambda ctx, *g: g[0]):
+    """A custom Function of one input with the given forward(ctx, x) and backward."""
+    return type(
+        "Custom",
+        (lib.autograd.Function,),
+        {"forward": staticmethod(forward), "backward": staticmethod(backward)},
+    )
+
+
+def first_line(raised) -> str:
+    return str(raised.value).splitlines()[0]
+
+
+DECLARATIONS = {
+    "mark_non_differentiable of a string": (
+        lambda ctx, x: ctx.mark_non_differentiable("notatensor"),
+        "mark_non_differentiable only accepts variable arguments, but got ",
+    ),
+    "mark_non_differentiable of a number among tensors": (
+        lambda ctx, x: ctx.mark_non_differentiable(x, 3),
+        "mark_non_differentiable only accepts variable arguments, but got ",
+    ),
+    "mark_dirty of a string": (
+        lambda ctx, x: ctx.mark_dirty("notatensor"),
+        "mark_dirty can only accept variables, but argument ",
+    ),
+    "dirty_tensors assigned a number": (
+        lambda ctx, x: setattr(ctx, "dirty_tensors", 1),
+        "autograd internal error: dirty_tensors attribute is expected to be a tuple but is ",
+    ),
+    "non_differentiable assigned a number": (
+        lambda ctx, x: setattr(ctx, "non_differentiable", 1),
+        "autograd internal error: non_differentiable attribute is expected to be a tuple but is ",
+    ),
+    "to_save assigned a list": (
+        lambda ctx, x: setattr(ctx, "to_save", [x]),
+        "autograd internal error: to_save attribute is expected to be a tuple but is ",
+    ),
+}
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+@pytest.mark.parametrize("declare, message", DECLARATIONS.values(), ids=DECLARATIONS.keys())
+def test_what_forward_declares_on_ctx_is_checked(lib, declare, message, requires_grad):
+    """(Recorded or not: torch checks the declarations whenever apply runs.)"""
+    Custom = custom(lib, lambda ctx, x: (declare(ctx, x), x.clone())[1])
+    with pytest.raises(RuntimeError) as raised:
+        Custom.apply(lib.ones(2, requires_grad=requires_grad))
+    assert first_line(raised) == message
+
+
+NOT_AN_INPUT = (
+    "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "
+    "mutated should be passed to ctx.mark_dirty()."
+)
+
+MADE_INSIDE = {
+    "a view of a clone": lambda lib, x: x.clone().view_as(x),
+    "a view of a new tensor": lambda lib, x: lib.ones(3)[:2],
+    "a view of a detached input": lambda lib, x: x.detach()[:2],
+}
+
+
+@pytest.mark.parametrize("make", MADE_INSIDE.values(), ids=MADE_INSIDE.keys())
+def test_marking_dirty_a_view_made_inside_forward_is_an_error(lib, make):
+    def forward(ctx, x):
+        out = make(lib, x)
+        ctx.mark_dirty(out)
+        return out
+
+    with pytest.raises(RuntimeError) as raised:
+        custom(lib, forward).apply(lib.ones(2, requires_grad=True).clone())
+    assert first_line(raised) == NOT_AN_INPUT
+
+
+def test_marking_dirty_a_new_tensor_only_warns(lib):
+    def forward(ctx, x):
+        out = x.clone()
+        ctx.mark_dirty(out)
+        return out
+
+    with pytest.warns(UserWarning, match="received a tensor that was not an input"):
+        custom(lib, forward).apply(lib.ones(2, requires_grad=True))
+
+
+@pytest.mark.parametrize("make", [lambda x: x.clone(), lambda x: x.clone().view_as(x)])
+def test_unrecorded_marking_dirty_what_is_not_an_input_says_nothing(lib, make):
+    def forward(ctx, x):
+        out = make(x)
+        ctx.mark_dirty(out)
+        return out
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        custom(lib, forward).apply(lib.ones(2))  # (nothing requires grad: nothing recorded)
+
+
+MODES = {
+    "grad": contextlib.nullcontext,
+    "no_grad": lambda lib: lib.no_grad(),
+    "inference_mode": lambda lib: lib.inference_mode(),
+}
+
+
+@pytest.mark.parametrize("outputs", [1, 2])
+@pytest.mark.parametrize("made_in", ["no_grad", "inference_mode"])
+def test_a_view_a_custom_function_made_under_no_grad_is_still_its_view(lib, made_in, outputs):
+    """torch marks the views a custom Function returns in every grad mode: changed in place
+    later with grad mode on, the custom-Function message (not the no_grad-view one)."""
+
+    def forward(ctx, x):
+        return (x.view_as(x), x[:1]) if outputs == 2 else x.view_as(x)
+
+    base = lib.rand(2, 3, requires_grad=True).clone()
+    with MODES[made_in](lib):
+        v = custom(lib, forward).apply(base)
+    v = v[0] if outputs == 2 else v
+    with pytest.raises(RuntimeError) as raised:
+        v.add_(1)
+    assert first_line(raised) == (
+        "A view was created in no_grad mode and is being modified inplace with grad mode "
+        "enabled. This view was created inside a custom Function (or because an input was "
+        "returned as-is) and the autograd logic to handle view+inplace would override the "
+        "custom backward associated with the custom Function, leading to incorrect gradients. "
+        "This behavior is forbidden. You can fix this by cloning the output of the custom "
+        "Function."
+    )
+
+
+# --------------------------------------------------------------------------- torch's exact first lines
+
+
+def test_save_for_backward_of_a_string(lib):
+    def forward(ctx, x):
+        ctx.save_for_backward("x")
+        return x * 2
+
+    with pytest.raises(TypeError) as raised:
+        custom(lib, forward).apply(lib.ones(2, requires_grad=True))
+    assert first_line(raised) == (
+        "save_for_backward can only save variables, but argument 0 is of type str"
+    )
+
+
+def test_a_gradient_of_the_wrong_shape(lib):
+    Custom = custom(lib, lambda ctx, x: x * 2, lambda ctx, g: lib.ones(10, dtype=lib.float32))
+    with pytest.raises(RuntimeError) as raised:
+        Custom.apply(lib.ones(5, 5, requires_grad=True)).sum().backward()
+    assert first_line(raised) == (
+        "Function CustomBackward returned an invalid gradient at index 0 - got [10] but expected "
+        "shape compatible with [5, 5]"
+    )
+
+
+def test_too_few_gradients(lib):
+    class Two(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    a = lib.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError) as raised:
+        Two.apply(a, a).sum().backward()
+    assert first_line(raised) == (
+        "function TwoBackward returned an incorrect number of gradients (expected 2, got 1)"
+    )
+
+
+def test_a_dirty_view_input_with_two_outputs(lib):
+    class Adder(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            a.add_(b)
+            ctx.mark_dirty(a)
+            return a, a + b
+
+        @staticmethod
+        def backward(ctx, ga, gab):
+            return ga + gab, ga + gab
+
+    a = lib.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError) as raised:
+        Adder.apply(a.clone().view_as(a), a)
+    assert first_line(raised).startswith(
+        "If your Function modifies inplace an input that is a view of another Tensor, your "
+        "Function cannot return more than one Tensor. This is not supported by the current "
+        "autograd engine. You should either make sure the input is not a view"
+    )
+    assert first_line(raised).endswith("if you need help to do this change.")
+
+
+def test_a_grad_of_another_dtype(lib):
+    x = lib.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError) as raised:
+        x.grad = lib.ones(2, dtype=lib.float64)
+    assert first_line(raised).endswith(
+        "Diverging the dtypes of a tensor and its gradient may break downstream systems that "
+        "assume they match."
+    )
