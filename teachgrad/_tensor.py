@@ -451,7 +451,7 @@ class Tensor:
         >>> (w * 3).sum().backward()
         tensor([3., 3.])
         """
-        if not self._requires_grad:
+        if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             raise RuntimeError(

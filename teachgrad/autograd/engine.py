@@ -812,9 +812,15 @@ def _too_few_gradients(n, got) -> RuntimeError:
 def _root_edges(tensors) -> list:
     """The edge each output's gradient enters the graph by (a GradientEdge: itself)."""
     for i, t in enumerate(tensors):
-        if not t._requires_grad:
+        if not _differentiable(t):
             raise _not_differentiable(i)
     return [t._edge() for t in tensors]
+
+
+def _differentiable(t) -> bool:
+    """Whether an output or input (a tensor or an edge) requires grad; a view also when its
+    base does (an in-place change of the base gave it a history it has not read yet)."""
+    return t._requires_grad or t.requires_grad
 
 
 def _make_root_grads(tensors, grads, create_graph, batch=None) -> list:
@@ -823,7 +829,7 @@ def _make_root_grads(tensors, grads, create_graph, batch=None) -> list:
     output, before ``_root_edges`` asks whether they require grad (torch's order)."""
     result = []
     for i, (t, g) in enumerate(zip(tensors, grads, strict=True)):
-        if g is not None or not isinstance(t, _ONE) or not t._requires_grad:
+        if g is not None or not isinstance(t, _ONE) or not _differentiable(t):
             result.append(_given_root_grad(i, t, g, create_graph, batch))
         elif t._data.size != 1:
             raise _not_scalar(i, t)
@@ -919,7 +925,7 @@ def _check_inputs(inputs, where: str) -> tuple:
             raise TypeError(
                 f"{where}(): inputs must be Tensors, but input {i} is {type(t).__name__}"
             )
-        if not t._requires_grad:
+        if not _differentiable(t):
             raise RuntimeError(
                 "One of the differentiated Tensors does not require grad\n  It is input "
                 f"{i}, of shape {tuple(t.shape)}: set requires_grad=True on it before the "

@@ -221,3 +221,44 @@ def test_every_way_of_turning_grad_on_inside_inference_mode_records_nothing(lib,
             lib.set_grad_enabled(False)
     assert mode and not y.requires_grad and y.is_inference()
     assert lib.is_grad_enabled()  # (leaving the modes restores grad mode)
+
+
+# --------------------------------------------------------------------------- views whose base changed
+
+
+def changed_base(lib):
+    """A view of a tensor that needs no grad, whose base then changes in place by a tensor
+    that does (test_inplace_on_view_modify_base): the view now has a history it has not read."""
+    r = lib.ones(3, requires_grad=True)
+    x = lib.ones(3)
+    v = x[:2]
+    x.mul_(r)
+    return r, x, v
+
+
+ROOTS = {
+    "grad(v, r)": lambda lib, r, x, v: lib.autograd.grad(v.sum() if v.dim() else v, r),
+    "grad(view as output)": lambda lib, r, x, v: lib.autograd.grad(v, r, lib.ones(2)),
+    "v.backward(gradient)": lambda lib, r, x, v: (v.backward(lib.ones(2)), r.grad)[1],
+    "backward([v], [g])": lambda lib, r, x, v: (lib.autograd.backward([v], [lib.ones(2)]), r.grad)[
+        1
+    ],
+    "grad(x, v) (unused)": lambda lib, r, x, v: lib.autograd.grad(
+        (x * 3).sum(), v, allow_unused=True
+    ),
+    "backward(inputs=[v])": lambda lib, r, x, v: ((x * 3).sum().backward(inputs=[v]), v.grad)[1],
+}
+
+
+@pytest.mark.parametrize("run", ROOTS.values(), ids=ROOTS.keys())
+def test_a_view_whose_base_changed_is_differentiable_as_an_output_and_an_input(lib, run):
+    r, x, v = changed_base(lib)
+    answer = run(lib, r, x, v)
+    answer = answer[0] if isinstance(answer, tuple) else answer
+    assert answer is None or same(answer, [1.0, 1.0, 0.0])
+
+
+def test_a_view_whose_base_changed_is_no_leaf_for_post_accumulate_grad_hooks(lib):
+    r, x, v = changed_base(lib)
+    with pytest.raises(RuntimeError, match="post accumulate grad hooks cannot be registered on"):
+        v.register_post_accumulate_grad_hook(lambda t: None)
