@@ -223,6 +223,23 @@ class BackwardFunction(FunctionCtx, Node):
     _arrays = False  # True while the formula runs on arrays (see _formula_on_arrays)
     _input_meta = ()  # (argument position, shape, numpy dtype, array type) of each Tensor argument
 
+    def apply(self, *grad_outputs):
+        """Run the Function's backward (or vjp) on ``grad_outputs`` as the engine would, and
+        return what it returns, unchecked (torch's ``grad_fn.apply``).
+
+        >>> import teachgrad as tg
+        >>> class Twice(tg.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         return x * 2
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         return g * 2
+        >>> Twice.apply(tg.ones(1, requires_grad=True)).grad_fn.apply(tg.ones(1))
+        tensor([2.])
+        """
+        return self._backward(self, *grad_outputs)
+
     @property
     def batchable(self) -> bool:
         """Whether backward works on gradients with an extra leading (batch) dim."""
@@ -452,6 +469,9 @@ class Function:
     _builtin = False  # teachgrad's own ops set it (autograd/builtin.py)
     # True: backward may read saved_tensors once, and reading them frees them
     clear_saved_tensors_on_access = False
+    # True: backward takes the gradients as one list, which it may empty as it goes (so a
+    # gradient it is done with can be freed before it returns): backward(ctx, grads)
+    boxed_grads_call = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -637,7 +657,10 @@ def _user_backward(cls, overrides):
             )
 
         return both
-    return cls.vjp if "vjp" in overrides else cls.backward
+    formula = cls.vjp if "vjp" in overrides else cls.backward
+    if cls.boxed_grads_call:  # the gradients as one list, the formula's to empty
+        return lambda ctx, *grads: formula(ctx, list(grads))
+    return formula
 
 
 def _with_defaults(cls, args, kwargs) -> tuple:

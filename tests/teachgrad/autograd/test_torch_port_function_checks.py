@@ -218,3 +218,45 @@ def test_a_grad_of_another_dtype(lib):
         "Diverging the dtypes of a tensor and its gradient may break downstream systems that "
         "assume they match."
     )
+
+
+# --------------------------------------------------------------------------- boxed gradients
+
+
+def boxed_pair(lib, seen):
+    class Boxed(lib.autograd.Function):
+        boxed_grads_call = True
+
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * 2, y * 3
+
+        @staticmethod
+        def backward(ctx, grads):
+            seen.append((type(grads), len(grads)))
+            g, h = grads
+            grads.clear()  # (what boxing is for: free a gradient once it is used)
+            return g * 2, h * 3
+
+    return Boxed
+
+
+def test_a_boxed_backward_takes_its_gradients_as_one_list(lib):
+    seen = []
+    Boxed = boxed_pair(lib, seen)
+    x = lib.ones(3, requires_grad=True)
+    y = lib.ones(3, requires_grad=True)
+    a, b = Boxed.apply(x, y)
+    (a.sum() + b.sum()).backward()
+    assert seen == [(list, 2)]
+    assert x.grad.tolist() == [2.0] * 3 and y.grad.tolist() == [3.0] * 3
+    a, _ = Boxed.apply(x, y)
+    a.sum().backward()  # (the other output's gradient: zeros, materialized)
+    assert x.grad.tolist() == [4.0] * 3 and y.grad.tolist() == [3.0] * 3
+
+
+def test_grad_fn_apply_runs_the_custom_backward_as_it_is(lib):
+    seen = []
+    a, _ = boxed_pair(lib, seen).apply(lib.ones(3, requires_grad=True), lib.ones(3))
+    result = a.grad_fn.apply(lib.ones(3), lib.ones(3))
+    assert seen == [(list, 2)] and type(result) is tuple and len(result) == 2
