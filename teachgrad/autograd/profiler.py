@@ -43,7 +43,7 @@ graph takes a shortcut straight to the array.
 What lives here: ``profile``, ``record_function``, the recorder and ``emit_nvtx`` (NVTX
 ranges for NVIDIA's tools). Importable from here but living beside it: the events,
 ``FunctionEvent``, ``FunctionEventAvg`` and ``EventList`` (``key_averages``, ``table``,
-``total_average``, ``export_chrome_trace``) in ``profiler_events.py``; ``load_nvprof``
+``total_average``, ``export_chrome_trace``) in ``profiler_util.py``; ``load_nvprof``
 (read an nvprof SQLite trace) and ``Kernel`` in ``profiler_nvprof.py``; the table and the
 Chrome trace are drawn in ``profiler_report.py``. What does not live here: the hook itself.
 
@@ -73,9 +73,9 @@ import warnings
 from .. import _backend
 from .._profiling import state as _profiling
 from .._tensor import Tensor
-from .profiler_events import BACKWARD, FORWARD, USER, EventList, FunctionEvent, FunctionEventAvg
 from .profiler_nvprof import Kernel as Kernel
 from .profiler_nvprof import load_nvprof as load_nvprof
+from .profiler_util import BACKWARD, FORWARD, USER, EventList, FunctionEvent, FunctionEventAvg
 
 # where teachgrad's own files live: ``with_stack`` leaves those frames out
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -207,7 +207,7 @@ class _Recorder(_Hook):
             return None
         frames = self._open.setdefault(threading.get_ident(), [])
         parent = frames[-1] if frames else None
-        event = FunctionEvent(len(self.events), name, kind, threading.get_native_id())
+        event = FunctionEvent(len(self.events), name, threading.get_native_id(), kind=kind)
         if self.record_shapes:
             event.input_shapes = _shapes(inputs)
         if self.with_stack:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import pathlib
 
-from .profiler_events import EventList, FunctionEvent
+from .profiler_util import EventList, FunctionEvent
 
 # names of the CUDA runtime calls seen most often (ids from CUPTI's cupti_runtime_cbid.h)
 _RUNTIME_NAMES = {
@@ -181,7 +181,7 @@ def _nvprof_events(records, kernels) -> EventList:
     records.sort(key=lambda r: (r[2], r[3], -r[4], r[0] != "nvtx"))
     events, open_ = [], []
     for kind, name, thread, start, end, corr in records:
-        event = FunctionEvent(len(events), name, kind, thread, (start - zero) / 1000)
+        event = FunctionEvent(len(events), name, thread, (start - zero) / 1000, kind=kind)
         event.end_us = (end - zero) / 1000
         for k_name, device, stream, k_start, k_end in kernels.get(corr, ()) if corr else ():
             k = Kernel(k_name, device, stream, (k_start - zero) / 1000, (k_end - zero) / 1000)

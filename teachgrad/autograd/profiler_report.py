@@ -21,12 +21,26 @@ from __future__ import annotations
 import os
 
 
-def _format_time(us) -> str:
-    if abs(us) >= 1e6:
+def _format_time(us, unit=None) -> str:
+    """A time in µs, in the unit its size calls for, or in ``unit`` ("s", "ms", "us"; any
+    other value is ignored, as torch ignores it)."""
+    unit = unit if unit in ("s", "ms", "us") else None
+    if unit == "s" or unit is None and abs(us) >= 1e6:
         return f"{us / 1e6:.3f}s"
-    if abs(us) >= 1e3:
+    if unit == "ms" or unit is None and abs(us) >= 1e3:
         return f"{us / 1e3:.3f}ms"
     return f"{us:.3f}us"
+
+
+def _cut_end(text, width) -> str:
+    """``text`` cut to ``width`` characters at its end (long shapes)."""
+    return text if width is None or len(text) <= width else text[: max(width - 3, 0)] + "..."
+
+
+def _cut_start(text, width) -> str:
+    """``text`` cut to ``width`` characters at its start (a source path: its end is the file
+    and line that matter)."""
+    return text if width is None or len(text) <= width else "..." + text[len(text) - width + 3 :]
 
 
 def _format_memory(nbytes) -> str:
@@ -40,22 +54,28 @@ def _percent(part, whole) -> str:
     return f"{100 * part / whole:.2f}%" if whole else "0.00%"
 
 
-def _columns(events, cpu_total, cuda_total) -> list:
-    """``(header, right-aligned?, value of a row)`` for each column to show."""
+def _columns(events, cpu_total, cuda_total, widths) -> list:
+    """``(header, right-aligned?, value of a row)`` for each column to show; ``widths``: the
+    table's ``(time unit, widest shapes, widest source location)``."""
+    unit, shapes_width, src_width = widths
+
+    def time(field):
+        return lambda e: _format_time(getattr(e, field), unit)
+
     cols = [
         ("Name", False, lambda e: e.key),
         ("Self CPU %", True, lambda e: _percent(e.self_cpu_time_total, cpu_total)),
-        ("Self CPU", True, lambda e: _format_time(e.self_cpu_time_total)),
+        ("Self CPU", True, time("self_cpu_time_total")),
         ("CPU total %", True, lambda e: _percent(e.cpu_time_total, cpu_total)),
-        ("CPU total", True, lambda e: _format_time(e.cpu_time_total)),
-        ("CPU time avg", True, lambda e: _format_time(e.cpu_time)),
+        ("CPU total", True, time("cpu_time_total")),
+        ("CPU time avg", True, time("cpu_time")),
     ]
     if events._use_cuda:
         cols += [
-            ("Self CUDA", True, lambda e: _format_time(e.self_cuda_time_total)),
+            ("Self CUDA", True, time("self_cuda_time_total")),
             ("Self CUDA %", True, lambda e: _percent(e.self_cuda_time_total, cuda_total)),
-            ("CUDA total", True, lambda e: _format_time(e.cuda_time_total)),
-            ("CUDA time avg", True, lambda e: _format_time(e.cuda_time)),
+            ("CUDA total", True, time("cuda_time_total")),
+            ("CUDA time avg", True, time("cuda_time")),
         ]
     if events._profile_memory:
         cols += [
@@ -69,9 +89,15 @@ def _columns(events, cpu_total, cuda_total) -> list:
             ]
     cols.append(("# of Calls", True, lambda e: str(e.count)))
     if events._with_shapes:
-        cols.append(("Input Shapes", False, lambda e: str(e.input_shapes)))
+        cols.append(("Input Shapes", False, lambda e: _cut_end(str(e.input_shapes), shapes_width)))
     if events._stack_depth:
-        cols.append(("Source Location", False, lambda e: e.stack[0] if e.stack else ""))
+        cols.append(
+            (
+                "Source Location",
+                False,
+                lambda e: _cut_start(e.stack[0], src_width) if e.stack else "",
+            )
+        )
     return cols
 
 
@@ -92,14 +118,16 @@ def _sorted_rows(events, sort_by, row_limit, top_level_events_only) -> list:
     return rows
 
 
-def _build_table(events, sort_by, row_limit, name_width, header, top_level_events_only) -> str:
+def _build_table(events, sort_by, row_limit, widths, header, top_level_events_only) -> str:
+    """The table; ``widths``: ``(widest name, time unit, widest shapes, widest source)``."""
+    name_width, *column_widths = widths
     cpu_total = events.self_cpu_time_total
     cuda_total = sum(e.self_cuda_time_total for e in events)
-    cols = _columns(events, cpu_total, cuda_total)
+    cols = _columns(events, cpu_total, cuda_total, column_widths)
     rows = _sorted_rows(events, sort_by, row_limit, top_level_events_only)
     cells = [[value(e) for _, _, value in cols] for e in rows]
     if events._stack_depth:  # deeper frames go on lines of their own under the row
-        cells = _with_stack_lines(cells, rows, len(cols))
+        cells = _with_stack_lines(cells, rows, len(cols), column_widths[2])
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, (h, _, _) in enumerate(cols)]
     widths[0] = min(widths[0], name_width)
 
@@ -118,18 +146,18 @@ def _build_table(events, sort_by, row_limit, name_width, header, top_level_event
         out += ["Only top-level events are shown (those not inside another event)"]
     out += [rule, line([h for h, _, _ in cols]), rule]
     out += [line(r) for r in cells]
-    out += [rule, f"Self CPU time total: {_format_time(cpu_total)}"]
+    out += [rule, f"Self CPU time total: {_format_time(cpu_total, column_widths[0])}"]
     if events._use_cuda:
-        out.append(f"Self CUDA time total: {_format_time(cuda_total)}")
+        out.append(f"Self CUDA time total: {_format_time(cuda_total, column_widths[0])}")
     return "\n".join(out)
 
 
-def _with_stack_lines(cells, rows, n_cols) -> list:
+def _with_stack_lines(cells, rows, n_cols, src_width) -> list:
     result = []
     for cell, event in zip(cells, rows):
         result.append(cell)
         for frame in event.stack[1:]:
-            result.append([""] * (n_cols - 1) + [frame])
+            result.append([""] * (n_cols - 1) + [_cut_start(frame, src_width)])
     return result
 
 

@@ -638,7 +638,8 @@ class Node:
 
         >>> import teachgrad as tg
         >>> x = tg.ones(2, requires_grad=True)
-        >>> (x * 3).exp().grad_fn(tg.ones(2))
+        >>> with tg.no_grad():  # (else the formula's own ops are recorded)
+        ...     (x * 3).exp().grad_fn(tg.ones(2))
         tensor([20.0855, 20.0855])
         """
         expected = len(self._output_meta)

@@ -541,8 +541,8 @@ def test_total_average_sums_every_event():
 
 
 def test_function_event_and_averages_by_hand():
-    parent = FunctionEvent(0, "outer", "user", thread=1, start_us=0.0, end_us=10.0)
-    child = FunctionEvent(1, "Mul", "forward", thread=1, start_us=2.0, end_us=6.0)
+    parent = FunctionEvent(0, "outer", thread=1, start_us=0.0, end_us=10.0, kind="user")
+    child = FunctionEvent(1, "Mul", thread=1, start_us=2.0, end_us=6.0)
     parent.cpu_children.append(child)
     child.cpu_parent = parent
     assert (parent.self_cpu_time_total, child.self_cpu_time_total) == (6.0, 4.0)

@@ -3,13 +3,12 @@ tests (test_autograd.py: test_profiler_tracing, test_record_function,
 test_record_function_callbacks, test_record_function_multithreaded,
 test_profiler_aggregation_table, test_profiler_shapes, test_profiler_no_cuda,
 test_power_function, test_nansum_dtype (with ``sum``), test_reduce_dtype (``sum``, ``prod``,
-``cumsum``), test_integer_outputs (``argmax``, ``argmin``)) check them.
+``cumsum``), test_integer_outputs (``argmax``, ``argmin``), test_profiler_aggregation_fake,
+test_profiler_function_event_avg) check them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
-facts torch's test asserts. Left out: the tests that build profiler events by hand
-(FunctionEvent's constructor is not in teachgrad's API), torch's private
-``autograd._profiler_enabled``, and ops teachgrad lacks (nansum, cumprod, logcumsumexp,
-argsort, searchsorted).
+facts torch's test asserts. Left out: torch's private ``autograd._profiler_enabled``, and ops
+teachgrad lacks (nansum, cumprod, logcumsumexp, argsort, searchsorted).
 """
 
 import json
@@ -150,3 +149,57 @@ def test_integer_outputs(lib):
     for out in (inp.argmax(), inp.argmin()):
         assert not out.dtype.is_floating_point
         assert not out.requires_grad
+
+
+# --------------------------------------------------------------------------- events made by hand
+
+
+def test_profiler_aggregation_fake(lib):
+    """Parents and children worked out from the times alone, thread by thread: of two events
+    that start together the longer is the outer, and one that ends later is no child."""
+    profiler = lib.autograd.profiler
+    events = profiler.EventList()
+    ranges = {1: [(0, 1), (1, 2)], 0: [(0, 2), (1, 2), (1, 3)]}  # thread -> (start, end)
+    for thread, spans in ranges.items():
+        for start, end in spans:
+            events.append(
+                profiler.FunctionEvent(
+                    id=len(events) + 1,
+                    node_id=0,
+                    name="",
+                    thread=thread,
+                    start_us=start,
+                    end_us=end,
+                )
+            )
+    events._populate_cpu_children()
+    assert [[c.id for c in e.cpu_children] for e in events] == [[], [], [], [], [4]]
+    assert [None if e.cpu_parent is None else e.cpu_parent.id for e in events] == [
+        None,
+        None,
+        None,
+        5,
+        None,
+    ]
+
+
+def test_profiler_function_event_avg(lib):
+    profiler = lib.autograd.profiler_util  # (torch's profiler does not export the average)
+    avg = profiler.FunctionEventAvg()
+    avg.add(profiler.FunctionEvent(id=0, node_id=0, name="foo", thread=0, start_us=10, end_us=15))
+    avg.add(profiler.FunctionEvent(id=1, node_id=0, name="foo", thread=0, start_us=20, end_us=30))
+    avg.add(avg)  # (itself: every sum doubles)
+    assert avg.key == "foo"
+    assert (avg.count, avg.cpu_time_total, avg.self_cpu_time_total) == (4, 30, 30)
+    assert (avg.device_time_total, avg.cpu_time) == (0, 7.5)
+
+
+@pytest.mark.parametrize("unit, shown", [("s", "0.000s"), ("ms", "0.005ms"), ("us", "5.000us")])
+def test_a_table_in_one_time_unit(lib, unit, shown):
+    profiler = lib.autograd.profiler
+    events = profiler.EventList(
+        [profiler.FunctionEvent(id=0, name="foo", thread=0, start_us=10, end_us=15)]
+    )
+    table = events.table(time_unit=unit)
+    assert shown in table.splitlines()[3]  # (the row: self, total and average times)
+    assert table.splitlines()[-1].endswith(shown)  # (the footer's total)

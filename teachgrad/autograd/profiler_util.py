@@ -1,4 +1,4 @@
-"""``teachgrad.autograd.profiler_events``: what the profiler records, and lists of it.
+"""``teachgrad.autograd.profiler_util``: what the profiler records, and lists of it.
 
 A ``FunctionEvent`` is one timed interval (a forward op, a backward node, a
 ``record_function`` range, or a row of an nvprof trace); ``EventList`` holds them and
@@ -6,7 +6,7 @@ sums them up (``key_averages`` into ``FunctionEventAvg`` rows, ``table``,
 ``export_chrome_trace``). ``profiler.py`` records them; ``profiler_nvprof.py`` reads
 them from a trace; both import them from here, and ``profiler`` re-exports them.
 
-    >>> e = FunctionEvent(0, "aten::mul", FORWARD, 1, 0.0); e.end_us = 2.5
+    >>> e = FunctionEvent(0, "aten::mul", 1, 0.0); e.end_us = 2.5
     >>> EventList([e]).key_averages()[0].key, e.cpu_time_total
     ('aten::mul', 2.5)
 """
@@ -30,21 +30,40 @@ class FunctionEvent:
     (``profile_memory``), ``stack`` (``with_stack``: your frames, innermost first),
     CUDA times (``use_cuda``).
 
-    >>> e = FunctionEvent(0, "aten::mul", "forward", thread=1, start_us=2.0, end_us=5.0)
+    The constructor takes torch's arguments (``id, name, thread, start_us, end_us`` and, by
+    keyword, ``node_id``, ``input_shapes``, ``stack``, ``is_user_annotation``) and
+    teachgrad's ``kind``.
+
+    >>> e = FunctionEvent(0, "aten::mul", thread=1, start_us=2.0, end_us=5.0)
     >>> e.cpu_time_total, e.self_cpu_time_total, e.is_user_annotation
     (3.0, 3.0, False)
     """
 
-    def __init__(self, id, name, kind, thread, start_us=0.0, end_us=0.0):
+    def __init__(
+        self,
+        id,
+        name,
+        thread,
+        start_us=0.0,
+        end_us=0.0,
+        *,
+        kind=FORWARD,
+        node_id=-1,
+        input_shapes=None,
+        stack=None,
+        is_user_annotation=False,
+    ):
         self.id = id
         self.name = name
-        self.kind = kind  # "forward", "backward", "user"; load_nvprof: "nvtx", "runtime"
+        # "forward", "backward", "user" (a record_function range); load_nvprof: "nvtx", "runtime"
+        self.kind = USER if is_user_annotation else kind
         self.thread = thread
+        self.node_id = node_id  # (torch's: the machine of a distributed run; -1 here)
         self.start_us = start_us
         self.end_us = end_us
         self.count = 1
-        self.input_shapes = None
-        self.stack = []
+        self.input_shapes = input_shapes
+        self.stack = list(stack or [])
         self.cpu_parent = None
         self.cpu_children = []
         self.cpu_memory_usage = 0  # bytes of new arrays made inside this event, children included
@@ -86,6 +105,11 @@ class FunctionEvent:
     def cuda_time(self) -> float:
         return self.cuda_time_total
 
+    # torch's newer names for the CUDA times
+    device_time_total = property(lambda self: self.cuda_time_total, doc="GPU time (µs).")
+    self_device_time_total = property(lambda self: self.self_cuda_time_total, doc="Own GPU time.")
+    device_time = property(lambda self: self.cuda_time, doc="GPU time per call (µs).")
+
     @property
     def is_user_annotation(self) -> bool:
         """True for ``record_function`` ranges."""
@@ -106,11 +130,14 @@ class FunctionEventAvg:
     ``count`` calls; ``*_total`` fields are sums; ``cpu_time`` and ``cuda_time`` are
     averages per call.
 
-    >>> avg = FunctionEventAvg("aten::mul", "forward")
+    Made without a key (as torch's), it takes the key, kind, shapes and stack of the first
+    event added.
+
+    >>> avg = FunctionEventAvg()
     >>> for start, end in [(0.0, 2.0), (5.0, 9.0)]:
-    ...     _ = avg.add(FunctionEvent(0, "aten::mul", "forward", 1, start_us=start, end_us=end))
-    >>> avg.count, avg.cpu_time_total, avg.cpu_time
-    (2, 6.0, 3.0)
+    ...     _ = avg.add(FunctionEvent(0, "aten::mul", 1, start_us=start, end_us=end))
+    >>> avg.key, avg.count, avg.cpu_time_total, avg.cpu_time
+    ('aten::mul', 2, 6.0, 3.0)
     """
 
     _SUMMED = (
@@ -125,7 +152,7 @@ class FunctionEventAvg:
         "self_cuda_memory_usage",
     )
 
-    def __init__(self, key, kind=None, input_shapes=None, stack=None):
+    def __init__(self, key=None, kind=None, input_shapes=None, stack=None):
         self.key = key
         self.kind = kind
         self.input_shapes = input_shapes
@@ -140,6 +167,9 @@ class FunctionEventAvg:
         if self._first:
             self.cpu_parent = other.cpu_parent
             self._first = False
+            if self.key is None:  # (made without one: the first event's)
+                self.key, self.kind = other.key, other.kind
+                self.input_shapes, self.stack = other.input_shapes, list(other.stack)
         for field in self._SUMMED:
             setattr(self, field, getattr(self, field) + getattr(other, field))
         return self
@@ -151,6 +181,10 @@ class FunctionEventAvg:
     @property
     def cuda_time(self) -> float:
         return self.cuda_time_total / self.count if self.count else 0.0
+
+    device_time_total = FunctionEvent.device_time_total
+    self_device_time_total = FunctionEvent.self_device_time_total
+    device_time = FunctionEvent.device_time
 
     @property
     def is_user_annotation(self) -> bool:
@@ -170,7 +204,7 @@ class EventList(list):
     ``profile.function_events`` is one (every event, in order of start), and so is
     ``key_averages()`` (one row per key). The flags say which columns ``table`` shows.
 
-    >>> events = EventList([FunctionEvent(0, "aten::mul", "forward", thread=1, end_us=4.0)])
+    >>> events = EventList([FunctionEvent(0, "aten::mul", thread=1, end_us=4.0)])
     >>> events.self_cpu_time_total
     4.0
     """
@@ -197,6 +231,35 @@ class EventList(list):
     def self_cpu_time_total(self) -> float:
         """The sum of every event's self time: how long the profiled code ran (µs)."""
         return sum(e.self_cpu_time_total for e in self)
+
+    def _populate_cpu_children(self) -> None:
+        """Work out which event ran inside which from their times alone (for events made by
+        hand; the profiler links them as it records). On each thread, an event's parent is
+        the latest-starting event that contains it; of two events that start together the
+        longer one is the outer.
+
+        >>> events = EventList([FunctionEvent(0, "outer", 1, 0.0, 9.0),
+        ...                     FunctionEvent(1, "inner", 1, 2.0, 5.0)])
+        >>> events._populate_cpu_children(); [c.name for c in events[0].cpu_children]
+        ['inner']
+        """
+        for event in self:
+            event.cpu_parent, event.cpu_children = None, []
+        by_thread = {}
+        for event in self:
+            by_thread.setdefault((event.thread, event.node_id), []).append(event)
+        for events in by_thread.values():
+            open_events = []  # each one inside the one below it
+            for event in sorted(events, key=lambda e: (e.start_us, -e.end_us)):
+                while open_events and not (
+                    event.start_us < open_events[-1].end_us
+                    and event.end_us <= open_events[-1].end_us
+                ):
+                    open_events.pop()  # (ended before this one, or ends inside it)
+                if open_events:
+                    event.cpu_parent = open_events[-1]
+                    open_events[-1].cpu_children.append(event)
+                open_events.append(event)
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0) -> EventList:
         """One ``FunctionEventAvg`` per name (and kind), in order of first appearance.
@@ -232,8 +295,8 @@ class EventList(list):
     def total_average(self) -> FunctionEventAvg:
         """Every event summed into one ``FunctionEventAvg`` with key ``"Total"``.
 
-        >>> events = EventList([FunctionEvent(0, "aten::mul", "forward", 1, 0.0, 3.0),
-        ...                     FunctionEvent(1, "Sum", "forward", 1, 3.0, 4.0)])
+        >>> events = EventList([FunctionEvent(0, "aten::mul", 1, 0.0, 3.0),
+        ...                     FunctionEvent(1, "Sum", 1, 3.0, 4.0)])
         >>> total = events.total_average()
         >>> total.key, total.count, total.cpu_time_total
         ('Total', 2, 4.0)
@@ -248,9 +311,12 @@ class EventList(list):
         self,
         sort_by=None,
         row_limit=100,
+        max_src_column_width=75,
         max_name_column_width=55,
+        max_shapes_column_width=80,
         header=None,
         top_level_events_only=False,
+        time_unit=None,
     ) -> str:
         """An aligned text table, one row per item, in torch's column layout.
 
@@ -258,8 +324,10 @@ class EventList(list):
         or ``"count"`` (largest first; None keeps the list's order); ``row_limit``: at
         most that many rows (None: all); ``top_level_events_only``: only rows with no
         parent. The percentages are of the sum of all self times, shown in the footer.
+        Long names and shapes are cut at their end, source locations at their start, to
+        the ``max_*_width``s; ``time_unit`` ("s", "ms" or "us") writes every time in it.
 
-        >>> events = EventList([FunctionEvent(0, "aten::mul", "forward", 1, 0.0, 3.0)])
+        >>> events = EventList([FunctionEvent(0, "aten::mul", 1, 0.0, 3.0)])
         >>> print(events.table())  # doctest: +NORMALIZE_WHITESPACE
         ---------  ----------  --------  -----------  ---------  ------------  ----------
         Name       Self CPU %  Self CPU  CPU total %  CPU total  CPU time avg  # of Calls
@@ -268,9 +336,8 @@ class EventList(list):
         ---------  ----------  --------  -----------  ---------  ------------  ----------
         Self CPU time total: 3.000us
         """
-        return _build_table(
-            self, sort_by, row_limit, max_name_column_width, header, top_level_events_only
-        )
+        widths = (max_name_column_width, time_unit, max_shapes_column_width, max_src_column_width)
+        return _build_table(self, sort_by, row_limit, widths, header, top_level_events_only)
 
     def export_chrome_trace(self, path) -> None:
         """Write the events as a Chrome trace (JSON) that Perfetto and chrome://tracing open.
@@ -280,7 +347,7 @@ class EventList(list):
         (``use_cuda`` or nvprof kernels) go to a separate process row per device.
 
         >>> import json, os, tempfile
-        >>> events = EventList([FunctionEvent(0, "aten::mul", "forward", 7, 1.0, 3.5)])
+        >>> events = EventList([FunctionEvent(0, "aten::mul", 7, 1.0, 3.5)])
         >>> path = os.path.join(tempfile.mkdtemp(), "trace.json")
         >>> events.export_chrome_trace(path)
         >>> with open(path) as f:
