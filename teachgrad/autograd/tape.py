@@ -637,9 +637,9 @@ class Node:
         edge, as a tuple, or alone for a node of one edge (as torch's nodes answer).
 
         >>> import teachgrad as tg
-        >>> x = tg.ones(2, requires_grad=True)
+        >>> y = (tg.ones(2, requires_grad=True) * 3).exp()
         >>> with tg.no_grad():  # (else the formula's own ops are recorded)
-        ...     (x * 3).exp().grad_fn(tg.ones(2))
+        ...     y.grad_fn(tg.ones(2))
         tensor([20.0855, 20.0855])
         """
         expected = len(self._output_meta)
