@@ -150,6 +150,9 @@ _OPS = {
     ],
     "logsumexp": [f"Tensor input, tuple of ints dim, bool keepdim = False, {_OUT}"],
     "cumsum": [f"Tensor input, int dim, *, {_DTYPE}, Tensor out = None"],
+    "allclose": [
+        "Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False"
+    ],
     "linalg_vector_norm": [
         "Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, "
         f"{_DTYPE}, Tensor out = None"
@@ -671,6 +674,7 @@ def _is_number(value) -> bool:
 _FITS = {
     "int": _is_int,
     "Number": _is_number,
+    "float": _is_number,
     "bool": lambda v: isinstance(v, bool),
     "str": lambda v: isinstance(v, str),
     "object": lambda v: True,

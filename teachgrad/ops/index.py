@@ -685,20 +685,25 @@ def index_put(input, indices, values, accumulate=False):
     >>> tg.zeros(3).index_put((tg.tensor([0, 0]),), tg.tensor(1.0), accumulate=True)
     tensor([2., 0., 0.])
     """
-    check_index_put(indices, values, accumulate)
+    check_index_put(input, indices, values, accumulate)
     return IndexPut.apply(input, tuple(indices), values, accumulate)
 
 
-def check_index_put(indices, values, accumulate) -> None:
+def check_index_put(input, indices, values, accumulate) -> None:
     """``index_put``'s indices are a tuple (or list) of tensors, unlike ``x[...]``'s (no ints,
     lists or None), its values a tensor (not a number, as ``x[...] = 2.0``'s may be) and
     ``accumulate`` a bool: else a TypeError, which ``_arguments.checked`` words as torch's
-    parser does."""
+    parser does. More index tensors than dims: torch's IndexError, which counts them."""
     if not isinstance(indices, tuple | list) or not all(isinstance(i, Tensor) for i in indices):
         raise TypeError("index_put's indices are a tuple of tensors")
     if not isinstance(values, Tensor):
         raise TypeError("index_put's values are a tensor")
     flag(accumulate)
+    if isinstance(input, Tensor) and len(indices) > input.ndim:
+        raise IndexError(
+            f"too many indices for tensor of dimension {input.ndim} (got {len(indices)})\n  One "
+            "index tensor per dim at most: they are the positions along dims 0, 1, ..."
+        )
 
 
 # --------------------------------------------------------------------------- gather and scatter
@@ -1092,7 +1097,15 @@ def index_select(input, dim, index):
             "index_select(): self indexing axis dim should be positive\n  Dim "
             f"{dim} of the input is empty: there is nothing to select."
         )
-    if bool(((i < 0) | (i >= size)).any()):
+    outside = (i < 0) | (i >= size)
+    if bool(outside.any()):
+        if dim == 1 and input._data.ndim > 1:  # (torch's kernel for dim 1 says it so)
+            first = int(i.reshape(-1)[outside.reshape(-1)][0])
+            raise RuntimeError(
+                f"INDICES element is out of DATA bounds, id={first} axis_dim={size}\n  "
+                f"index_select indices along dim 1 must be in [0, {size - 1}]; got "
+                f"{index.tolist()}."
+            )
         raise IndexError(
             f"index out of range in self\n  index_select indices along dim {dim} must be in "
             f"[0, {size - 1}]; got {index.tolist()}."

@@ -845,6 +845,7 @@ METHODS = {
     "exp_": _method("exp_", pointwise.exp),
     "log_": _method("log_", pointwise.log),
     "sqrt_": _method("sqrt_", pointwise.sqrt),
+    "square_": _method("square_", pointwise.square),
     "sin_": _method("sin_", pointwise.sin),
     "cos_": _method("cos_", pointwise.cos),
     "tanh_": _method("tanh_", pointwise.tanh),
@@ -883,7 +884,7 @@ def index_put_(input, indices, values, accumulate=False):
     >>> x = tg.zeros(3); x.index_put_((tg.tensor([2]),), tg.tensor(5.0))
     tensor([0., 0., 5.])
     """
-    index.check_index_put(indices, values, accumulate)
+    index.check_index_put(input, indices, values, accumulate)
     return _index_put_(input, indices, values, accumulate)
 
 

@@ -230,6 +230,11 @@ _RANKS = {
 def _check_ndim(a, b, kind):
     shapes = f"got shapes {tuple(a.shape)} and {tuple(b.shape)}"
     if kind == "mv":
+        if a.ndim == 0:  # (torch reads the matrix's dim 0 first)
+            raise IndexError(
+                "Dimension specified as 0 but tensor has no dimensions\n  mv takes a 2-D matrix "
+                f"and a 1-D vector; {shapes}."
+            )
         if a.ndim != 2 or b.ndim != 1:
             _fail(
                 f"vector + matrix @ vector expected, got 1, {a.ndim}, {b.ndim}",

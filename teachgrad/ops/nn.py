@@ -40,7 +40,15 @@ import math
 import warnings
 from operator import itemgetter
 
-from .._backend import array_module, device_assert, device_of, numpy_module, quiet, strided_view
+from .._backend import (
+    array_module,
+    bool_,
+    device_assert,
+    device_of,
+    numpy_module,
+    quiet,
+    strided_view,
+)
 from .._printing import scalar_type_name
 from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
@@ -582,6 +590,8 @@ class MseLoss(Builtin):
     @staticmethod
     def backward(ctx, grad):
         a, target = ctx.saved_tensors
+        if a.dtype is bool_:  # (torch's kernel subtracts a bool input; the `-` operator refuses)
+            a = a.to(target.dtype)
         grad_a = 2 * (a - target) * _spread_loss_grad(grad, ctx.reduction, a.numel())
         return grad_a, -grad_a if ctx.needs_input_grad[1] else None, None
 
@@ -1465,7 +1475,7 @@ class EmbeddingRowSum(Builtin):
         dim = g.shape[-1]
         keep = idx != padding_idx if padding_idx is not None else xp.ones(idx.shape, bool)
         ctx.to_save, ctx.keep = (indices,), keep
-        rows = (g * keep[..., None]).reshape(-1, dim)
+        rows = (g * keep[..., None]).reshape(idx.size, dim)  # (not -1: dim may be 0)
         positions = idx.reshape(-1, 1) * dim + xp.arange(dim)  # flat index of each (row, column)
         out = _scatter_add(positions, rows, num_weights * dim)
         return out.astype(g.dtype, copy=False).reshape(num_weights, dim)

@@ -1133,9 +1133,15 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     >>> tg.allclose(tg.tensor([1.0]), tg.tensor([1.0 + 1e-9]))
     True
     """
-
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        raise TypeError("allclose compares two tensors")  # (worded as torch's by _arguments)
+    if input.dtype != other.dtype:
+        raise RuntimeError(
+            f"{scalar_type_name(input)} did not match {scalar_type_name(other)}\n  allclose "
+            "compares tensors of one dtype: convert one first, e.g. other.to(input.dtype)."
+        )
     x, y = operands(input, other)
-    return bool(array_module(x).allclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return bool(array_module(x).allclose(x, y, rtol=rtol, atol=atol, equal_nan=flag(equal_nan)))
 
 
 @recorded_as("aten::equal")

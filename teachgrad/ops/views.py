@@ -249,10 +249,10 @@ def unflatten(input, dim, sizes):
     teachgrad.Size([2, 3, 4])
     """
     shape = input._data.shape
-    if not shape:
+    if not shape and dim in (0, -1):  # (other dims: out of range, as for any op)
         raise RuntimeError(
-            f"unflatten: Dimension specified as {dim} but tensor has no dimensions\n"
-            "  A 0-d tensor has no dim to split."
+            "unflatten got an unexpected error:\nDimension specified as 0 but tensor has no "
+            "dimensions\n  A 0-d tensor has no dim to split."
         )
     dim = _wrap_dim(dim, len(shape))
     given = sizes = [operator.index(s) for s in sizes]

@@ -131,3 +131,99 @@ def test_loss_targets_of_the_wrong_dtype_meet_torch_s_first_check(program):
     errors come in that order; cross_entropy reads a target of the input's shape as class
     probabilities, which must be floats, before it looks at the input."""
     assert_like_torch(lambda lib: numpy(program(lib, lib.ones(2, 2), lib.ones(2, 2))))
+
+
+# --------------------------------------------------------------------------- small differences
+
+SMALL = {
+    "index_put_ of two indices into a 1-d tensor": lambda lib: lib.ones(3).index_put_(
+        (lib.tensor([0]), lib.tensor([0])), lib.tensor(1.0)
+    ),
+    "index_put_ into a 0-d tensor": lambda lib: lib.tensor(1.0).index_put_(
+        (lib.tensor([0, 0]),), lib.tensor(1.0)
+    ),
+    "index_put of three indices, float ones": lambda lib: lib.ones(3).index_put(
+        (lib.tensor([0.5]), lib.tensor([0]), lib.tensor([0])), lib.tensor(1.0)
+    ),
+    "x[i, j] = v, too many (no count in torch's words)": lambda lib: lib.ones(3).__setitem__(
+        (lib.tensor([0]), lib.tensor([0])), 1.0
+    ),
+    "allclose of float64 and float32": lambda lib: lib.allclose(
+        lib.ones(2, dtype=lib.float64), lib.ones(2)
+    ),
+    "allclose of int64 and float32, shapes apart": lambda lib: lib.allclose(
+        lib.ones(2, dtype=lib.int64), lib.ones(3)
+    ),
+    "allclose with a number": lambda lib: lib.allclose(lib.ones(2), 1.0),
+    "Tensor.allclose with a number": lambda lib: lib.ones(2).allclose(1.0),
+    "allclose with a string rtol": lambda lib: lib.allclose(lib.ones(1), lib.ones(1), "x"),
+    "allclose with an int equal_nan": lambda lib: lib.allclose(
+        lib.ones(1), lib.ones(1), equal_nan=1
+    ),
+    "index_select(1) out of bounds": lambda lib: lib.ones(4, 4).index_select(
+        1, lib.tensor([0, 9, -5])
+    ),
+    "index_select(-1) negative": lambda lib: lib.ones(4, 4).index_select(-1, lib.tensor([-1])),
+    "index_select(1) of a 3-d tensor": lambda lib: lib.ones(3, 4, 2).index_select(
+        1, lib.tensor([4])
+    ),
+    "index_select(2) of a 3-d tensor": lambda lib: lib.ones(3, 4, 2).index_select(
+        2, lib.tensor([2])
+    ),
+    "index_select(0) negative": lambda lib: lib.ones(4, 4).index_select(0, lib.tensor([-1])),
+    "mv of a 0-d matrix": lambda lib: lib.mv(lib.ones(()), lib.ones(3)),
+    "mv of a 0-d vector": lambda lib: lib.mv(lib.ones(2, 3), lib.ones(())),
+    "unflatten(0) of a 0-d tensor": lambda lib: lib.ones(()).unflatten(0, (1, -1)),
+    "unflatten(-1) of a 0-d tensor": lambda lib: lib.ones(()).unflatten(-1, (1,)),
+    "unflatten(1) of a 0-d tensor": lambda lib: lib.ones(()).unflatten(1, (1,)),
+    "square_ of floats": lambda lib: lib.tensor([1.5, -2.0]).square_(),
+    "square_ of ints": lambda lib: lib.tensor([3, -2]).square_(),
+    "square_ of bools": lambda lib: lib.ones(2, dtype=lib.bool).square_(),
+}
+
+
+@pytest.mark.parametrize("program", SMALL.values(), ids=SMALL.keys())
+def test_small_differences(program):
+    def outcome(lib):
+        result = program(lib)
+        return None if result is None else numpy(result)  # (x[i] = v returns nothing)
+
+    assert_like_torch(outcome)
+
+
+def test_square_in_place_through_a_view_rewrites_the_graph():
+    def program(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        y[:2].square_()
+        y.sum().backward()
+        return numpy(x.grad), y.grad_fn.name(), y._version
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize(
+    "weight_shape, indices",
+    [((2, 0), [[0, 1], [1, 1]]), ((0, 3), []), ((2, 3), [[]]), ((2, 0), [])],
+    ids=["no columns", "no rows", "no indices", "neither"],
+)
+def test_embedding_of_empty_shapes_differentiates(weight_shape, indices):
+    def program(lib):
+        w = lib.ones(weight_shape, requires_grad=True)
+        idx = lib.tensor(indices, dtype=lib.int64)
+        out = lib.nn.functional.embedding(idx, w)
+        (g,) = lib.autograd.grad(out.sum(), w, create_graph=True)
+        return tuple(out.shape), numpy(g)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss_of_a_bool_input_differentiates_its_target(reduction):
+    def program(lib):
+        t = lib.tensor([0.0, 1.0, 0.5], requires_grad=True)
+        loss = lib.nn.functional.mse_loss(lib.tensor([True, False, True]), t, reduction=reduction)
+        loss.sum().backward()
+        return numpy(loss), abs(numpy(t.grad))  # (torch's zero gradient is +0, teachgrad's -0)
+
+    assert_like_torch(program)
