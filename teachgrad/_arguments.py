@@ -195,6 +195,7 @@ _OPS = {
         "Tensor input, tuple of ints source, tuple of ints destination",
     ],
     "diagonal": ["Tensor input, int offset = 0, int dim1 = 0, int dim2 = 1"],
+    "unfold": ["Tensor input, int dimension, int size, int step"],
     "tril": [f"Tensor input, int diagonal = 0, {_OUT}"],
     "add": [
         "Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None",

@@ -411,6 +411,7 @@ _METHODS = {
     "expand_as": expand_as,
     "narrow": narrow,
     "diagonal": diagonal,
+    "unfold": views.unfold,
     "select": select,
     "unbind": unbind,
     "split": split,

@@ -1098,6 +1098,92 @@ def _diagonal_view(array, offset, dim1, dim2):
     return strided_view(first, shape, strides)
 
 
+def _windows(array, dim, size, step):
+    """The (writable) view of ``array``'s windows along ``dim``: ``size`` elements each, the
+    next one ``step`` further on. ``dim`` then counts the windows and a last dim of ``size``
+    walks inside one. (A 0-d array is one element: one window of it, or none.)"""
+    if array.ndim == 0:
+        return strided_view(array.reshape(1), (size,), (array.itemsize,))
+    count = (array.shape[dim] - size) // step + 1
+    shape = array.shape[:dim] + (count,) + array.shape[dim + 1 :] + (size,)
+    stride = array.strides[dim]
+    strides = array.strides[:dim] + (stride * step,) + array.strides[dim + 1 :] + (stride,)
+    return strided_view(array, shape, strides)
+
+
+class Unfold(_View):
+    node_name = "UnfoldBackward0"
+    formula = {"self": "grad of each window added back into zeros"}
+    saved_args = {
+        "dimension": ("args", operator.itemgetter(0)),
+        "size": ("args", operator.itemgetter(1)),
+        "step": ("args", operator.itemgetter(2)),
+        "self_sym_sizes": "in_shape",
+    }
+
+    @staticmethod
+    def forward(ctx, a, dim, size, step):
+        ctx.in_shape, ctx.args = a._data.shape, (dim, size, step)
+        return _windows(a._data, dim, size, step)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _UnfoldBackward.apply(grad, ctx.in_shape, *ctx.args), None, None, None
+
+
+class _UnfoldBackward(Builtin):
+    """Backward of ``unfold``: zeros of the input's shape, each window's gradient added
+    back where the window came from (windows that overlap add up)."""
+
+    node_name = "UnfoldBackwardBackward0"
+    formula = {"grad_in": "each window of grad"}
+    jvp = staticmethod(linear_jvp)
+
+    @staticmethod
+    def forward(ctx, grad, in_shape, dim, size, step):
+        ctx.args = (dim, size, step)
+        g = grad._data
+        out = array_module(g).zeros(in_shape, g.dtype)
+        if not in_shape:  # (a 0-d input: its one window, if any)
+            out[...] = g.sum()
+            return out
+        for k in range(size):  # position k of every window: one step apart, never twice
+            where = slice(k, k + step * (g.shape[dim] - 1) + 1, step)
+            out[(slice(None),) * dim + (where,)] += g[..., k]
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return Unfold.apply(gg, *ctx.args), None, None, None, None
+
+
+def unfold(input, dimension, size, step):
+    """The windows of ``size`` elements along ``dimension``, ``step`` apart (a view):
+    ``dimension`` counts the windows, a new last dim walks inside each.
+
+    >>> import teachgrad as tg
+    >>> tg.arange(5).unfold(0, 3, 2)
+    tensor([[0, 1, 2],
+            [2, 3, 4]])
+    """
+    shape = input._data.shape
+    dim = _wrap_dim(dimension, max(len(shape), 1))
+    size, step = _as_int(size), _as_int(step)
+    longest = shape[dim] if shape else 1
+    if size > longest:
+        raise RuntimeError(
+            f"maximum size for tensor at dimension {dim} is {longest} but size is {size}\n  A "
+            "window can't be longer than the dim it slides along."
+        )
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0\n  size is the window's length.")
+    if step <= 0:
+        raise RuntimeError(
+            f"step is {step} but must be > 0\n  step is how far each window starts after the last."
+        )
+    return Unfold.apply(input, dim, size, step)
+
+
 class Diagonal(_View):
     node_name = "DiagonalBackward0"
     formula = {"self": "zeros with grad on the diagonal"}

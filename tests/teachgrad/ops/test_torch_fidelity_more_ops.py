@@ -227,3 +227,62 @@ def test_mse_loss_of_a_bool_input_differentiates_its_target(reduction):
         return numpy(loss), abs(numpy(t.grad))  # (torch's zero gradient is +0, teachgrad's -0)
 
     assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- unfold
+
+
+def _unfold_facts(lib, shape, args, transposed):
+    x = lib.tensor(np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape), requires_grad=True)
+    source = x.mT if transposed else x
+    u = source.unfold(*args)
+    w = lib.tensor(np.random.default_rng(0).standard_normal(tuple(u.shape)), requires_grad=True)
+    (g,) = lib.autograd.grad((u * w).sum(), x, create_graph=True)
+    (gg,) = lib.autograd.grad((g * g).sum(), w)
+    fw = lib.autograd.forward_ad
+    with fw.dual_level():
+        dual = fw.make_dual(source.detach(), lib.ones_like(source))
+        tangent = fw.unpack_dual(dual.unfold(*args)).tangent
+    facts = (tuple(u.shape), u.grad_fn.name(), u._is_view(), g.grad_fn.name())
+    strides = u.stride() if u.numel() else None  # (torch gives some empty inputs 0 strides)
+    return facts, strides, [numpy(t) for t in (u, g, gg, tangent)]
+
+
+@pytest.mark.parametrize("step", [1, 2, 0, -1])
+@pytest.mark.parametrize("size", [0, 1, 2, 3, 7, -1])
+@pytest.mark.parametrize("dim", [0, 1, -1, 2])
+@pytest.mark.parametrize(
+    "shape, transposed",
+    [
+        ((), False),
+        ((6,), False),
+        ((3, 4), False),
+        ((3, 4), True),
+        ((2, 3, 4), False),
+        ((2, 0), False),
+    ],
+    ids=["0-d", "(6,)", "(3, 4)", "(3, 4).mT", "(2, 3, 4)", "(2, 0)"],
+)
+def test_unfold_is_torch_s_view_of_windows(shape, transposed, dim, size, step):
+    """Windows that overlap (step < size) add up in the gradient; torch's errors for a
+    window too long, a negative size, a step that is not positive, a dim out of range."""
+    assert_like_torch(lambda lib: _unfold_facts(lib, shape, (dim, size, step), transposed))
+
+
+@pytest.mark.parametrize("args", [(1, 3, 1), (1, 2, 2), (0, 2, 1), (-1, 5, 3)], ids=str)
+def test_unfold_passes_gradcheck_and_gradgradcheck(args):
+    import teachgrad as tg
+
+    x = tg.tensor(np.random.default_rng(1).standard_normal((3, 5)), requires_grad=True)
+    assert tg.autograd.gradcheck(lambda t: t.unfold(*args), (x,))
+    assert tg.autograd.gradgradcheck(lambda t: t.unfold(*args), (x,))
+
+
+def test_unfold_writes_through_to_its_base():
+    def program(lib):
+        base = lib.zeros(5)
+        windows = base.unfold(0, 2, 2)
+        windows[1, 0] = 7.0
+        return numpy(base), windows._version == base._version
+
+    assert_like_torch(program)
