@@ -356,7 +356,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 
 def _check_class_target(input, target, weight):
-    """torch's checks of nll_loss's arguments: dims, target dtype, batch size, weight size."""
+    """torch's checks of nll_loss's arguments: dims, target dtype, batch size, weight size,
+    a kernel for the input's dtype, the weight's dtype."""
     # (on the arrays' own shapes and dtypes: this runs at every training step)
     shape, target_shape = input._data.shape, target._data.shape
     if weight is not None and weight._requires_grad and is_grad_enabled():
@@ -408,6 +409,7 @@ def _check_class_target(input, target, weight):
         )
     if ndim <= 2:
         _check_class_weight(weight, shape[0 if ndim == 1 else 1])
+    _refuse_non_float(input, "nll_loss_out_frame" if ndim <= 2 else "nll_loss2d_forward_out_frame")
     if weight is not None and weight._data.dtype != input._data.dtype:
         raise RuntimeError(
             f"expected scalar type {_type_name(input)} but found {_type_name(weight)}\n  The class "
@@ -451,7 +453,6 @@ def nll_loss(
     same_device(input, target, weight)
     _check_class_target(input, target, weight)
     ndim = input._data.ndim
-    _refuse_non_float(input, "nll_loss_out_frame" if ndim <= 2 else "nll_loss2d_forward_out_frame")
     if ndim == 1 and target.ndim == 1:  # torch reads a (1,) target of one sample as a number
         target = target.reshape(())
     if ndim <= 2:

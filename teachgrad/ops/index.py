@@ -1099,11 +1099,12 @@ def index_select(input, dim, index):
         )
     outside = (i < 0) | (i >= size)
     if bool(outside.any()):
-        if dim == 1 and input._data.ndim > 1:  # (torch's kernel for dim 1 says it so)
+        data = input._data
+        if data.ndim > 1 and (dim == 1 or data.size == 0):  # (torch's kernel for these says so)
             first = int(i.reshape(-1)[outside.reshape(-1)][0])
             raise RuntimeError(
                 f"INDICES element is out of DATA bounds, id={first} axis_dim={size}\n  "
-                f"index_select indices along dim 1 must be in [0, {size - 1}]; got "
+                f"index_select indices along dim {dim} must be in [0, {size - 1}]; got "
                 f"{index.tolist()}."
             )
         raise IndexError(

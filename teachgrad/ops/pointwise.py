@@ -335,7 +335,7 @@ class Add(Builtin):
     def forward(ctx, a, b, alpha=1):
         x, y = operands(a, b)
         ctx.alpha = alpha
-        if alpha != 1:
+        if alpha != 1 or alpha is True:  # (True == 1, but torch refuses it for numbers)
             alpha = _check_alpha(alpha, x, "add")
         out = x + y if alpha == 1 else _scaled_sum(x, alpha, y)
         kept = type(out) is _ndarray and x.flags.c_contiguous and out.size  # (see torch_layout)
@@ -387,7 +387,7 @@ class Sub(Builtin):
             _refuse_bool_subtraction(a, b)
         x, y = operands(a, b)
         ctx.alpha = alpha
-        if alpha != 1:
+        if alpha != 1 or alpha is True:  # (True == 1, but torch refuses it for numbers)
             alpha = _check_alpha(alpha, x, "sub")
         out = x - y if alpha == 1 else x - alpha * y
         kept = type(out) is _ndarray and x.flags.c_contiguous and out.size  # (see torch_layout)

@@ -70,6 +70,9 @@ KERNELS = {  # each op's input of every dtype: torch has a kernel for some, rais
     "nll_loss (N, C, h, w)": lambda lib, dt, n: lib.nn.functional.nll_loss(
         lib.ones(n, 3, 1, 2, dtype=getattr(lib, dt)), lib.zeros(n, 1, 2, dtype=lib.int64)
     ),
+    "nll_loss (N, C) with float32 class weights": lambda lib, dt, n: lib.nn.functional.nll_loss(
+        lib.ones(n, 3, dtype=getattr(lib, dt)), lib.zeros(n, dtype=lib.int64), lib.ones(3)
+    ),
     "binary_cross_entropy": lambda lib, dt, n: lib.nn.functional.binary_cross_entropy(
         *_pair(lib, (n, 2), dt)
     ),
@@ -171,6 +174,15 @@ SMALL = {
         2, lib.tensor([2])
     ),
     "index_select(0) negative": lambda lib: lib.ones(4, 4).index_select(0, lib.tensor([-1])),
+    "index_select(0) of an empty 2-d tensor": lambda lib: lib.ones(2, 0).index_select(
+        0, lib.tensor([0, -1])
+    ),
+    "index_select(1) of an empty 2-d tensor": lambda lib: lib.ones(0, 2).index_select(
+        1, lib.tensor([5])
+    ),
+    "index_select(0) along an empty dim": lambda lib: lib.ones(0, 2).index_select(
+        0, lib.tensor([0])
+    ),
     "mv of a 0-d matrix": lambda lib: lib.mv(lib.ones(()), lib.ones(3)),
     "mv of a 0-d vector": lambda lib: lib.mv(lib.ones(2, 3), lib.ones(())),
     "unflatten(0) of a 0-d tensor": lambda lib: lib.ones(()).unflatten(0, (1, -1)),
@@ -284,5 +296,28 @@ def test_unfold_writes_through_to_its_base():
         windows = base.unfold(0, 2, 2)
         windows[1, 0] = 7.0
         return numpy(base), windows._version == base._version
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- alpha=True
+
+
+@pytest.mark.parametrize("form", ["function", "method", "in place"])
+@pytest.mark.parametrize("alpha", [True, False, 2, 0.5])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+@pytest.mark.parametrize("op", ["add", "sub"])
+def test_a_bool_alpha_needs_a_bool_result(op, dtype, alpha, form):
+    """``alpha=True`` equals 1 in Python, but torch refuses it (and False) unless the result
+    is bool; a float alpha needs a float result."""
+
+    def program(lib):
+        a = lib.ones(2, dtype=getattr(lib, dtype))
+        b = lib.ones(2, dtype=getattr(lib, dtype))
+        if form == "function":
+            return numpy(getattr(lib, op)(a, b, alpha=alpha))
+        if form == "method":
+            return numpy(getattr(a, op)(b, alpha=alpha))
+        return numpy(getattr(a, op + "_")(b, alpha=alpha))
 
     assert_like_torch(program)
