@@ -83,10 +83,7 @@ def backward_steps(tensors, grad_tensors=None, retain_graph=None, create_graph=F
 def _steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads_private):
     """``backward_steps``; ``keep_grads_private``: nobody outside the engine sees the steps
     (``backward()``), so none are made and leaves may keep gradient buffers without a copy."""
-    inputs = None if inputs is None else _check_inputs(inputs, "backward")
-    for t in inputs or ():  # as torch: a non-leaf among the inputs keeps its .grad from now on
-        if type(t) is not GradientEdge and t.grad_fn is not None:
-            t.retain_grad()
+    inputs = None if inputs is None else _backward_inputs(inputs)
     tensors = _as_tuple(tensors)
     grads = _make_root_grads(tensors, _as_tuple(grad_tensors, len(tensors)), create_graph)
     roots = _root_edges(tensors)
@@ -912,6 +909,16 @@ def _input_tuple(inputs, where: str) -> tuple:
             "Mapping types are not supported.\n  Pass dict(inputs)."
         )
     return _as_tuple(inputs)
+
+
+def _backward_inputs(inputs) -> tuple:
+    """``backward(inputs=...)`` checked; as in torch, a non-leaf among them keeps its
+    ``.grad`` from now on (``retain_grad``)."""
+    inputs = _check_inputs(inputs, "backward")
+    for t in inputs:
+        if type(t) is not GradientEdge and t.grad_fn is not None:
+            t.retain_grad()
+    return inputs
 
 
 def _check_inputs(inputs, where: str) -> tuple:
