@@ -755,18 +755,15 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             f"Given weight of size {shape_w}, expected bias to be 1-dimensional with {out_channels} "
             f"elements, but got bias of size {list(bias.shape)} instead\n  One bias per filter."
         )
-    advice = "conv2d doesn't promote: convert one, e.g. weight.to(input.dtype)."
-    if bias is not None and bias.dtype != input.dtype:  # (torch checks the bias first)
-        raise RuntimeError(
-            f"Input type ({_type_name(input).lower()}) and bias type ({_type_name(bias).lower()}) "
-            f"should be the same\n  {advice}"
-        )
-    if weight.dtype != input.dtype:
-        raise RuntimeError(
-            f"expected scalar type {_type_name(input)} but found {_type_name(weight)}\n  {advice}"
-        )
-    if input.numel():  # (an empty batch runs no kernel)
-        _refuse_non_float(input, "slow_conv2d_cpu", int_kernels=_INTS)
+    _check_conv_sizes(input, kernel, pairs, dilation)
+    if input.shape[0]:  # (an empty batch runs no kernel: torch checks no dtype)
+        _check_conv_dtypes(input, weight, bias)
+    return _nn.Convolution.apply(input, weight, bias, stride, pairs, dilation, groups)
+
+
+def _check_conv_sizes(input, kernel, pairs, dilation) -> None:
+    """torch's errors for images the kernel does not fit (padding included), and for images
+    of no pixels in a batch that is not empty."""
     padded = [input.shape[2 + i] + sum(pairs[i]) for i in range(2)]
     reach = [dilation[i] * (kernel[i] - 1) + 1 for i in range(2)]
     if padded[0] < reach[0] or padded[1] < reach[1]:
@@ -776,7 +773,36 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             f"Input {tuple(input.shape)}, kernel {kernel} with dilation {dilation}: pad the input "
             "or use a smaller kernel."
         )
-    return _nn.Convolution.apply(input, weight, bias, stride, pairs, dilation, groups)
+    if input.shape[0] and input.shape[1] and not input.numel():
+        raise RuntimeError(
+            "Only zero batch or zero channel inputs are supported, but got input shape: "
+            f"{list(input.shape)}\n  An image needs at least one pixel: its height and width "
+            "must not be 0."
+        )
+
+
+def _check_conv_dtypes(input, weight, bias) -> None:
+    """conv2d doesn't promote: torch's errors for a bias, then a weight, of another dtype
+    (a float32 batch of two or more goes through torch's oneDNN kernel, which words it so),
+    and for dtypes with no kernel."""
+    advice = "conv2d doesn't promote: convert one, e.g. weight.to(input.dtype)."
+    if bias is not None and bias.dtype != input.dtype:  # (torch checks the bias first)
+        raise RuntimeError(
+            f"Input type ({_type_name(input).lower()}) and bias type ({_type_name(bias).lower()}) "
+            f"should be the same\n  {advice}"
+        )
+    if weight.dtype != input.dtype and input.dtype.name == "float32" and input.shape[0] > 1:
+        raise RuntimeError(
+            f"Input type ({_legacy_type_name(input)}) and weight type ({_legacy_type_name(weight)}) "
+            "should be the same or input should be a MKLDNN tensor and weight is a dense tensor\n"
+            f"  {advice}"
+        )
+    if weight.dtype != input.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_type_name(input)} but found {_type_name(weight)}\n  {advice}"
+        )
+    if input.numel():
+        _refuse_non_float(input, "slow_conv2d_cpu", int_kernels=_INTS)
 
 
 # --------------------------------------------------------------------------- pooling

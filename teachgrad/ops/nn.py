@@ -590,8 +590,11 @@ class MseLoss(Builtin):
     @staticmethod
     def backward(ctx, grad):
         a, target = ctx.saved_tensors
-        if a.dtype is bool_:  # (torch's kernel subtracts a bool input; the `-` operator refuses)
+        # (torch's kernel subtracts a bool input or target; the `-` operator refuses them)
+        if a.dtype is bool_:
             a = a.to(target.dtype)
+        if target.dtype is bool_:
+            target = target.to(a.dtype)
         grad_a = 2 * (a - target) * _spread_loss_grad(grad, ctx.reduction, a.numel())
         return grad_a, -grad_a if ctx.needs_input_grad[1] else None, None
 

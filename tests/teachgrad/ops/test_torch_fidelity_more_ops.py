@@ -230,11 +230,14 @@ def test_embedding_of_empty_shapes_differentiates(weight_shape, indices):
     assert_like_torch(program)
 
 
+@pytest.mark.parametrize("bool_first", [True, False], ids=["bool input", "bool target"])
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-def test_mse_loss_of_a_bool_input_differentiates_its_target(reduction):
+def test_mse_loss_with_bools_differentiates_the_other_side(reduction, bool_first):
     def program(lib):
         t = lib.tensor([0.0, 1.0, 0.5], requires_grad=True)
-        loss = lib.nn.functional.mse_loss(lib.tensor([True, False, True]), t, reduction=reduction)
+        bools = lib.tensor([True, False, True])
+        pair = (bools, t) if bool_first else (t, bools)
+        loss = lib.nn.functional.mse_loss(*pair, reduction=reduction)
         loss.sum().backward()
         return numpy(loss), abs(numpy(t.grad))  # (torch's zero gradient is +0, teachgrad's -0)
 
@@ -319,5 +322,29 @@ def test_a_bool_alpha_needs_a_bool_result(op, dtype, alpha, form):
         if form == "method":
             return numpy(getattr(a, op)(b, alpha=alpha))
         return numpy(getattr(a, op + "_")(b, alpha=alpha))
+
+    assert_like_torch(program)
+
+
+CONV_INPUTS = {
+    "a float32 batch of 2, float64 weight": ((2, 1, 3, 3), "float32", "float64", 0),
+    "a float32 batch of 3 with bias, float64 weight": ((3, 1, 1, 1), "float32", "float64", 0),
+    "a float32 batch of 1, float64 weight": ((1, 3, 4, 4), "float32", "float64", 0),
+    "a float64 batch of 2, float32 weight": ((2, 1, 3, 3), "float64", "float32", 0),
+    "an empty batch, weight of another dtype": ((0, 1, 2, 2), "float32", "float64", 1),
+    "images of no columns, padded": ((1, 1, 2, 0), "float32", "float32", 1),
+    "images of no columns, not padded": ((1, 1, 2, 0), "float32", "float64", 0),
+    "images of no rows, padded": ((2, 1, 0, 2), "float64", "float64", 1),
+}
+
+
+@pytest.mark.parametrize("case", CONV_INPUTS.values(), ids=CONV_INPUTS.keys())
+def test_conv2d_checks_sizes_then_dtypes_as_torch(case):
+    shape, dtype, weight_dtype, padding = case
+
+    def program(lib):
+        x = lib.ones(shape, dtype=getattr(lib, dtype))
+        w = lib.ones(1, shape[1], 1, 1, dtype=getattr(lib, weight_dtype))
+        return numpy(lib.nn.functional.conv2d(x, w, padding=padding))
 
     assert_like_torch(program)
