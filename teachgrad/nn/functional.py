@@ -371,10 +371,16 @@ def _check_class_target(input, target, weight):
         raise ValueError(
             f"Expected 1 or more dimensions (got {ndim})\n  Class scores are (C,) or (N, C, ...)."
         )
-    if ndim >= 2 and target_ndim >= 1 and shape[0] != target_shape[0]:
+    if ndim >= 2 and target_ndim == 0 and shape[0] == 0:  # (torch reads its batch size)
+        raise IndexError(
+            "Dimension specified as 0 but tensor has no dimensions\n  For input "
+            f"{tuple(shape)} the target holds one class index per sample: shape (0,)."
+        )
+    target_batch = target_shape[0] if target_ndim else 0  # (a 0-d target: torch says 0)
+    if ndim >= 2 and shape[0] != target_batch:
         raise ValueError(
             f"Expected input batch_size ({shape[0]}) to match target batch_size "
-            f"({target_shape[0]}).\n  input {tuple(shape)} holds scores for {shape[0]} "
+            f"({target_batch}).\n  input {tuple(shape)} holds scores for {shape[0]} "
             f"samples, target {tuple(target_shape)} one class index per sample."
         )
     if ndim == 1 and target_ndim == 1 and target_shape[0] != 1:

@@ -348,3 +348,26 @@ def test_conv2d_checks_sizes_then_dtypes_as_torch(case):
         return numpy(lib.nn.functional.conv2d(x, w, padding=padding))
 
     assert_like_torch(program)
+
+
+@pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize(
+    "shape, target_shape",
+    [
+        ((2, 3), ()),
+        ((2, 1, 3), ()),
+        ((0, 3), ()),
+        ((1, 3), ()),
+        ((2, 3, 4), (3, 4)),
+        ((0, 3), (0,)),
+    ],
+    ids=str,
+)
+def test_a_0d_target_of_a_batch_is_torch_s_batch_size_error(loss, shape, target_shape):
+    """torch reads a 0-d target's batch size as 0 (an IndexError when the batch is empty)."""
+
+    def program(lib):
+        target = lib.zeros(target_shape, dtype=lib.int64)
+        return numpy(getattr(lib.nn.functional, loss)(lib.ones(shape), target))
+
+    assert_like_torch(program)
