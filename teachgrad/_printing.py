@@ -27,6 +27,20 @@ def scalar_type_name(t) -> str:
     return scalar_name(t.dtype.name)
 
 
+def legacy_type_name(t) -> str:
+    """torch's old name of a tensor's type, which some messages still print: FloatTensor
+    (cuda.FloatTensor on a GPU), but CPUBoolType for bools (there is no BoolTensor).
+
+    >>> import teachgrad as tg
+    >>> legacy_type_name(tg.ones(1, dtype=tg.float64)), legacy_type_name(tg.ones(1) > 0)
+    ('teachgrad.DoubleTensor', 'CPUBoolType')
+    """
+    cuda = t.device.type == "cuda"
+    if t.dtype.name == "bool":
+        return f"{'CUDA' if cuda else 'CPU'}BoolType"
+    return f"teachgrad.{'cuda.' if cuda else ''}{scalar_type_name(t)}Tensor"
+
+
 def scalar_name(dtype_name: str) -> str:
     """torch's name for a NumPy dtype name (``'float32'`` -> ``'Float'``).
 

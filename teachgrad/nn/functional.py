@@ -18,6 +18,7 @@ import warnings
 
 from .._backend import float16, float32
 from .._creation import arange, rand
+from .._printing import legacy_type_name
 from .._printing import scalar_type_name as _type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor
@@ -799,7 +800,7 @@ def _check_conv_dtypes(input, weight, bias) -> None:
         )
     if weight.dtype != input.dtype and input.dtype.name == "float32" and input.shape[0] > 1:
         raise RuntimeError(
-            f"Input type ({_legacy_type_name(input)}) and weight type ({_legacy_type_name(weight)}) "
+            f"Input type ({legacy_type_name(input)}) and weight type ({legacy_type_name(weight)}) "
             "should be the same or input should be a MKLDNN tensor and weight is a dense tensor\n"
             f"  {advice}"
         )
@@ -1086,7 +1087,7 @@ def embedding(
     if input.dtype.name not in ("int64", "int32"):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-            f"Long, Int; but got {_legacy_type_name(input)} instead (while checking arguments for "
+            f"Long, Int; but got {legacy_type_name(input)} instead (while checking arguments for "
             "embedding)\n  "
             "The input holds row numbers: use input.long()."
         )
@@ -1098,15 +1099,6 @@ def embedding(
             f"the input holds {low if low < 0 else high}."
         )
     return _nn.Embedding.apply(weight, input, padding_idx)
-
-
-def _legacy_type_name(t) -> str:
-    """torch's old name of a tensor's type, which some messages still print: FloatTensor
-    (cuda.FloatTensor on a GPU), but CPUBoolType for bools."""
-    cuda = t.device.type == "cuda"
-    if t.dtype.name == "bool":
-        return f"{'CUDA' if cuda else 'CPU'}BoolType"
-    return f"teachgrad.{'cuda.' if cuda else ''}{_type_name(t)}Tensor"
 
 
 def _min_and_max(indices) -> tuple:

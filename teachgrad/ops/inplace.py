@@ -32,7 +32,7 @@ from __future__ import annotations
 import warnings
 
 from .._backend import address, array_module, numpy_module, quiet, strided_view, to_device
-from .._printing import c_type_name, scalar_type_name
+from .._printing import c_type_name
 from .._profiling import state as _profiling
 from .._tensor import Tensor, type_name, wrap_array
 from ..autograd.anomaly_mode import _outside_teachgrad
@@ -47,7 +47,7 @@ from ..autograd.tape import _dense as dense
 from . import fused, index, pointwise
 from .index import Index, _IndexPut, _is_advanced
 from .pointwise import broadcast_shape, constant_zeros, where
-from .views import basic_getitem, whole_slice
+from .views import basic_getitem, expand_error, whole_slice
 
 # --------------------------------------------------------------------------- where a view sits in its base
 
@@ -757,13 +757,6 @@ def _strip_leading_ones(value):
     return value
 
 
-def _legacy_type(t) -> str:
-    """How torch names a tensor's type in ``expand``'s error: ``torch.FloatTensor``, but
-    ``CPUBoolType`` for bools (torch has no legacy tensor type for them)."""
-    name = scalar_type_name(t)
-    return "CPUBoolType" if name == "Bool" else f"teachgrad.{name}Tensor"
-
-
 def _takes_all(basic, shape) -> bool:
     """Whether the basic key (slices and one ``...``) selects all of a tensor of ``shape``,
     as torch reads the slices (``x[0:10]`` of 2 rows does, ``x[-2:]`` does not)."""
@@ -812,11 +805,7 @@ def setitem(x, key, value) -> None:
     elif isinstance(value, Tensor) and value._data.ndim > target._data.ndim:
         value = _strip_leading_ones(value)
         if value._data.ndim > target._data.ndim:
-            raise RuntimeError(
-                f"expand({_legacy_type(value)}{{{list(value.shape)}}}, size="
-                f"{list(target.shape)}): the number of sizes provided ({target.ndim}) must be greater "
-                f"or equal to the number of dimensions in the tensor ({value.ndim})"
-            )
+            raise expand_error(value, tuple(target.shape), None)
     if not basic_only:
         _index_put_(target, tuple(advanced), value)
     elif isinstance(value, Tensor) and (value._data.ndim or not target._data.ndim):

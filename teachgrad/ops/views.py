@@ -22,6 +22,7 @@ import operator
 
 from .._arguments import refusal
 from .._backend import array_module, result_type, strided_view
+from .._printing import legacy_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, _as_int, _as_ints, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin, int_tuple
@@ -542,20 +543,21 @@ def expand(input, *sizes):
     shape = input._data.shape
     lead = len(sizes) - len(shape)  # new leading dims
     if lead < 0:
-        raise _expand_error(shape, sizes, None)
+        raise expand_error(input, sizes, None)
     target = sizes[:lead] + tuple(old if s == -1 else s for old, s in zip(shape, sizes[lead:]))
     pairs = list(enumerate(zip((1,) * lead + shape, target)))
     for i, (old, new) in reversed(pairs):  # (torch checks from the last dim)
         if new < 0 or old != new and old != 1:
-            raise _expand_error(shape, sizes, i)
+            raise expand_error(input, sizes, i)
     return Expand.apply(input, target)
 
 
-def _expand_error(shape, sizes, i) -> RuntimeError:
+def expand_error(input, sizes, i) -> RuntimeError:
     """torch's message for the first size ``expand`` cannot give (``i``; None: too few)."""
+    shape = input._data.shape
     if i is None:
         return RuntimeError(
-            f"expand(teachgrad.FloatTensor{{{list(shape)}}}, size={list(sizes)}): the number of "
+            f"expand({legacy_type_name(input)}{{{list(shape)}}}, size={list(sizes)}): the number of "
             f"sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions "
             f"in the tensor ({len(shape)})"
         )

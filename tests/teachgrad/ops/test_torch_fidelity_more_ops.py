@@ -371,3 +371,18 @@ def test_a_0d_target_of_a_batch_is_torch_s_batch_size_error(loss, shape, target_
         return numpy(getattr(lib.nn.functional, loss)(lib.ones(shape), target))
 
     assert_like_torch(program)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "bool"])
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda lib, x: x.expand_as(lib.ones(1)),
+        lambda lib, x: x.expand(3),
+        lambda lib, x: lib.ones(3, dtype=x.dtype).__setitem__(0, x[:, :1]),
+    ],
+    ids=["expand_as", "expand", "x[0] = a (2, 1) value"],
+)
+def test_expand_with_too_few_sizes_names_the_tensor_s_own_type(program, dtype):
+    """torch's message names the legacy type of the tensor expanded (DoubleTensor ...)."""
+    assert_like_torch(lambda lib: numpy(program(lib, lib.ones(2, 3, dtype=getattr(lib, dtype)))))
