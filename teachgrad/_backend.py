@@ -401,6 +401,23 @@ def with_empty_strides(data):
     return strided_view(data, data.shape, tuple(reversed(strides)))
 
 
+def dense(a) -> bool:
+    """Non-overlapping and dense: some permutation of the dims is contiguous (torch's test
+    for keeping an array's strides, e.g. in ``zeros_like`` or a leaf's ``.grad``).
+
+    >>> import numpy as np
+    >>> dense(np.zeros((2, 3)).T), dense(np.zeros((2, 3))[:, ::2])
+    (True, False)
+    """
+    dims = sorted((s, d) for s, d in zip(a.strides, a.shape, strict=False) if d != 1)
+    expected = a.itemsize
+    for stride, size in dims:
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def empty_strided(like, strides):
     """An uninitialised array of ``like``'s shape and dtype with exactly these byte strides
     (torch's ``empty_strided``; NumPy's ``empty_like`` renumbers the strides of size-1 dims).

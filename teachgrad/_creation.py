@@ -21,6 +21,7 @@ from . import _backend
 from ._arguments import checked, given, parse
 from ._backend import as_device, as_dtype, get_default_dtype
 from ._grad_state import state as _grad_state
+from ._layout import preserved_strides, with_strides
 from ._out import creation_out
 from ._profiling import recorded_as
 from ._tensor import Tensor, _new, new_counter, type_name
@@ -399,8 +400,18 @@ def _like(fn, fill, input, dtype, device, requires_grad, *value):
     dt = dtype if dtype is not None else input.dtype
     dev = device if device is not None else input.device
     if fill == "full":
-        return full(tuple(input.shape), value[0], dtype=dt, device=dev, requires_grad=requires_grad)
-    return _filled(fn, fill, tuple(input.shape), as_dtype(dt), as_device(dev), requires_grad)
+        out = full(tuple(input.shape), value[0], dtype=dt, device=dev, requires_grad=requires_grad)
+    else:
+        out = _filled(fn, fill, tuple(input.shape), as_dtype(dt), as_device(dev), requires_grad)
+    return _preserve_layout(out, input)
+
+
+def _preserve_layout(out: Tensor, input: Tensor) -> Tensor:
+    """``out``, just made row-major, laid out as ``input``: torch's ``preserve_format``, the
+    default of the ``*_like`` makers (a transposed input gives a transposed result; see
+    ``_layout.preserved_strides``)."""
+    out._data = with_strides(out._data, preserved_strides(input._data))
+    return out
 
 
 @recorded_as("aten::zeros_like")
@@ -473,6 +484,22 @@ def _range_length(start, end, step) -> int:
     return length
 
 
+def _integer_range(numbers, length, dt) -> tuple:
+    """``arange``'s numbers for an integer dtype, as torch's kernels take them: start and step
+    truncated to integers; for int64 the end too, with the length counted again from them
+    and a step that truncates to 0 refused (the other integer dtypes keep the length the
+    given numbers make)."""
+    ints = [int(v) for v in numbers]
+    if dt is not _backend.int64:
+        return ints, length
+    if ints[2] == 0:
+        raise ValueError(
+            "step must be nonzero\n  An int64 range truncates its step to an integer: give a "
+            "whole step, or a float dtype."
+        )
+    return ints, _range_length(*ints)
+
+
 @creation_out
 @recorded_as("aten::arange")
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -495,10 +522,14 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dt is _backend.bool_:
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     length = _range_length(*numbers)
+    if dt.numpy.kind in "iu" and any(isinstance(v, float) for v in numbers):
+        numbers, length = _integer_range(numbers, length, dt)
     xp, where = _backend.on_device(dev)
 
     def make():
         with where:
+            if dt.numpy.kind in "iu":  # (start + i * step: a step truncated to 0 repeats start)
+                return (numbers[0] + numbers[2] * xp.arange(length)).astype(dt.numpy)
             return xp.arange(*numbers)[:length].astype(dt.numpy)
 
     return _finish(_allocate(make, (length,), dt, dev), requires_grad)
@@ -652,12 +683,13 @@ def randint(
 def _random_like(fn, input, dtype, device, requires_grad):
     _options(fn, (input,), dtype, device, requires_grad)
     maker = randn if fn == "randn_like" else rand
-    return maker(
+    out = maker(
         tuple(input.shape),
         dtype=dtype or input.dtype,
         device=device or input.device,
         requires_grad=requires_grad,
     )
+    return _preserve_layout(out, input)
 
 
 @recorded_as("aten::randn_like")

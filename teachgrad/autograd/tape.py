@@ -31,7 +31,7 @@ import weakref
 from collections import namedtuple
 
 from .. import _events, _seam
-from .._backend import array_module, device_of, empty_strided, is_writeable
+from .._backend import array_module, dense, device_of, empty_strided, is_writeable
 from .._hooks import RemovableHandle, add_hook, hooks_of
 from .._tensor import Tensor, _new, wrap_array
 from . import anomaly_mode, gc_pacing
@@ -870,7 +870,7 @@ def _recorded_copy(g, var):
     """The first ``.grad`` under ``create_graph=True``, made as torch makes it: for a dense
     ``var``, a new tensor with ``var``'s strides that ``g`` is copied into (its node is
     CopyBackwards); otherwise a row-major clone of ``g`` (CloneBackward0)."""
-    if not _dense(var._data):
+    if not dense(var._data):
         return _seam.clone_like(g, None)
     out = wrap_array(empty_strided(var._data, var._data.strides))
     return out.copy_(g)
@@ -900,7 +900,7 @@ def _strides_match(a, b) -> bool:
 def _obeys_layout_contract(grad, var) -> bool:
     """torch's rule for a gradient's layout: a dense ``var``'s strides, except along dims of
     size 1 (any stride but 0 there); row-major for a ``var`` that is not dense."""
-    if not _dense(var):
+    if not dense(var):
         return grad.flags.c_contiguous
     for g, v, n in zip(grad.strides, var.strides, grad.shape, strict=True):
         if g != v if n != 1 else g == 0 and v != 0:
@@ -908,20 +908,9 @@ def _obeys_layout_contract(grad, var) -> bool:
     return True
 
 
-def _dense(a) -> bool:
-    """Non-overlapping and dense: some permutation of the dims is contiguous."""
-    dims = sorted((s, d) for s, d in zip(a.strides, a.shape, strict=False) if d != 1)
-    expected = a.itemsize
-    for stride, size in dims:
-        if stride != expected:
-            return False
-        expected *= size
-    return True
-
-
 def _copy_with_layout(g, var):
 
-    return _seam.clone_like(g, var._data if _dense(var._data) else None)
+    return _seam.clone_like(g, var._data if dense(var._data) else None)
 
 
 _seam.provide(AccumulateGrad=AccumulateGrad)  # a leaf makes its node (teachgrad/_seam.py)

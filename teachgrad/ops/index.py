@@ -19,11 +19,12 @@ import operator
 import warnings
 
 from .._backend import array_module, numpy_module
+from .._layout import broadcast_strides, iterator_strides, with_strides
 from .._printing import c_type_name, scalar_type_name
 from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.builtin import Builtin, save_list
 from ..autograd.forward_ad import linear_jvp
-from .pointwise import broadcast_shape, broadcast_strides, iterator_strides, where, with_strides
+from .pointwise import broadcast_shape, where
 from .reduce import flag
 from .views import basic_getitem, check_step, whole_slice
 

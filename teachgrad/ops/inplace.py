@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import warnings
 
-from .._backend import address, array_module, numpy_module, quiet, strided_view, to_device
+from .._backend import address, array_module, dense, numpy_module, quiet, strided_view, to_device
 from .._printing import c_type_name
 from .._profiling import state as _profiling
 from .._tensor import Tensor, type_name, wrap_array
@@ -43,7 +43,6 @@ from ..autograd.function import zeros_for
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.tape import Node, SavedTensor, _short, stamp, torch_cpp_node
-from ..autograd.tape import _dense as dense
 from . import fused, index, pointwise
 from .index import Index, _IndexPut, _is_advanced
 from .pointwise import broadcast_shape, constant_zeros, where
@@ -58,7 +57,7 @@ def view_positions(view):
     xp = array_module(base)
     if view._data.size == 0:  # (nothing to place; an empty base has no layout to check)
         return xp.empty(view._data.shape, dtype="int64")
-    if not _dense(base):
+    if not dense(base):
         raise RuntimeError(
             "in-place changes to a view are only supported when its base tensor is dense "
             "(not itself strided); clone() the base first"
@@ -70,10 +69,6 @@ def view_positions(view):
     strides = tuple(s // itemsize * marks.itemsize for s in view._data.strides)
     memory = marks.ravel(order="K")[start:]
     return strided_view(memory, view._data.shape, strides).copy()
-
-
-def _dense(a) -> bool:
-    return dense(a)
 
 
 def take_region(g, positions):
@@ -423,7 +418,7 @@ def _overlap(a, b) -> str:
         not a.size or not b.size or not array_module(a).may_share_memory(a, b)
     ):  # (a cheap bounds test)
         return "none"
-    if not (_dense(a) and _dense(b)):
+    if not (dense(a) and dense(b)):
         return "unknown"
     start_a, start_b = address(a), address(b)
     end_a, end_b = start_a + a.nbytes, start_b + b.nbytes

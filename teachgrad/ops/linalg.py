@@ -18,20 +18,14 @@ import math
 import string
 
 from .._backend import array_module, quiet, result_type
+from .._layout import contiguous_strides, iterator_strides, with_strides
 from .._printing import c_type_name, scalar_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import tangent_sum, zero_if_none
 from ..autograd.grad_mode import is_grad_enabled
-from .pointwise import (
-    broadcast_shape,
-    contiguous_strides,
-    iterator_strides,
-    operands,
-    same_device,
-    with_strides,
-)
+from .pointwise import broadcast_shape, operands, same_device
 from .reduce import row_major, sum_to
 from .views import diagonal, permute, view_strides
 

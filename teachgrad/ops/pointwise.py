@@ -26,15 +26,14 @@ from .._backend import (
     numpy_module,
     quiet,
     result_type,
-    strided_view,
     to_device,
 )
+from .._layout import contiguous_strides, preserved_copy, same_layout, torch_layout, with_strides
 from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
-from .._tensor import Tensor, _row_major_strides, wrap_array
+from .._tensor import Tensor, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_in_graph, zero_tangent
-from ..autograd.tape import _dense as dense
 from . import fused
 
 # --------------------------------------------------------------------------- helpers
@@ -77,10 +76,6 @@ _NUMBERS = (float, int)
 _ndarray = numpy_module().ndarray
 
 
-def _dense(array) -> bool:
-    return dense(array)
-
-
 def broadcast_shape(*shapes) -> tuple:
     """The shape ``shapes`` broadcast to, or torch's error naming the first clash (from the right).
 
@@ -101,173 +96,6 @@ def broadcast_shape(*shapes) -> tuple:
                 )
         result = tuple(p if q == 1 else q for p, q in zip(a, b))
     return result
-
-
-# --------------------------------------------------------------------------- memory layout
-#
-# ``.stride()`` is part of torch's contract. torch lays out a new elementwise result, and the
-# result of advanced indexing, with its TensorIterator: the dims are ordered by the operands'
-# strides, the first operand with a clear order deciding (``iterator_strides``). NumPy's
-# ufuncs agree when the first operand is row-major; where it is not, ``torch_layout``
-# re-lays the result; indexing (ops/index.py) and copies (``preserved_copy``) use the
-# helpers below too.
-
-
-def iterator_strides(shape, operand_strides) -> tuple:
-    """The strides torch's TensorIterator gives a new output of ``shape``.
-
-    ``operand_strides``: each input's strides over ``shape`` (0 along a dim it is broadcast
-    in), in operand order. Dims are sorted fastest first by the operands' strides (an operand
-    broadcast in either dim has no say; on a tie the smaller dim goes first), then the output
-    is laid out densely in that order.
-
-    >>> iterator_strides((3, 4), [(1, 3), (4, 1)])  # x.t() + y: the first operand decides
-    (1, 3)
-    """
-    ndim = len(shape)
-
-    def should_swap(d0, d1) -> int:  # 1: d1 is faster than d0; -1: it is not; 0: no operand says
-        for strides in operand_strides:
-            s0, s1 = strides[d0], strides[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 != s1:
-                return 1 if s0 > s1 else -1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    perm = list(range(ndim - 1, -1, -1))  # fastest first: row-major to start with
-    for i in range(1, ndim):  # insertion sort that steps over the dims no operand orders
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            order = should_swap(perm[d0], perm[d1])
-            if order > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif order < 0:
-                break
-    if perm == list(range(ndim - 1, -1, -1)):  # row-major: torch's contiguous strides,
-        return contiguous_strides(shape)  # where a dim of size 0 counts as 1
-    out, step = [0] * ndim, 1
-    for d in perm:
-        out[d], step = step, step * shape[d]
-    return tuple(out)
-
-
-contiguous_strides = _row_major_strides  # (one home: the Tensor's own rule, in _tensor.py)
-
-
-def torch_layout(out, first, *others):
-    """``out``, NumPy's result of an elementwise op, with the strides torch gives that result.
-
-    ``first, *others``: the op's operands (arrays or numbers) in torch's order; ``first``
-    must be an array (with a number beside one tensor, the order does not matter).
-
-    Why: torch orders the result's dims by the operands' strides, and where they disagree
-    the first operand decides; NumPy lets any operand that is row-major win. So
-    ``x.t() + y`` is laid out like ``x`` in torch, row-major in NumPy:
-
-    >>> import numpy as np
-    >>> x, y = np.ones((3, 2)).T, np.ones((2, 3))
-    >>> torch_layout(x + y, x, y).strides  # torch: (1, 2) in elements
-    (8, 16)
-
-    When the first operand is row-major the two libraries agree (that operand decides every
-    pair of dims it can order), so the common case is one flag read and a size check (empty
-    results are always re-laid: NumPy flags every empty array row-major). The hot ops (add,
-    sub, mul, div) make that test themselves on NumPy's results, as even calling this
-    function costs ~50 ns. Measured on ``a * b`` of two 4-element tensors (~2.9 µs): the
-    test adds 60-80 ns (2-3%), the call and test ~140 ns (~5%).
-    """
-    try:
-        # (CuPy writes every result row-major: that is torch's only when the first operand
-        # is row-major and has the result's shape, not a number or a broadcast row)
-        row_major = type(out) is _ndarray or first.shape == out.shape
-        if out.size and first.flags.c_contiguous and row_major:
-            return out
-    except AttributeError:  # a number first (``2 // x``): the long way, which handles it
-        pass
-    return with_strides(out, result_strides(out.shape, (first, *others)))
-
-
-def same_layout(out, x):
-    """``out``, the elementwise result of ``x`` alone, laid out as torch lays it out: like
-    ``x`` (dense). NumPy's result already is; CuPy writes every result row-major, so a
-    CUDA tensor that is not row-major (a transposed one) gets its result copied.
-
-    >>> import numpy as np
-    >>> x = np.ones((3, 2)).T
-    >>> same_layout(np.exp(x), x).strides
-    (8, 16)
-    """
-    return out if type(out) is _ndarray or x.flags.c_contiguous else torch_layout(out, x)
-
-
-def result_strides(shape, operands) -> tuple:
-    """The strides torch gives the result of shape ``shape`` of an elementwise op.
-
-    Before sorting dims, torch takes two shortcuts when every operand has the result's
-    shape (a number is a 0-d operand): all row-major gives a row-major result, and all
-    dense with one set of strides gives those strides. Otherwise ``iterator_strides``.
-
-    >>> import numpy as np
-    >>> result_strides((3, 2), [np.ones((2, 3)).T, 2.0])
-    (1, 3)
-    """
-    arrays = [a for a in operands if hasattr(a, "strides")]
-    if len(arrays) == len(operands) and all(a.shape == shape for a in arrays):
-        if all(a.flags.c_contiguous for a in arrays):  # (an empty array counts as row-major)
-            return contiguous_strides(shape)
-        first = arrays[0].strides
-        if _dense(arrays[0]) and all(a.strides == first for a in arrays):
-            return tuple(s // arrays[0].itemsize for s in first)
-    return iterator_strides(shape, [broadcast_strides(a, shape) for a in arrays])
-
-
-def broadcast_strides(a, shape) -> tuple:
-    """``a``'s strides (in elements) over ``shape``, 0 along the dims it is broadcast in."""
-    pad = len(shape) - a.ndim
-    size = a.itemsize
-    return (0,) * pad + tuple(
-        0 if n == 1 and m != 1 else s // size
-        for n, m, s in zip(a.shape, shape[pad:], a.strides, strict=True)
-    )
-
-
-def with_strides(out, strides):
-    """``out``, or a copy of it with these strides (in elements) if it has others."""
-    size = out.itemsize
-    if all(s * size == t for s, t in zip(strides, out.strides, strict=True)):
-        return out
-    if out.size == 0:  # nothing to copy: the same (empty) array, seen with these strides
-        return strided_view(out, out.shape, tuple(s * size for s in strides))
-    fresh = array_module(out).empty(out.size, out.dtype)
-    laid = strided_view(fresh, out.shape, tuple(s * size for s in strides))
-    laid[...] = out
-    return laid
-
-
-def preserved_copy(a, dtype):
-    """A copy of ``a`` as ``dtype`` in torch's ``preserve_format`` layout: a dense (or empty)
-    array keeps its strides exactly (a size-1 dim's too, which NumPy would re-pick); any other
-    (a slice with steps, an expanded array) is laid out densely in the order of its strides,
-    as an elementwise op on it would be (``iterator_strides``).
-
-    >>> import numpy as np
-    >>> preserved_copy(np.ones((6, 2))[::2].T, np.float64).strides  # torch: (1, 2)
-    (8, 16)
-    """
-    if a.size and a.flags.c_contiguous and 1 not in a.shape:  # plain row-major: NumPy's copy
-        return a.astype(dtype)
-    return with_strides(a.astype(dtype, order="K"), preserved_strides(a))
-
-
-def preserved_strides(a) -> tuple:
-    """The strides (in elements) of :func:`preserved_copy`'s copy of ``a``."""
-    if a.size and not _dense(a):
-        return iterator_strides(a.shape, [broadcast_strides(a, a.shape)])
-    return tuple(s // a.itemsize for s in a.strides)
 
 
 def same_device(*tensors) -> None:

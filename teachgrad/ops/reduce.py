@@ -21,6 +21,7 @@ from collections import namedtuple
 from .._arguments import given, refusal
 from .._backend import array_module, as_dtype, quiet
 from .._backend import dtype as dtype_type
+from .._layout import contiguous_strides, with_strides
 from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
@@ -28,16 +29,7 @@ from ..autograd.anomaly_mode import _outside_teachgrad
 from ..autograd.builtin import Builtin, int_tuple
 from ..autograd.forward_ad import linear_jvp, zero_tangent
 from ..autograd.grad_mode import is_grad_enabled
-from .pointwise import (
-    DivByNumber,
-    constant_zeros,
-    contiguous_strides,
-    maximum,
-    minimum,
-    operands,
-    where,
-    with_strides,
-)
+from .pointwise import DivByNumber, constant_zeros, maximum, minimum, operands, where
 
 # --------------------------------------------------------------------------- helpers
 

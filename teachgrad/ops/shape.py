@@ -18,11 +18,11 @@ Not here: views (``views.py``); gather, scatter and index_select (``index.py``).
 from __future__ import annotations
 
 from .._backend import array_module, empty_strided
+from .._layout import preserved_copy, preserved_strides
 from .._profiling import recorded_as
 from .._tensor import _as_int, _as_ints, _wrap_dim
 from ..autograd.builtin import Builtin, int_tuple
 from ..autograd.forward_ad import linear_jvp
-from .pointwise import preserved_copy, preserved_strides
 from .reduce import all_as_empty, reduction_dims, row_major
 
 

@@ -133,7 +133,7 @@ def test_no_new_import_hides_in_a_function():
 # package itself (teachgrad/__init__.py, importing everything) sits on top.
 LAYERS = [
     ("_backend", "_events", "_grad_state", "_hooks", "_profiling", "_seam"),
-    ("_tensor", "_printing", "_arguments", "_out", "_creation"),
+    ("_tensor", "_printing", "_arguments", "_out", "_layout", "_creation"),
     ("autograd",),
     ("ops",),
     ("nn", "optim", "cuda", "testing"),

@@ -1,0 +1,75 @@
+"""Tensor makers compared with torch (issue 20, found by a differential fuzzer): the layout
+of the ``*_like`` makers (torch's ``preserve_format``) and ``arange`` with an integer dtype
+and fractional arguments. Each program runs on teachgrad and on torch and must give the
+same dtype, shape, strides and values, or the same error.
+"""
+
+import numpy as np
+import pytest
+
+from tests.teachgrad.autograd.test_torch_fidelity import assert_like_torch
+from tests.teachgrad.inplace._common import numpy
+
+pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
+
+INPUTS = {
+    "row-major": lambda lib: lib.ones(2, 3),
+    "transposed": lambda lib: lib.ones(3, 2).t(),
+    "permuted 3-d": lambda lib: lib.ones(2, 3, 4).permute(2, 0, 1),
+    "a size-1 dim, transposed": lambda lib: lib.ones(1, 3).t(),
+    "permuted, a size-1 dim": lambda lib: lib.ones(2, 1, 3).permute(1, 2, 0),
+    "rows with steps": lambda lib: lib.ones(4, 3)[::2],
+    "transposed, with steps": lambda lib: lib.ones(4, 3).t()[::2],
+    "expanded": lambda lib: lib.ones(3, 1).expand(3, 4),
+    "empty, transposed": lambda lib: lib.ones(0, 3).t(),
+    "0-d": lambda lib: lib.tensor(2.0),
+}
+MAKERS = {  # (the random ones' values differ from torch's: their layout is compared)
+    "zeros_like": lambda lib, x, dt: lib.zeros_like(x, dtype=dt),
+    "ones_like": lambda lib, x, dt: lib.ones_like(x, dtype=dt),
+    "full_like": lambda lib, x, dt: lib.full_like(x, 2, dtype=dt),
+    "empty_like": lambda lib, x, dt: lib.empty_like(x, dtype=dt),
+    "rand_like": lambda lib, x, dt: lib.rand_like(x, dtype=dt),
+    "randn_like": lambda lib, x, dt: lib.randn_like(x, dtype=dt),
+}
+CASES = [
+    (maker, dtype)
+    for maker in MAKERS
+    for dtype in (None, "float64", "int64")
+    if not (maker.startswith("rand") and dtype == "int64")  # (random floats only, in both)
+]
+
+
+@pytest.mark.parametrize("maker, dtype", CASES, ids=[f"{m}-{d}" for m, d in CASES])
+@pytest.mark.parametrize("input", INPUTS.values(), ids=INPUTS.keys())
+def test_the_like_makers_keep_the_input_s_layout(input, maker, dtype):
+    def program(lib):
+        out = MAKERS[maker](lib, input(lib), None if dtype is None else getattr(lib, dtype))
+        values = None if maker in ("empty_like", "rand_like", "randn_like") else numpy(out)
+        return str(out.dtype).split(".")[-1], tuple(out.shape), out.stride(), values
+
+    assert_like_torch(program)
+
+
+ARANGES = [
+    (0, 5, 1.5), (0, 5, 2.5), (0.5, 5, 1), (0, 5.5, 1), (0, 1, 0.25), (-0.5, 3, 1),
+    (5, 0, -1.5), (0, 1, -0.3), (0.9, 0.2, 1), (0, 0.9, 1), (2.7,), (1.5, 7.9, 2.2),
+    (-3.7, 3.7, 1.9), (0, 3, 1.0), (-2, 2.0, 0.5),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "uint8"])
+@pytest.mark.parametrize("args", ARANGES, ids=str)
+def test_arange_of_integers_truncates_as_torch(args, dtype):
+    """Start and step are truncated to integers; int64 truncates the end too (so the length
+    may change) and refuses a step that truncates to 0; the others keep the length the
+    given numbers make."""
+    assert_like_torch(lambda lib: numpy(lib.arange(*args, dtype=getattr(lib, dtype))))
+
+
+@pytest.mark.parametrize("args", [(0, 1, 0.1), (-1, 1, 0.3), (100, 0, -7.1), (2.5,)], ids=str)
+def test_arange_of_floats_is_unchanged(args):
+    def program(lib):
+        return np.round(numpy(lib.arange(*args, dtype=lib.float64)), 12)
+
+    assert_like_torch(program)
