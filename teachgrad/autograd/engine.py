@@ -89,7 +89,7 @@ def _steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads
     roots = _root_edges(tensors)
     keep = create_graph if retain_graph is None else retain_graph
     run = _PassTo(roots, keep, create_graph, inputs) if inputs else _Pass(keep, create_graph)
-    run.steal = keep_grads_private
+    run.steal = keep_grads_private and not create_graph  # (a recorded .grad is always new)
     yield from _execute(run, roots, grads, observed=not keep_grads_private)
 
 

@@ -86,13 +86,7 @@ class FunctionCtx:
         Each is checked against its version when unpacked, so an in-place change
         between forward and backward is caught instead of giving a wrong gradient.
         """
-        for i, t in enumerate(tensors):
-            if t is not None and not isinstance(t, Tensor):
-                raise TypeError(
-                    f"save_for_backward can only save variables, but argument {i} is of type "
-                    f"{type(t).__name__}\n  Keep other values as attributes: ctx.my_value = value"
-                )
-        self.to_save = tensors
+        self.to_save = tensors  # (checked after forward, if a node is recorded: as torch)
 
     def save_for_forward(self, *tensors) -> None:
         """Keep tensors for a ``jvp`` staticmethod (forward-mode AD)."""
@@ -277,7 +271,7 @@ class BackwardFunction(FunctionCtx, Node):
             ):
                 grads.append(g)
             else:
-                grads.append(validate_grad(g, (shape, dtype, array_type), self, edge))
+                grads.append(validate_grad(g, (pos, shape, dtype, array_type), self, edge))
         return tuple(grads)
 
 
@@ -402,10 +396,13 @@ def validate_grad(g, meta, node, index):
 
     A gradient with the input's broadcast shape is summed back to the input's shape
     (so no op needs its own "un-broadcast"); a different dtype is cast; a wrong
-    shape or device is an error naming the node and the input.
+    shape or device is an error naming the node and the input. ``meta``: the input's
+    argument position, shape, dtype and array type. The gradient of an input that needs
+    none is left as it is, as torch leaves it (nothing flows from it).
     """
-    if g is None:
-        return None
+    position, *meta = meta
+    if g is None or not node.needs_input_grad[position]:
+        return g
     if not isinstance(g, Tensor):
         raise RuntimeError(
             f"expected Variable or None (got {type(g).__name__})\n  function {node.name()} returned a "
@@ -554,7 +551,7 @@ class Function:
         # 1. decide whether to record: does any input require grad (with grad mode on)?
         ctx = _new(cls._backward_cls)  # the node; made without calling __init__ (it has none)
         needs = needs_grad(args)
-        ctx.needs_input_grad = needs or no_grads(len(args))
+        ctx.needs_input_grad = needs or _requires_grad(args)  # (torch's, in any grad mode)
         # 2. run forward; its own ops are not recorded (nor given tangents: jvp does that)
         level, _fw_state.level = _fw_state.level, None
         try:
@@ -566,7 +563,9 @@ class Function:
                     out = cls.forward(ctx, *args, **kwargs)
         finally:
             _fw_state.level = level
-        _check_declared(ctx)
+        _check_declared(ctx, needs)
+        if cls._new_style:
+            _refuse_saving_inputs_returned(ctx, args, out)
         single = type(out) is not tuple
         outputs = wrap_outputs((out,) if single else out, args, ctx, cls, needs)
         # 3. connect the node to the graph: the outputs' grad_fn, edges to the inputs
@@ -598,6 +597,12 @@ def needs_grad(args, builtin=None, kwargs=None) -> tuple | None:
     records = True in needs or EMPTY_EDGE in needs  # (an empty edge records too)
     wanted = records and (plain or _torch_records_anyway(builtin, args, kwargs))
     return tuple(needs) if wanted else None
+
+
+def _requires_grad(args) -> tuple:
+    """Which arguments require grad, whatever the grad mode: a custom Function's
+    ``needs_input_grad`` when nothing is recorded (under ``no_grad``, as in torch)."""
+    return tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
 
 
 def _torch_records_anyway(builtin, args, kwargs) -> bool:
@@ -755,10 +760,10 @@ def _restrict_views(outputs, dirty) -> None:
             o._view_version = o._counter.version
 
 
-def _check_declared(ctx) -> None:
+def _check_declared(ctx, recording) -> None:
     """torch's checks of what a custom forward declared on ``ctx``: tuples (which
     ``mark_dirty``, ``mark_non_differentiable`` and ``save_for_backward`` make, but assigning
-    the attributes may not) of tensors."""
+    the attributes may not) of tensors; what it saved only if a node is ``recording``."""
     for name in ("dirty_tensors", "non_differentiable", "to_save"):
         value = getattr(ctx, name)
         if type(value) is not tuple:
@@ -777,6 +782,27 @@ def _check_declared(ctx) -> None:
                     f"{start}\n  It was given {type(t).__name__} {t!r}; only the tensors forward "
                     "changed in place or returns can be marked."
                 )
+    for i, t in enumerate(ctx.to_save if recording else ()):
+        if t is not None and not isinstance(t, Tensor):
+            raise TypeError(
+                f"save_for_backward can only save variables, but argument {i} is of type "
+                f"{type(t).__name__}\n  Keep other values as attributes: ctx.my_value = value"
+            )
+
+
+def _refuse_saving_inputs_returned(ctx, args, out) -> None:
+    """torch's refusal, for a Function with ``setup_context``, to save an input that forward
+    returned as it is, unchanged (its output is then that very tensor, which torch can't
+    tell apart; one changed in place and marked dirty is the output, and may be saved)."""
+    outs = out if type(out) is tuple else (out,)
+    returned = [o for o in outs if _contains(args, o) and not _contains(ctx.dirty_tensors, o)]
+    if any(_contains(returned, t) for t in ctx.to_save if t is not None):
+        raise RuntimeError(
+            "An input that has been returned as-is as output is being saved for backward. This "
+            "is not supported if you override setup_context. You should return and save a view "
+            "of the input instead, e.g. with x.view_as(x) or setup ctx inside the forward "
+            "function itself.\n  Return x.view_as(x) from forward, and save that."
+        )
 
 
 def _check_dirty(t, cls, record, outs, args) -> None:
@@ -921,8 +947,10 @@ def _announce(node, outputs) -> None:
 
 
 def _position_in(args, t) -> int:
-    """Index of ``t`` among the Tensor arguments (its edge in next_functions)."""
-    return [a for a in args if isinstance(a, Tensor)].index(t) if _contains(args, t) else 0
+    """Index of ``t`` among the Tensor arguments (its edge in next_functions), by identity
+    (``list.index`` would compare tensors with ``==``); 0 if it is none of them."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    return next((i for i, a in enumerate(tensors) if a is t), 0)
 
 
 def _contains(tensors, t) -> bool:

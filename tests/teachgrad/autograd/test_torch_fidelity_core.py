@@ -845,3 +845,36 @@ def test_a_gradient_a_hook_also_holds_is_copied():
     assert not any(
         tg._backend.array_module(t._data).shares_memory(t._data, grad._data) for t in held
     )
+
+
+# --------------------------------------------------------------------------- create_graph's .grad
+
+GRAD_PATHS = {
+    "through view": lambda lib, a, b: (a * b.view(3)).sum(),
+    "through reshape": lambda lib, a, b: (a * b.reshape(1, 3)).sum(),
+    "through a whole slice": lambda lib, a, b: (a * b[:]).sum(),
+    "through linear": lambda lib, a, b: (
+        lib.nn.functional.linear(a.view(1, 3), b.view(1, 3)) ** 2
+    ).sum(),
+    "through t() twice": lambda lib, a, b: (a * b.view(3, 1).t().t().view(3)).sum(),
+    "directly": lambda lib, a, b: (a * b).sum(),
+}
+
+
+@pytest.mark.parametrize("path", GRAD_PATHS.values(), ids=GRAD_PATHS.keys())
+def test_a_leaf_s_grad_keeps_its_history_with_create_graph(path):
+    """A gradient that reaches a leaf as a view of a buffer only it holds may become .grad
+    without a copy, but not when create_graph=True: .grad then carries its history (a fuzzer
+    find: double backward through view/reshape/linear lost it)."""
+
+    def program(lib):
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = lib.tensor([4.0, 5.0, 6.0], requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (create_graph's reference-cycle warning)
+            path(lib, a, b).backward(create_graph=True)
+        facts = [(g.requires_grad, g.grad_fn is not None) for g in (a.grad, b.grad)]
+        (b.grad * a.grad).sum().backward()
+        return facts, as_numpy(a.grad), as_numpy(b.grad)
+
+    assert_like_torch(program)

@@ -260,3 +260,115 @@ def test_grad_fn_apply_runs_the_custom_backward_as_it_is(lib):
     a, _ = boxed_pair(lib, seen).apply(lib.ones(3, requires_grad=True), lib.ones(3))
     result = a.grad_fn.apply(lib.ones(3), lib.ones(3))
     assert seen == [(list, 2)] and type(result) is tuple and len(result) == 2
+
+
+# --------------------------------------------------------------------------- found by a fuzzer of custom Functions
+
+
+def scaled(lib, seen):
+    class Scaled(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            seen.append(ctx.needs_input_grad)
+            return a * 2 + b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, g
+
+    return Scaled
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode", "grad"])
+def test_needs_input_grad_says_which_inputs_require_grad_in_any_grad_mode(lib, mode):
+    seen = []
+    a = lib.ones(2, requires_grad=True)
+    b = lib.ones(2)
+    with MODES[mode](lib):
+        out = scaled(lib, seen).apply(a, b)
+    assert seen == [(True, False)]
+    assert out.requires_grad == (mode == "grad")
+
+
+def test_marking_dirty_a_later_input(lib):
+    class Second(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            b.mul_(2.0)
+            ctx.mark_dirty(b)
+            return a * 3, b
+
+        @staticmethod
+        def backward(ctx, g0, g1):
+            return g0 * 3, g1 * 2
+
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y0 = lib.tensor([5.0, 6.0], requires_grad=True)
+    first, second = Second.apply(x, y0.clone())
+    assert second.grad_fn is first.grad_fn
+    assert second.tolist() == [10.0, 12.0]
+    (first.sum() + second.sum()).backward()
+    assert x.grad.tolist() == [3.0, 3.0] and y0.grad.tolist() == [2.0, 2.0]
+
+
+@pytest.mark.parametrize("save", ["the input", "the output"])
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_setup_context_may_not_save_an_input_returned_as_is(lib, save, requires_grad):
+    class Same(lib.autograd.Function):
+        @staticmethod
+        def forward(a):
+            return a
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0] if save == "the input" else output)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with pytest.raises(RuntimeError) as raised:
+        Same.apply(lib.ones(2, requires_grad=requires_grad))
+    assert first_line(raised).startswith(
+        "An input that has been returned as-is as output is being saved for backward."
+    )
+
+
+@pytest.mark.parametrize("how", ["no_grad", "no input requires grad", "recorded"])
+def test_what_is_saved_is_checked_only_when_a_node_is_recorded(lib, how):
+    def forward(ctx, a):
+        ctx.save_for_backward(a, 1.0)
+        return a * 2
+
+    a = lib.ones(2, requires_grad=how != "no input requires grad")
+    with lib.no_grad() if how == "no_grad" else contextlib.nullcontext():
+        if how != "recorded":
+            assert custom(lib, forward).apply(a).tolist() == [2.0, 2.0]
+            return
+        with pytest.raises(TypeError) as raised:
+            custom(lib, forward).apply(a)
+    assert first_line(raised) == (
+        "save_for_backward can only save variables, but argument 1 is of type float"
+    )
+
+
+def test_a_gradient_for_an_input_that_needs_none_is_not_checked(lib):
+    """torch lets it be (its hooks see it as it was returned); nothing flows from it."""
+    seen = []
+
+    class Careless(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.double(), g.reshape(-1)[1:]  # (wrong dtype; wrong shape for b)
+
+    a = lib.ones(2, 2, requires_grad=True)
+    out = Careless.apply(a, lib.ones(2, 2))
+    out.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(grad_inputs))
+    out.sum().backward()
+    assert a.grad.dtype == a.dtype and a.grad.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    assert seen[0][0].dtype == a.dtype  # (a needs a gradient: cast to its dtype)
+    assert tuple(seen[0][1].shape) == (3,)  # (b needs none: as backward returned it)
