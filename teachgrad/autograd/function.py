@@ -726,7 +726,9 @@ def wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
     result = []
     for o in outs:
         if isinstance(o, Tensor):
-            if any(o is a for a in args) and not _contains(ctx.dirty_tensors, o):
+            if not (_grad_state.enabled or cls._builtin) and any(o is a for a in args):
+                o = o.detach()  # an input returned with grad mode off: a plain alias (torch's)
+            elif any(o is a for a in args) and not _contains(ctx.dirty_tensors, o):
                 o = o._alias()  # an input returned unchanged: the output is a new alias of it
         elif hasattr(o, "dtype"):
             o = as_array(o)  # a full reduction in NumPy returns a scalar, not a 0-d array

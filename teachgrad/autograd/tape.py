@@ -775,8 +775,8 @@ class AccumulateGrad(Node):
         g, grads[0] = grads[0], None  # drop the list's reference: accumulate_grad counts them
         if g is not None and self.variable._requires_grad:  # (not after detach_(), as torch)
             accumulate_grad(self.variable, g)
-            if "_post_acc_hooks" in self.variable.__dict__:
-                _run_post_accumulate_hooks(self.variable)
+        if "_post_acc_hooks" in self.variable.__dict__ and self.variable._requires_grad:
+            _run_post_accumulate_hooks(self.variable)  # (also when no gradient came, as torch)
         return ()
 
 

@@ -372,3 +372,29 @@ def test_a_gradient_for_an_input_that_needs_none_is_not_checked(lib):
     assert a.grad.dtype == a.dtype and a.grad.tolist() == [[1.0, 1.0], [1.0, 1.0]]
     assert seen[0][0].dtype == a.dtype  # (a needs a gradient: cast to its dtype)
     assert tuple(seen[0][1].shape) == (3,)  # (b needs none: as backward returned it)
+
+
+def test_a_leaf_that_gets_no_gradient_still_runs_its_hooks(lib):
+    """A backward that returns None for the leaf: its tensor hook sees None, then its
+    post-accumulate-grad hook runs with .grad still None, as torch's AccumulateGrad does."""
+    seen = []
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    x.register_post_accumulate_grad_hook(lambda p: seen.append(("post", p.grad)))
+    x.register_hook(lambda g: seen.append(("tensor", g)))
+    custom(lib, lambda ctx, a: a * 2, lambda ctx, g: None).apply(x).sum().backward()
+    assert seen == [("tensor", None), ("post", None)] and x.grad is None
+
+
+@pytest.mark.parametrize("dirty", [False, True], ids=["as-is", "changed and marked dirty"])
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
+def test_an_input_returned_with_grad_mode_off_is_a_plain_alias(lib, mode, dirty):
+    def forward(ctx, a):
+        if dirty:
+            a.mul_(2)
+            ctx.mark_dirty(a)
+        return a
+
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    with MODES[mode](lib):
+        y = custom(lib, forward).apply(x if not dirty else x.detach())
+    assert (y.requires_grad, y.is_leaf, y._is_view(), y.grad_fn) == (False, True, False, None)
