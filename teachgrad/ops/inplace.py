@@ -40,7 +40,7 @@ from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import inplace_tangent, linear_jvp, zero_tangent
 from ..autograd.forward_ad import state as _fw_state
 from ..autograd.function import zeros_for
-from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.grad_mode import no_grad
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.tape import Node, SavedTensor, _short, stamp, torch_cpp_node
 from . import fused, index, pointwise
@@ -215,8 +215,13 @@ def refuse_stale_view(view) -> None:
 
 def _as_strided_history(view, positions) -> None:
     base = view._base
-    with enable_grad():
+    # recorded whatever the mode: torch regenerates a view's history inside inference_mode
+    # too, where enable_grad() records nothing
+    previous, _grad_state.enabled = _grad_state.enabled, True
+    try:
         reader = AsStrided.apply(_reads_from(base), view._data, positions)
+    finally:
+        _grad_state.enabled = previous
     view._grad_fn = reader._grad_fn
     view._output_nr = 0
     view._requires_grad = True

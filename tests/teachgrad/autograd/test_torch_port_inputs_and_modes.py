@@ -262,3 +262,25 @@ def test_a_view_whose_base_changed_is_no_leaf_for_post_accumulate_grad_hooks(lib
     r, x, v = changed_base(lib)
     with pytest.raises(RuntimeError, match="post accumulate grad hooks cannot be registered on"):
         v.register_post_accumulate_grad_hook(lambda t: None)
+
+
+@pytest.mark.parametrize("retain", [False, True])
+@pytest.mark.parametrize("mode", ["inference_mode", "no_grad", "enable_grad in inference_mode"])
+def test_a_stale_view_gets_its_new_history_in_any_mode(lib, mode, retain):
+    """Reading the grad_fn of a view whose base changed in place rebuilds its history, even
+    inside inference_mode (where enable_grad records nothing)."""
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    base = x * 3
+    v = base[:]
+    if retain:
+        v.retain_grad()
+    base.mul_(2.0)
+    modes = {
+        "inference_mode": lambda: lib.inference_mode(),
+        "no_grad": lambda: lib.no_grad(),
+        "enable_grad in inference_mode": lambda: lib.inference_mode(),
+    }
+    with modes[mode](), lib.enable_grad() if mode.startswith("enable") else lib.no_grad():
+        assert (v.grad_fn.name(), v.is_leaf) == ("AsStridedBackward0", False)
+    (v * 1).sum().backward()
+    assert same(x.grad, [6.0, 6.0])
