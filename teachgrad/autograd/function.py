@@ -827,8 +827,7 @@ def _check_dirty(t, cls, record, outs, args) -> None:
             "The inputs that are modified inplace must all be outputs of the Function.\n"
             f"  {cls.__name__}.forward changed an input in place and returned a new tensor instead."
         )
-    _seam.check_inplace(t, f"{cls.__name__} (mark_dirty)", bool(record))
-    if t._base is not None and record and len(outs) > 1:
+    if t._base is not None and record and len(outs) > 1:  # (torch checks this first)
         raise RuntimeError(
             "If your Function modifies inplace an input that is a view of another Tensor, your "
             "Function cannot return more than one Tensor. This is not supported by the current "
@@ -838,6 +837,7 @@ def _check_dirty(t, cls, record, outs, args) -> None:
             "that does the other operations). You can ask on the forum https://discuss.pytorch.org/ "
             f"if you need help to do this change.\n  {cls.__name__} returns {len(outs)} values."
         )
+    _seam.check_inplace(t, f"{cls.__name__} (mark_dirty)", bool(record))
 
 
 def make_view(array, source, ctx):

@@ -398,3 +398,26 @@ def test_an_input_returned_with_grad_mode_off_is_a_plain_alias(lib, mode, dirty)
     with MODES[mode](lib):
         y = custom(lib, forward).apply(x if not dirty else x.detach())
     assert (y.requires_grad, y.is_leaf, y._is_view(), y.grad_fn) == (False, True, False, None)
+
+
+@pytest.mark.parametrize("base", ["a leaf", "a non-leaf"])
+def test_a_dirty_view_with_two_outputs_is_refused_before_the_leaf_check(lib, base):
+    class Twice(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            a.mul_(2)
+            ctx.mark_dirty(a)
+            return a, a * 3
+
+        @staticmethod
+        def backward(ctx, g0, g1):
+            return g0 * 2 + g1 * 6
+
+    x = lib.ones(2, requires_grad=True)
+    source = x if base == "a leaf" else x * 1
+    with pytest.raises(RuntimeError) as raised:
+        Twice.apply(source.view(2))
+    assert first_line(raised).startswith(
+        "If your Function modifies inplace an input that is a view of another Tensor, your "
+        "Function cannot return more than one Tensor."
+    )
