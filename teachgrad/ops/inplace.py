@@ -401,6 +401,10 @@ def _check_grad_rules(x, op: str, record: bool) -> None:
             "a view of a leaf Variable that requires grad is being used in an in-place operation.\n"
             f"  {op} writes into part of a leaf that requires grad; do it under no_grad(), or work on a clone."
         )
+    if x._grad_fn is None and not x._requires_grad and base._requires_grad:
+        # a view made before an in-place op gave its base a history, its own new history not
+        # read yet (x.grad_fn): torch's check sees a leaf that requires grad
+        raise _leaf_in_place(op)
 
 
 def _leaf_in_place(op: str) -> RuntimeError:

@@ -725,6 +725,25 @@ def _setitem(value, target_shape=()):
     return program
 
 
+def _view_made_before_its_base_required_grad(make, read_first):
+    """A view of a tensor that needs no grad; the tensor then copies one that does (now it
+    has a history); then the view changes in place. torch's check sees a leaf that requires
+    grad unless the view's new history was read first (fuzzer seeds 302, 303)."""
+
+    def program(lib):
+        source = lib.tensor([2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        base = lib.ones(2, dtype=lib.float64)
+        view = make(base)
+        base.copy_(source)
+        if read_first:
+            view.grad_fn  # noqa: B018 - reading it rebuilds the view's history
+        view.add_(1)
+        base.sum().backward()
+        return source.grad
+
+    return program
+
+
 FOUND = {
     "a no_grad view in the loss": _no_grad_view_in_the_loss,
     "requires_grad of a stale no_grad view": _stale_no_grad_view("requires_grad"),
@@ -750,6 +769,18 @@ FOUND = {
     "double() of an expanded view": lambda lib: lib.arange(2.0)[None].expand(2, 2).double(),
     "strides of zeros(2, 0)": lambda lib: lib.zeros(2, 0).stride(),
     "empty view of a changed base": lambda lib: _empty_view_of_changed_base(lib),
+    **{
+        f"{name} made before its base required grad{', read' if read else ''}": (
+            _view_made_before_its_base_required_grad(make, read)
+        )
+        for name, make in {
+            "x[:]": lambda t: t[:],
+            "x.view(2)": lambda t: t.view(2),
+            "x[:1].expand(2)": lambda t: t[:1].expand(2),
+            "x[0]": lambda t: t[0],
+        }.items()
+        for read in (False, True)
+    },
 }
 
 
