@@ -168,5 +168,8 @@ def assert_both_same(program):
 
 
 def torch_phrase(message: str) -> str:
-    """torch's message with the library name made neutral (``torch.`` -> ``LIB.``)."""
-    return re.sub(r"\b(torch|teachgrad)\.", "LIB.", message)
+    """torch's message with the library name made neutral (``torch.`` -> ``LIB.``), and the
+    device in legacy type names too (``torch.cuda.FloatTensor``, ``CUDABoolType``): with
+    ``--device-standin`` teachgrad's tensors are on "cuda", torch's on the CPU."""
+    message = re.sub(r"\b(torch|teachgrad)\.(cuda\.)?", "LIB.", message)
+    return message.replace("CUDABoolType", "CPUBoolType")

@@ -11,10 +11,11 @@ shape, requires_grad, is_leaf, strides) so two tensors can be compared with :fun
 from __future__ import annotations
 
 import contextlib
-import re
 import warnings
 
 import numpy as np
+
+from tests.teachgrad.inplace._common import torch_phrase
 
 
 class Raised:
@@ -24,7 +25,7 @@ class Raised:
         self.type = type(exc).__name__
         lines = str(exc).strip().splitlines() or [""]
         # teachgrad may add its own " Hint: ..." where torch's line goes on with another one
-        first = re.sub(r"\b(torch|teachgrad)\.", "LIB.", lines[0].split(" Hint: ")[0])
+        first = torch_phrase(lines[0].split(" Hint: ")[0])
         self.first_line = _known_differences(first.replace("torch::autograd::", ""))
 
     def __eq__(self, other):
