@@ -203,11 +203,15 @@ def test_autograd_inplace_views_python(lib):
             c += 2
         (c * d).sum().backward()
         assert bw_called[0] == 1
-    with pytest.raises(
-        RuntimeError,
-        match="your Function modifies inplace an input that is a view of another Tensor",
-    ):
+    with pytest.raises(RuntimeError) as raised:
         MyBadAdder.apply(a.clone().view_as(a), b)
+    first = str(raised.value).splitlines()[0]  # (torch's whole first line, word for word)
+    assert first.startswith(
+        "If your Function modifies inplace an input that is a view of another Tensor, your "
+        "Function cannot return more than one Tensor. This is not supported by the current "
+        "autograd engine. You should either make sure the input is not a view"
+    )
+    assert first.endswith("if you need help to do this change.")
 
     class MyOutPlaceAdder(lib.autograd.Function):
         @staticmethod

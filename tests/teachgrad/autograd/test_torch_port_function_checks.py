@@ -1,8 +1,9 @@
 """What a custom Function's forward declares on ``ctx`` and what its backward returns,
 checked as PyTorch's own autograd tests check them (test_autograd.py:
 TestFunctionAssertMessages, test_custom_function_mark_output_view_of_intermediate,
-test_autograd_inplace_views_creation_meta, test_invalid_gradients,
-test_return_duplicate_inplace, test_grad_dtype): the exception class and torch's first line.
+test_autograd_inplace_views_creation_meta, test_invalid_gradients, test_grad_dtype's
+message; test_return_duplicate_inplace's is in test_torch_port_custom_views.py): the
+exception class and torch's first line.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture).
 """
@@ -185,29 +186,6 @@ def test_too_few_gradients(lib):
     assert first_line(raised) == (
         "function TwoBackward returned an incorrect number of gradients (expected 2, got 1)"
     )
-
-
-def test_a_dirty_view_input_with_two_outputs(lib):
-    class Adder(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, a, b):
-            a.add_(b)
-            ctx.mark_dirty(a)
-            return a, a + b
-
-        @staticmethod
-        def backward(ctx, ga, gab):
-            return ga + gab, ga + gab
-
-    a = lib.ones(2, requires_grad=True)
-    with pytest.raises(RuntimeError) as raised:
-        Adder.apply(a.clone().view_as(a), a)
-    assert first_line(raised).startswith(
-        "If your Function modifies inplace an input that is a view of another Tensor, your "
-        "Function cannot return more than one Tensor. This is not supported by the current "
-        "autograd engine. You should either make sure the input is not a view"
-    )
-    assert first_line(raised).endswith("if you need help to do this change.")
 
 
 def test_a_grad_of_another_dtype(lib):
