@@ -298,8 +298,10 @@ def push_tangents(cls, ctx, args, kwargs, outputs) -> None:
     if cls._builtin and cls.view_of_input and args[0]._inference:
         return  # torch: nor does a view of an inference tensor (e.g. of its make_dual) get one
     tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
-    if all(t is None for t in tangents) or not any(_is_float(o) for o in outputs):
-        return  # e.g. a comparison: a bool result has no tangent
+    if all(t is None for t in tangents):
+        return
+    if cls._builtin and not any(_is_float(o) for o in outputs):
+        return  # e.g. a comparison: a bool result has no tangent (a custom jvp runs, as torch's)
     if not cls._builtin and ctx.materialize_grads:  # your jvp gets zeros, never None
         for i, a in enumerate(args):
             if tangents[i] is None and _is_float(a):

@@ -399,3 +399,27 @@ def test_a_dirty_view_with_two_outputs_is_refused_before_the_leaf_check(lib, bas
         "If your Function modifies inplace an input that is a view of another Tensor, your "
         "Function cannot return more than one Tensor."
     )
+
+
+@pytest.mark.parametrize("has_jvp", [True, False])
+def test_forward_ad_calls_the_jvp_of_a_function_with_no_differentiable_output(lib, has_jvp):
+    """torch runs a custom Function's jvp even when no output is a float tensor (and says
+    jvp is missing when there is none)."""
+    calls = []
+
+    def jvp(ctx, ta):
+        calls.append(ta.shape)
+
+    namespace = {"forward": staticmethod(lambda ctx, a: a.argmax())}
+    namespace["backward"] = staticmethod(lambda ctx, g: None)
+    if has_jvp:
+        namespace["jvp"] = staticmethod(jvp)
+    Argmax = type("Argmax", (lib.autograd.Function,), namespace)
+    fw = lib.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(lib.tensor([1.0, 3.0, 2.0]), lib.ones(3))
+        if has_jvp:
+            assert Argmax.apply(x).item() == 1 and len(calls) == 1
+            return
+        with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
+            Argmax.apply(x)
