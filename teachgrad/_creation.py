@@ -195,21 +195,41 @@ def _check_grid(data, shape, dim, dt) -> None:
 
 def _from_nested(data, dt, dev):
     """A new array holding nested Python data, or torch's error for data it can't hold."""
+    integers = dt.numpy.kind in "iu"
+    if integers and isinstance(data, float) and not math.isfinite(data):
+        raise _cannot_hold(dt)  # (NumPy makes some number of a lone NaN)
     try:
         return _backend.make_array(_plain(data), dt.numpy, dev)
     except OverflowError:
-        if dt is _backend.int64:
+        beyond_int64 = any(isinstance(v, int) and not -(2**63) <= v < 2**63 for v in _leaves(data))
+        if beyond_int64:  # (torch reads every Python int as an int64 first)
             raise ValueError("Overflow when unpacking long long") from None
-        raise RuntimeError(
-            f"value cannot be converted to type {dt.name} without overflow"
-        ) from None
+        raise _cannot_hold(dt) from None
     except (ValueError, TypeError):  # NumPy refuses ragged data: say where, as torch does
+        if integers and any(isinstance(v, float) and math.isnan(v) for v in _leaves(data)):
+            raise _cannot_hold(dt) from None  # (NumPy's words: "cannot convert float NaN")
         shape = _nested_shape(data)
         if math.prod(shape):
             _check_grid(data, shape, 0, dt)
         xp, where = _backend.on_device(dev)
         with where:  # (torch accepts ragged data that holds no numbers: [[], [1]])
             return xp.empty(tuple(shape), dt.numpy)
+
+
+def _cannot_hold(dt) -> RuntimeError:
+    return RuntimeError(
+        f"value cannot be converted to type {dt.name} without overflow\n  A {dt} holds "
+        "whole numbers within its range: not inf, NaN or larger numbers."
+    )
+
+
+def _leaves(data):
+    """The numbers in nested lists and tuples (of an error's data: it may be large)."""
+    if _is_sequence(data) and not isinstance(data, Tensor):
+        for item in data:
+            yield from _leaves(item)
+    else:
+        yield data
 
 
 @checked  # (a missing argument in torch's words)

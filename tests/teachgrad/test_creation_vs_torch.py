@@ -73,3 +73,21 @@ def test_arange_of_floats_is_unchanged(args):
         return np.round(numpy(lib.arange(*args, dtype=lib.float64)), 12)
 
     assert_like_torch(program)
+
+
+VALUES = [
+    (10**20, "int32"), (10**20, "int64"), (10**20, "float32"), ([1e300, 1], "int64"),
+    ([1e300, 1], "int32"), (1e300, "int64"), (2**40, "int32"), ([2**40], "int32"),
+    (2**63, None), ([-(2**63) - 1], None), (float("inf"), "int64"), (float("nan"), "int64"),
+    ([float("nan")], "int64"), ([[1.0, float("nan")]], "int32"), (300, "uint8"),
+    (1e10, "int32"), ([1, 2**70], "float64"), (float("nan"), "bool"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("data, dtype", VALUES, ids=str)
+def test_numbers_a_dtype_cannot_hold(data, dtype):
+    """A Python int beyond int64 is torch's ValueError wherever it goes; a value an integer
+    dtype can't hold (too large, inf, NaN) its RuntimeError (NaN used to become a number)."""
+    assert_like_torch(
+        lambda lib: numpy(lib.tensor(data, dtype=None if dtype is None else getattr(lib, dtype)))
+    )
