@@ -201,7 +201,9 @@ def _from_nested(data, dt, dev):
     try:
         return _backend.make_array(_plain(data), dt.numpy, dev)
     except OverflowError:
-        beyond_int64 = any(isinstance(v, int) and not -(2**63) <= v < 2**63 for v in _leaves(data))
+        beyond_int64 = any(
+            isinstance(v, int) and not -_INT64_MAX - 1 <= v <= _INT64_MAX for v in _leaves(data)
+        )
         if beyond_int64:  # (torch reads every Python int as an int64 first)
             raise ValueError("Overflow when unpacking long long") from None
         raise _cannot_hold(dt) from None

@@ -699,10 +699,9 @@ def _keywords_in_place(cls, args, kwargs) -> tuple:
             raise TypeError(f"forward() got multiple values for argument '{name}'")
         placed.extend([_MISSING] * (at + 1 - len(placed)))
         placed[at] = value
-    gaps = [at for at, value in enumerate(placed) if value is _MISSING]  # (not ==: tensors)
-    if gaps:
-        at = gaps[0]
-        raise TypeError(f"forward() missing required argument: '{names[at]}' (position {at})")
+    gap = next((at for at, value in enumerate(placed) if value is _MISSING), None)  # (not ==)
+    if gap is not None:
+        raise TypeError(f"forward() missing required argument: '{names[gap]}' (position {gap})")
     return tuple(placed)
 
 
@@ -726,9 +725,10 @@ def wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
     result = []
     for o in outs:
         if isinstance(o, Tensor):
-            if not (_grad_state.enabled or cls._builtin) and any(o is a for a in args):
+            returned = _contains(args, o)
+            if returned and not (_grad_state.enabled or cls._builtin):
                 o = o.detach()  # an input returned with grad mode off: a plain alias (torch's)
-            elif any(o is a for a in args) and not _contains(ctx.dirty_tensors, o):
+            elif returned and not _contains(ctx.dirty_tensors, o):
                 o = o._alias()  # an input returned unchanged: the output is a new alias of it
         elif hasattr(o, "dtype"):
             o = as_array(o)  # a full reduction in NumPy returns a scalar, not a 0-d array
