@@ -978,16 +978,13 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """
     shape = _int_tuple(normalized_shape, "layer_norm", "normalized_shape", 2)
     k = len(shape)
+    params = [t for t in (weight, bias) if t is not None]
+    if params and params[0].dtype != input.dtype:  # torch's CPU kernel checks this first
+        _check_mixed_dtypes(input, params)
     if k == 0:
         raise RuntimeError(
             "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
             "one element, but got normalized_shape = []\n  It names the last dims to normalise."
-        )
-    if input.ndim < k or tuple(input.shape[input.ndim - k :]) != shape:
-        raise RuntimeError(
-            f"Given normalized_shape={list(shape)}, expected input with shape [*, "
-            f"{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}\n  "
-            "normalized_shape names the *last* dims of the input, which are normalised together."
         )
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != shape:
@@ -995,13 +992,24 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
                 f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                 f"{list(t.shape)} and normalized_shape = {list(shape)}"
             )
+    if input.ndim < k or tuple(input.shape[input.ndim - k :]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+            f"{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}\n  "
+            "normalized_shape names the *last* dims of the input, which are normalised together."
+        )
     same_device(input, weight, bias)
-    _check_layer_norm_dtypes(input, weight, bias)
     if not input.is_floating_point():
         raise NotImplementedError(
             f"\"LayerNormKernelImpl\" not implemented for '{_type_name(input)}'\n  Convert the "
             "input to a floating-point dtype: input.float()."
         )
+    for t in params[1:] if params and params[0].dtype == input.dtype else ():
+        if t.dtype != input.dtype:
+            raise RuntimeError(
+                f"expected scalar type {_type_name(input)} but found {_type_name(t)}\n  "
+                "layer_norm wants weight and bias of the input's dtype."
+            )
     return _nn.NativeLayerNorm.apply(input, weight, bias, k, eps)
 
 
@@ -1020,21 +1028,9 @@ def _int_tuple(value, fn_name, name, position) -> tuple:
     )
 
 
-def _check_layer_norm_dtypes(input, weight, bias):
-    """torch's CPU rules: the first parameter given sets the dtype the kernel runs in. If it
-    is the input's, the other must match too; if not ("mixed"), only a half-precision input
-    with float32 parameters is allowed."""
-    params = [t for t in (weight, bias) if t is not None]
-    if not params:
-        return
-    if params[0].dtype == input.dtype:
-        for t in params[1:]:
-            if t.dtype != input.dtype:
-                raise RuntimeError(
-                    f"expected scalar type {_type_name(input)} but found {_type_name(t)}\n  "
-                    "layer_norm wants weight and bias of the input's dtype."
-                )
-        return
+def _check_mixed_dtypes(input, params):
+    """torch's CPU rule when the first parameter given is not of the input's dtype ("mixed"):
+    only a half-precision input with float32 parameters is allowed."""
     if any(t.dtype != float32 for t in params):
         raise RuntimeError(
             "mixed dtype (CPU): expect parameter to have scalar type of Float\n  layer_norm "

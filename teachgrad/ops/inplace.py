@@ -31,7 +31,16 @@ from __future__ import annotations
 
 import warnings
 
-from .._backend import address, array_module, dense, numpy_module, quiet, strided_view, to_device
+from .._backend import (
+    address,
+    array_module,
+    dense,
+    numpy_module,
+    quiet,
+    result_type,
+    strided_view,
+    to_device,
+)
 from .._printing import c_type_name
 from .._profiling import state as _profiling
 from .._tensor import Tensor, type_name, wrap_array
@@ -456,6 +465,8 @@ def inplace(x, op: str, fn, *args, **kwargs):
         raise TypeError(f"{op}() needs a Tensor")
     record = _grad_state.enabled and _records(x, fn, args, kwargs)
     check_inplace(x, op, record, args)  # before reading a view's history, as torch does
+    if op in _ALPHA_OPS and (len(args) > 1 or kwargs):
+        _check_alpha_cast(x, op, *args, **kwargs)
     if x._base is not None and _grad_state.enabled:  # (nothing is recorded otherwise)
         x._refresh_view()
         # (the base may require grad since the view was made)
@@ -543,17 +554,35 @@ def _write(x, out, op: str, args=(), kwargs=None) -> None:
             "changes; broadcasting may only expand the other operand."
         )
     if data.dtype != x._data.dtype:
-        if _CATEGORY[data.dtype.kind] > _CATEGORY[x._data.dtype.kind]:
-            raise RuntimeError(
-                f"result type {_type_word(data.dtype)} can't be cast to the desired output type "
-                f"{c_type_name(x._data.dtype.name) if _cpp_named(op, args, kwargs) else _type_word(x._data.dtype)}"
-            )
+        _check_cast(data.dtype, x, op, args, kwargs)
         data = data.astype(x._data.dtype)
     if op in _DEPRECATED_ON_EXPANDED and _repeats(x._data):  # (fill_ and zero_ write one value)
         _write_chosen(x, op, *args, **(kwargs or {}))
     else:
         x._data[...] = data
     x._counter.bump(op)
+
+
+def _check_cast(result_dtype, x, op: str, args=(), kwargs=None) -> None:
+    """torch's error when ``x`` can't hold a result of ``result_dtype`` (a float result in an
+    integer tensor: ``ints.add_(0.5)``)."""
+    if _CATEGORY[result_dtype.kind] > _CATEGORY[x._data.dtype.kind]:
+        into = x._data.dtype
+        raise RuntimeError(
+            f"result type {_type_word(result_dtype)} can't be cast to the desired output type "
+            f"{c_type_name(into.name) if _cpp_named(op, args, kwargs) else _type_word(into)}"
+        )
+
+
+def _check_alpha_cast(x, op: str, other, alpha=1, **_) -> None:
+    """``x.add_(other, alpha=...)`` and ``sub_``: torch checks that ``x`` can hold the result
+    before it checks ``alpha`` (``ints.add_(floats, alpha=True)`` is the cast's error, not the
+    bool alpha's)."""
+    if type(alpha) in (bool, float):  # (the alphas that add's own check may refuse)
+        _check_cast(result_type(x, other).numpy, x, op)
+
+
+_ALPHA_OPS = frozenset({"add_", "sub_"})
 
 
 def _write_chosen(x, op, key_or_mask, values, accumulate=False) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import string
 
-from .._backend import array_module, quiet, result_type
+from .._backend import array_module, bool_, promote_types, quiet, result_type
 from .._layout import contiguous_strides, iterator_strides, with_strides
 from .._printing import c_type_name, scalar_name
 from .._profiling import recorded_as
@@ -266,10 +266,14 @@ def _refuse_bools(kernel, a, b=None):
     """torch's products have no kernel for bools (run after the shape checks, as torch's).
     Only dot runs it on empty operands: the others fill the result with zeros instead."""
     if a._data.dtype.kind == "b" and (b is None or a._data.size and b._data.size):
-        raise NotImplementedError(
-            f"\"{kernel}\" not implemented for 'Bool'\n  For a logical product, multiply ints: "
-            "(a.long() @ b.long()) > 0."
-        )
+        _no_bool_kernel(kernel)
+
+
+def _no_bool_kernel(kernel):
+    raise NotImplementedError(
+        f"\"{kernel}\" not implemented for 'Bool'\n  For a logical product, multiply ints: "
+        "(a.long() @ b.long()) > 0."
+    )
 
 
 # each size check ends with the check of the kernel torch then runs: dot, addmv, addmm or bmm
@@ -749,6 +753,34 @@ def _relabel(x, term, out):
     return permute(x, tuple(kept.index(c) for c in out))
 
 
+def _pairwise_dtype(terms, out, operands):
+    """The dtype torch's einsum computes in. torch multiplies the operands pair by pair from
+    the left: a pair that sums a letter both hold at a size other than 1 is a batched product
+    (``bmm``), which takes one dtype and no bools (torch's errors); any other pair is an
+    elementwise product, which promotes."""
+    dtype, sizes = operands[0].dtype, dict(zip(terms[0], operands[0].shape))
+    for k in range(1, len(operands)):
+        b, term = operands[k], terms[k]
+        later = set(out).union(*terms[k + 1 :])
+        b_sizes = dict(zip(term, b.shape))
+        if 0 in sizes.values() or not b.numel():  # an empty product: torch makes it of b's dtype
+            dtype = b.dtype
+        elif any(sizes.get(c, 1) != 1 != b_sizes[c] for c in set(term) - later):
+            if dtype == bool_:
+                _no_bool_kernel("bmm")
+            if b.dtype != dtype:
+                first, other = dtype.numpy.name, b._data.dtype.name
+                _fail(
+                    f"expected scalar type {scalar_name(first)} but found {scalar_name(other)}",
+                    "einsum's operands must have one dtype: convert them first, e.g. b.to(a.dtype).",
+                )
+        else:
+            dtype = promote_types(dtype, b.dtype)
+        for c, n in b_sizes.items():  # (the product's size: a size-1 dim broadcasts)
+            sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
+    return dtype
+
+
 @recorded_as("aten::einsum")
 def einsum(equation=None, *operands):  # (no equation: torch's ValueError below)
     """Sum of products named by letters: ``"ij,jk->ik"`` is a matrix product, ``"ii"`` a trace,
@@ -784,15 +816,9 @@ def einsum(equation=None, *operands):  # (no equation: torch's ValueError below)
     summed = set("".join(terms)) - set(out)
     if len(operands) == 1 and not summed:
         return _relabel(operands[0], terms[0], out)
-    if len(operands) > 1 and summed:  # summing is a batched product: it does not promote
-        for o in operands[1:]:
-            if o.dtype != operands[0].dtype:
-                first, other = operands[0]._data.dtype.name, o._data.dtype.name
-                _fail(
-                    f"expected scalar type {scalar_name(first)} but found {scalar_name(other)}",
-                    "einsum's operands must have one dtype: convert them first, e.g. b.to(a.dtype).",
-                )
-        _refuse_bools("bmm", *operands[:2])
+    if len(operands) > 1:
+        dtype = _pairwise_dtype(terms, out, operands)
+        operands = tuple(o if o.dtype == dtype else o.to(dtype) for o in operands)
     if len(operands) == 1 and summed and operands[0]._data.dtype.kind in "biu":
         operands = (operands[0].long(),)  # torch sums ints and bools as int64
     cls = EinsumMul if not summed else EinsumSum if len(operands) == 1 else Einsum

@@ -957,6 +957,9 @@ class Convolution(Builtin):
         ctx.to_save = (a if need_w else None, w if need_a else None)
         ctx.geometry = (stride, padding, dilation, groups)
         ctx.in_hw, ctx.kernel = a._data.shape[2:], w._data.shape[2:]
+        if a._data.shape[1] == 0:  # no input channels: torch's result has no channels either
+            ctx.shapes = (a._data.shape, w._data.shape, None if bias is None else bias._data.shape)
+            return _correlate(a._data, w._data[:0], padding, stride, dilation, groups)
         out = _correlate(a._data, w._data, padding, stride, dilation, groups)
         if bias is not None:
             out += bias._data.reshape(-1, 1, 1)
@@ -970,6 +973,8 @@ class Convolution(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
+        if hasattr(ctx, "shapes"):  # (no input channels: see forward) zeros for each input
+            return *(None if s is None else grad.new_zeros(s) for s in ctx.shapes), *(None,) * 4
         a, w = ctx.saved_tensors
         need_a, need_w, need_bias = ctx.needs_input_grad[:3]
         grad_a = ConvolutionInputGrad.apply(grad, w, ctx.in_hw, *ctx.geometry) if need_a else None

@@ -5,6 +5,7 @@ program runs on both libraries, and either both raise (same class, same first li
 give the same values, gradients and second derivatives.
 """
 
+import itertools
 import warnings
 
 import numpy as np
@@ -308,15 +309,17 @@ def test_unfold_writes_through_to_its_base():
 
 @pytest.mark.parametrize("form", ["function", "method", "in place"])
 @pytest.mark.parametrize("alpha", [True, False, 2, 0.5])
+@pytest.mark.parametrize("other", ["same", "float32", "int64"])
 @pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
 @pytest.mark.parametrize("op", ["add", "sub"])
-def test_a_bool_alpha_needs_a_bool_result(op, dtype, alpha, form):
+def test_a_bool_alpha_needs_a_bool_result(op, dtype, other, alpha, form):
     """``alpha=True`` equals 1 in Python, but torch refuses it (and False) unless the result
-    is bool; a float alpha needs a float result."""
+    is bool; a float alpha needs a float result. In place, whether the tensor can hold the
+    result is checked first (``ints.add_(floats, alpha=True)``: the cast's error)."""
 
     def program(lib):
         a = lib.ones(2, dtype=getattr(lib, dtype))
-        b = lib.ones(2, dtype=getattr(lib, dtype))
+        b = lib.ones(2, dtype=getattr(lib, dtype if other == "same" else other))
         if form == "function":
             return numpy(getattr(lib, op)(a, b, alpha=alpha))
         if form == "method":
@@ -386,3 +389,115 @@ def test_a_0d_target_of_a_batch_is_torch_s_batch_size_error(loss, shape, target_
 def test_expand_with_too_few_sizes_names_the_tensor_s_own_type(program, dtype):
     """torch's message names the legacy type of the tensor expanded (DoubleTensor ...)."""
     assert_like_torch(lambda lib: numpy(program(lib, lib.ones(2, 3, dtype=getattr(lib, dtype)))))
+
+
+# --------------------------------------------------------------------------- layer_norm's checks
+
+
+@pytest.mark.parametrize("normalized_shape", [(3,), ()], ids=str)
+@pytest.mark.parametrize("input_shape", [(2, 3), (2, 4)], ids=str)
+@pytest.mark.parametrize("weight_shape", [(3,), (2,)], ids=str)
+@pytest.mark.parametrize("bias_dtype", [None, "float32", "float64"])
+@pytest.mark.parametrize("weight_dtype", [None, "float32", "float64", "int64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "float16"])
+def test_layer_norm_checks_in_torch_s_order(
+    dtype, weight_dtype, bias_dtype, weight_shape, input_shape, normalized_shape
+):
+    """torch's CPU layer_norm: parameters of another dtype than the input ("mixed") first,
+    then normalized_shape, the weight's and bias's shapes, the input's shape, the kernel's
+    dtype, and last a bias of another dtype than a weight of the input's."""
+
+    def program(lib):
+        x = lib.ones(input_shape, dtype=getattr(lib, dtype))
+        w = (
+            None
+            if weight_dtype is None
+            else lib.ones(weight_shape, dtype=getattr(lib, weight_dtype))
+        )
+        b = None if bias_dtype is None else lib.ones(3, dtype=getattr(lib, bias_dtype))
+        return numpy(lib.nn.functional.layer_norm(x, normalized_shape, w, b).float())
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- conv2d, no channels
+
+
+@pytest.mark.parametrize(
+    "x_shape, w_shape, kwargs",
+    [
+        ((1, 0, 4, 4), (2, 0, 3, 3), {"bias": True}),
+        ((2, 0, 4, 4), (4, 0, 3, 3), {"groups": 2}),
+        ((0, 0, 4, 4), (2, 0, 3, 3), {}),
+        ((1, 0, 4, 4), (2, 0, 1, 1), {"padding": 1, "stride": 2}),
+    ],
+    ids=str,
+)
+def test_conv2d_of_an_input_with_no_channels_has_no_channels(x_shape, w_shape, kwargs):
+    """torch's conv2d of a zero-channel input gives zero output channels whatever the
+    filters, and zero gradients for the input, the filters and the bias."""
+
+    def program(lib):
+        x = lib.ones(x_shape, dtype=lib.float64, requires_grad=True)
+        w = lib.ones(w_shape, dtype=lib.float64, requires_grad=True)
+        b = lib.ones(w_shape[0], dtype=lib.float64, requires_grad=True)
+        options = {k: v for k, v in kwargs.items() if k != "bias"}
+        y = lib.nn.functional.conv2d(x, w, b if kwargs.get("bias") else None, **options)
+        y.sum().backward()
+        b_grad = None if b.grad is None else numpy(b.grad)
+        return [tuple(y.shape), y.stride(), numpy(x.grad), numpy(w.grad), b_grad]
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- einsum's dtypes
+
+EINSUMS = [
+    ("ij,jk->ik", (3, 1), (1, 4)),
+    ("ij,jk->ik", (3, 2), (2, 4)),
+    ("ij,jk->ik", (3, 1), (2, 4)),
+    ("i,i->", (1,), (1,)),
+    ("i,i->", (3,), (3,)),
+    ("i,i->", (0,), (0,)),
+    ("ij,j->i", (2, 1), (1,)),
+    ("i,j->ij", (2,), (3,)),
+    ("ij,jk,kl->il", (2, 3), (3, 1), (1, 2)),
+    ("ij,jk,kl->il", (2, 1), (1, 3), (3, 2)),
+    ("i,i,i->", (3,), (1,), (3,)),
+    ("ab,bc,c->a", (2, 1), (1, 1), (1,)),
+]
+EINSUM_DTYPES = ["float32", "float64", "int64", "bool"]
+
+
+@pytest.mark.parametrize(
+    "equation, shapes, dtypes",
+    [
+        (eq, shapes, dtypes)
+        for eq, *shapes in EINSUMS
+        for dtypes in itertools.product(EINSUM_DTYPES, repeat=len(shapes))
+        # (torch's empty product takes the last operand's dtype: an integer result that
+        # requires grad, which teachgrad's integer tensors never do; see the docs)
+        if not (0 in shapes[0] and dtypes[-1] in ("int64", "bool") and "float" in dtypes[0])
+    ],
+    ids=str,
+)
+def test_einsum_promotes_where_torch_multiplies_elementwise(equation, shapes, dtypes):
+    """torch's einsum multiplies its operands pair by pair: a pair that sums a letter both hold
+    at a size other than 1 goes through bmm (one dtype, no bools: torch's errors), any other
+    pair is an elementwise product, which promotes; an empty product has the later operand's
+    dtype. Values, dtypes and gradients as torch."""
+
+    def program(lib):
+        ops = [
+            lib.ones(s, dtype=getattr(lib, d)) * (2 if d != "bool" else 1)
+            for s, d in zip(shapes, dtypes)
+        ]
+        ops = [o.requires_grad_() if o.is_floating_point() else o for o in ops]
+        r = lib.einsum(equation, *ops)
+        facts = [str(r.dtype).split(".")[1], numpy(r)]
+        if r.requires_grad:
+            grads = lib.autograd.grad(r.sum(), [o for o in ops if o.requires_grad])
+            facts += [(str(g.dtype).split(".")[1], numpy(g)) for g in grads]
+        return facts
+
+    assert_like_torch(program)
