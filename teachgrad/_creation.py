@@ -107,31 +107,29 @@ def _infer_dtype(data):
     if isinstance(data, str | bytes):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     _refuse_strings(data)
-    kind = 0
+    found = None  # each number's dtype, promoted together as torch does
     stack = [data]
     while stack:
         item = stack.pop()
         if _is_sequence(item):
             stack.extend(item)
-        elif isinstance(item, Tensor):
-            kind = max(kind, item.dtype._kind if item.dtype.is_floating_point else 1)
-        elif isinstance(item, bool):
             continue
+        if isinstance(item, Tensor):
+            d = item.dtype
+        elif hasattr(item, "dtype"):  # a NumPy scalar: its own dtype (np.float64 too)
+            d = _backend.from_numpy_dtype(item.dtype)
+        elif isinstance(item, bool):
+            d = _backend.bool_
         elif isinstance(item, int):
-            kind = max(kind, 1)
+            d = _backend.int64
         elif isinstance(item, float):
-            kind = 2
-        elif hasattr(item, "dtype"):
-            kind = max(kind, _backend.from_numpy_dtype(item.dtype)._kind)
+            d = get_default_dtype()
         elif isinstance(item, str | bytes):
             raise TypeError(f"new(): invalid data type '{type(item).__name__}'")
         else:
             raise RuntimeError(f"Could not infer dtype of {type_name(item)}")
-    if kind == 0 and not _contains_only_bools(data) and _is_empty(data):
-        return get_default_dtype()  # tensor([]) is float, as in torch
-    if kind == 0 and _contains_only_bools(data):
-        return _backend.bool_
-    return get_default_dtype() if kind == 2 else _backend.int64
+        found = d if found is None else _backend.promote_types(found, d)
+    return get_default_dtype() if found is None else found  # (tensor([]) is float, as torch)
 
 
 def _refuse_strings(data) -> None:
@@ -142,23 +140,30 @@ def _refuse_strings(data) -> None:
             raise ValueError("too many dimensions 'str'")
 
 
-def _is_empty(data) -> bool:
-    return _is_sequence(data) and all(_is_empty(d) for d in data)
-
-
-def _contains_only_bools(data) -> bool:
-    if _is_sequence(data):
-        return len(data) > 0 and all(_contains_only_bools(d) for d in data)
-    return isinstance(data, bool)
-
-
-def _plain(data):
-    """Nested data with Tensors replaced by host values."""
+def _plain(data, kind="f"):
+    """Nested data with Tensors replaced by host values. For an integer or bool dtype (its
+    NumPy ``kind``), torch's TypeError for a NumPy scalar it can't read as an integer."""
     if isinstance(data, Tensor):
         return data.tolist()
     if _is_sequence(data):
-        return [_plain(d) for d in data]
+        return [_plain(d, kind) for d in data]
+    if type(data) in _NOT_WHOLE.get(kind, ()):
+        raise TypeError(
+            f"'numpy.{type(data).__name__}' object cannot be interpreted as an integer\n  "
+            "Convert it first: int(x), or build the tensor as float and call .long()."
+        )
     return data
+
+
+_np = _backend.numpy_module()
+# NumPy scalars that are no Python number and have no __index__: torch refuses them for an
+# integer dtype (and the floats for bool); a NumPy float64 is a Python float, and its ints
+# have __index__
+_NOT_WHOLE = {
+    "i": {_np.float16, _np.float32, _np.longdouble, _np.bool_},
+    "u": {_np.float16, _np.float32, _np.longdouble, _np.bool_},
+    "b": {_np.float16, _np.float32, _np.longdouble},
+}
 
 
 def _nested_shape(data) -> list:
@@ -198,8 +203,9 @@ def _from_nested(data, dt, dev):
     integers = dt.numpy.kind in "iu"
     if integers and isinstance(data, float) and not math.isfinite(data):
         raise _cannot_hold(dt)  # (NumPy makes some number of a lone NaN)
+    plain = _plain(data, dt.numpy.kind)
     try:
-        return _backend.make_array(_plain(data), dt.numpy, dev)
+        return _backend.make_array(plain, dt.numpy, dev)
     except OverflowError:
         beyond_int64 = any(
             isinstance(v, int) and not -_INT64_MAX - 1 <= v <= _INT64_MAX for v in _leaves(data)

@@ -91,3 +91,36 @@ def test_numbers_a_dtype_cannot_hold(data, dtype):
     assert_like_torch(
         lambda lib: numpy(lib.tensor(data, dtype=None if dtype is None else getattr(lib, dtype)))
     )
+
+
+NUMPY_SCALARS = [
+    np.float32(2.5), np.float64(2.5), np.float16(-1.0), np.int32(3), np.int64(3), np.uint8(3),
+    np.int8(-2), np.bool_(True), np.float32("nan"),
+]  # fmt: skip
+MIXED = [
+    [np.float64(1), 1.0], [np.int32(3), 2.5], [np.float16(1), np.int64(2)], [[np.float32(1.5)], [2]],
+    [True, np.int8(1)], [np.bool_(False), True],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("wrap", ["scalar", "list", "nested"])
+@pytest.mark.parametrize("dtype", [None, "int64", "int32", "uint8", "bool", "float32", "float64"])
+@pytest.mark.parametrize("value", NUMPY_SCALARS, ids=lambda v: f"{type(v).__name__}({v})")
+def test_numpy_scalars_in_tensor_data(value, dtype, wrap):
+    """torch reads a NumPy scalar as its own dtype (a list of int32s is int32), and refuses
+    the NumPy floats and bools that are no Python number for an integer dtype (a float32
+    NaN used to become some integer), and the floats for bool."""
+
+    def program(lib):
+        data = value if wrap == "scalar" else [value, value] if wrap == "list" else [[value]]
+        kwargs = {} if dtype is None else {"dtype": getattr(lib, dtype)}
+        t = lib.tensor(data, **kwargs)
+        return [str(t.dtype).split(".")[1], numpy(t)]
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("data", MIXED, ids=str)
+def test_mixed_numbers_promote_as_torch(data):
+    """Each number's dtype (Python float: the default dtype), promoted together."""
+    assert_like_torch(lambda lib: str(lib.tensor(data).dtype).split(".")[1])
