@@ -552,6 +552,7 @@ class Function:
         ctx = _new(cls._backward_cls)  # the node; made without calling __init__ (it has none)
         needs = needs_grad(args)
         ctx.needs_input_grad = needs or _requires_grad(args)  # (torch's, in any grad mode)
+        views = _view_edges(args) if needs else None  # (before forward, which may change them)
         # 2. run forward; its own ops are not recorded (nor given tangents: jvp does that)
         level, _fw_state.level = _fw_state.level, None
         try:
@@ -570,11 +571,25 @@ class Function:
         outputs = wrap_outputs((out,) if single else out, args, ctx, cls, needs)
         # 3. connect the node to the graph: the outputs' grad_fn, edges to the inputs
         record(cls, ctx, args, kwargs, outputs, needs)
+        if views:
+            ctx.next_functions = _with_edges(ctx.next_functions, views)
         if needs and not ctx._materialize_non_diff_grads:
             ctx._outputs_left_none = _non_differentiable_outputs(ctx, outputs)
         ctx.dirty_tensors = ctx.non_differentiable = ()  # (outputs hold the node: no cycle back)
         # 4. return the outputs as forward did (one value, or a tuple)
         return outputs[0] if single else outputs
+
+
+def _view_edges(args) -> dict:
+    """{edge number: edge} of the inputs that are views, taken before a custom forward runs,
+    as torch takes every input's edge: a forward that changes a view input in place without
+    ``mark_dirty`` leaves its base a new history, which the node's edge must not follow."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    return {k: a._edge() for k, a in enumerate(tensors) if a._base is not None}
+
+
+def _with_edges(edges: tuple, replaced: dict) -> tuple:
+    return tuple(replaced.get(k, edge) for k, edge in enumerate(edges))
 
 
 def needs_grad(args, builtin=None, kwargs=None) -> tuple | None:

@@ -13,6 +13,9 @@ import warnings
 
 import pytest
 
+from tests.teachgrad.autograd.test_torch_fidelity import assert_like_torch
+from tests.teachgrad.inplace._common import numpy
+
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
 
 
@@ -423,3 +426,38 @@ def test_forward_ad_calls_the_jvp_of_a_function_with_no_differentiable_output(li
             return
         with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
             Argmax.apply(x)
+
+
+VIEWS = {
+    "a slice": lambda base: base[:, 1:],
+    "a transpose": lambda base: base.t(),
+    "a row": lambda base: base[1],
+    "no view": lambda base: base,
+}
+
+
+@pytest.mark.parametrize("dirty", [False, True], ids=["no mark_dirty", "mark_dirty"])
+@pytest.mark.parametrize("change", [True, False], ids=["changed in place", "unchanged"])
+@pytest.mark.parametrize("view", VIEWS.values(), ids=VIEWS.keys())
+def test_an_input_s_edge_is_the_one_it_had_before_forward(view, change, dirty):
+    """torch takes the inputs' edges before forward runs: a forward that changes a view input
+    in place without ``mark_dirty`` leaves the node's edge where it was (``SliceBackward0``,
+    not the ``AsStridedBackward0`` of the base's new history); with ``mark_dirty`` the input
+    gets the node as its history. Node names, values and gradients as torch."""
+    def forward(ctx, x):
+        if change:
+            x.mul_(2)
+        if dirty:
+            ctx.mark_dirty(x)
+            return x
+        return x * 3
+
+    def program(lib):
+        leaf = lib.arange(6.0, dtype=lib.float64).reshape(2, 3).requires_grad_()
+        base = leaf.clone()
+        y = custom(lib, forward, lambda ctx, g: g * 5).apply(view(base))
+        names = [None if fn is None else fn.name() for fn, _ in y.grad_fn.next_functions]
+        y.sum().backward()
+        return [y.grad_fn.name(), names, numpy(y), numpy(leaf.grad), numpy(base)]
+
+    assert_like_torch(program)
