@@ -444,6 +444,7 @@ def test_an_input_s_edge_is_the_one_it_had_before_forward(view, change, dirty):
     in place without ``mark_dirty`` leaves the node's edge where it was (``SliceBackward0``,
     not the ``AsStridedBackward0`` of the base's new history); with ``mark_dirty`` the input
     gets the node as its history. Node names, values and gradients as torch."""
+
     def forward(ctx, x):
         if change:
             x.mul_(2)
