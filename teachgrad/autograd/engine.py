@@ -498,10 +498,12 @@ class _Pass:
         """Run one node: tensor hooks, pre-hooks, its backward formula, post-hooks, then
         free its saved tensors. Returns ``(grad_outputs, grad_inputs)``, or None for a node
         a pass towards inputs does not need."""
-        if node._tensor_hooks or node._retain_grad:
+        if self.reached is not None:  # a pass towards inputs: see _PassTo.takes
+            grads = self.takes(node, grads)
+            if grads is None:
+                return None  # (this node leads to none of the inputs)
+        elif node._tensor_hooks or node._retain_grad:
             grads = node._run_tensor_hooks(grads)
-        if self.reached is not None and not self.takes(node, grads):
-            return None  # (a pass towards inputs: this node leads to none of them)
         if node._pre_hooks:
             grads = _run_pre_hooks(node, grads, self.steal)
         elif self.steal and type(node) is AccumulateGrad:
@@ -566,12 +568,20 @@ class _PassTo(_Pass):
         run.buffers, run.heap, run.captured, run.deps = {}, [], {}, dict(self.deps)
         return run
 
-    def takes(self, node, grads) -> bool:
-        """Capture what arrives at an input's edge (after its tensor hooks, as torch);
-        whether ``node`` runs: only if it leads to an input."""
+    def takes(self, node, grads):
+        """Capture what arrives at an input's edge, run the node's tensor hooks, and return
+        the gradients ``node`` runs on, or None: it leads to no input, so it does not run.
+        torch's order: a node that runs captures its gradients as they arrived (its hooks
+        run with it), one that does not captures them after its hooks."""
+        runs = node in self.runs
+        hooked = node._tensor_hooks or node._retain_grad
+        if hooked and not runs:
+            grads = node._run_tensor_hooks(grads)
         for nr in self.capture_at.get(node, ()):
             self.captured[(node, nr)] = grads[nr]
-        return node in self.runs
+        if not runs:
+            return None
+        return node._run_tensor_hooks(grads) if hooked else grads
 
 
 def grad_rows(output, inputs, seeds, create_graph=False) -> list:
@@ -807,11 +817,15 @@ def _too_few_gradients(n, got) -> RuntimeError:
 
 
 def _root_edges(tensors) -> list:
-    """The edge each output's gradient enters the graph by (a GradientEdge: itself)."""
+    """The edge each output's gradient enters the graph by (a GradientEdge: itself); an
+    output with no node to enter by (one that does not require grad, or a view made under
+    no_grad, which requires grad but has no history) is torch's error."""
+    edges = []
     for i, t in enumerate(tensors):
-        if not _differentiable(t):
+        edges.append(t._edge() if _differentiable(t) else (None, 0))
+        if edges[i][0] is None:
             raise _not_differentiable(i)
-    return [t._edge() for t in tensors]
+    return edges
 
 
 def _differentiable(t) -> bool:

@@ -878,3 +878,34 @@ def test_a_leaf_s_grad_keeps_its_history_with_create_graph(path):
         return facts, as_numpy(a.grad), as_numpy(b.grad)
 
     assert_like_torch(program)
+
+
+MODES = {
+    "no_grad": lambda lib: lib.no_grad(),
+    "set_grad_enabled(False)": lambda lib: lib.set_grad_enabled(False),
+    "inference_mode": lambda lib: lib.inference_mode(),
+}
+ROOT_USES = {
+    "backward()": lambda lib, v, x: v.backward(),
+    "backward(ones)": lambda lib, v, x: v.backward(lib.ones_like(v)),
+    "grad(v, x)": lambda lib, v, x: lib.autograd.grad(v, x),
+    "grad(v.sum(), x)": lambda lib, v, x: lib.autograd.grad(v.sum(), x),
+    "backward of v * 2": lambda lib, v, x: (v * 2).sum().backward(),
+}
+
+
+@pytest.mark.parametrize("use", ROOT_USES.values(), ids=ROOT_USES.keys())
+@pytest.mark.parametrize("mode", MODES.values(), ids=MODES.keys())
+def test_a_view_made_without_grad_is_no_root(mode, use):
+    """A view of a tensor that requires grad, made under no_grad, requires grad but has no
+    history: as the output of backward it is torch's "element 0 ... does not require grad"
+    (it crashed inside the engine)."""
+
+    def program(lib):
+        x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        with mode(lib):
+            v = x[:1]
+        use(lib, v, x)
+        return as_numpy(x.grad)
+
+    assert_like_torch(program)

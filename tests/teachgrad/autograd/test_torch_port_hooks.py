@@ -14,6 +14,8 @@ import weakref
 import pytest
 
 from tests.teachgrad.autograd._port import double_and_triple, same
+from tests.teachgrad.autograd.test_torch_fidelity import assert_like_torch
+from tests.teachgrad.inplace._common import numpy
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
 
@@ -617,3 +619,35 @@ def test_the_order_of_the_four_kinds_of_hook_on_a_leaf(lib):
     # tensor hook, node prehook, post-accumulate hook, node post hook:
     # ((1 - 2) / 5 + 0.5) * 10 = 3
     assert same(tensor.grad, [3.0, 3.0, 3.0])
+
+
+CAPTURES = {  # the inputs asked for, and how
+    "grad of y and x": lambda lib, loss, y, x: lib.autograd.grad(loss, [y, x]),
+    "grad of x and y": lambda lib, loss, y, x: lib.autograd.grad(loss, [x, y]),
+    "grad of y": lambda lib, loss, y, x: lib.autograd.grad(loss, [y]),
+    "grad of x": lambda lib, loss, y, x: lib.autograd.grad(loss, [x]),
+    "backward, inputs y and x": lambda lib, loss, y, x: (
+        loss.backward(inputs=[y, x]), y.grad, x.grad)[1:],
+    "backward, inputs y": lambda lib, loss, y, x: (loss.backward(inputs=[y]), y.grad)[1:],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("retain", [False, True], ids=["", "retain_grad"])
+@pytest.mark.parametrize("hooks", [1, 2])
+@pytest.mark.parametrize("capture", CAPTURES.values(), ids=CAPTURES.keys())
+def test_what_grad_captures_at_a_hooked_non_leaf_input(capture, hooks, retain):
+    """torch's engine captures an input's gradient as it arrived when the input's own node
+    runs on (it leads to another input: its tensor hooks run with it), and after the hooks
+    when the node does not run (``grad(loss, [y])``: only the capture needs it)."""
+
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = x * 2
+        if retain:
+            y.retain_grad()
+        for k in range(hooks):
+            y.register_hook(lambda g, k=k: g * (10 + k))
+        grads = capture(lib, (y * 3).sum(), y, x)
+        return [numpy(g) for g in grads]
+
+    assert_like_torch(program)
