@@ -51,7 +51,7 @@ from ..autograd.forward_ad import state as _fw_state
 from ..autograd.function import zeros_for
 from ..autograd.grad_mode import no_grad
 from ..autograd.grad_mode import state as _grad_state
-from ..autograd.tape import Node, SavedTensor, _short, stamp, torch_cpp_node
+from ..autograd.tape import Node, SavedTensor, _short, freed_error, stamp, torch_cpp_node
 from . import fused, index, pointwise
 from .index import Index, _IndexPut, _is_advanced
 from .pointwise import broadcast_shape, constant_zeros, where
@@ -141,7 +141,11 @@ class CopySlices(Node):
         self._output_meta = ((data.shape, data.dtype, type(data)),)
         stamp(self)
 
+    _saved = ("fn",)  # (so the engine frees it: fn, dropped after backward, as torch's)
+
     def _apply(self, grads):
+        if self.fn is None:  # an earlier backward freed it (even if fn saved nothing)
+            raise freed_error(self, "fn")
         g = grads[0]
         if g is None:
             g = zeros_for(self._output_meta[0])
@@ -168,7 +172,9 @@ class CopySlices(Node):
         return tuple(results)
 
     def _release_saved(self):
-        self.fn._release_saved()
+        if self.fn is not None:
+            self.fn._release_saved()
+            self.fn = None
 
 
 def rebase_view_history(view, node, index) -> None:
