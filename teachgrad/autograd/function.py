@@ -234,6 +234,16 @@ class BackwardFunction(FunctionCtx, Node):
         """
         return self._backward(self, *grad_outputs)
 
+    def __call__(self, *grad_outputs):
+        """A built-in op's node runs its formula when called (``Node.__call__``); torch's node
+        of a custom Function is not callable: call ``grad_fn.apply(...)`` instead."""
+        if not self._forward_cls._builtin:
+            raise TypeError(
+                f"'{type(self).__name__}' object is not callable\n  A custom Function's node runs "
+                "its backward through grad_fn.apply(*grad_outputs)."
+            )
+        return Node.__call__(self, *grad_outputs)
+
     @property
     def batchable(self) -> bool:
         """Whether backward works on gradients with an extra leading (batch) dim."""

@@ -172,9 +172,7 @@ class CopySlices(Node):
         return tuple(results)
 
     def _release_saved(self):
-        if self.fn is not None:
-            self.fn._release_saved()
-            self.fn = None
+        self.fn = None  # (what fn saved goes with it, unless a saved result still leads to fn)
 
 
 def rebase_view_history(view, node, index) -> None:

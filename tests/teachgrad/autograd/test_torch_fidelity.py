@@ -165,6 +165,28 @@ def test_calling_a_node_with_the_wrong_number_of_gradients(n_grads, node):
     assert_like_torch(program)
 
 
+@pytest.mark.parametrize("n_grads", [0, 1, 2])
+@pytest.mark.parametrize("setup_context", [False, True], ids=["ctx in forward", "setup_context"])
+def test_a_custom_function_s_node_is_not_callable(setup_context, n_grads):
+    """torch's node of a custom Function has no ``__call__`` (its ``apply`` runs backward),
+    whatever the number of gradients given."""
+
+    def program(lib):
+        def forward(*args):
+            return args[-1] * 2
+
+        body = {"forward": staticmethod(forward), "backward": staticmethod(lambda ctx, g: g * 2)}
+        if setup_context:
+            body["setup_context"] = staticmethod(lambda ctx, inputs, output: None)
+        Twice = type("Twice", (lib.autograd.Function,), body)
+        node = Twice.apply(lib.ones(2, requires_grad=True)).grad_fn
+        applied = as_numpy(node.apply(lib.ones(2)))
+        node(*[lib.ones(2)] * n_grads)
+        return applied
+
+    assert_like_torch(program)
+
+
 # --------------------------------------------------------------------------- grad() and backward()
 
 
