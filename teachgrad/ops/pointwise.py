@@ -799,7 +799,7 @@ Log1p = _unary("Log1p", "Log1PBackward0", quiet(lambda xp, x: xp.log1p(x)), lamb
 Expm1 = _unary("Expm1", "Expm1Backward0", quiet(lambda xp, x: xp.expm1(x)), lambda g, y: g * (y + 1), True, formula="grad · (result + 1)")
 Sqrt = _unary("Sqrt", "SqrtBackward0", quiet(lambda xp, x: xp.sqrt(x)), lambda g, y: g / (2 * y), True, formula="grad / (2 · result)")
 Rsqrt = _unary("Rsqrt", "RsqrtBackward0", quiet(lambda xp, x: 1 / xp.sqrt(x)), lambda g, y: -0.5 * g * y**3, True, formula="−grad · result³ / 2")
-Reciprocal = _unary("Reciprocal", "ReciprocalBackward0", quiet(lambda xp, x: 1 / x), lambda g, y: -g * y * y, True, formula="−grad · result²")
+Reciprocal = _unary("Reciprocal", "ReciprocalBackward0", quiet(lambda xp, x: 1 / x), lambda g, y: -g * (y * y), True, formula="−grad · result²")
 Sin = _unary("Sin", "SinBackward0", quiet(lambda xp, x: xp.sin(x)), lambda g, x: g * x.cos(), formula="grad · cos(self)", arrays=False)
 Cos = _unary("Cos", "CosBackward0", quiet(lambda xp, x: xp.cos(x)), lambda g, x: -g * x.sin(), formula="−grad · sin(self)", arrays=False)
 Tan = _unary("Tan", "TanBackward0", quiet(lambda xp, x: xp.tan(x)), lambda g, y: g * (1 + y * y), True, formula="grad · (1 + result²)")

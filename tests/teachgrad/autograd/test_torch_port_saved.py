@@ -10,6 +10,7 @@ the facts torch's test asserts. The tests of ``grad_fn._raw_saved_<name>`` are i
 left out: those that need ``torch.utils.checkpoint``.
 """
 
+import contextlib
 import functools
 import gc
 import os
@@ -22,6 +23,7 @@ import pytest
 
 from tests.teachgrad.autograd import _port as port
 from tests.teachgrad.autograd._port import same
+from tests.teachgrad.autograd.test_torch_fidelity import assert_like_torch
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
 
@@ -411,3 +413,61 @@ def test_saved_tensor_hooks_extra_enter_during_bw_no_leak(lib):
     finally:
         if collecting:
             gc.enable()
+
+
+DOUBLE_BACKWARD_OPS = {
+    "1 / a": lambda a, b: 1 / a,
+    "2 / a": lambda a, b: 2 / a,
+    "reciprocal": lambda a, b: a.reciprocal(),
+    "a ** 3": lambda a, b: a**3,
+    "a ** -1": lambda a, b: a**-1,
+    "a ** 0.5": lambda a, b: a**0.5,
+    "a ** b": lambda a, b: a**b,
+    "2 ** a": lambda a, b: 2**a,
+    "sqrt": lambda a, b: a.sqrt(),
+    "rsqrt": lambda a, b: a.rsqrt(),
+    "exp": lambda a, b: a.exp(),
+    "log": lambda a, b: a.log(),
+    "sin": lambda a, b: a.sin(),
+    "cos": lambda a, b: a.cos(),
+    "tan": lambda a, b: a.tan(),
+    "tanh": lambda a, b: a.tanh(),
+    "sigmoid": lambda a, b: a.sigmoid(),
+    "a * b": lambda a, b: a * b,
+    "a / b": lambda a, b: a / b,
+    "a * a": lambda a, b: a * a,
+    "square": lambda a, b: a.square(),
+    "log1p": lambda a, b: a.log1p(),
+    "expm1": lambda a, b: a.expm1(),
+    "(a * b).sum()": lambda a, b: (a * b).sum(),
+    "(a * a).mean()": lambda a, b: (a * a).mean(),
+    "a @ b": lambda a, b: a @ b,
+    "maximum": lambda a, b: a.maximum(b),
+    "logsumexp": lambda a, b: a.logsumexp(0),
+    "log_softmax": lambda a, b: a.log_softmax(0),
+    "prod": lambda a, b: a.prod(),
+    "cumsum": lambda a, b: a.cumsum(0),
+    "clamp": lambda a, b: a.clamp(0.6, 0.9),
+}
+
+
+@pytest.mark.parametrize("forward_too", [True, False], ids=["hooks throughout", "in backward"])
+@pytest.mark.parametrize("op", DOUBLE_BACKWARD_OPS.values(), ids=DOUBLE_BACKWARD_OPS.keys())
+def test_a_doubling_pack_hook_in_a_double_backward_counts_as_torch(op, forward_too):
+    """A pack hook that doubles each saved tensor shows how often, and where, a backward
+    formula saves: each op's formula (and the formula of its gradient) must save what
+    torch's saves, or the double backward's numbers differ (reciprocal's did: -g * r * r
+    saved r twice where torch's -g * (r * r) saves it once per product)."""
+
+    def program(lib):
+        a = lib.tensor([0.5, 0.7, 0.8], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([1.5, 0.25, 2.0], dtype=lib.float64, requires_grad=True)
+        doubling = lib.autograd.graph.saved_tensors_hooks(lambda x: 2 * x, lambda x: x)
+        with doubling if forward_too else contextlib.nullcontext():
+            y = op(a, b).sum()
+        with lib.autograd.graph.saved_tensors_hooks(lambda x: 2 * x, lambda x: x):
+            (g,) = lib.autograd.grad(y, a, create_graph=True)
+            g.sum().backward()
+        return [g.detach().numpy(), a.grad.numpy()]
+
+    assert_like_torch(program)
