@@ -231,6 +231,11 @@ def _read_as_tuple(key: list) -> bool:
 
 
 _PLAIN = {int, slice, type(None), type(Ellipsis)}
+_UINT8 = numpy_module().dtype("uint8")
+_UINT8_MASK = (
+    "indexing with dtype teachgrad.uint8 is now deprecated, please use a dtype teachgrad.bool "
+    "instead.\n  A uint8 tensor as an index is read as a mask (its nonzero entries are True)."
+)
 
 
 def _plain(k):
@@ -241,6 +246,10 @@ def _plain(k):
         raise TypeError("new(): invalid data type 'str'")
     if isinstance(k, numbers.Real) and not isinstance(k, numbers.Integral):  # NumPy's floats too
         raise IndexError(_NOT_AN_INDEX.format(type_name(k)))
+    if isinstance(k, Tensor) and k._data.dtype == _UINT8:  # torch's old masks: still masks
+        if k._data.ndim:  # (a 0-d one is read as one bool, silently)
+            warnings.warn(_UINT8_MASK, UserWarning, stacklevel=4)
+        return k.bool()
     if isinstance(k, Tensor) and k._data.ndim == 0 and k._data.dtype.kind != "b":
         if k._data.dtype.kind not in "iu":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
@@ -623,17 +632,23 @@ class IndexPut(Builtin):
     jvp = staticmethod(linear_jvp)
 
 
+def check_fill_mask(mask) -> None:
+    """masked_fill's masks are bool (x[mask] = 7 is a masked fill in torch, so this is its
+    error for a uint8 mask there, though x[mask] reads one as a bool mask)."""
+    if mask._data.dtype.kind != "b":
+        raise RuntimeError(
+            "masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{c_type_name(mask._data.dtype.name)}"
+        )
+
+
 class MaskedFill(Builtin):
     node_name = "MaskedFillBackward0"
     formula = {"self": "where(mask, 0, grad)"}
 
     @staticmethod
     def forward(ctx, a, value, *, mask):
-        if mask._data.dtype.kind != "b":
-            raise RuntimeError(
-                "masked_fill_ only supports boolean masks, but got mask with dtype "
-                f"{c_type_name(mask._data.dtype.name)}"
-            )
+        check_fill_mask(mask)
         if isinstance(value, Tensor) and value._data.ndim:
             raise RuntimeError(
                 f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "

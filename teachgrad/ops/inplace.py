@@ -818,6 +818,10 @@ def setitem(x, key, value) -> None:
         return
     if key is True:  # ... and through a lone True, a copy into x[None] (casting, as copy_ does)
         key = None
+    if not isinstance(value, Tensor) or not value._data.ndim:  # torch's masked fill
+        for k in key if isinstance(key, tuple) else (key,):
+            if isinstance(k, Tensor) and k._data.ndim and k._data.dtype.kind == "u":
+                index.check_fill_mask(k)
     key = index.plain_key(x, key)
     keys = key if isinstance(key, tuple) else (key,)
     basic, advanced = [], []

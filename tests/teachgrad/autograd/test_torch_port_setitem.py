@@ -6,10 +6,13 @@ Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and
 facts torch's test asserts.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
 from tests.teachgrad.autograd._port import randn, same, setitem_tensor
+from tests.teachgrad.autograd.test_torch_fidelity import assert_like_torch
 
 pytestmark = pytest.mark.usefixtures("torch")
 
@@ -64,3 +67,48 @@ def test_setitem_tensor_broadcast_into_a_row(lib):
     y[1] = x
     y.backward(randn(lib, 2, 3, 4, seed=1))
     assert x.size() == x.grad.size()
+
+
+def _uint8(lib, values):
+    return lib.tensor(values, dtype=lib.uint8)
+
+
+UINT8_KEYS = {  # torch's old masks, still read as masks (with its deprecation warning)
+    "x[mask]": lambda lib, x: x[_uint8(lib, [1, 0, 1, 0])],
+    "x[0-d 0]": lambda lib, x: x[_uint8(lib, 0)],
+    "x[0-d 1]": lambda lib, x: x[_uint8(lib, 1)],
+    "m[mask, 1]": lambda lib, x: x.reshape(2, 2)[_uint8(lib, [1, 0]), 1],
+    "m[2-d mask]": lambda lib, x: x.reshape(2, 2)[_uint8(lib, [[1, 0], [2, 0]])],
+    "x[mask] = 7": lambda lib, x: x.__setitem__(_uint8(lib, [0, 1, 1, 0]), 7),
+    "x[mask] = 0-d": lambda lib, x: x.__setitem__(_uint8(lib, [0, 1, 1, 0]), lib.tensor(7.0)),
+    "x[mask] = values": lambda lib, x: x.__setitem__(
+        _uint8(lib, [0, 1, 1, 0]), lib.tensor([7.0, 8.0])
+    ),
+    "m[mask, 0] = 7": lambda lib, x: x.reshape(2, 2).__setitem__((_uint8(lib, [0, 1]), 0), 7),
+    "x[0-d 1] = 5": lambda lib, x: x.__setitem__(_uint8(lib, 1), 5),
+    "x[0-d 0] = 5": lambda lib, x: x.__setitem__(_uint8(lib, 0), 5),
+}
+
+
+@pytest.mark.parametrize("use", UINT8_KEYS.values(), ids=UINT8_KEYS.keys())
+def test_a_uint8_index_is_a_mask_as_in_torch(use):
+    """A uint8 tensor as an index is a mask (torch's deprecation warning says so; a 0-d one
+    is one bool, silently); writing a number through one is torch's masked_fill error.
+    The values, the warnings and the gradient as torch."""
+
+    def program(lib):
+        x = lib.arange(4.0, dtype=lib.float64, requires_grad=True)
+        y = x * 1
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = use(lib, y)
+        said = sorted({str(w.message).split(" (Triggered")[0].splitlines()[0] for w in caught})
+        y.sum().backward()
+        result = y if out is None else out
+        return [result.detach().numpy(), x.grad.numpy(), [torch_words(s) for s in said]]
+
+    assert_like_torch(program)
+
+
+def torch_words(text: str) -> str:
+    return text.replace("teachgrad.", "torch.")
