@@ -25,7 +25,7 @@ from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
 from ..autograd.builtin import Builtin, save_list
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import broadcast_shape, where
-from .reduce import flag
+from .reduce import flag, row_major
 from .views import basic_getitem, check_step, whole_slice
 
 
@@ -842,7 +842,8 @@ class Gather(_ReadAlongDim):
 
     @staticmethod
     def read(x, dim, i):
-        return _at_least_1d(x)[_grid(_at_least_1d(i), dim)].reshape(i.shape)
+        # (a new row-major tensor, as torch's, whatever the index's layout)
+        return row_major(_at_least_1d(x)[_grid(_at_least_1d(i), dim)].reshape(i.shape))
 
     @staticmethod
     def add_back(grad, in_shape, dim, index):

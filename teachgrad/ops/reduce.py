@@ -93,7 +93,9 @@ def row_major(out):
     (16, 8)
     """
     done = out.flags.c_contiguous and 1 not in out.shape  # (a size-1 dim's stride may differ)
-    return out if done else with_strides(out, contiguous_strides(out.shape))
+    if done and (out.size or out.base is None):  # (an empty view: NumPy's strides may be 0)
+        return out
+    return with_strides(out, contiguous_strides(out.shape))
 
 
 def expand_back(grad, in_shape, dims, keepdim):

@@ -411,3 +411,44 @@ def test_the_gradient_flowing_into_an_expanded_tensor_is_row_major(op, shape):
         return g.stride(), seen, x.grad.stride()
 
     assert_like_torch(program)
+
+
+def _index(lib, *shape, perm=None):
+    i = lib.zeros(*shape, dtype=lib.int64)
+    return i if perm is None else i.permute(*perm)
+
+
+NEW_RESULTS = {  # ops whose result is a new tensor: row-major in torch, whatever the inputs
+    "gather, empty index": lambda lib: lib.ones(3, 2).gather(0, _index(lib, 0, 2)),
+    "gather, transposed index": lambda lib: lib.ones(3, 3).gather(0, _index(lib, 3, 2).t()),
+    "gather, permuted index": lambda lib: lib.ones(2, 3, 4).gather(
+        2, _index(lib, 4, 2, 3, perm=(1, 2, 0))
+    ),
+    "gather, transposed input": lambda lib: lib.ones(3, 3).t().gather(1, _index(lib, 3, 2)),
+    "max(1), empty": lambda lib: lib.zeros(0, 2).max(1),
+    "min(1), empty": lambda lib: lib.zeros(0, 2).min(1),
+    "max(0), no columns": lambda lib: lib.zeros(2, 0).max(0),
+    "max(2), empty 3-d": lambda lib: lib.zeros(2, 0, 3).max(2),
+    "max(1, keepdim), empty": lambda lib: lib.zeros(0, 2, 3).max(1, keepdim=True),
+    "logsumexp(1), empty": lambda lib: lib.zeros(0, 2).logsumexp(1),
+    "sum(1), empty": lambda lib: lib.zeros(0, 2).sum(1),
+    "amax(1), empty": lambda lib: lib.zeros(0, 2).amax(1),
+    "argmax(1), empty": lambda lib: lib.zeros(0, 2).argmax(1),
+    "var(1), empty": lambda lib: lib.zeros(0, 2).var(1),
+    "norm(dim=1), empty": lambda lib: lib.zeros(0, 2).norm(dim=1),
+    "cumsum(1), empty": lambda lib: lib.zeros(0, 2).cumsum(1),
+    "index_select, empty": lambda lib: lib.zeros(0, 2).index_select(1, _index(lib, 2)),
+}
+
+
+@pytest.mark.parametrize("op", NEW_RESULTS.values(), ids=NEW_RESULTS.keys())
+def test_new_results_are_laid_out_as_torch_s(op):
+    """gather's result is row-major whatever the index's layout, and an empty result of a
+    reduction has torch's row-major strides (NumPy's empty views say 0 for every dim)."""
+
+    def program(lib):
+        out = op(lib)
+        outs = out if isinstance(out, tuple) else (out,)
+        return [(tuple(t.shape), t.stride(), str(t.dtype).split(".")[1]) for t in outs]
+
+    assert_like_torch(program)
