@@ -302,11 +302,11 @@ def _mapped_size(shape) -> int:
 def _run(steps) -> None:
     """Run the engine's generator to the end, keeping no step.
 
-    A backward started inside a node's backward (reentrant) runs deeper in the call stack;
-    once the stack is deep, it runs on a fresh thread (a fresh stack), as torch's engine
-    does, so that thousands of levels do not end in a RecursionError.
+    A backward started inside a node's backward (reentrant: a pass is running) runs deeper
+    in the call stack; once the stack is deep, it runs on a fresh thread (a fresh stack), as
+    torch's engine does, so that thousands of levels do not end in a RecursionError.
     """
-    if _deep_in_the_stack():
+    if _running.passes and _deep_in_the_stack():
         return _on_fresh_thread(steps)
     deque(steps, maxlen=0)
 

@@ -640,7 +640,27 @@ for _name in (
 
 @recorded_as("aten::numpy_T")
 def _T(self):
+    if self.ndim != 2:
+        _warn_T_once(zero_d=self.ndim == 0)
     return permute(self, tuple(range(self.ndim))[::-1])
+
+
+def _warn_T_once(zero_d: bool) -> None:
+    """torch's deprecation of ``x.T`` off matrices: one warning for 0-d tensors, one for the
+    others, each said once per process (TORCH_WARN_ONCE)."""
+    if zero_d not in _T_WARNED:
+        _T_WARNED.add(zero_d)
+        warnings.warn(_T_DEPRECATED[zero_d], UserWarning, stacklevel=3)
+
+
+_T_WARNED = set()
+_T_DEPRECATED = (
+    "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+    "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+    "matrices or `x.permute(*teachgrad.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of "
+    "a tensor.",
+    "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+)
 
 
 Tensor.T = property(_T, doc="All dims reversed (the transpose for a matrix).")

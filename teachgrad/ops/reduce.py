@@ -92,10 +92,9 @@ def row_major(out):
     >>> row_major(np.ones((2, 3, 4)).transpose(2, 1, 0).sum(1)).strides
     (16, 8)
     """
-    done = out.flags.c_contiguous and 1 not in out.shape  # (a size-1 dim's stride may differ)
-    if done and (out.size or out.base is None):  # (an empty view: NumPy's strides may be 0)
-        return out
-    return with_strides(out, contiguous_strides(out.shape))
+    # (a size-1 dim's stride may differ; so may an empty view's: NumPy says 0 for its dims)
+    done = out.flags.c_contiguous and 1 not in out.shape and (out.size or out.base is None)
+    return out if done else with_strides(out, contiguous_strides(out.shape))
 
 
 def expand_back(grad, in_shape, dims, keepdim):

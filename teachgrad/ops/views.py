@@ -401,13 +401,13 @@ def permute(input, *dims):
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _as_ints(_shape_args(dims))
     ndim = input._data.ndim
-    wrapped = tuple(_wrap_dim(d, ndim) for d in dims)
-    if len(wrapped) != ndim:
+    if len(dims) != ndim:  # (checked before the dims themselves; torch's message names sparse_coo)
         raise RuntimeError(
-            "permute(): number of dimensions in the tensor input does not match the length of the "
-            f"desired ordering of dimensions i.e. input.dim() = {ndim} is not equal to len(dims) = "
-            f"{len(wrapped)}"
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {ndim} is not equal "
+            f"to len(dims) = {len(dims)}\n  permute takes one dim for each of the tensor's dims."
         )
+    wrapped = tuple(_wrap_dim(d, ndim) for d in dims)
     if len(set(wrapped)) != ndim:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     return Permute.apply(input, wrapped)

@@ -3,6 +3,9 @@ runs on teachgrad and on torch, and both must give the same facts (node names, e
 strides) or raise the same error.
 """
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -452,3 +455,41 @@ def test_new_results_are_laid_out_as_torch_s(op):
         return [(tuple(t.shape), t.stride(), str(t.dtype).split(".")[1]) for t in outs]
 
     assert_like_torch(program)
+
+
+PERMUTES = [((2, 3, 4), (0, 1)), ((2, 3), (0, 1, 5)), ((2, 3), (5,)), ((), (0,)), ((3,), (0, 0))]
+PERMUTES += [((2, 3), (0, -2)), ((2, 3), (1, -2)), ((2, 3), (0, 5)), ((), ())]
+
+
+@pytest.mark.parametrize("shape, dims", PERMUTES, ids=str)
+def test_permute_checks_the_number_of_dims_first(shape, dims):
+    """torch compares the number of dims with the tensor's before it reads them (its message
+    names sparse_coo, word for word), then wraps them, then looks for duplicates."""
+    assert_like_torch(lambda lib: lib.ones(shape).permute(*dims).shape)
+
+
+T_SCRIPT = """
+import sys, warnings
+lib = __import__(sys.argv[1])
+said = []
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    for shape in [(3,), (2, 3, 4), (), (2, 3), (5,), ()]:
+        t = lib.ones(shape).T
+        words = [str(w.message).split(" (Triggered")[0] for w in caught]
+        said.append((tuple(t.shape), [w.replace(sys.argv[1] + ".", "LIB.") for w in words]))
+        caught.clear()
+print(said)
+"""
+
+
+def test_x_T_off_matrices_warns_once_as_torch():
+    """``x.T`` of a tensor that is not a matrix: torch's deprecation warning, one for 0-d
+    tensors and one for the others, each once per process (each library in a fresh one)."""
+    said = [
+        subprocess.run(
+            [sys.executable, "-c", T_SCRIPT, lib], capture_output=True, text=True, check=True
+        ).stdout
+        for lib in ("torch", "teachgrad")
+    ]
+    assert said[0] == said[1] and "deprecated" in said[0]
