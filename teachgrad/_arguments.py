@@ -197,6 +197,7 @@ _OPS = {
     "diagonal": ["Tensor input, int offset = 0, int dim1 = 0, int dim2 = 1"],
     "unfold": ["Tensor input, int dimension, int size, int step"],
     "tril": [f"Tensor input, int diagonal = 0, {_OUT}"],
+    "round": [f"Tensor input, {_OUT}", "Tensor input, *, int decimals, Tensor out = None"],
     "add": [
         "Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None",
         f"hidden Tensor input, Number alpha, Tensor other, {_OUT}",
@@ -261,6 +262,15 @@ _OPS = {
     "Tensor.size": ["int dim = None"],
     "Tensor.stride": ["int dim = None"],
     "Tensor.fill_": ["Tensor value", "Number value"],
+    # nn.functional's (teachgrad/nn/functional.py): torch's F.linear and F.conv2d are its
+    # parser's functions themselves; F.pad hands its arguments on to one, by position
+    "linear": ["Tensor input, Tensor weight, Tensor bias = None"],
+    "conv2d": [
+        f"Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, {padding}, "
+        "tuple of ints dilation = 1, int groups = 1"
+        for padding in ("tuple of ints padding = 0", 'str padding = "valid"')
+    ],
+    "pad": ['Tensor input, tuple of ints pad, str mode = "constant", float? value = None'],
 }
 for _same, _names in {
     "Tensor.cpu": ("Tensor.float", "Tensor.double", "Tensor.half", "Tensor.long", "Tensor.int")
@@ -314,14 +324,15 @@ class _Param:
         self.kind = kind.removesuffix("?")  # ("?": None is a value too, as torch's "int[1]?")
         self.required = not default
         self.keyword_only = keyword_only
-        # dims (not sizes): one int may stand for a tuple of one (x.sum(0))
+        # dims (not sizes): one int may stand for a tuple of one (x.sum(0)); a convolution's
+        # stride, padding and dilation too (torch's int[2]: stride=2 for both dims)
         self.dims = self.kind == "tuple of ints" and self.name in _DIMS
         # None stands for "not given" where torch's parameter is optional
         nullable = kind.endswith("?") or self.kind in ("teachgrad.dtype", "str")
         self.takes_none = default == "None" or nullable
 
 
-_DIMS = frozenset(("dim", "dims", "shifts"))
+_DIMS = frozenset(("dim", "dims", "shifts", "stride", "padding", "dilation"))
 
 
 class Signature:

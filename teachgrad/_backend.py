@@ -711,8 +711,14 @@ def manual_seed(seed: int) -> None:
     >>> tg.manual_seed(0); a = tg.randn(3); tg.manual_seed(0); bool((a == tg.randn(3)).all())
     True
     """
-    generators.seed = int(seed)
-    generators.cpu = numpy.random.default_rng(int(seed))
+    seed = int(seed)
+    if not -(2**63) <= seed < 2**64:
+        raise ValueError(
+            "Overflow when unpacking long long\n  A seed is a 64-bit number: from -2**63 to 2**64 - 1."
+        )
+    seed %= 2**64  # torch reads a negative seed as the unsigned 64-bit number of the same bits
+    generators.seed = seed
+    generators.cpu = numpy.random.default_rng(seed)
     generators.cuda = {}
 
 

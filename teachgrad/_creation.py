@@ -19,7 +19,7 @@ import warnings
 
 from . import _backend
 from ._arguments import checked, given, parse
-from ._backend import as_device, as_dtype, get_default_dtype
+from ._backend import as_device, as_dtype, get_default_dtype, quiet
 from ._grad_state import state as _grad_state
 from ._layout import preserved_strides, with_strides
 from ._out import creation_out
@@ -267,13 +267,18 @@ def tensor(
         if device is not None
         else (data.device if isinstance(data, Tensor) else _backend.get_default_device())
     )
+    return _finish(_array_from(data, dt, dev), requires_grad, name)
+
+
+@quiet  # (a number beyond the dtype's range becomes inf, silently as in torch: NumPy warns)
+def _array_from(data, dt, dev):
+    """A new array of ``dt`` on ``dev`` holding a copy of ``data`` (a Tensor, an array, or
+    numbers in nested lists)."""
     if isinstance(data, Tensor):
-        array = _backend.to_device(data._data, dev).astype(dt.numpy, copy=True)
-    elif _backend.is_array(data):
-        array = _backend.to_device(data, dev).astype(dt.numpy, copy=True)
-    else:
-        array = _from_nested(data, dt, dev)
-    return _finish(array, requires_grad, name)
+        data = data._data
+    if _backend.is_array(data):
+        return _backend.to_device(data, dev).astype(dt.numpy, copy=True)
+    return _from_nested(data, dt, dev)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -292,7 +297,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         on_host = isinstance(data, _backend.numpy_module().ndarray)
         dev = as_device(device if device is not None or on_host else _backend.device_of(data))
         array = _backend.to_device(data, dev)
-        return _finish(array if array.dtype == dt.numpy else array.astype(dt.numpy))
+        return _finish(array if array.dtype == dt.numpy else _array_from(array, dt, dev))
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -387,23 +392,74 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _sized("empty", "empty", size, dtype, device, requires_grad)
 
 
-# the C++ type torch names when a fill value does not fit an integer dtype
-_C_TYPES = {"int64": "int64_t", "int32": "int", "int16": "short", "int8": "int8_t"}
+# the C++ type torch names when a number does not fit a dtype (any fits bool and float64)
+_C_TYPES = {
+    "uint8": "uint8_t",
+    "int8": "int8_t",
+    "int16": "int16_t",
+    "int32": "int",
+    "int64": "int64_t",
+    "float16": "c10::Half",
+    "float32": "float",
+}
+
+
+def _read_number(value):
+    """``value``, a Python number, as torch's argument parser reads it: an int must fit in
+    64 bits (torch reads it as an int64, or as a uint64 when it is larger).
+
+    >>> _read_number(2**64)
+    Traceback (most recent call last):
+    OverflowError: int too big to convert
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value >= 2**64:
+            raise OverflowError("int too big to convert")
+        if value < -(2**63):
+            raise OverflowError("can't convert negative int to unsigned")
+    return value
+
+
+@quiet  # (a float beyond int64 casts to int64 as the CPU makes it, as torch's does: no warning)
+def _scalar(value, dt):
+    """A number (read by ``_read_number``) as one number of ``dt``, as torch converts a
+    ``full`` value or a ``linspace`` end (its ``Scalar::to``): a float is truncated toward
+    zero for an integer dtype, a negative int wraps around in uint8 (-1 is 255). A number
+    out of the dtype's range is torch's error (inf and NaN are out of an integer dtype's
+    range; a float dtype holds them).
+
+    >>> _scalar(-1, _backend.uint8), _scalar(2.7, _backend.int64)
+    (np.uint8(255), np.int64(2))
+    """
+    if not _fits(value, dt):
+        raise RuntimeError(
+            f"value cannot be converted to type {_C_TYPES[dt.name]} without overflow\n"
+            f"  {value} is not a number {dt} can hold."
+        )
+    return _backend.numpy_module().asarray(value).astype(dt.numpy)[()]
+
+
+def _fits(value, dt) -> bool:
+    """Whether torch lets ``value`` (a Python number) become a number of ``dt``."""
+    np = _backend.numpy_module()
+    if isinstance(value, bool) or dt is _backend.bool_:
+        return True
+    if dt.is_floating_point:  # (NaN and inf fit; the limit as a Python float, exactly)
+        return math.isinf(value) or not abs(value) > float(np.finfo(dt.numpy).max)
+    info = np.iinfo(dt.numpy)
+    if isinstance(value, float):  # (against the limits as floats: 2.0**63 fits an int64)
+        return float(info.min) <= value <= float(info.max)
+    lowest = -int(info.max) if info.min == 0 else info.min  # (uint8 wraps a negative int)
+    return lowest <= value <= info.max
 
 
 def _fill_value(fn, size, fill_value, dtype, device, requires_grad):
-    """``full``'s checks: the arguments, and a value that fits the dtype; its shape and dtype."""
+    """``full``'s checks: the arguments, and a value that fits the dtype; its shape, dtype and
+    the value as a number of the dtype."""
     shape = _options(fn, (size, fill_value), dtype, device, requires_grad)["size"]
-    if isinstance(fill_value, int) and not -_INT64_MAX - 1 <= fill_value <= _INT64_MAX:
-        raise OverflowError("int too big to convert")
+    fill_value = _read_number(fill_value)
     dt = as_dtype(dtype) if dtype is not None else _backend.scalar_dtype(fill_value)
-    info = _backend.numpy_module().iinfo(dt.numpy) if dt.name in _C_TYPES else None
-    if info and not (math.isfinite(fill_value) and info.min <= fill_value <= info.max):
-        raise RuntimeError(
-            f"value cannot be converted to type {_C_TYPES[dt.name]} without overflow\n"
-            f"  {fill_value} is not a number {dt} can hold."
-        )
-    return shape, dt
+    return shape, dt, _scalar(fill_value, dt)
 
 
 @checked  # (a missing argument in torch's words)
@@ -418,8 +474,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     """
     if isinstance(fill_value, Tensor) and fill_value.ndim == 0:
         fill_value = fill_value.item()  # (torch reads a 0-d tensor as the number it holds)
-    shape, dt = _fill_value("full", size, fill_value, dtype, device, requires_grad)
-    return _filled("full", (fill_value,), shape, dt, as_device(device), requires_grad)
+    shape, dt, value = _fill_value("full", size, fill_value, dtype, device, requires_grad)
+    return _filled("full", (value,), shape, dt, as_device(device), requires_grad)
 
 
 def _like(fn, fill, input, dtype, device, requires_grad, *value):
@@ -573,20 +629,67 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
     """
     steps = _options("linspace", (start, end, steps), dtype, device, requires_grad)["steps"]
+    start, end = _linspace_ends(start, end)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
-    if dt.numpy.kind == "b":  # (torch has no linspace kernel for bool)
+    if dt.numpy.kind == "b" and steps > 1:  # (torch has no linspace kernel for bool)
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    # torch converts start (and end, for two steps or more) to the dtype first: its error
+    # for a number the dtype can't hold, a float truncated for an integer dtype
+    first = _scalar(start, dt) if steps > 0 else 0
+    last = _scalar(end, dt) if steps > 1 else first
     dev = as_device(device)
-    start, end = (float(v) if isinstance(v, Tensor) else v for v in (start, end))
     xp, where = _backend.on_device(dev)
 
     def make():
         with where:
-            return xp.linspace(start, end, steps).astype(dt.numpy)
+            if steps < 2:  # (no step to take: torch fills in start, if one number is asked)
+                return xp.full(steps, first, dt.numpy)
+            return _linspace_array(xp, first, last, steps, dt)
 
     return _finish(_allocate(make, (steps,), dt, dev), requires_grad)
+
+
+def _linspace_ends(start, end) -> tuple:
+    """``start`` and ``end`` as numbers (a tensor's ``item()``), or torch's error for a tensor
+    that holds more than one number (it names the dims of every tensor it was given)."""
+    tensors = {name: v for name, v in (("start", start), ("end", end)) if isinstance(v, Tensor)}
+    if any(t.ndim for t in tensors.values()):
+        dims = " and ".join(f"{name} with {t.ndim} dimension(s)" for name, t in tensors.items())
+        raise RuntimeError(
+            f"linspace only supports 0-dimensional start and end tensors, but got {dims}.\n"
+            "  Give start and end as numbers, or as tensors of one number: t.reshape(())."
+        )
+    return tuple(_read_number(v.item() if isinstance(v, Tensor) else v) for v in (start, end))
+
+
+@quiet  # (an inf or NaN end makes NaNs, silently as in torch)
+def _linspace_array(xp, first, last, steps, dt):
+    """torch's CPU kernel for two steps or more, from ``first`` and ``last`` (numbers of ``dt``).
+
+    The step is ``(end - start) / (steps - 1)`` in the dtype's own arithmetic (float64 for an
+    integer dtype); the first half of the values is ``start + i * step``, the second half
+    ``end - (steps - 1 - i) * step``, so both ends come out exact (and an inf or NaN end makes
+    every value NaN, as ``inf * 0`` is NaN).
+
+    torch's compiler fuses each multiply-add into one rounding (an FMA), which NumPy does not
+    have. For float32 the float64 sum, rounded once, gives the same numbers; float16 rounds
+    after each operation in torch too, as NumPy does. float64 values can differ from torch's
+    in the last bit, and so, rarely, integer ones by one (truncated from float64 values).
+
+    >>> import numpy
+    >>> _linspace_array(numpy, 0.0, float("inf"), 3, _backend.float32)
+    array([nan, nan, nan], dtype=float32)
+    """
+    np = _backend.numpy_module()
+    own = dt.numpy.type if dt.is_floating_point else np.float64
+    step = (own(last) - own(first)) / own(steps - 1)
+    sums = np.float16 if dt is _backend.float16 else np.float64
+    i = xp.arange(steps)
+    from_start = sums(first) + sums(step) * i.astype(sums)
+    from_end = sums(last) - sums(step) * (steps - 1 - i).astype(sums)
+    return xp.where(i < steps // 2, from_start, from_end).astype(dt.numpy)
 
 
 @creation_out

@@ -228,17 +228,24 @@ class Tensor:
         self._requires_grad = value
         self._own_requires_grad = value
 
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Set ``requires_grad`` in place and return self.
+    def requires_grad_(self, *args, requires_grad: bool = True) -> Tensor:
+        """``requires_grad_(requires_grad=True)``: set ``requires_grad`` in place, return self.
 
         Like the setter, but refused in the words of a method: a non-bool is a TypeError
-        naming the argument, and an integer tensor is told torch's shorter line.
+        naming the argument, and its position when it was given by position (``*args`` tell
+        which it was), and an integer tensor is told torch's shorter line.
 
         >>> import teachgrad as tg
         >>> tg.zeros(2).requires_grad_().requires_grad
         True
         """
-        check_bool("requires_grad_", "requires_grad", requires_grad, 1)
+        if len(args) > 1:
+            raise TypeError(
+                f"requires_grad_() takes from 0 to 1 positional arguments but {len(args)} were given"
+            )
+        if args:
+            (requires_grad,) = args
+        check_bool("requires_grad_", "requires_grad", requires_grad, 1 if args else None)
         if requires_grad and self._data.dtype.kind != "f":
             self._refuse_grad("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad

@@ -233,7 +233,9 @@ class inference_mode(_DecoratorContextManager):
     """
 
     def __new__(cls, mode=True):
-        if callable(mode):  # bare @inference_mode
+        # torch reads anything but a bool as the function to decorate (bare @inference_mode):
+        # so inference_mode("a") is a wrapper of "a", and ``with`` refuses it (a TypeError)
+        if not isinstance(mode, bool):
             return cls(True)(mode)
         return super().__new__(cls)
 

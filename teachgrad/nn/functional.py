@@ -16,12 +16,13 @@ from __future__ import annotations
 import math
 import warnings
 
+from .._arguments import checked, parse
 from .._backend import float16, float32
 from .._creation import arange, rand
 from .._printing import legacy_type_name
 from .._printing import scalar_type_name as _type_name
 from .._profiling import recorded_as
-from .._tensor import Tensor
+from .._tensor import Tensor, check_bool, type_name
 from ..autograd.grad_mode import is_grad_enabled
 from ..ops import nn as _nn
 from ..ops import stack
@@ -35,8 +36,6 @@ from ..ops.pointwise import (
     DivByNumber,  # (torch's div.Scalar: cross_entropy's mean)
     broadcast_shape,
     same_device,
-    sigmoid,  # (F's too)
-    tanh,  # (F's too)
 )
 from ..ops.pointwise import relu as _relu
 from ..ops.shape import constant_pad_nd
@@ -82,6 +81,28 @@ def _not_differentiable(fn_name, argument, t) -> None:
         )
 
 
+def _check_tensors(fn_name: str, tensors: dict, optional: dict | None = None, first: int = 1):
+    """torch's TypeError for the first argument that is not a tensor: ``tensors`` must be,
+    ``optional`` ones may also be None (not given). Both map names to values in the order of
+    the parameters of torch's C++ function ``fn_name``, the first at position ``first``: torch's
+    Python functional (``F.cross_entropy`` ...) hands them on to it by position, so its
+    argument parser names the position even of an argument given by keyword.
+
+    >>> import teachgrad as tg
+    >>> _check_tensors("nll_loss_nd", {"input": tg.ones(2), "target": "a"})
+    Traceback (most recent call last):
+    TypeError: nll_loss_nd(): argument 'target' (position 2) must be Tensor, not str
+      Make it a tensor first, e.g. with tg.tensor(...).
+    """
+    optional = optional or {}
+    for position, (name, value) in enumerate({**tensors, **optional}.items(), start=first):
+        if not isinstance(value, Tensor) and not (value is None and name in optional):
+            raise TypeError(
+                f"{fn_name}(): argument '{name}' (position {position}) must be Tensor, not "
+                f"{type_name(value)}\n  Make it a tensor first, e.g. with tg.tensor(...)."
+            )
+
+
 def _pair(value, name, fn_name) -> tuple:
     """An int or a sequence of two ints as a pair (one value per spatial dim)."""
     if isinstance(value, int):
@@ -122,7 +143,10 @@ def relu(input, inplace=False):
     >>> F.relu(tg.tensor([-1.0, 0.5]))
     tensor([0.0000, 0.5000])
     """
-    return input.relu_() if inplace else _relu(input)
+    if not inplace:
+        return _relu(input)
+    _check_tensors("relu_", {"input": input})
+    return input.relu_()
 
 
 def gelu(input, approximate="none"):
@@ -133,6 +157,9 @@ def gelu(input, approximate="none"):
     >>> F.gelu(tg.tensor([-1.0, 0.0, 1.0]))
     tensor([-0.1587,  0.0000,  0.8413])
     """
+    _check_tensors("gelu", {"input": input})
+    if not isinstance(approximate, str):  # (torch hands it on by keyword: no position)
+        raise TypeError(f"gelu(): argument 'approximate' must be str, not {type_name(approximate)}")
     if approximate not in ("none", "tanh"):
         raise RuntimeError(
             f"approximate argument must be either none or tanh.\n  Got approximate={approximate!r}."
@@ -149,15 +176,41 @@ def silu(input, inplace=False):
     >>> F.silu(tg.tensor([0.0, 1.0]))
     tensor([0.0000, 0.7311])
     """
+    _check_tensors("silu_" if inplace else "silu", {"input": input})
     _refuse_non_float(input, "silu_cpu")
     if inplace:
         return _inplace(input, "silu_", _nn.Silu.apply)
     return _nn.Silu.apply(input)
 
 
+def sigmoid(input):
+    """``1 / (1 + exp(-x))``, squashing to (0, 1). As torch's, it calls ``input.sigmoid()``:
+    a non-tensor fails there, with Python's AttributeError (torch's words).
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.sigmoid(tg.tensor([0.0]))
+    tensor([0.5000])
+    """
+    return input.sigmoid()
+
+
+def tanh(input):
+    """``tanh(x)``, squashing to (-1, 1). As torch's, it calls ``input.tanh()``: a non-tensor
+    fails there, with Python's AttributeError (torch's words).
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.tanh(tg.tensor([0.0]))
+    tensor([0.])
+    """
+    return input.tanh()
+
+
 # --------------------------------------------------------------------------- linear, dropout, pad
 
 
+@checked  # (torch's F.linear is its parser's: a wrong argument is refused in its words)
 @recorded_as("aten::linear")
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``: ``weight`` is (out_features, in_features).
@@ -233,10 +286,14 @@ def dropout(input, p=0.5, training=True, inplace=False):
     [0.0, 2.0]
     """
     if p < 0.0 or p > 1.0:
-        raise ValueError(
-            f"dropout probability has to be between 0 and 1, but got {p}\n  p is the probability "
-            "of *dropping* an element: 0 keeps everything, 1 drops everything."
-        )
+        raise ValueError(_bad_dropout_probability(p))
+    # torch's Python check above lets NaN through; its C++ dropout then checks the arguments
+    # (input and train by type, p by value), in training or not
+    name = "dropout_" if inplace else "dropout"
+    _check_tensors(name, {"input": input})
+    check_bool(name, "train", training, 3)
+    if not 0.0 <= p <= 1.0:
+        raise RuntimeError(_bad_dropout_probability(p))
     if not training or p == 0 or input.numel() == 0:
         return input
     if p == 1:  # everything dropped (and no division by zero)
@@ -252,6 +309,13 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return input.mul_(noise) if inplace else input * noise
 
 
+def _bad_dropout_probability(p) -> str:
+    return (
+        f"dropout probability has to be between 0 and 1, but got {p}\n  p is the probability "
+        "of *dropping* an element: 0 keeps everything, 1 drops everything (a number, not NaN)."
+    )
+
+
 @recorded_as("aten::pad")
 def pad(input, pad, mode="constant", value=None):
     """Pad the last dims: ``pad = (left, right)`` for the last dim, then ``(top, bottom)`` for the
@@ -264,6 +328,9 @@ def pad(input, pad, mode="constant", value=None):
     >>> F.pad(tg.arange(4.0), (-1, -1))
     tensor([1., 2.])
     """
+    # torch's F.pad hands its arguments on, by position, to its parser: a pad of floats is
+    # refused, not rounded
+    parse("pad", (input, pad, mode, value), {})
     if mode != "constant":
         if mode in ("reflect", "replicate", "circular"):
             raise NotImplementedError(
@@ -300,15 +367,13 @@ def _weighted(loss, weight, reduction):
 
 
 def _regression_pair(input, target, weight):
-    """What mse_loss and l1_loss check and prepare alike: one device, the weight's shape, and
-    input and target broadcast together (with torch's warning: that is seldom what was meant)."""
+    """What mse_loss and l1_loss check and prepare alike: one device, input and target
+    broadcast together (with torch's warning: that is seldom what was meant), the weight's
+    shape. The sizes are read as torch's Python reads them, ``target.size()`` first: a
+    non-tensor fails there, with Python's AttributeError (torch's words)."""
     same_device(input, target)
-    if weight is not None and weight.shape != input.shape:
-        raise ValueError(
-            f"Weights and input must have the same size.\n  Got weight of shape {tuple(weight.shape)} "
-            f"for input of shape {tuple(input.shape)}."
-        )
-    if target.shape != input.shape:
+    pair = input, target
+    if target.size() != input.size():
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
             "This will likely lead to incorrect results due to broadcasting. Please ensure they have "
@@ -317,8 +382,13 @@ def _regression_pair(input, target, weight):
             stacklevel=3,
         )
         shape = broadcast_shape(tuple(input.shape), tuple(target.shape))
-        input, target = input.expand(shape), target.expand(shape)
-    return input, target
+        pair = input.expand(shape), target.expand(shape)
+    if weight is not None and weight.size() != input.size():
+        raise ValueError(
+            f"Weights and input must have the same size.\n  Got weight of shape {tuple(weight.shape)} "
+            f"for input of shape {tuple(input.shape)}."
+        )
+    return pair
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -457,6 +527,7 @@ def nll_loss(
     (tensor(0.3000), tensor(0.1000))
     """
     reduction = _reduction(size_average, reduce, reduction)
+    _check_tensors("nll_loss_nd", {"input": input, "target": target}, {"weight": weight})
     same_device(input, target, weight)
     _check_class_target(input, target, weight)
     ndim = input._data.ndim
@@ -513,6 +584,7 @@ def cross_entropy(
     tensor(0.1269)
     """
     reduction = _reduction(size_average, reduce, reduction)
+    _check_tensors("cross_entropy_loss", {"input": input, "target": target}, {"weight": weight})
     if label_smoothing > 1.0:  # (torch reads a negative value as no smoothing)
         raise RuntimeError(
             f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}\n  It is the share "
@@ -591,19 +663,20 @@ def binary_cross_entropy(
     """
     reduction = _reduction(size_average, reduce, reduction)
     same_device(input, target, weight)
-    if target.shape != input.shape:
+    # (the sizes read as torch's Python reads them: a non-tensor fails there, in its words)
+    if target.size() != input.size():
         raise ValueError(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}) is deprecated. Please ensure they have the same size.\n  Each "
             "probability needs its own target: e.g. target.view_as(input)."
         )
+    if weight is not None and weight.size() != input.size():  # (torch's Python expands it)
+        _check_weight_broadcasts(weight, input)
+        weight = weight.expand(broadcast_shape(tuple(target.shape), tuple(weight.shape)))
     if target.dtype != input.dtype:
         _refuse_target_dtype(input, target)
     _refuse_non_float(input, "binary_cross_entropy")
     _not_differentiable("binary_cross_entropy", "weight", weight)
-    if weight is not None and weight.shape != input.shape:
-        _check_weight_broadcasts(weight, input)
-        weight = weight.expand(broadcast_shape(tuple(target.shape), tuple(weight.shape)))
     return _nn.BinaryCrossEntropy.apply(input, target, weight, reduction)
 
 
@@ -639,11 +712,17 @@ def binary_cross_entropy_with_logits(
     """
     reduction = _reduction(size_average, reduce, reduction)
     same_device(input, target, weight, pos_weight)
-    if target.shape != input.shape:
+    # (the sizes read as torch's Python reads them: a non-tensor fails there, in its words)
+    if target.size() != input.size():
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})\n  Each "
             "logit needs its own target: e.g. target.view_as(input)."
         )
+    _check_tensors(
+        "binary_cross_entropy_with_logits",
+        {"input": input, "target": target},
+        {"weight": weight, "pos_weight": pos_weight},
+    )
     # torch's errors in the order its steps meet them: log_sigmoid(input), then
     # (pos_weight - 1) * target, then (1 - target) * input in place, then loss * weight
     _refuse_non_float(input, "log_sigmoid_cpu")
@@ -699,6 +778,7 @@ def _conv_padding(padding, kernel, stride, dilation):
     return ((ph, ph), (pw, pw))
 
 
+@checked  # (torch's F.conv2d is its parser's: a wrong argument is refused in its words)
 @recorded_as("aten::conv2d")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d convolution (cross-correlation): filters ``weight`` (out, in/groups, kH, kW) slid over
@@ -910,6 +990,7 @@ def max_pool2d(
     tensor([[[[ 5,  7],
               [13, 15]]]])
     """
+    _check_tensors("max_pool2d_with_indices" if return_indices else "max_pool2d", {"input": input})
     if input.ndim not in (3, 4):
         raise RuntimeError(
             "non-empty 3D or 4D (batch mode) tensor expected for input\n  max_pool2d wants "
@@ -941,6 +1022,8 @@ def avg_pool2d(
     tensor([[[[ 2.5000,  4.5000],
               [10.5000, 12.5000]]]])
     """
+    # (torch's F.avg_pool2d is its parser's: input= by keyword would be named with no position)
+    _check_tensors("avg_pool2d", {"input": input})
     if input.ndim not in (3, 4):
         n = max(input.ndim, 1)
         raise IndexError(
@@ -976,7 +1059,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     tensor([[-1.0000,  1.0000],
             [-1.0000,  1.0000]])
     """
+    # (torch's parser checks the arguments in order: input, normalized_shape, weight, bias)
+    _check_tensors("layer_norm", {"input": input})
     shape = _int_tuple(normalized_shape, "layer_norm", "normalized_shape", 2)
+    _check_tensors("layer_norm", {}, {"weight": weight, "bias": bias}, first=3)
     k = len(shape)
     params = [t for t in (weight, bias) if t is not None]
     if params and params[0].dtype != input.dtype:  # torch's CPU kernel checks this first
@@ -1063,6 +1149,7 @@ def embedding(
     tensor([[4., 5.],
             [0., 1.]])
     """
+    _check_tensors("embedding", {"weight": weight, "indices": input})  # (torch's order)
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError(
             "embedding: max_norm, scale_grad_by_freq and sparse are not implemented in teachgrad"
@@ -1121,7 +1208,8 @@ def one_hot(tensor, num_classes=-1):
     tensor([[1, 0, 0],
             [0, 0, 1]])
     """
-    if not isinstance(tensor, Tensor) or tensor.dtype.name != "int64":
+    _check_tensors("one_hot", {"input": tensor})
+    if tensor.dtype.name != "int64":
         raise RuntimeError(
             "one_hot is only applicable to index tensor of type LongTensor.\n  Convert the class "
             "indices first: tensor.long()."

@@ -1587,6 +1587,8 @@ def round(input, *, decimals=0):  # noqa: A001 - torch's name
     >>> tg.round(tg.tensor([0.5, 1.5, 2.7]))
     tensor([0., 2., 3.])
     """
+    if isinstance(decimals, bool):  # (NumPy reads True as 1: refused, as checked() words it)
+        raise TypeError("decimals is an int, not a bool")
     return Round.apply(input, decimals)
 
 

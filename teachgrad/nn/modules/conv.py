@@ -129,7 +129,7 @@ class Conv2d(Module):
         self.padding_mode = padding_mode
         self._reversed_padding_repeated_twice = self._explicit_padding()
         self.weight = Parameter(
-            empty(out_channels, in_channels // groups, *kernel_size, device=device, dtype=dtype)
+            empty((out_channels, in_channels // groups, *kernel_size), device=device, dtype=dtype)
         )
         if bias:
             self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))

@@ -52,7 +52,8 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(empty(out_features, in_features, device=device, dtype=dtype))
+        # (the shape as one tuple, as torch gives it: a wrong type is refused in its words)
+        self.weight = Parameter(empty((out_features, in_features), device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
         else:

@@ -55,7 +55,7 @@ class Embedding(Module):
         self.embedding_dim = embedding_dim
         self.padding_idx = padding_idx
         if _weight is None:
-            weight = empty(num_embeddings, embedding_dim, device=device, dtype=dtype)
+            weight = empty((num_embeddings, embedding_dim), device=device, dtype=dtype)
             self.weight = Parameter(weight, requires_grad=not _freeze)
             self.reset_parameters()
         else:
