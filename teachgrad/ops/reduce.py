@@ -339,12 +339,15 @@ def _spread(name, a, dims, correction, keepdim, divisor):
     spread = quiet(getattr(array_module(a), name))  # (here, not on forward: the warning's line)
     if divisor > 0:
         return row_major(spread(a._data, axis=dims, ddof=correction, keepdims=keepdim))
-    warnings.warn(
-        f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
-        "reduction factor (input numel divided by output numel).",
-        UserWarning,
-        stacklevel=_outside_teachgrad(),
-    )
+    if divisor != divisor:  # a NaN correction: torch divides by max(0, N − NaN), 0, silently
+        correction = _count(a._data.shape, dims)
+    else:
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel).",
+            UserWarning,
+            stacklevel=_outside_teachgrad(),
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's "Degrees of freedom <= 0"
         return row_major(spread(a._data, axis=dims, ddof=correction, keepdims=keepdim))

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without
 # --------------------------------------------------------------------------- no degrees of freedom
 
 
-@pytest.mark.parametrize("correction", [0, 1, 2, 5])
+@pytest.mark.parametrize("correction", [0, 1, 2, 5, float("inf"), float("nan")], ids=str)
 @pytest.mark.parametrize("dim", ["all", 0, -1, (0,)], ids=str)
 @pytest.mark.parametrize("shape", [(), (1,), (3,), (2, 3)], ids=str)
 @pytest.mark.parametrize("name", ["var", "std"])
@@ -499,5 +499,20 @@ def test_einsum_promotes_where_torch_multiplies_elementwise(equation, shapes, dt
             grads = lib.autograd.grad(r.sum(), [o for o in ops if o.requires_grad])
             facts += [(str(g.dtype).split(".")[1], numpy(g)) for g in grads]
         return facts
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("dim", [None, 0])
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_a_nan_correction_divides_by_zero_silently(name, dim):
+    """torch divides by max(0, N − NaN), which is 0, and warns of nothing (its "degrees of
+    freedom" check is false for NaN): inf, or NaN where the values are all equal."""
+
+    def program(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            x = lib.tensor([[1.0, 2.0, 4.0], [3.0, 3.0, 3.0]], dtype=lib.float64)
+            return numpy(getattr(x, name)(dim=dim, correction=float("nan")))
 
     assert_like_torch(program)
