@@ -262,6 +262,15 @@ _OPS = {
     "Tensor.size": ["int dim = None"],
     "Tensor.stride": ["int dim = None"],
     "Tensor.fill_": ["Tensor value", "Number value"],
+    "Tensor.to": [
+        f"{first}, bool non_blocking = False, bool copy = False, *, "
+        "teachgrad.memory_format memory_format = None"
+        for first in (
+            "teachgrad.device device = None, teachgrad.dtype dtype = None",
+            "teachgrad.dtype dtype",
+            "Tensor tensor",
+        )
+    ],
     # nn.functional's (teachgrad/nn/functional.py): torch's F.linear and F.conv2d are its
     # parser's functions themselves; F.pad hands its arguments on to one, by position
     "linear": ["Tensor input, Tensor weight, Tensor bias = None"],

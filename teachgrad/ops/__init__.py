@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 
 from .. import _backend, _seam, _tensor
-from .._arguments import PYTHON_FUNCTIONS, checked, has_signature, no_arguments
+from .._arguments import PYTHON_FUNCTIONS, checked, has_signature, invalid_combination, no_arguments
 from .._backend import as_device, as_dtype, check_cuda_index
 from .._backend import device as device_type
 from .._out import accepts_out
@@ -534,6 +534,8 @@ def _to(self, *args, **kwargs):
     >>> x = tg.ones(2); x.to(tg.float64).dtype, x.to("cpu") is x
     (teachgrad.float64, True)
     """
+    if not _fits_to(**kwargs):
+        raise invalid_combination("to", args, kwargs, method=True)
     copy = kwargs.pop("copy", False)
     kwargs.pop("memory_format", None)
     dev, dt = _to_arguments(args, kwargs)
@@ -554,6 +556,17 @@ def _to(self, *args, **kwargs):
         with no_grad():
             return _P.ToCopy.apply(self, np_dtype, dev)
     return _P.ToCopy.apply(self, np_dtype, dev)
+
+
+def _fits_to(dtype=None, device=None, non_blocking=False, copy=False, **_) -> bool:
+    """Whether ``to``'s keyword arguments have the types torch's signatures take (a dtype given
+    by name, ``dtype="float32"``, is not one: torch refuses it)."""
+    return (
+        (dtype is None or isinstance(dtype, _backend.dtype) or dtype in (float, int, bool))
+        and (device is None or isinstance(device, str | int | device_type))
+        and isinstance(non_blocking, bool)
+        and isinstance(copy, bool)
+    )
 
 
 def _caster(dtype_name):

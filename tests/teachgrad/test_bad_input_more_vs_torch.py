@@ -858,3 +858,22 @@ WORDING = {
 @pytest.mark.parametrize("name", WORDING)
 def test_wrong_types_are_worded_as_torch_words_them(name):
     _check(*WORDING[name])
+
+
+TO_KEYWORDS = [
+    ({"dtype": "float32"}, ("TypeError", "to() received an invalid combination of arguments")),
+    ({"dtype": 3}, ("TypeError", "got (dtype=int, )")),
+    ({"device": 1.5}, ("TypeError", "got (device=float, )")),
+    ({"copy": "a"}, ("TypeError", "got (copy=str, )")),
+    ({"non_blocking": "a"}, ("TypeError", "got (non_blocking=str, )")),
+    ({"dtype": float}, VALUES),
+    ({"dtype": None, "device": None}, VALUES),
+    ({"device": "cpu", "copy": True}, VALUES),
+]
+
+
+@pytest.mark.parametrize("kwargs, expected", TO_KEYWORDS, ids=str)
+def test_to_refuses_keywords_of_the_wrong_type(kwargs, expected):
+    """``x.to(dtype="float32")`` names the dtype as a string, which torch's ``to`` refuses
+    (as it refuses a number as the dtype, a float as the device, a non-bool flag)."""
+    _check(lambda lib: _bits(lib.ones(2).to(**kwargs)), expected)
