@@ -439,6 +439,18 @@ def _scalar(value, dt):
     return _backend.numpy_module().asarray(value).astype(dt.numpy)[()]
 
 
+def scalar_of(value, np_dtype):
+    """A number written into a tensor of ``np_dtype`` (``fill_``, ``x[i] = value``), converted
+    as torch converts it (``_scalar``): out of the dtype's range is torch's error, where NumPy
+    would raise its own, or give inf.
+
+    >>> import numpy as np
+    >>> scalar_of(-1, np.dtype("uint8")), scalar_of(2.5, np.dtype("float32"))
+    (np.uint8(255), np.float32(2.5))
+    """
+    return _scalar(_read_number(value), _backend.from_numpy_dtype(np_dtype))
+
+
 def _fits(value, dt) -> bool:
     """Whether torch lets ``value`` (a Python number) become a number of ``dt``."""
     np = _backend.numpy_module()

@@ -41,6 +41,7 @@ from .._backend import (
     strided_view,
     to_device,
 )
+from .._creation import scalar_of
 from .._printing import c_type_name
 from .._profiling import state as _profiling
 from .._tensor import Tensor, type_name, wrap_array
@@ -659,7 +660,7 @@ class Fill(Builtin):
 
     @staticmethod
     def forward(ctx, a, value):
-        return array_module(a).full_like(a._data, value)
+        return array_module(a).full_like(a._data, scalar_of(value, a._data.dtype))
 
     @staticmethod
     def backward(ctx, grad):
@@ -856,11 +857,11 @@ def setitem(x, key, value) -> None:
                 value.expand(target.shape)  # torch's error when the value does not fit
         inplace(target, "__setitem__", _copy, value)
     elif not target._data.ndim:  # a number into a 0-d target: a copy of it, as torch
-        value = wrap_array(array_module(x).asarray(value, dtype=x._data.dtype))
+        value = wrap_array(array_module(x).asarray(scalar_of(value, x._data.dtype)))
         inplace(target, "__setitem__", _copy, value)
     else:  # torch wraps a number as a tensor here (the node gets an edge for it)
         if not isinstance(value, Tensor):
-            value = wrap_array(array_module(x).asarray(value, dtype=x._data.dtype))
+            value = wrap_array(array_module(x).asarray(scalar_of(value, x._data.dtype)))
         inplace(target, "__setitem__", fill, value)
 
 

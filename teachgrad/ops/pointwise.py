@@ -62,6 +62,8 @@ def _promoted(a, b, x, y, broadcast):
     if type(x) is type(y) and x.dtype == y.dtype:
         return x, y
     dt = result_type(a, b).numpy
+    if dt.kind in "iu":  # a Python int beside an integer tensor wraps around, as in torch
+        x, y = (_wrapped(v, dt) if type(v) is int else v for v in (x, y))
     if hasattr(x, "dtype"):
         if hasattr(y, "dtype") and type(x) is not type(y):
             same_device(a, b)
@@ -70,6 +72,20 @@ def _promoted(a, b, x, y, broadcast):
     if hasattr(y, "dtype") and y.dtype != dt:
         y = y.astype(dt)
     return x, y
+
+
+def _wrapped(v: int, dt):
+    """A Python int as a number of the integer dtype ``dt``, as torch reads it: its 64 bits
+    (an int from 2**63 on read as unsigned), cast as C casts, wrapping around (256 in uint8
+    is 0, -1 is 255, 200 in int8 is -56), where NumPy refuses a number out of range.
+
+    >>> import numpy as np
+    >>> _wrapped(256, np.dtype("uint8")), _wrapped(200, np.dtype("int8"))
+    (np.uint8(0), np.int8(-56))
+    """
+    if not -(2**63) <= v < 2**64:
+        raise OverflowError("int too big to convert")
+    return numpy_module().array(v % 2**64, dtype="uint64").astype(dt)[()]
 
 
 _NUMBERS = (float, int)

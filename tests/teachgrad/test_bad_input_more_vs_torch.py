@@ -877,3 +877,46 @@ def test_to_refuses_keywords_of_the_wrong_type(kwargs, expected):
     """``x.to(dtype="float32")`` names the dtype as a string, which torch's ``to`` refuses
     (as it refuses a number as the dtype, a float as the device, a non-bool flag)."""
     _check(lambda lib: _bits(lib.ones(2).to(**kwargs)), expected)
+
+
+def _small(lib, dtype, value=0):
+    return lib.full((2,), value, dtype=getattr(lib, dtype))
+
+
+INTS_OUT_OF_RANGE = {  # (program, what torch does)
+    "uint8 + 256 wraps": (lambda lib: _small(lib, "uint8") + 256, VALUES),
+    "uint8 - 1 wraps": (lambda lib: _small(lib, "uint8") - 1, VALUES),
+    "uint8 + (-1) wraps": (lambda lib: _small(lib, "uint8") + (-1), VALUES),
+    "300 - uint8 wraps": (lambda lib: 300 - _small(lib, "uint8"), VALUES),
+    "int8 * 200 wraps": (lambda lib: _small(lib, "int8", 1) * 200, VALUES),
+    "uint8 == 256": (lambda lib: _small(lib, "uint8") == 256, VALUES),
+    "uint8 // 300": (lambda lib: _small(lib, "uint8", 7) // 300, VALUES),
+    "uint8 // 256 (0)": (lambda lib: _small(lib, "uint8", 7) // 256, ("RuntimeError", "ZeroDivisionError")),
+    "uint8.add_(300)": (lambda lib: _small(lib, "uint8").add_(300), VALUES),
+    "int16 + 40000": (lambda lib: _small(lib, "int16") + 40000, VALUES),
+    "int64 + 2**63": (lambda lib: _small(lib, "int64") + 2**63, VALUES),
+    "int64 + 2**64": (lambda lib: _small(lib, "int64") + 2**64, ("OverflowError", "int too big")),
+    "int16.fill_(70000)": (lambda lib: _small(lib, "int16").fill_(70000), ("RuntimeError", "int16_t")),
+    "uint8.fill_(-1) wraps": (lambda lib: _small(lib, "uint8").fill_(-1), VALUES),
+    "float32.fill_(1e300)": (lambda lib: _small(lib, "float32").fill_(1e300), ("RuntimeError", "type float")),
+    "int64.fill_(nan)": (lambda lib: _small(lib, "int64").fill_(NAN), ("RuntimeError", "int64_t")),
+    "float32.fill_(2**70)": (lambda lib: _small(lib, "float32").fill_(2**70), ("OverflowError", "int too big")),
+    "uint8[0] = 300": (lambda lib: _small(lib, "uint8").__setitem__(0, 300), ("RuntimeError", "uint8_t")),
+    "uint8[0] = -1 wraps": (lambda lib: _setitem(_small(lib, "uint8"), 0, -1), VALUES),
+    "int8[:] = 300": (lambda lib: _small(lib, "int8").__setitem__(slice(None), 300), ("RuntimeError", "int8_t")),
+}  # fmt: skip
+
+
+def _setitem(t, key, value):
+    t[key] = value
+    return t
+
+
+@pytest.mark.parametrize(
+    "program, expected", INTS_OUT_OF_RANGE.values(), ids=INTS_OUT_OF_RANGE.keys()
+)
+def test_python_ints_beyond_a_small_dtype_as_torch(program, expected):
+    """A Python int beside an integer tensor in arithmetic wraps around as C casts it (256 in
+    uint8 is 0: NumPy refuses it), while a number written into a tensor (``fill_``,
+    ``x[i] = v``) must fit its dtype, as torch converts it (a negative one wraps in uint8)."""
+    _check(lambda lib: _bits(program(lib)), expected)
