@@ -81,11 +81,11 @@ def _wrapped(v: int, dt):
 
     >>> import numpy as np
     >>> _wrapped(256, np.dtype("uint8")), _wrapped(200, np.dtype("int8"))
-    (np.uint8(0), np.int8(-56))
+    (0, -56)
     """
     if not -(2**63) <= v < 2**64:
         raise OverflowError("int too big to convert")
-    return numpy_module().array(v % 2**64, dtype="uint64").astype(dt)[()]
+    return int(numpy_module().array(v % 2**64, dtype="uint64").astype(dt)[()])  # (a Python int)
 
 
 _NUMBERS = (float, int)
