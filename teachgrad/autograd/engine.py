@@ -943,8 +943,9 @@ def _check_inputs(inputs, where: str) -> tuple:
         if type(t) is GradientEdge:  # the gradient flowing into that edge
             continue
         if not isinstance(t, Tensor):
-            raise TypeError(
-                f"{where}(): inputs must be Tensors, but input {i} is {type(t).__name__}"
+            raise RuntimeError(
+                "all inputs have to be Tensors or GradientEdges, but got "
+                f"{type(t).__name__}\n  {where}()'s input {i} is no tensor."
             )
         if not _differentiable(t):
             raise RuntimeError(

@@ -12,6 +12,7 @@ import collections
 import pytest
 
 from tests.teachgrad.autograd._port import same
+from tests.teachgrad.autograd.test_torch_fidelity import assert_like_torch
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
 
@@ -284,3 +285,26 @@ def test_a_stale_view_gets_its_new_history_in_any_mode(lib, mode, retain):
         assert (v.grad_fn.name(), v.is_leaf) == ("AsStridedBackward0", False)
     (v * 1).sum().backward()
     assert same(x.grad, [6.0, 6.0])
+
+
+NOT_INPUTS = {
+    "grad(y, 'a')": lambda lib, x, y: lib.autograd.grad(y, "a"),
+    "grad(y, [x, 'a'])": lambda lib, x, y: lib.autograd.grad(y, [x, "a"]),
+    "grad(y, [None])": lambda lib, x, y: lib.autograd.grad(y, [None]),
+    "grad(y, 3)": lambda lib, x, y: lib.autograd.grad(y, 3),
+    "backward(inputs='a')": lambda lib, x, y: y.backward(inputs="a"),
+    "backward(inputs=[x, 3])": lambda lib, x, y: y.backward(inputs=[x, 3]),
+    "grad(y, [])": lambda lib, x, y: lib.autograd.grad(y, []),
+    "backward(inputs=[])": lambda lib, x, y: y.backward(inputs=[]),
+}
+
+
+@pytest.mark.parametrize("call", NOT_INPUTS.values(), ids=NOT_INPUTS.keys())
+def test_inputs_that_are_no_tensors(call):
+    """torch's RuntimeError for an input that is neither a tensor nor a GradientEdge."""
+
+    def program(lib):
+        x = lib.ones(2, requires_grad=True)
+        call(lib, x, (x * 2).sum())
+
+    assert_like_torch(program)
