@@ -639,13 +639,15 @@ def _check_undefined_tangent(S):
     """Forward mode: an input without a tangent must count as one with a zero tangent.
 
     For each input that requires grad, func runs twice with all those inputs as duals
-    (detached, so none requires grad): once with this input a dual whose tangent is
-    zero, once with it a plain tensor; output tangents present in both must agree.
+    (detached, so none requires grad) with random tangents: once with this input a dual
+    whose tangent is zero, once with it a plain tensor; output tangents present in both
+    must agree (random, as torch's: a jvp that mishandles a missing tangent shows only
+    when the others are not zero too).
     """
     with fwAD.dual_level():
         duals = list(S.inputs)
         for k in S.x_pos:
-            duals[k] = fwAD.make_dual(duals[k].detach(), tg.zeros_like(duals[k]))
+            duals[k] = fwAD.make_dual(duals[k].detach(), tg.randn_like(duals[k]))
         for k in S.x_pos:
             args = list(duals)
             args[k] = fwAD.make_dual(S.inputs[k].detach(), tg.zeros_like(S.inputs[k]))

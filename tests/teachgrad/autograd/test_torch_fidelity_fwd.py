@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.teachgrad.autograd.test_torch_fidelity import as_numpy, assert_like_torch
-from tests.teachgrad.inplace._common import both
+from tests.teachgrad.inplace._common import Raised, both
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
 
@@ -623,3 +623,53 @@ def test_the_tangent_of_a_product_by_a_constant_is_in_the_primals_graph(op, requ
             return as_numpy(t), str([t.requires_grad, node])
 
     assert_like_torch(program)
+
+
+JVPS_OF_A_SUM = {  # jvp of 2x + 2y, given gx and gy (either may be None)
+    "right": lambda gx, gy: (0 if gx is None else 2 * gx) + (0 if gy is None else 2 * gy),
+    "wrong without gx": lambda gx, gy: 5 * gy if gx is None else 2 * gx + (0 if gy is None else 2 * gy),
+    "wrong without gy": lambda gx, gy: 7 * gx if gy is None else 2 * gy + (0 if gx is None else 2 * gx),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("jvp", JVPS_OF_A_SUM.values(), ids=JVPS_OF_A_SUM.keys())
+def test_the_undefined_tangent_check_gives_the_other_inputs_tangents(jvp):
+    """torch's check of a missing tangent gives every other input a random tangent: a jvp
+    wrong only when one tangent is missing and the others are not zero (the wrong factor on
+    the tangent that is there) fails it, as in torch (the class is compared: torch's message
+    is a tuple's repr)."""
+
+    def program(lib):
+        class Sum(lib.autograd.Function):
+            @staticmethod
+            def forward(x, y):
+                return x * 2 + y * 2
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.set_materialize_grads(False)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2, g * 2
+
+            @staticmethod
+            def jvp(ctx, gx, gy):
+                return jvp(gx, gy)
+
+        x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        y = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        options = {
+            "check_forward_ad": True,
+            "check_backward_ad": False,
+            "check_batched_grad": False,
+        }
+        return lib.autograd.gradcheck(Sum.apply, (x, y), **options)
+
+    outcome = both(program)
+    tg_result, torch_result = outcome["tg"], outcome["torch"]
+    assert type(tg_result) is type(torch_result)
+    if isinstance(torch_result, Raised):
+        assert tg_result.type == torch_result.type == "GradcheckError"
+    else:
+        assert tg_result == torch_result is True
