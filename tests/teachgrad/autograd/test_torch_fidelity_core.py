@@ -7,6 +7,7 @@ must end the same way (same values, or the same error class and first line).
 import contextlib
 import copy
 import gc
+import math
 import subprocess
 import sys
 import textwrap
@@ -924,5 +925,83 @@ def test_a_view_made_without_grad_is_no_root(mode, use):
             v = x[:1]
         use(lib, v, x)
         return as_numpy(x.grad)
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- issue 20's items, compared
+
+
+def test_a_gradient_kept_by_a_hook_is_not_the_leaf_s_buffer():
+    """A tensor hook that keeps the gradient it is handed: a second backward accumulates
+    into the leaf's ``.grad``, not into the kept gradient, as torch."""
+
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        kept, after = [], []
+        x.register_hook(kept.append)
+        x.register_post_accumulate_grad_hook(lambda t: after.append(t.grad))
+        for _ in range(2):
+            (x * x).sum().backward()
+        return [as_numpy(g) for g in kept + after] + [as_numpy(x.grad)]
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize("how", ["grad", "backward(inputs=)"])
+def test_a_replacing_hook_on_a_leaf_input(how):
+    """What grad() returns, and backward(inputs=) accumulates, for a leaf whose tensor hook
+    replaces its gradient."""
+
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        x.register_hook(lambda g: g * 100)
+        loss = (x * 3).sum()
+        if how == "grad":
+            return as_numpy(lib.autograd.grad(loss, x)[0])
+        loss.backward(inputs=[x])
+        return as_numpy(x.grad)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize(
+    "shape, index_shape", [((3, 2), (0, 2)), ((0, 2), (0, 2)), ((3, 0), (3, 0))]
+)
+@pytest.mark.parametrize("op", ["scatter", "scatter_add"])
+def test_scatter_with_empty_tensors(op, shape, index_shape):
+    """scatter and scatter_add with an empty index (or an empty input): no error, torch's
+    shapes and strides, and gradients of the inputs' shapes."""
+
+    def program(lib):
+        x = lib.zeros(shape, dtype=lib.float64, requires_grad=True)
+        src = lib.ones(index_shape, dtype=lib.float64, requires_grad=True)
+        y = getattr(x, op)(0, lib.zeros(index_shape, dtype=lib.int64), src)
+        y.sum().backward()
+        return [tuple(y.shape), y.stride(), as_numpy(y), as_numpy(x.grad), as_numpy(src.grad)]
+
+    assert_like_torch(program)
+
+
+SIGNED = {
+    "t ** 3": lambda t: t**3,
+    "t ** 2": lambda t: t**2,
+    "t ** 0.5": lambda t: t**0.5,
+    "t ** -1": lambda t: t**-1,
+    "rsqrt": lambda t: t.rsqrt(),
+    "sqrt": lambda t: t.sqrt(),
+    "(-t) ** 3": lambda t: (-t) ** 3,
+    "t * -1": lambda t: t * -1,
+}
+
+
+@pytest.mark.parametrize("op", SIGNED.values(), ids=SIGNED.keys())
+def test_signed_zeros_come_out_as_torch_s(op):
+    """The sign of a zero (and of an inf made from one) as torch gives it: compared by
+    ``copysign``, which ``allclose`` cannot see (a NaN's sign means nothing: left out)."""
+
+    def program(lib):
+        values = op(lib.tensor([-0.0, 0.0, -1.0, 2.0], dtype=lib.float64)).tolist()
+        return [(v, math.copysign(1.0, v)) if v == v else "nan" for v in values]
 
     assert_like_torch(program)
