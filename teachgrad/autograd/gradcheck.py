@@ -304,6 +304,11 @@ def _fast_check(S, backward, forward):
         for i in range(len(S.y_pos)):
             vJ = _reverse_vjps(S, i, v[i])
             for j in range(len(S.x_pos)):
+                if Ju[i, j].shape != v[i].shape:
+                    raise _changed_shape(
+                        f"The size of tensor a ({v[i].size}) must match the size of tensor b "
+                        f"({Ju[i, j].size}) at non-singleton dimension 0"
+                    )
                 numerical = float((v[i] * Ju[i, j]).sum())
                 analytical = float((vJ[j] * u[j]).sum())
                 atol = S.atol * float(u[j].sum()) * float(v[i].sum())  # atol for a sum of entries
@@ -345,8 +350,24 @@ def _numerical_jacobians(S, k, y_pos):
         finally:
             x._data[index] = original  # put it back, also when func raises
         for J_i, column in zip(J, _central_differences(f_minus, f_plus, y_pos, eps, index)):
+            if column.size != J_i.shape[0]:
+                raise _changed_shape(
+                    f"The expanded size of the tensor ({J_i.shape[0]}) must match the existing "
+                    f"size ({column.size}) at non-singleton dimension 0.  Target sizes: "
+                    f"[{J_i.shape[0]}].  Tensor sizes: [{column.size}]"
+                )
             J_i[:, c] = column
     return J
+
+
+def _changed_shape(first_line: str) -> RuntimeError:
+    """torch's error (its first line: where its own check fails) when func's output has
+    another number of elements once an input is nudged, and what that means."""
+    return RuntimeError(
+        f"{first_line}\n  gradcheck: an output of func has another number of elements when an "
+        "input is nudged by eps, so it has no derivative there: func's output shapes must not "
+        "depend on its inputs' values."
+    )
 
 
 def _numerical_jvps(func, inputs, k, y_pos, u, eps):
