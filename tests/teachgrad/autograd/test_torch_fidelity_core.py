@@ -1005,3 +1005,40 @@ def test_signed_zeros_come_out_as_torch_s(op):
         return [(v, math.copysign(1.0, v)) if v == v else "nan" for v in values]
 
     assert_like_torch(program)
+
+
+@pytest.mark.parametrize(
+    "kind", ["node post-hook", "node pre-hook", "tensor hook", "post-accumulate"]
+)
+def test_a_hook_object_is_freed_without_the_cyclic_collector(kind):
+    """A hook object (here one with ``__call__``) goes when its graph does, with the cyclic
+    collector off: nothing the engine keeps makes a reference cycle through it."""
+
+    def program(lib):
+        class Hook:
+            def __call__(self, *args):
+                return None
+
+        hook = Hook()
+        gone = weakref.ref(hook)
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            x = lib.ones(2, requires_grad=True)
+            y = x * 2
+            register = {
+                "node post-hook": y.grad_fn.register_hook,
+                "node pre-hook": y.grad_fn.register_prehook,
+                "tensor hook": y.register_hook,
+                "post-accumulate": x.register_post_accumulate_grad_hook,
+            }[kind]
+            register(hook)
+            del hook, register
+            y.sum().backward()
+            del x, y
+            return gone() is None
+        finally:
+            if collecting:
+                gc.enable()
+
+    assert assert_like_torch(program) is True
