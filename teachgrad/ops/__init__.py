@@ -17,6 +17,7 @@ from .._backend import device as device_type
 from .._out import accepts_out
 from .._profiling import recorded_as
 from .._tensor import Tensor
+from ..autograd.anomaly_mode import _outside_teachgrad
 from ..autograd.grad_mode import no_grad
 from . import index, inplace, linalg, nn, pointwise, reduce, shape, views  # noqa: F401 - the families
 from .index import gather, index_put, index_select, masked_fill, scatter, scatter_add
@@ -663,7 +664,7 @@ def _warn_T_once(zero_d: bool) -> None:
     others, each said once per process (TORCH_WARN_ONCE)."""
     if zero_d not in _T_WARNED:
         _T_WARNED.add(zero_d)
-        warnings.warn(_T_DEPRECATED[zero_d], UserWarning, stacklevel=3)
+        warnings.warn(_T_DEPRECATED[zero_d], UserWarning, stacklevel=_outside_teachgrad())
 
 
 _T_WARNED = set()
