@@ -470,7 +470,8 @@ def inplace(x, op: str, fn, *args, **kwargs):
         raise TypeError(f"{op}() needs a Tensor")
     record = _grad_state.enabled and _records(x, fn, args, kwargs)
     check_inplace(x, op, record, args)  # before reading a view's history, as torch does
-    if op in _ALPHA_OPS and (len(args) > 1 or kwargs):
+    # (a float tensor holds any result: the optimizers' add_(g, alpha=-lr) skips this)
+    if op in _ALPHA_OPS and x._data.dtype.kind != "f" and (len(args) > 1 or kwargs):
         _check_alpha_cast(x, op, *args, **kwargs)
     if x._base is not None and _grad_state.enabled:  # (nothing is recorded otherwise)
         x._refresh_view()
