@@ -118,9 +118,8 @@ class Builtin(Function):
         ctx.needs_input_grad = needs or no_grads(len(args))
         # 2. run forward on the arrays, and wrap its result
         out = cls.forward(ctx, *args, **kwargs)
-        if (
-            type(out) is not _ndarray and type(out) in _SCALARS
-        ):  # NumPy gives a full reduction as a scalar: make it 0-d
+        # (NumPy gives a full reduction as a scalar: make it 0-d)
+        if type(out) is not _ndarray and type(out) in _SCALARS:
             out = as_array(out)
         if type(out) is _ndarray:  # one array: the common case, kept fast
             outputs = (make_view(out, args[0], ctx) if cls.view_of_input else wrap_array(out),)

@@ -470,7 +470,7 @@ class _Pass:
     node's dependency count and gradient buffer, the heap of ready nodes).
 
     ``keep_graph``: do not free saved tensors; ``create_graph``: record the backward pass;
-    ``steal``: see ``_claim``; ``batch``: every gradient has an extra first dim of this
+    ``steal``: see ``_claim_unshared``; ``batch``: every gradient has an extra first dim of this
     size (``is_grads_batched``). ``reached``: None, every node runs (see ``_PassTo``).
     ``deps`` (node -> how many gradients it still waits for) is set by the loop's step 1
     (``grad_rows`` gives its passes a copy of one count);
@@ -534,10 +534,7 @@ class _Pass:
             if buf is None:
                 buf = buffers[nxt] = [None] * len(nxt._output_meta)
             if g is not None:
-                summed = buf[nr] is not None
-                buf[nr] = buf[nr] + g if summed else g
-                if self.steal and (summed or type(nxt) is AccumulateGrad):
-                    _claim(buf[nr], summed, node, grad_outputs, grad_inputs)
+                buf[nr] = g if buf[nr] is None else buf[nr] + g
             left = deps[nxt] - 1
             deps[nxt] = left
             if left == 0:
@@ -690,22 +687,15 @@ def _checked_hook_values(hook, new, old, node) -> list:
 _new_step = tuple.__new__  # BackwardStep(...) without the namedtuple's Python-level __new__
 
 
-def _claim(g, summed, node, grad_outputs, grad_inputs) -> None:
-    """Speed: mark a gradient that only the engine holds (``_engine_owned``), so that
-    ``accumulate_grad`` may make it a leaf's ``.grad`` itself instead of copying it: a
-    fresh sum in a buffer, or a gradient ``node`` just made for a leaf (``_made_by``).
-    Only ``backward()`` claims (``steal``): ``backward_steps`` shows every gradient to its
-    caller. It saves one copy of every leaf's gradient per backward (the MLP step's
-    weight gradients)."""
-    if summed or _made_by(node, g, grad_outputs, grad_inputs):
-        g._engine_owned = True
-
-
 def _claim_unshared(grads) -> None:
-    """After a leaf's hooks ran: a gradient that nobody but the engine holds any more (the
-    hooks kept no reference; a hook's fresh result, say) may become ``.grad`` itself, as
-    torch's AccumulateGrad steals a gradient whose use count says only the engine holds it.
-    Then the node's post hooks see ``.grad`` itself in their ``grad_outputs``, as in torch."""
+    """Speed: a leaf's gradient that nobody but the engine holds (``_engine_owned``) becomes
+    its ``.grad`` itself, not a copy, as torch's AccumulateGrad steals a gradient whose use
+    count says only the engine holds it: a gradient a node made for the leaf, a sum in a
+    buffer, a hook's fresh result (after the leaf's hooks ran, which may keep a reference).
+    Then the node's post hooks see ``.grad`` itself in their ``grad_outputs``, as in torch.
+    Only ``backward()`` steals (``steal``): ``backward_steps`` shows every gradient to its
+    caller. It saves one copy of every leaf's gradient per backward (the MLP step's weight
+    gradients, 1.6 MB in ``benchmarks/bench.py`` (b))."""
     g = grads[0]  # its array must be its own too: a pass-through formula wraps it anew
     if g is not None and g._data.base is not None:  # (a view: maybe of a buffer only it reaches)
         g = grads[0] = _unaliased(g)
@@ -728,16 +718,6 @@ def _unaliased(g):
     # this frame, getrefcount); the array (the view, the base tensor, this frame, getrefcount)
     alone = sys.getrefcount(g) <= 4 and sys.getrefcount(owner) <= 3 and sys.getrefcount(base) <= 4
     return wrap_array(base) if same and alone and address(view) == address(base) else g
-
-
-def _made_by(node, g, grad_outputs, grad_inputs) -> bool:
-    """True if ``node`` just created ``g`` (not a pass-through of its input, not sent to two
-    edges, not a view of another buffer, not shown to a hook): then only the engine holds it."""
-    data = g._data
-    # made by node: its array is in grad_inputs once, and not in grad_outputs (by the arrays:
-    # a formula run on arrays wraps each result anew, see _formula_on_arrays)
-    found = [x for x in (*grad_outputs, *grad_inputs) if x is not None and x._data is data]
-    return node._post_hooks is None and data.base is None and len(found) == 1
 
 
 def _dependencies(roots) -> dict:
