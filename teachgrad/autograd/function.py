@@ -929,9 +929,7 @@ def _connect(ctx, cls, args, outputs) -> None:
         if dirty and _contains(dirty, t):
             t._rebase_history(ctx, nr, _position_in(args, t))
         elif data.dtype.kind == "f" and not (no_grad_outs and _contains(no_grad_outs, t)):
-            t._grad_fn = ctx
-            t._output_nr = nr
-            t._requires_grad = True
+            t._grad_fn, t._output_nr, t._requires_grad = ctx, nr, True
     ctx._output_meta = tuple(output_meta)
 
     names, saved = cls.saved_names if cls._builtin else (), []
