@@ -215,7 +215,9 @@ class BackwardFunction(FunctionCtx, Node):
     _saved = None
     _read_saved_once = False  # (clear_saved_tensors_on_access: saved_tensors was read)
     _arrays = False  # True while the formula runs on arrays (see _formula_on_arrays)
-    _input_meta = ()  # (argument position, shape, numpy dtype, array type) of each Tensor argument
+    # (argument position, (shape, numpy dtype, array type)) of each Tensor argument; for a
+    # number operand torch wraps (``number_inputs``), (position, None)
+    _input_meta = ()
 
     def apply(self, *grad_outputs):
         """Run the Function's backward (or vjp) on ``grad_outputs`` as the engine would, and
@@ -267,21 +269,16 @@ class BackwardFunction(FunctionCtx, Node):
         if len(meta) != n_args and not self._forward_cls._builtin:  # (built-ins are tested)
             _check_non_tensor_grads(result, meta, self)
         grads = []
-        for edge, (pos, shape, dtype, array_type) in enumerate(meta):
-            g = result[pos] if array_type is not None else None  # a number operand has no gradient
-            if batch is not None:
-                g, shape = _batched_grad(g, shape, batch)
+        for edge, (pos, spec) in enumerate(meta):
+            g = None if spec is None else result[pos]  # (a number operand has no gradient)
+            if batch is not None and spec is not None:
+                g, spec = _batched_grad(g, spec, batch)
             # the usual case needs no work: a Tensor of the input's exact shape, dtype and device
-            if (
-                g is None
-                or isinstance(g, Tensor)
-                and g._data.shape == shape
-                and g._data.dtype == dtype
-                and type(g._data) is array_type
-            ):
+            data = g._data if isinstance(g, Tensor) else None
+            if g is None or data is not None and (data.shape, data.dtype, type(data)) == spec:
                 grads.append(g)
             else:
-                grads.append(validate_grad(g, (pos, shape, dtype, array_type), self, edge))
+                grads.append(validate_grad(g, pos, spec, self, edge))
         return tuple(grads)
 
 
@@ -293,8 +290,8 @@ def _arrays_will_do(node) -> bool:
     if _grad_state.enabled or _fw_state.level is not None or _profiling.active:
         return False
     out = node._output_meta[0]
-    for _, _, dtype, array_type in node._input_meta:
-        if array_type is not None and (dtype != out[1] or array_type is not out[2]):
+    for _, spec in node._input_meta:
+        if spec is not None and (spec[1] != out[1] or spec[2] is not out[2]):
             return False
     return True
 
@@ -365,13 +362,14 @@ def _one_per_input(node, result) -> tuple:
     )
 
 
-def _batched_grad(g, shape, batch) -> tuple:
+def _batched_grad(g, spec, batch) -> tuple:
     """``is_grads_batched``: each gradient is a stack of ``batch`` of them; a gradient with
-    broadcast dims is summed over them (dim 0 kept)."""
-    shape = (batch, *shape)
+    broadcast dims is summed over them (dim 0 kept). Returns it with the input's ``spec``
+    (shape, dtype, array type) with the batch dim added."""
+    shape = (batch, *spec[0])
     if isinstance(g, Tensor) and g.ndim > len(shape):
         g = g.sum(tuple(range(1, g.ndim - len(shape) + 1)))
-    return g, shape
+    return g, (shape, *spec[1:])
 
 
 def _all_none(values) -> bool:
@@ -401,16 +399,16 @@ def zeros_for(meta, batch=None):
     return wrap_array(array_module(array_type).zeros(shape, np_dtype))
 
 
-def validate_grad(g, meta, node, index):
+def validate_grad(g, position, spec, node, index):
     """torch's checks on a gradient a node returns for its input ``index``.
 
     A gradient with the input's broadcast shape is summed back to the input's shape
     (so no op needs its own "un-broadcast"); a different dtype is cast; a wrong
-    shape or device is an error naming the node and the input. ``meta``: the input's
-    argument position, shape, dtype and array type. The gradient of an input that needs
-    none is left as it is, as torch leaves it (nothing flows from it).
+    shape or device is an error naming the node and the input. ``position``: the input's
+    place among forward's arguments; ``spec``: its shape, dtype and array type. The
+    gradient of an input that needs none is left as it is, as torch leaves it (nothing
+    flows from it).
     """
-    position, *meta = meta
     if g is None or not node.needs_input_grad[position]:
         return g
     if not isinstance(g, Tensor):
@@ -418,7 +416,7 @@ def validate_grad(g, meta, node, index):
             f"expected Variable or None (got {type(g).__name__})\n  function {node.name()} returned a "
             f"{type(g).__name__} as the gradient of input {index}; gradients must be Tensors (or None)."
         )
-    shape, np_dtype, array_type = meta
+    shape, np_dtype, array_type = spec
     if type(g._data) is not array_type:
         raise RuntimeError(
             f"Function {node.name()} returned an invalid gradient at index {index} - expected device "
@@ -906,14 +904,14 @@ def _connect(ctx, cls, args, outputs) -> None:
             fn = a._grad_fn
             if fn is not None and a._base is None:
                 edges.append((fn, a._output_nr))
-                meta.append((i, *fn._output_meta[a._output_nr]))  # (shares its shape's tuple)
+                meta.append((i, fn._output_meta[a._output_nr]))  # (shares the output's spec)
             else:
                 edges.append(a._edge())
                 data = a._data
-                meta.append((i, data.shape, data.dtype, type(data)))
+                meta.append((i, (data.shape, data.dtype, type(data))))
         elif cls._builtin and i in cls.number_inputs:  # torch wraps a number operand: an empty edge
             edges.append((None, 0))
-            meta.append((i, (), None, None))
+            meta.append((i, None))
     ctx.next_functions = tuple(edges)
     ctx._input_meta = tuple(meta)  # (tuples: the GC stops tracking tuples of plain values)
     stamp(ctx)
