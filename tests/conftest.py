@@ -66,13 +66,8 @@ def cuda_unavailable_reason() -> str | None:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Start the browser test first; skip tests marked ``@pytest.mark.cuda`` when there is no
-    usable GPU (the stand-in is one), and, on the stand-in, tests marked ``no_standin``.
-
-    (pytest-xdist hands tests out in collection order. The browser test takes two minutes,
-    mostly waiting for JupyterLab and Chromium; collected near the end, it ran on alone for
-    about 100 s after the other worker had run out of tests.)"""
-    items.sort(key=lambda item: item.get_closest_marker("browser") is None)  # (stable)
+    """Skip tests marked ``@pytest.mark.cuda`` when there is no usable GPU (the stand-in is
+    one), and, on the stand-in, tests marked ``no_standin``."""
     if on_standin(config):
         for item in items:
             marker = item.get_closest_marker("no_standin")
