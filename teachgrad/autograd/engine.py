@@ -695,7 +695,7 @@ def _claim_unshared(grads) -> None:
     Then the node's post hooks see ``.grad`` itself in their ``grad_outputs``, as in torch.
     Only ``backward()`` steals (``steal``): ``backward_steps`` shows every gradient to its
     caller. It saves one copy of every leaf's gradient per backward (the MLP step's weight
-    gradients, 1.6 MB in ``benchmarks/bench.py`` (b))."""
+    and bias gradients, 2.7 MB a step in ``benchmarks/bench.py`` (b))."""
     g = grads[0]  # its array must be its own too: a pass-through formula wraps it anew
     if g is not None and g._data.base is not None:  # (a view: maybe of a buffer only it reaches)
         g = grads[0] = _unaliased(g)
