@@ -708,11 +708,12 @@ def _unaliased(g):
     """``g``; or, when g is a view of the whole of its base tensor's array (same memory,
     shape and strides) and nothing but g reaches either, a plain tensor on that array,
     which the leaf may then keep without a copy, as torch's AccumulateGrad keeps it
-    (``linear``'s weight gradient: the transpose of a transposed matrix product)."""
+    (``linear``'s weight gradient: the transpose of a transposed matrix product; the base
+    tensor's array may itself be a view of that array, when the product was made on arrays)."""
     view, owner = g._data, g._base
     base = view.base
-    if owner is None or owner._data is not base:  # (no tensor of its own: leave it)
-        return g
+    if owner is None or (owner._data is not base and owner._data.base is not base):
+        return g  # (no tensor of its own: leave it)
     same = view.shape == base.shape and view.strides == base.strides and view.dtype == base.dtype
     # who holds each: g (the list, the caller, this call, getrefcount); its base tensor (g,
     # this frame, getrefcount); the array (the view, the base tensor, this frame, getrefcount)

@@ -56,7 +56,7 @@ from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_if_none
 from . import fused
 from .linalg import keep_layouts, layout_args
 from .pointwise import SavesResult, _sigmoid, _unary, operands, where
-from .reduce import dtype_argument, row_major, sum_to
+from .reduce import dtype_argument, row_major
 from .shape import pad_array
 
 # --------------------------------------------------------------------------- array helpers
@@ -504,6 +504,7 @@ class LogSoftmaxBackwardData(Builtin):
 class Addmm(Builtin):
     """``bias + mat1 @ mat2`` (what ``linear`` computes for a batch of rows)."""
 
+    on_arrays = True
     node_name = "AddmmBackward0"
     saved_names = ("mat1", "mat2")
     formula = {"self": "grad summed over the rows", "mat1": "grad @ mat2ᵀ", "mat2": "mat1ᵀ @ grad"}
@@ -519,7 +520,7 @@ class Addmm(Builtin):
     def forward(ctx, bias, mat1, mat2):
         _, need_1, need_2 = ctx.needs_input_grad
         ctx.to_save = (mat1 if need_2 else None, mat2 if need_1 else None)  # what backward uses
-        ctx.bias_shape = bias._data.shape
+        ctx.bias_ndim = bias._data.ndim
         ctx.mat2_transposed = not mat2._data.flags.c_contiguous  # (see backward)
         out = mat1._data @ mat2._data
         out += bias._data  # in place: one (rows, out) array instead of two
@@ -541,8 +542,9 @@ class Addmm(Builtin):
             # view too, so after TBackward the weight's gradient is row-major like the
             # weight itself and the optimizer's ``.grad`` needs no reordering copy.
             grad_2 = (grad.mT @ mat1).mT if ctx.mat2_transposed else mat1.mT @ grad
-        # the bias was broadcast over the rows: its gradient sums them
-        grad_bias = sum_to(grad, ctx.bias_shape) if need_bias else None
+        # the bias was broadcast over the rows: its gradient sums them (a bias of another
+        # shape, (1, m) or (n, 1), gets the whole grad, which the engine sums back to it)
+        grad_bias = (grad.sum(0) if ctx.bias_ndim == 1 else grad) if need_bias else None
         return grad_bias, grad @ mat2.mT if need_1 else None, grad_2
 
     @staticmethod

@@ -64,6 +64,18 @@ PROGRAMS = {
     "Matmul batched @ 1-d": (lambda: (_t(2, 3, 4), _t(4)), lambda a, b: a @ b),
     "Matmul 1-d @ batched": (lambda: (_t(4), _t(2, 4, 3)), lambda a, b: a @ b),
     "Matmul 2-d @ batched": (lambda: (_t(3, 4), _t(2, 4, 5)), lambda a, b: a @ b),
+    "Addmm (linear, a bias per output)": (
+        lambda: (_t(3, 4), _t(2, 4), _t(2)),
+        lambda x, w, b: tg.nn.functional.linear(x, w, b),
+    ),
+    "Addmm (linear, a bias of shape (n, 1))": (
+        lambda: (_t(3, 4), _t(2, 4), _t(3, 1)),
+        lambda x, w, b: tg.nn.functional.linear(x, w, b),
+    ),
+    "Addmm (linear, a 0-d bias)": (
+        lambda: (_t(3, 4), _t(2, 4), _t()),
+        lambda x, w, b: tg.nn.functional.linear(x, w, b),
+    ),
     "Mm": (lambda: (_t(3, 4), _t(4, 2)), lambda a, b: tg.mm(a, b)),
     "Bmm": (lambda: (_t(2, 3, 4), _t(2, 4, 2)), lambda a, b: tg.bmm(a, b)),
     "Mv": (lambda: (_t(3, 4), _t(4)), lambda a, b: tg.mv(a, b)),
@@ -135,3 +147,21 @@ def test_mixed_dtypes_run_on_tensors_so_that_torch_promotion_decides():
     b = tg.tensor(2.0, dtype=tg.float64, requires_grad=True)
     node = (a * b).grad_fn
     assert not function._arrays_will_do(node)
+
+
+def test_a_linear_layers_gradients_become_their_grad_without_a_copy(monkeypatch):
+    """The weight's gradient, made on arrays as the transpose of a transposed product, and
+    the bias's row sum are held by nobody but the engine: each becomes ``.grad`` itself, as
+    torch's AccumulateGrad steals such a gradient (``engine._claim_unshared``), and a
+    training step copies no gradient."""
+    from teachgrad.autograd import tape
+
+    copies = []
+    real = tape._copy_with_layout
+    monkeypatch.setattr(tape, "_copy_with_layout", lambda g, var: copies.append(g) or real(g, var))
+    model = tg.nn.Sequential(tg.nn.Linear(4, 5), tg.nn.ReLU(), tg.nn.Linear(5, 3))
+    x = tg.tensor(RNG.standard_normal((6, 4)), dtype=tg.float32)
+    tg.nn.functional.cross_entropy(model(x), tg.tensor([0, 1, 2, 0, 1, 2])).backward()
+    assert copies == []
+    for p in model.parameters():  # each .grad has its parameter's strides (the layout contract)
+        assert p.grad.shape == p.shape and p.grad.stride() == p.stride()
