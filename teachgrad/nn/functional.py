@@ -39,6 +39,7 @@ from ..ops.pointwise import (
 )
 from ..ops.pointwise import relu as _relu
 from ..ops.shape import constant_pad_nd
+from ..ops.views import expand_error
 
 # --------------------------------------------------------------------------- helpers
 
@@ -230,9 +231,11 @@ def linear(input, weight, bias=None):
         return matmul(input, weight.t())
     same_device(input, weight, bias)
     # (the checks read the arrays' own shapes and dtypes: this runs once per layer and step)
-    ndim = input._data.ndim
-    if ndim != 2 and (bias._data.ndim != 1 or not input.is_contiguous()):  # torch: a plain add
-        return matmul(input, weight.t()) + bias
+    ndim, b = input._data.ndim, bias._data
+    one_row = b.ndim == 1 or b.shape == (1, weight._data.shape[0])
+    if ndim != 2 and not (one_row and input.is_contiguous()):
+        return matmul(input, weight.t()).add_(bias)  # torch's: in place, so it cannot grow
+    # (else, as torch: the rows of a contiguous input and a bias of one row go through addmm)
     rows = input if ndim == 2 else input.view(-1, input.shape[-1])
     mat2 = weight.t()
     if mat2._data.ndim != 2:
@@ -253,22 +256,20 @@ def linear(input, weight, bias=None):
                 f"{name} and mat2 must have the same dtype, but got {_type_name(a)} and {_type_name(mat2)}\n"
                 "  linear doesn't promote: give input, weight and bias one dtype, e.g. x.to(weight.dtype)."
             )
-    bias_shape = bias._data.shape
-    if bias_shape != (m,):  # (the usual bias, one per output feature, needs no check)
-        _check_bias_expands(bias_shape, (n, m))
+    if bias._data.shape != (m,):  # (the usual bias, one per output feature, needs no check)
+        _check_bias_expands(bias, (n, m))
     out = _nn.Addmm.apply(bias, rows, mat2)
     return out if ndim == 2 else out.view(*input.shape[:-1], weight.shape[0])
 
 
-def _check_bias_expands(shape, target):
+def _check_bias_expands(bias, target):
     """torch's error where ``expand`` can't grow linear's bias to the (rows, out_features) result."""
-    for i, (size, want) in enumerate(zip(reversed(shape), reversed(target))):
-        if size not in (1, want):
-            raise RuntimeError(
-                f"The expanded size of the tensor ({want}) must match the existing size ({size}) at "
-                f"non-singleton dimension {len(target) - 1 - i}.  Target sizes: {list(target)}.  "
-                f"Tensor sizes: {list(shape)}\n  bias must have out_features={target[1]} elements."
-            )
+    shape = bias._data.shape
+    lead = len(target) - len(shape)
+    bad = [lead + i for i, size in enumerate(shape) if size not in (1, target[lead + i])]
+    if lead < 0 or bad:
+        error = expand_error(bias, target, None if lead < 0 else bad[0])
+        raise RuntimeError(f"{error}\n  bias must have out_features={target[1]} elements.")
 
 
 @recorded_as("aten::dropout")

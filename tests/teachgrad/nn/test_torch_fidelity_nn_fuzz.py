@@ -460,13 +460,20 @@ LINEAR_SHAPES = [  # (input, weight, bias)
     ((3,), (4, 3), (3,)),
     ((), (4, 3), (4,)),
     ((3,), (), (4,)),
+    ((3,), (4, 3), (1, 4)),  # one row: fused, then viewed back to (4,)
+    ((5, 2, 3), (4, 3), (1, 4)),
+    ((5, 2, 3), (4, 3), (1,)),
+    ((5, 2, 3), (4, 3), (1, 1)),  # not a row of out_features: a plain add
+    ((3,), (4, 3), (2, 4)),  # the add is in place: it cannot grow the result
+    ((2, 3), (4, 3), (1, 1, 4)),  # more dims than the (rows, out_features) it expands to
 ]
 
 
 @pytest.mark.parametrize("shapes", LINEAR_SHAPES, ids=str)
 def test_linear_bias_shapes_as_in_torch(torch, shapes):
     """Value, gradients and node, or torch's error (a bias of another shape than
-    (out_features,) broadcasts: fused for a 2-d input, a plain add for a batched one)."""
+    (out_features,) broadcasts: fused for a 2-d input, and for a contiguous one when the
+    bias is one row; else added in place to the product)."""
     arrays = [rng.standard_normal(shape) for shape in shapes]
     _compare(torch, lambda F, x, w, b: F.linear(x, w, b), *arrays)
     if isinstance(
