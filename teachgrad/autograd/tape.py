@@ -847,12 +847,11 @@ def accumulate_grad(var, g) -> None:
 
 def _store_grad(var, g) -> None:
     """The three cases of ``accumulate_grad``'s docstring."""
-    old = var._grad
+    old, (owned, g._engine_owned) = var._grad, (g._engine_owned, False)  # (a claim is for here)
     if _grad_state.enabled:
         var._grad = _recorded_sum(old, g, var)
     elif old is None:
-        if g._engine_owned and _strides_match(g._data, var._data):
-            g._engine_owned = False  # it is var.grad now: visible to everyone
+        if owned and _strides_match(g._data, var._data):
             var._grad = g  # made by this backward pass and held by nobody else: no copy needed
         else:
             var._grad = _copy_with_layout(g, var)

@@ -948,6 +948,26 @@ def test_a_gradient_kept_by_a_hook_is_not_the_leaf_s_buffer():
     assert_like_torch(program)
 
 
+def test_a_gradient_a_node_hook_kept_is_copied_when_given_to_another_backward():
+    """The gradient reaching a leaf that already has a ``.grad`` is added into it, and an
+    AccumulateGrad post hook may keep it. Given later as another leaf's gradient, it is
+    the user's tensor: that leaf's ``.grad`` must be a copy of it, as torch's (changing the
+    kept tensor afterwards changes nothing else)."""
+
+    def program(lib):
+        x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        (x * 2).sum().backward()
+        kept, node = [], (x * 1).grad_fn.next_functions[0][0]  # (kept: a leaf's node lives on)
+        node.register_hook(lambda gi, go: kept.append(go[0]))
+        (x * 3).sum().backward()
+        z = lib.zeros(3, dtype=lib.float64, requires_grad=True)
+        z.backward(kept[0])
+        kept[0].add_(100)
+        return [as_numpy(z.grad), as_numpy(x.grad), z.grad is kept[0]]
+
+    assert_like_torch(program)
+
+
 @pytest.mark.parametrize("how", ["grad", "backward(inputs=)"])
 def test_a_replacing_hook_on_a_leaf_input(how):
     """What grad() returns, and backward(inputs=) accumulates, for a leaf whose tensor hook
