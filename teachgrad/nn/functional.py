@@ -266,9 +266,11 @@ def _check_bias_expands(bias, target):
     """torch's error where ``expand`` can't grow linear's bias to the (rows, out_features) result."""
     shape = bias._data.shape
     lead = len(target) - len(shape)
-    bad = [lead + i for i, size in enumerate(shape) if size not in (1, target[lead + i])]
-    if lead < 0 or bad:
-        error = expand_error(bias, target, None if lead < 0 else bad[0])
+    bad = [
+        lead + i for i, size in enumerate(shape) if lead >= 0 and size not in (1, target[lead + i])
+    ]
+    if lead < 0 or bad:  # (lead < 0: more dims than the result, which expand refuses)
+        error = expand_error(bias, target, bad[0] if bad else None)
         raise RuntimeError(f"{error}\n  bias must have out_features={target[1]} elements.")
 
 

@@ -466,6 +466,7 @@ LINEAR_SHAPES = [  # (input, weight, bias)
     ((5, 2, 3), (4, 3), (1, 1)),  # not a row of out_features: a plain add
     ((3,), (4, 3), (2, 4)),  # the add is in place: it cannot grow the result
     ((2, 3), (4, 3), (1, 1, 4)),  # more dims than the (rows, out_features) it expands to
+    ((2, 3), (4, 3), (1, 1, 1, 1, 4)),
 ]
 
 
