@@ -43,6 +43,7 @@ import numbers
 import pathlib
 import sys
 import types
+import warnings
 import weakref
 
 import numpy
@@ -478,6 +479,23 @@ def take(a, indices, axis=None, out=None):
     return _wrap(numpy.take(target, _wrapped_along(target, indices, axis), axis))
 
 
+def _spread(name):
+    """CuPy's ``var`` or ``std``: NaN where no degrees of freedom are left, whatever the
+    squared deviations add up to (NumPy divides their sum by 0: inf, or NaN for 0 / 0)."""
+    numpy_function = getattr(numpy, name)
+
+    def spread(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        x = _unwrap(a)
+        with warnings.catch_warnings(), numpy.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)  # ("Degrees of freedom <= 0")
+            result = numpy.asarray(numpy_function(x, axis, dtype, None, ddof, keepdims))
+        reduced = x.size // result.size if result.size else 0  # (elements per result)
+        return _wrap(numpy.full_like(result, numpy.nan) if reduced - ddof <= 0 else result)
+
+    spread.__name__ = name
+    return spread
+
+
 # --------------------------------------------------------------------------- random numbers
 
 
@@ -724,6 +742,8 @@ _OWN = {  # the stand-in's own versions of CuPy functions NumPy answers differen
     "take": take,
     "take_along_axis": take_along_axis,
     "put_along_axis": put_along_axis,
+    "var": _spread("var"),
+    "std": _spread("std"),
 }
 
 

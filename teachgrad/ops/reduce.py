@@ -339,18 +339,27 @@ def _spread(name, a, dims, correction, keepdim, divisor):
     spread = quiet(getattr(array_module(a), name))  # (here, not on forward: the warning's line)
     if divisor > 0:
         return row_major(spread(a._data, axis=dims, ddof=correction, keepdims=keepdim))
-    if divisor != divisor:  # a NaN correction: torch divides by max(0, N − NaN), 0, silently
-        correction = _count(a._data.shape, dims)
-    else:
+    if divisor == divisor:  # (a NaN correction: torch divides by max(0, N − NaN), 0, silently)
         warnings.warn(
             f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
             "reduction factor (input numel divided by output numel).",
             UserWarning,
             stacklevel=_outside_teachgrad(),
         )
+    return row_major(_spread_no_dof(name, a._data, dims, keepdim))
+
+
+@quiet  # (x / 0: inf, and 0 / 0: nan, silently, as torch)
+def _spread_no_dof(name, x, dims, keepdim):
+    """var or std with no degrees of freedom: the squared deviations' sum over
+    ``max(0, N − correction)``, that is 0, as NumPy's ``var`` divides. Written out, since
+    CuPy's ``var`` gives NaN there whatever the sum."""
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's "Degrees of freedom <= 0"
-        return row_major(spread(a._data, axis=dims, ddof=correction, keepdims=keepdim))
+        warnings.simplefilter("ignore", RuntimeWarning)  # (NumPy's "Mean of empty slice")
+        deviations = x - x.mean(axis=dims, keepdims=True)
+    xp = array_module(x)
+    out = (xp.abs(deviations) ** 2).sum(axis=dims, keepdims=keepdim) / 0.0
+    return xp.sqrt(out) if name == "std" else out
 
 
 class Var(_Weighted):

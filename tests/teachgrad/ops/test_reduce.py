@@ -13,7 +13,14 @@ import pytest
 
 import teachgrad as tg
 
-from ._cases import A, assert_raises_like_torch, case_id, compare_with_torch, run_gradchecks
+from ._cases import (
+    A,
+    assert_raises_like_torch,
+    case_id,
+    compare_with_torch,
+    run_gradchecks,
+    to_numpy,
+)
 
 
 def shapes(domain="real", scalar=True):
@@ -248,6 +255,21 @@ def test_logsumexp_is_stable_for_large_inputs(torch):
         y.backward()
         assert abs(y.item() - (1000 + math.log(2))) < 1e-9
         assert np.allclose(x.grad.tolist(), [0.5, 0.5, 0.0])
+
+
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0")  # (both libraries warn)
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("correction", [3, 5, float("nan")], ids=str)
+@pytest.mark.parametrize("dim", [None, 0], ids=["all", "0"])
+def test_var_and_std_with_no_degrees_of_freedom_are_torchs_inf_or_nan(torch, name, correction, dim):
+    """N − correction <= 0 (3 values): the squared deviations' sum over 0, inf, or NaN when
+    the sum is 0 too, as torch, on every device (CuPy's own var gives NaN there always)."""
+    for values in ([1.0, 2.0, 0.0], [4.0, 4.0, 4.0]):
+        ours, theirs = (
+            getattr(lib.tensor(values, dtype=lib.float64), name)(dim, correction=correction)
+            for lib in (tg, torch)
+        )
+        np.testing.assert_array_equal(to_numpy(ours), theirs.numpy())
 
 
 # name -> fn(lib) whose result dtype must equal torch's
