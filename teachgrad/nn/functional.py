@@ -231,11 +231,9 @@ def linear(input, weight, bias=None):
         return matmul(input, weight.t())
     same_device(input, weight, bias)
     # (the checks read the arrays' own shapes and dtypes: this runs once per layer and step)
-    ndim, b = input._data.ndim, bias._data
-    one_row = b.ndim == 1 or b.shape == (1, weight._data.shape[0])
-    if ndim != 2 and not (one_row and input.is_contiguous()):
+    ndim = input._data.ndim
+    if ndim != 2 and not _rows_fuse(input, weight, bias):
         return matmul(input, weight.t()).add_(bias)  # torch's: in place, so it cannot grow
-    # (else, as torch: the rows of a contiguous input and a bias of one row go through addmm)
     rows = input if ndim == 2 else input.view(-1, input.shape[-1])
     mat2 = weight.t()
     if mat2._data.ndim != 2:
@@ -260,6 +258,13 @@ def linear(input, weight, bias=None):
         _check_bias_expands(bias, (n, m))
     out = _nn.Addmm.apply(bias, rows, mat2)
     return out if ndim == 2 else out.view(*input.shape[:-1], weight.shape[0])
+
+
+def _rows_fuse(input, weight, bias) -> bool:
+    """torch's choice for an input that is not a matrix: its rows go through addmm when the
+    input is contiguous and the bias is one row, ``(out_features,)`` or ``(1, out_features)``."""
+    b = bias._data
+    return (b.ndim == 1 or b.shape == (1, weight._data.shape[0])) and input.is_contiguous()
 
 
 def _check_bias_expands(bias, target):

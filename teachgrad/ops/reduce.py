@@ -336,8 +336,8 @@ def _spread(name, a, dims, correction, keepdim, divisor):
     ...     tg.ones(1).var(), str(caught[0].message)[:38]
     (tensor(nan), 'var(): degrees of freedom is <= 0. Cor')
     """
-    spread = quiet(getattr(array_module(a), name))  # (here, not on forward: the warning's line)
     if divisor > 0:
+        spread = quiet(getattr(array_module(a), name))  # (here, not on forward: the warning's line)
         return row_major(spread(a._data, axis=dims, ddof=correction, keepdims=keepdim))
     if divisor == divisor:  # (a NaN correction: torch divides by max(0, N − NaN), 0, silently)
         warnings.warn(

@@ -6,11 +6,10 @@ written once as ``build(nn)`` and built with ``teachgrad.nn`` and ``torch.nn``.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 import teachgrad as tg
+from tests.teachgrad.inplace._common import torch_phrase
 
 
 def from_torch(t) -> tg.Tensor:
@@ -42,9 +41,5 @@ def assert_close(actual, expected, rtol=1e-5, atol=1e-6) -> None:
 
 def torch_text(text: str) -> str:
     """torch's spelling of a teachgrad message or repr (``teachgrad.float64`` -> ``torch.float64``),
-    with the device left out of legacy type names (``torch.cuda.DoubleTensor``,
-    ``CUDABoolType``): with --device-standin teachgrad's tensors are on cuda, torch's on the CPU."""
-    text = re.sub(
-        r"\b(torch|teachgrad)\.(cuda\.)?(?=[A-Z][a-z]*(Tensor|Storage)\b)", "torch.", text
-    )
-    return text.replace("teachgrad.", "torch.").replace("CUDABoolType", "CPUBoolType")
+    with the device left out of legacy type names as ``torch_phrase`` leaves it out."""
+    return torch_phrase(text).replace("LIB.", "torch.")
