@@ -495,9 +495,25 @@ class _Pass:
         heappush(self.heap, (-node._seq, next(self.order), node))
 
     def node(self, node, grads):
-        """Run one node: tensor hooks, pre-hooks, its backward formula, post-hooks, then
-        free its saved tensors. Returns ``(grad_outputs, grad_inputs)``, or None for a node
-        a pass towards inputs does not need."""
+        """Run one node: its backward formula, then free its saved tensors. Returns
+        ``(grad_outputs, grad_inputs)``. A node with hooks, or one run while someone watches
+        (events, the profiler, a batch, a pass towards inputs), goes round by ``with_extras``."""
+        hooked = node._tensor_hooks or node._retain_grad or node._pre_hooks or node._post_hooks
+        watched = self.reached is not None or _profiling.active or NodeStarted.on or NodeFinished.on
+        if hooked or watched:
+            return self.with_extras(node, grads)
+        if self.steal and type(node) is AccumulateGrad:
+            _claim_unshared(grads)  # (a gradient sent to two leaves: the last one may keep it)
+        grad_outputs = tuple(grads)
+        grad_inputs = node._apply(grads)  # the backward formula
+        if not self.keep_graph and node._saved:
+            node._release_saved()
+        return grad_outputs, grad_inputs
+
+    def with_extras(self, node, grads):
+        """``node`` with torch's extras around the formula: tensor hooks, pre-hooks, the
+        ``NodeStarted`` event, the formula (timed by ``profile()``, or on a batch), post-hooks,
+        ``NodeFinished``. Returns None for a node a pass towards inputs does not need."""
         if self.reached is not None:  # a pass towards inputs: see _PassTo.takes
             grads = self.takes(node, grads)
             if grads is None:
@@ -507,14 +523,11 @@ class _Pass:
         if node._pre_hooks:
             grads = _run_pre_hooks(node, grads, self.steal)
         elif self.steal and type(node) is AccumulateGrad:
-            _claim_unshared(grads)  # (a gradient sent to two leaves: the last one may keep it)
+            _claim_unshared(grads)
         grad_outputs = tuple(grads)
         if NodeStarted.on:
             _events.emit(NodeStarted, node=node, grad_outputs=grad_outputs)
-        if _profiling.active or self.batch is not None:
-            grad_inputs = _formula(node, grads, self.batch)
-        else:
-            grad_inputs = node._apply(grads)  # the backward formula
+        grad_inputs = _formula(node, grads, self.batch)
         if node._post_hooks:
             grad_inputs = _run_post_hooks(node, grad_inputs, grad_outputs)
         if NodeFinished.on:
