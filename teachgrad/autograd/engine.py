@@ -372,15 +372,11 @@ def _execute(run, roots, root_grads, observed=True):
     try:
         while run.heap:
             node = heappop(run.heap)[2]
-            grads = run.buffers.pop(node)
             previous_mode, _grad_state.enabled = _grad_state.enabled, run.create_graph
             try:
-                ran = run.node(node, grads)
+                ran = run.node(node, run.buffers.pop(node))
                 if ran is not None:
                     run.send(node, *ran)
-            except Exception as error:
-                anomaly_mode.report(node, error)  # (anomaly detection: show the forward line)
-                raise
             finally:  # (what a hook opened or closed is forgotten, as in torch)
                 _grad_state.enabled, tape._saved_hooks[:] = previous_mode, hook_blocks
             if ran is not None and observed:
@@ -513,7 +509,17 @@ class _Pass:
     def with_extras(self, node, grads):
         """``node`` with torch's extras around the formula: tensor hooks, pre-hooks, the
         ``NodeStarted`` event, the formula (timed by ``profile()``, or on a batch), post-hooks,
-        ``NodeFinished``. Returns None for a node a pass towards inputs does not need."""
+        ``NodeFinished``; and, with anomaly detection on (which listens to those events), the
+        node's forward line when one of them fails. Returns None for a node a pass towards
+        inputs does not need."""
+        try:
+            return self._extras_around(node, grads)
+        except Exception as error:
+            anomaly_mode.report(node, error)
+            raise
+
+    def _extras_around(self, node, grads):
+        """``with_extras``, but for anomaly detection's report."""
         if self.reached is not None:  # a pass towards inputs: see _PassTo.takes
             grads = self.takes(node, grads)
             if grads is None:
@@ -548,9 +554,8 @@ class _Pass:
                 buf = buffers[nxt] = [None] * len(nxt._output_meta)
             if g is not None:
                 buf[nr] = g if buf[nr] is None else buf[nr] + g
-            left = deps[nxt] - 1
-            deps[nxt] = left
-            if left == 0:
+            deps[nxt] -= 1
+            if deps[nxt] == 0:
                 self.ready(nxt)
 
 

@@ -325,12 +325,12 @@ def _run_jvp(cls, ctx, args, kwargs, outputs, tangents) -> tuple:
     ctx.result = outputs[0]
     level = state.level
     state.level = None  # the formula's own ops carry no tangents (one level only)
-    ctx._in_jvp = True  # ctx.saved_tensors now gives what save_for_forward kept
+    # inside jvp, ctx.saved_tensors gives what save_for_forward kept
+    saved, ctx._saved = ctx._saved, tuple(ctx.saved_for_forward)
     try:
         result = cls.jvp(ctx, *tangents)
     finally:
-        state.level = level
-        ctx._in_jvp = False
+        state.level, ctx._saved = level, saved
     result = result if type(result) is tuple else (result,)
     if len(result) != len(outputs):
         raise RuntimeError(

@@ -78,7 +78,6 @@ class FunctionCtx:
     _outputs_left_none = ()  # the non-differentiable outputs' positions, when that flag is False
     needs_input_grad = ()
     saved_for_forward = ()
-    _in_jvp = False
 
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors (inputs, outputs or None) for backward; read them with ``saved_tensors``.
@@ -112,9 +111,7 @@ class FunctionCtx:
     @property
     def saved_tensors(self) -> tuple:
         """The tensors given to ``save_for_backward``, checked against in-place changes."""
-        if self._in_jvp:  # inside jvp: what save_for_forward kept
-            return tuple(self.saved_for_forward)
-        saved = self._saved
+        saved = self._saved  # (inside jvp: what save_for_forward kept, see forward_ad._run_jvp)
         if saved is None or self._values_freed:
             raise _unreadable(self)
         unpack = SavedTensor.unpack_array if self._arrays else SavedTensor.unpack
