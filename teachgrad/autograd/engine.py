@@ -513,31 +513,30 @@ class _Pass:
         node's forward line when one of them fails. Returns None for a node a pass towards
         inputs does not need."""
         try:
-            return self._extras_around(node, grads)
+            if self.reached is not None:  # a pass towards inputs: see _PassTo.takes
+                grads = self.takes(node, grads)
+                if grads is None:
+                    return None  # (this node leads to none of the inputs)
+            elif node._tensor_hooks or node._retain_grad:
+                grads = node._run_tensor_hooks(grads)
+            if node._pre_hooks:
+                grads = _run_pre_hooks(node, grads, self.steal)
+            elif self.steal and type(node) is AccumulateGrad:
+                _claim_unshared(grads)
+            grad_outputs = tuple(grads)
+            if NodeStarted.on:
+                _events.emit(NodeStarted, node=node, grad_outputs=grad_outputs)
+            if _profiling.active or self.batch is not None:
+                grad_inputs = _formula(node, grads, self.batch)
+            else:
+                grad_inputs = node._apply(grads)
+            if node._post_hooks:
+                grad_inputs = _run_post_hooks(node, grad_inputs, grad_outputs)
+            if NodeFinished.on:
+                _finished(node, grad_outputs, grad_inputs)
         except Exception as error:
             anomaly_mode.report(node, error)
             raise
-
-    def _extras_around(self, node, grads):
-        """``with_extras``, but for anomaly detection's report."""
-        if self.reached is not None:  # a pass towards inputs: see _PassTo.takes
-            grads = self.takes(node, grads)
-            if grads is None:
-                return None  # (this node leads to none of the inputs)
-        elif node._tensor_hooks or node._retain_grad:
-            grads = node._run_tensor_hooks(grads)
-        if node._pre_hooks:
-            grads = _run_pre_hooks(node, grads, self.steal)
-        elif self.steal and type(node) is AccumulateGrad:
-            _claim_unshared(grads)
-        grad_outputs = tuple(grads)
-        if NodeStarted.on:
-            _events.emit(NodeStarted, node=node, grad_outputs=grad_outputs)
-        grad_inputs = _formula(node, grads, self.batch)
-        if node._post_hooks:
-            grad_inputs = _run_post_hooks(node, grad_inputs, grad_outputs)
-        if NodeFinished.on:
-            _finished(node, grad_outputs, grad_inputs)
         if not self.keep_graph and node._saved:
             node._release_saved()
         return grad_outputs, grad_inputs
@@ -575,6 +574,8 @@ class _PassTo(_Pass):
                 self.capture_at.setdefault(node, []).append(nr)
         self.runs = _nodes_to_run(roots, self.capture_at, accumulate)
         self.reached = self.runs | self.capture_at.keys()
+
+    node = _Pass.with_extras  # (every node: the gradients reaching the inputs are caught)
 
     def again(self):
         """A new pass with this one's options and plan (``runs``, ``deps``), its own state."""
