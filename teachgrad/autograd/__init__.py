@@ -15,7 +15,7 @@ from .anomaly_mode import (
 )
 from .engine import BackwardStep, backward, backward_steps, grad
 from .explain import explain_grad
-from .function import Function, FunctionCtx, once_differentiable
+from .function import Function, FunctionCtx, NestedIOFunction, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .variable import Variable
@@ -30,6 +30,7 @@ __all__ = [
     "Function",
     "FunctionCtx",
     "GradcheckError",
+    "NestedIOFunction",
     "Variable",
     "backward",
     "backward_steps",
@@ -49,4 +50,5 @@ __all__ = [
     "once_differentiable",
     "profiler",
     "set_grad_enabled",
+    "variable",
 ]

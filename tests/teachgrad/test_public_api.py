@@ -29,6 +29,17 @@ def test_every_exported_op_is_a_torch_top_level_function():
     assert not [n for n in ops.__all__ if isinstance(getattr(ops, n), types.ModuleType)]
 
 
+def test_autograd_exports_what_torch_autograd_exports_of_the_names_it_has():
+    """``teachgrad.autograd.__all__`` holds every name of ``torch.autograd.__all__`` that
+    teachgrad.autograd has (``NestedIOFunction``, the ``variable`` module ...), and names
+    only what it has."""
+    torch = needs.oracle()
+    shared = [n for n in torch.autograd.__all__ if hasattr(tg.autograd, n)]
+    assert not [n for n in shared if n not in tg.autograd.__all__]
+    assert "NestedIOFunction" in tg.autograd.__all__
+    assert not [n for n in tg.autograd.__all__ if not hasattr(tg.autograd, n)]
+
+
 def test_family_modules_and_helpers_do_not_leak_into_teachgrad():
     for name in ("pointwise", "reduce", "shape", "views", "index", "inplace", "annotations"):
         assert not hasattr(tg, name), f"teachgrad.{name} leaks from teachgrad.ops"
