@@ -374,7 +374,10 @@ class Tensor:
             raise RuntimeError(
                 "data set to a tensor that requires gradients must be floating point or complex dtype"
             )
-        self._data = value._data
+        old, new = self._data, value._data
+        if old.dtype != new.dtype or _backend.device_of(old) != _backend.device_of(new):
+            self._acc_ref = None  # (torch's: a new dtype or device, a new AccumulateGrad)
+        self._data = new
 
     @data.deleter
     def data(self) -> None:

@@ -43,7 +43,15 @@ from .forward_ad import push_tangents
 from .forward_ad import state as _fw_state
 from .grad_mode import no_grad
 from .grad_mode import state as _grad_state
-from .tape import Node, RawSavedTensor, SavedTensor, _saved_property, freed_value_error, stamp
+from .tape import (
+    Node,
+    RawSavedTensor,
+    SavedTensor,
+    _saved_property,
+    freed_value_error,
+    spec_of,
+    stamp,
+)
 
 _ndarray = numpy_module().ndarray
 _NO_GRADS = [(False,) * n for n in range(256)]  # needs_input_grad when nothing is recorded
@@ -904,10 +912,10 @@ def _connect(ctx, cls, args, outputs) -> None:
             if fn is not None and a._base is None:
                 edges.append((fn, a._output_nr))
                 meta.append((i, fn._output_meta[a._output_nr]))  # (shares the output's spec)
-            else:
-                edges.append(a._edge())
-                data = a._data
-                meta.append((i, (data.shape, data.dtype, type(data))))
+            else:  # a leaf (its AccumulateGrad has its spec, as torch's), a view, no edge
+                fn, nr = edge = a._edge()
+                edges.append(edge)
+                meta.append((i, spec_of(a._data) if fn is None else fn._output_meta[nr]))
         elif cls._builtin and i in cls.number_inputs:  # torch wraps a number operand: an empty edge
             edges.append((None, 0))
             meta.append((i, None))

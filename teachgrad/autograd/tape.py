@@ -43,6 +43,17 @@ _sequence = itertools.count()
 gc_pacing.watch(_sequence.__next__)  # (taking a number leaves a gap in the order: harmless)
 
 
+def spec_of(array) -> tuple:
+    """What a node knows of a tensor it sends a gradient to, or gets one for: its shape,
+    dtype and array type (the device). The gradient is checked against it.
+
+    >>> import numpy as np
+    >>> spec_of(np.zeros((2, 3)))
+    ((2, 3), dtype('float64'), <class 'numpy.ndarray'>)
+    """
+    return (array.shape, array.dtype, type(array))
+
+
 def stamp(node) -> None:
     """Give a new node its place in creation order (``_seq``: among ready nodes backward
     runs the latest first) and, while a backward with ``create_graph=True`` runs, its
@@ -749,7 +760,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self.variable = variable
-        self._output_meta = ((variable._data.shape, variable._data.dtype, type(variable._data)),)
+        self._output_meta = (spec_of(variable._data),)
 
     @property
     def _tensor_hooks(self):
@@ -871,8 +882,14 @@ def _recorded_copy(g, var):
     CopyBackwards); otherwise a row-major clone of ``g`` (CloneBackward0)."""
     if not dense(var._data):
         return _seam.clone_like(g, None)
-    out = wrap_array(empty_strided(var._data, var._data.strides))
-    return out.copy_(g)
+    return wrap_array(_empty_with_layout(var._data, g._data.dtype)).copy_(g)
+
+
+def _empty_with_layout(var, dtype):
+    """An empty array of ``var``'s shape and strides (counted in elements), of ``dtype``: the
+    gradient's, which is not the leaf's when its ``.data`` got another dtype since."""
+    like = var if var.dtype == dtype else array_module(var).empty(var.shape, dtype)
+    return empty_strided(like, tuple(s // var.itemsize * like.itemsize for s in var.strides))
 
 
 def _add_in_place(old, g, var) -> None:
@@ -893,7 +910,9 @@ def _add_in_place(old, g, var) -> None:
 
 
 def _strides_match(a, b) -> bool:
-    return a.strides == b.strides or _obeys_layout_contract(a, b)
+    """Whether gradient ``a`` is laid out as torch wants it for leaf ``b`` (the same strides,
+    counted in elements: a leaf whose ``.data`` got another dtype may get gradients of its old one)."""
+    return a.strides == b.strides and a.itemsize == b.itemsize or _obeys_layout_contract(a, b)
 
 
 def _obeys_layout_contract(grad, var) -> bool:
@@ -901,14 +920,20 @@ def _obeys_layout_contract(grad, var) -> bool:
     size 1 (any stride but 0 there); row-major for a ``var`` that is not dense."""
     if not dense(var):
         return grad.flags.c_contiguous
-    for g, v, n in zip(grad.strides, var.strides, grad.shape, strict=True):
+    # (zip stops at the shorter: a leaf whose .data got another shape has other dims)
+    for g, v, n in zip(grad.strides, var.strides, grad.shape, strict=False):
+        g, v = g // grad.itemsize, v // var.itemsize  # (in elements)
         if g != v if n != 1 else g == 0 and v != 0:
             return False
     return True
 
 
 def _copy_with_layout(g, var):
-
+    """A copy of gradient ``g`` with leaf ``var``'s strides (row-major if it is not dense).
+    A leaf whose ``.data`` got another shape since the graph was recorded gets ``g`` copied
+    into that shape, as torch copies it (broadcast, or ``copy_``'s error)."""
+    if g._data.shape != var._data.shape and dense(var._data):
+        return _recorded_copy(g, var)
     return _seam.clone_like(g, var._data if dense(var._data) else None)
 
 

@@ -52,7 +52,7 @@ from ..autograd.forward_ad import state as _fw_state
 from ..autograd.function import zeros_for
 from ..autograd.grad_mode import no_grad
 from ..autograd.grad_mode import state as _grad_state
-from ..autograd.tape import Node, SavedTensor, _short, freed_error, stamp, torch_cpp_node
+from ..autograd.tape import Node, SavedTensor, _short, freed_error, spec_of, stamp, torch_cpp_node
 from . import fused, index, pointwise
 from .index import Index, _IndexPut, _is_advanced
 from .pointwise import broadcast_shape, constant_zeros, where
@@ -138,8 +138,7 @@ class CopySlices(Node):
         edges = list(fn.next_functions)
         edges[index] = base_edge
         self.next_functions = tuple(edges)
-        data = base._data
-        self._output_meta = ((data.shape, data.dtype, type(data)),)
+        self._output_meta = (spec_of(base._data),)
         stamp(self)
 
     _saved = ("fn",)  # (so the engine frees it: fn, dropped after backward, as torch's)

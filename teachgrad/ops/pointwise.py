@@ -1350,7 +1350,8 @@ class Clone(Builtin):
         x = a._data
         if isinstance(layout, str):
             return preserved_copy(x, x.dtype) if layout == "K" else x.copy(order=layout)
-        out = empty_strided(x, layout.strides)  # the very strides of `layout` (a dense array)
+        # the very strides of `layout` (a dense array), in elements: its dtype may be another
+        out = empty_strided(x, tuple(s // layout.itemsize * x.itemsize for s in layout.strides))
         out[...] = x
         return out
 

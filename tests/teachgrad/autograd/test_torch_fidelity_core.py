@@ -1062,3 +1062,54 @@ def test_a_hook_object_is_freed_without_the_cyclic_collector(kind):
                 gc.enable()
 
     assert assert_like_torch(program) is True
+
+
+# --------------------------------------------------------------------------- .data replaced
+
+NEW_DATA = {  # what w (3, 4) float32 gets as its .data, from lib
+    "another shape": lambda lib: lib.zeros(4, 3),
+    "one it broadcasts to": lambda lib: lib.zeros(2, 3, 4),
+    "fewer dims": lambda lib: lib.zeros(4),
+    "size-1 dims": lambda lib: lib.zeros(1, 4),
+    "another dtype": lambda lib: lib.zeros(3, 4, dtype=lib.float64),
+    "another dtype, transposed": lambda lib: lib.zeros(4, 3, dtype=lib.float64).t(),
+    "half precision, not dense": lambda lib: lib.zeros(3, 8, dtype=lib.float16)[:, ::2],
+    "the same kind, transposed": lambda lib: lib.zeros(4, 3).t(),
+}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("new_data", NEW_DATA)
+@pytest.mark.parametrize("old_graph_first", [False, True])
+def test_a_leaf_whose_data_is_replaced_while_a_graph_holds_it(
+    new_data, old_graph_first, create_graph
+):
+    """``w.data = ...`` while a graph recorded before still holds ``w``'s AccumulateGrad. As
+    in torch: a new dtype (or device) gets a new AccumulateGrad, a new shape keeps the old
+    one (whose shape then refuses the new graph's gradient); the first gradient becomes
+    ``.grad`` in the leaf's layout, copied into its new shape when it has one (broadcast,
+    or copy_'s error), never into memory laid out for another shape."""
+
+    def program(lib):
+        w = lib.ones(3, 4, requires_grad=True)
+        old = (w * lib.arange(12.0).reshape(3, 4)).sum()
+        w.data = NEW_DATA[new_data](lib)
+        ends = []
+        try:
+            new = (w * 3).sum()
+        except RuntimeError as error:
+            new, ends = None, [str(error).splitlines()[0]]
+        for loss in (old, new) if old_graph_first else (new, old):
+            if loss is None:
+                continue
+            try:
+                loss.backward(create_graph=create_graph)
+                grad = w.grad
+                ends.append((as_numpy(grad), str(grad.dtype).split(".")[-1], grad.stride()))
+            except RuntimeError as error:
+                ends.append(str(error).splitlines()[0])
+        return ends
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (create_graph's reference-cycle warning)
+        assert_like_torch(program)
