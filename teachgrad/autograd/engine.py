@@ -38,13 +38,15 @@ from heapq import heappop, heappush
 from typing import NamedTuple
 
 from .. import _events, _seam
-from .._backend import address, array_module, device_of, quiet
+from .._backend import address, array_module, device_of, numpy_module, quiet
 from .._events import HookFired, NodeFinished, NodeStarted
 from .._profiling import state as _profiling
 from .._tensor import Size, Tensor, wrap_array
 from . import anomaly_mode, tape
 from .grad_mode import state as _grad_state
 from .tape import AccumulateGrad, GradientEdge, Node, check_hook_result
+
+_ndarray = numpy_module().ndarray
 
 
 class BackwardStep(NamedTuple):
@@ -483,9 +485,11 @@ class _Pass:
         self.order = itertools.count()  # (ties between nodes made at once: first pushed first)
 
     def add(self, node, nr, g) -> None:
-        """Add a root's gradient ``g`` into input ``nr`` of ``node``'s buffer."""
+        """Add gradient ``g`` (None: no gradient) into slot ``nr`` of ``node``'s buffer: one
+        slot per output of the node; two gradients for one slot are summed."""
         buf = self.buffers.setdefault(node, [None] * len(node._output_meta))
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
+        if g is not None:
+            buf[nr] = g if buf[nr] is None else buf[nr] + g
 
     def ready(self, node) -> None:
         heappush(self.heap, (-node._seq, next(self.order), node))
@@ -544,15 +548,11 @@ class _Pass:
     def send(self, node, grad_outputs, grad_inputs) -> None:
         """Send each gradient along its edge: add it into the next node's buffer, count
         one dependency down, and push the next node once it waits for nothing else."""
-        buffers, deps, reached = self.buffers, self.deps, self.reached
+        deps, reached = self.deps, self.reached
         for (nxt, nr), g in zip(node.next_functions, grad_inputs):
             if nxt is None or reached is not None and nxt not in reached:
                 continue
-            buf = buffers.get(nxt)
-            if buf is None:
-                buf = buffers[nxt] = [None] * len(nxt._output_meta)
-            if g is not None:
-                buf[nr] = g if buf[nr] is None else buf[nr] + g
+            self.add(nxt, nr, g)
             deps[nxt] -= 1
             if deps[nxt] == 0:
                 self.ready(nxt)
@@ -905,7 +905,8 @@ def _check_grad_output(i, g, t) -> None:
             f"output[{i}] has a shape of {type(g.shape)(t._data.shape)}.\n  The gradient you pass for an output "
             "is dLoss/dOutput: it must have exactly that output's shape."
         )
-    if g.device != device_of(t._data):
+    on_the_cpu = type(g._data) is _ndarray and type(t._data) is _ndarray  # (there is one)
+    if not on_the_cpu and g.device != device_of(t._data):
         raise RuntimeError(
             f"Expected all tensors to be on the same device: grad_output[{i}] is on "
             f"{g.device} but output[{i}] is on {device_of(t._data)}"
