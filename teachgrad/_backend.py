@@ -418,19 +418,31 @@ def dense(a) -> bool:
     return True
 
 
-def empty_strided(like, strides):
-    """An uninitialised array of ``like``'s shape and dtype with exactly these byte strides
-    (torch's ``empty_strided``; NumPy's ``empty_like`` renumbers the strides of size-1 dims).
-    For the strides of a dense array, which never step outside ``like.size`` elements.
+def empty_strided(like, strides, dtype=None):
+    """An uninitialised array of ``like``'s shape and dtype (or ``dtype``) with exactly these
+    byte strides (torch's ``empty_strided``; NumPy's ``empty_like`` renumbers the strides of
+    size-1 dims). For the strides of a dense array, which never step outside ``like.size``
+    elements.
 
     >>> import numpy as np
     >>> empty_strided(np.zeros((3, 1, 2)), (8, 48, 24)).strides
     (8, 48, 24)
     """
-    xp = array_module(like)
+    xp, dtype = array_module(like), like.dtype if dtype is None else dtype
     if min(strides, default=0) < 0:  # (NumPy's reversed views: torch has none to copy)
-        return xp.empty_like(like)
-    return strided_view(xp.empty(like.size, like.dtype), like.shape, strides)
+        return xp.empty_like(like, dtype)
+    return strided_view(xp.empty(like.size, dtype), like.shape, strides)
+
+
+def strides_for(array, itemsize) -> tuple:
+    """``array``'s layout as byte strides for elements of ``itemsize`` bytes: the same layout
+    in another dtype.
+
+    >>> import numpy as np
+    >>> strides_for(np.zeros((2, 3)).T, 4)
+    (4, 12)
+    """
+    return tuple(s // array.itemsize * itemsize for s in array.strides)
 
 
 def device_of(array) -> device:

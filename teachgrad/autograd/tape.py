@@ -31,7 +31,7 @@ import weakref
 from collections import namedtuple
 
 from .. import _events, _seam
-from .._backend import array_module, dense, device_of, empty_strided, is_writeable
+from .._backend import array_module, dense, device_of, empty_strided, is_writeable, strides_for
 from .._hooks import RemovableHandle, add_hook, hooks_of
 from .._tensor import Tensor, _new, wrap_array
 from . import anomaly_mode, gc_pacing
@@ -882,14 +882,9 @@ def _recorded_copy(g, var):
     CopyBackwards); otherwise a row-major clone of ``g`` (CloneBackward0)."""
     if not dense(var._data):
         return _seam.clone_like(g, None)
-    return wrap_array(_empty_with_layout(var._data, g._data.dtype)).copy_(g)
-
-
-def _empty_with_layout(var, dtype):
-    """An empty array of ``var``'s shape and strides (counted in elements), of ``dtype``: the
-    gradient's, which is not the leaf's when its ``.data`` got another dtype since."""
-    like = var if var.dtype == dtype else array_module(var).empty(var.shape, dtype)
-    return empty_strided(like, tuple(s // var.itemsize * like.itemsize for s in var.strides))
+    # (in g's dtype: not the leaf's when its .data got another dtype since)
+    data, dtype = var._data, g._data.dtype
+    return wrap_array(empty_strided(data, strides_for(data, dtype.itemsize), dtype)).copy_(g)
 
 
 def _add_in_place(old, g, var) -> None:
@@ -932,9 +927,10 @@ def _copy_with_layout(g, var):
     """A copy of gradient ``g`` with leaf ``var``'s strides (row-major if it is not dense).
     A leaf whose ``.data`` got another shape since the graph was recorded gets ``g`` copied
     into that shape, as torch copies it (broadcast, or ``copy_``'s error)."""
-    if g._data.shape != var._data.shape and dense(var._data):
+    layout = var._data if dense(var._data) else None
+    if layout is not None and g._data.shape != layout.shape:
         return _recorded_copy(g, var)
-    return _seam.clone_like(g, var._data if dense(var._data) else None)
+    return _seam.clone_like(g, layout)
 
 
 _seam.provide(AccumulateGrad=AccumulateGrad)  # a leaf makes its node (teachgrad/_seam.py)

@@ -26,6 +26,7 @@ from .._backend import (
     numpy_module,
     quiet,
     result_type,
+    strides_for,
     to_device,
 )
 from .._layout import contiguous_strides, preserved_copy, same_layout, torch_layout, with_strides
@@ -1350,8 +1351,8 @@ class Clone(Builtin):
         x = a._data
         if isinstance(layout, str):
             return preserved_copy(x, x.dtype) if layout == "K" else x.copy(order=layout)
-        # the very strides of `layout` (a dense array), in elements: its dtype may be another
-        out = empty_strided(x, tuple(s // layout.itemsize * x.itemsize for s in layout.strides))
+        # the very layout of `layout` (a dense array), whose dtype may be another
+        out = empty_strided(x, strides_for(layout, x.itemsize))
         out[...] = x
         return out
 
