@@ -1104,8 +1104,8 @@ def test_a_leaf_whose_data_is_replaced_while_a_graph_holds_it(
                 continue
             try:
                 loss.backward(create_graph=create_graph)
-                grad = w.grad
-                ends.append((as_numpy(grad), str(grad.dtype).split(".")[-1], grad.stride()))
+                grad = w.grad  # (its values now: the next backward may add into it in place)
+                ends.append((as_numpy(grad).copy(), str(grad.dtype).split(".")[-1], grad.stride()))
             except RuntimeError as error:
                 ends.append(str(error).splitlines()[0])
         return ends
