@@ -380,6 +380,21 @@ def strided_view(x, shape, strides):
     return array_module(x).lib.stride_tricks.as_strided(x, shape, strides)
 
 
+def expanded(x, shape):
+    """``x`` seen with ``shape``, as torch's ``expand``: stride 0 along the dims it repeats
+    (its size-1 dims and new leading ones), no copy. Writable when ``x`` is, like torch's
+    (in-place ops refuse only the writes that would collide); ``broadcast_to``'s view is
+    read-only, and twice as slow to make (it builds an iterator).
+
+    >>> import numpy as np
+    >>> expanded(np.array([[1.0], [2.0]]), (2, 3)).strides
+    (8, 0)
+    """
+    lead = len(shape) - x.ndim
+    kept = zip(x.strides, x.shape, shape[lead:], strict=True)
+    return strided_view(x, shape, (0,) * lead + tuple(0 if n != m else s for s, n, m in kept))
+
+
 def with_empty_strides(data):
     """``data``, or, when it is a fresh array without elements, the same empty array with the
     strides torch gives a fresh tensor of that shape (row-major, a dim of size 0 counting as

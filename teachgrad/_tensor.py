@@ -493,8 +493,7 @@ class Tensor:
         return (None, 0)
 
     def _grad_accumulator(self):
-        ref = self._acc_ref
-        acc = ref() if ref is not None else None
+        acc = self._acc_ref and self._acc_ref()  # (a weak reference: its node may be gone)
         if acc is None:
             acc = _seam.AccumulateGrad(self)
             self._acc_ref = weakref.ref(acc)  # weak: the graph, not the tensor, keeps it alive

@@ -121,11 +121,10 @@ class Builtin(Function):
         # (NumPy gives a full reduction as a scalar: make it 0-d)
         if type(out) is not _ndarray and type(out) in _SCALARS:
             out = as_array(out)
+        single = type(out) is not tuple
         if type(out) is _ndarray:  # one array: the common case, kept fast
             outputs = (make_view(out, args[0], ctx) if cls.view_of_input else wrap_array(out),)
-            single = True
         else:
-            single = type(out) is not tuple
             outputs = wrap_outputs((out,) if single else out, args, ctx, cls, needs)
         if needs and cls._new_style:  # setup_context sees the wrapped outputs
             cls.setup_context(ctx, args, outputs[0] if single else outputs)

@@ -497,9 +497,10 @@ class _Pass:
     def node(self, node, grads):
         """Run one node: its backward formula, then free its saved tensors. Returns
         ``(grad_outputs, grad_inputs)``. A node with hooks, or one run while someone watches
-        (events, the profiler, a batch, a pass towards inputs), goes round by ``with_extras``."""
+        (events, the profiler), goes round by ``with_extras``; so does every node of a pass
+        towards inputs (``_PassTo``, which ``grad()`` and its batches use)."""
         hooked = node._tensor_hooks or node._retain_grad or node._pre_hooks or node._post_hooks
-        watched = self.reached is not None or _profiling.active or NodeStarted.on or NodeFinished.on
+        watched = _profiling.active or NodeStarted.on or NodeFinished.on
         if hooked or watched:
             return self.with_extras(node, grads)
         if self.steal and type(node) is AccumulateGrad:

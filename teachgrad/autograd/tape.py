@@ -233,17 +233,13 @@ class SavedTensor:
     def __init__(self, tensor, owner, name: str):
         if tensor._inference:
             raise _inference_saved(tensor, owner, name)
-        self.name = name
-        self.counter = tensor._counter
-        self.version = tensor._counter.version
-        self.released = False
+        self.name, self.counter, self.version = name, tensor._counter, tensor._counter.version
+        self.released, self.hooks = False, None
         self.is_output = tensor._grad_fn is owner
         if self.is_output:
             self._keep_output(tensor)
-        else:
-            self.tensor = tensor
-            self.non_leaf = tensor._grad_fn is not None  # (detach_() later is an error)
-        self.hooks = None
+        else:  # (non_leaf: a detach_() later is an error)
+            self.tensor, self.non_leaf = tensor, tensor._grad_fn is not None
         if _saved_hooks and not _hooks_disabled:  # saved_tensors_hooks: keep what pack returns
             self._pack(tensor)
 
@@ -361,8 +357,7 @@ class SavedTensor:
         if self.hooks is None:
             data = self.data if self.tensor is None else self.tensor._data
             self.meta = (data.shape, data.dtype, device_of(data))  # for snapshots (not data)
-        self.tensor = self.data = self.hooks = None
-        self.released = True
+        self.tensor, self.data, self.hooks, self.released = None, None, None, True
 
     def shape_str(self) -> str:
         if self.released:
@@ -850,14 +845,9 @@ def accumulate_grad(var, g) -> None:
       strides (row-major if ``var`` is not dense).
     * ``.grad`` exists and grad mode is off: add in place, same buffer, strides kept.
     * grad mode on (``create_graph=True``): ``var.grad = var.grad + g``, recorded.
+
+    Then the ``GradAccumulated`` event, for whoever listens (snapshots, the stepper).
     """
-    _store_grad(var, g)
-    if _events.GradAccumulated.on:
-        _events.emit(_events.GradAccumulated, tensor=var, grad=var._grad)
-
-
-def _store_grad(var, g) -> None:
-    """The three cases of ``accumulate_grad``'s docstring."""
     old, (owned, g._engine_owned) = var._grad, (g._engine_owned, False)  # (a claim is for here)
     if _grad_state.enabled:
         var._grad = _recorded_sum(old, g, var)
@@ -868,6 +858,8 @@ def _store_grad(var, g) -> None:
             var._grad = _copy_with_layout(g, var)
     else:
         _add_in_place(old, g, var)
+    if _events.GradAccumulated.on:
+        _events.emit(_events.GradAccumulated, tensor=var, grad=var._grad)
 
 
 def _recorded_sum(old, g, var):

@@ -529,9 +529,9 @@ def _arith_in_place(x, op, other, alpha=1, rounding_mode=None) -> bool:
         y = other
     else:
         return False
-    if alpha != 1 or alpha is True:
-        if type(alpha) is bool or type(alpha) is not int and xd.dtype.kind != "f":
-            return False  # (a bool alpha; a float one for integers: the general path refuses)
+    if type(alpha) is not int or alpha != 1:  # (True and 1.0 too: torch may refuse them)
+        if type(alpha) not in (int, float) or type(alpha) is float and xd.dtype.kind != "f":
+            return False  # (a bool or tensor alpha; a float one for integers: the general path)
         on_gpu = op in ("add_", "sub_") and type(xd) is not _NUMPY_ARRAY
         if on_gpu and fused.add_scaled_(xd, y, alpha if op == "add_" else -alpha):
             x._counter.bump(op)  # (on a GPU: SGD's update in one kernel, not two)

@@ -149,10 +149,16 @@ class _Binary(Builtin):
 
 
 def _check_alpha(alpha, result, op: str):
-    """torch's checks of ``alpha`` (run only when it is not 1): a number, and a whole one for
-    an integer or bool result (``int_tensor.add(1, alpha=0.5)`` would need a float). Returns
-    alpha as the result's dtype reads it: for bools any nonzero alpha is True, so
-    ``bool_tensor.add(other, alpha=2)`` stays bool (``self or other``), as in torch."""
+    """torch's checks of ``alpha`` (run unless it is the int 1): a number (a 0-d tensor is
+    the number it holds, as in torch), and a whole one for an integer or bool result
+    (``int_tensor.add(1, alpha=0.5)`` would need a float). Returns alpha as a Python number.
+
+    >>> import numpy as np, teachgrad as tg
+    >>> _check_alpha(tg.tensor(2), np.zeros(1), "add")
+    2
+    """
+    if isinstance(alpha, Tensor) and alpha._data.ndim == 0:
+        alpha = alpha.item()
     if not isinstance(alpha, int | float):
         raise TypeError(
             f"{op}(): argument 'alpha' must be Number, not {type(alpha).__name__}\n  alpha scales "
@@ -165,7 +171,7 @@ def _check_alpha(alpha, result, op: str):
             "For integral input tensors, argument alpha must not be a floating point number.\n  "
             "An integer result cannot hold alpha * other: cast a tensor to float first."
         )
-    return bool(alpha) if result.dtype.kind == "b" else alpha
+    return alpha
 
 
 class Add(Builtin):
@@ -179,9 +185,9 @@ class Add(Builtin):
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         x, y = operands(a, b)
-        ctx.alpha = alpha
-        if alpha != 1 or alpha is True:  # (True == 1, but torch refuses it for numbers)
+        if type(alpha) is not int or alpha != 1:  # (True, 1.0 or a tensor: torch checks them)
             alpha = _check_alpha(alpha, x, "add")
+        ctx.alpha = alpha
         out = x + y if alpha == 1 else _scaled_sum(x, alpha, y)
         kept = type(out) is _ndarray and x.flags.c_contiguous and out.size  # (see torch_layout)
         return out if kept else torch_layout(out, x, y)
@@ -196,7 +202,7 @@ class Add(Builtin):
 @quiet  # (off the hot path: alpha is rarely given)
 def _scaled_sum(x, alpha, y):
     """``x + alpha * y``; for bools a bool (x or y, unless alpha is 0), as torch's."""
-    out = x + alpha * y
+    out = x + (bool(alpha) if x.dtype.kind == "b" else alpha) * y
     return out.astype(x.dtype) if x.dtype.kind == "b" else out
 
 
@@ -231,9 +237,9 @@ class Sub(Builtin):
         if _is_bool(a) or _is_bool(b):
             _refuse_bool_subtraction(a, b)
         x, y = operands(a, b)
-        ctx.alpha = alpha
-        if alpha != 1 or alpha is True:  # (True == 1, but torch refuses it for numbers)
+        if type(alpha) is not int or alpha != 1:  # (True, 1.0 or a tensor: torch checks them)
             alpha = _check_alpha(alpha, x, "sub")
+        ctx.alpha = alpha
         out = x - y if alpha == 1 else x - alpha * y
         kept = type(out) is _ndarray and x.flags.c_contiguous and out.size  # (see torch_layout)
         return out if kept else torch_layout(out, x, y)

@@ -19,7 +19,7 @@ import warnings
 from collections import namedtuple
 
 from .._arguments import given, refusal
-from .._backend import array_module, as_dtype, quiet
+from .._backend import array_module, as_dtype, expanded, quiet
 from .._backend import dtype as dtype_type
 from .._layout import contiguous_strides, with_strides
 from .._printing import scalar_name, scalar_type_name
@@ -97,13 +97,13 @@ def row_major(out):
     return out if done else with_strides(out, contiguous_strides(out.shape))
 
 
-def expand_back(grad, in_shape, dims, keepdim):
-    """Spread a reduction's output gradient over the reduced dims of its input."""
-    if not keepdim and grad.ndim:  # (a 0-d gradient expands as it is)
+def expand_back(grad, in_shape, dims=(), keepdim=False):
+    """Spread a reduction's output gradient over the reduced dims of its input (all of
+    them, by default: a 0-d gradient expands as it is)."""
+    if not keepdim and grad.ndim:
         grad = grad.reshape(kept_shape(in_shape, dims))
-    if not isinstance(grad, Tensor):  # (a formula running on arrays: Builtin.on_arrays)
-        return array_module(grad).broadcast_to(grad, in_shape)
-    return grad.expand(in_shape)
+    # (an array when the formula runs on arrays: Builtin.on_arrays)
+    return grad.expand(in_shape) if isinstance(grad, Tensor) else expanded(grad, in_shape)
 
 
 def sum_to(x, shape):
@@ -150,7 +150,7 @@ class _Reduction(Builtin):
     @staticmethod
     def remember(ctx, a, dim, keepdim):
         ctx.in_shape, ctx.keepdim, ctx.dim = a._data.shape, keepdim, dim  # (dim: as given)
-        ctx.dims = reduction_dims(dim, a._data.ndim)
+        ctx.dims = reduction_dims(_all_if_empty(dim), a._data.ndim)
         return ctx.dims
 
     @staticmethod
@@ -178,7 +178,16 @@ class _Weighted(_Reduction):
 # --------------------------------------------------------------------------- sum and mean
 
 
-class SumAll(_Reduction):
+def sum_dtype(x, dtype):
+    """The dtype of a sum of array ``x``: ``dtype`` if given; int64 for integers and bools,
+    as torch's; else None (``x``'s own)."""
+    return "int64" if dtype is None and x.dtype.kind in "biu" else dtype
+
+
+class SumAll(Builtin):
+    """``x.sum()``: the sum of all elements (``dim`` and ``keepdim`` are always None and
+    False here: ``Sum`` takes dims)."""
+
     on_arrays = True
     node_name = "SumBackward0"
     formula = {"self": "grad expanded to self's shape"}
@@ -186,22 +195,34 @@ class SumAll(_Reduction):
 
     @staticmethod
     @quiet
+    def forward(ctx, a, dim=None, keepdim=False, dtype=None):
+        ctx.in_shape = a._data.shape
+        return a._data.sum(dtype=sum_dtype(a._data, dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return expand_back(grad, ctx.in_shape), None, None, None
+
+    jvp = staticmethod(linear_jvp)
+
+
+class Sum(_Reduction):
+    on_arrays = True
+    node_name = "SumBackward1"
+    formula = SumAll.formula
+    saved_args = {**_Reduction.saved_args, **SumAll.saved_args}
+
+    @staticmethod
+    @quiet
     def forward(ctx, a, dim, keepdim=False, dtype=None):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
-        # integer and bool sums are int64, as torch's
-        dtype = "int64" if dtype is None and a._data.dtype.kind in "biu" else dtype
-        return row_major(a._data.sum(axis=dims, keepdims=keepdim, dtype=dtype))
+        return row_major(a._data.sum(axis=dims, keepdims=keepdim, dtype=sum_dtype(a._data, dtype)))
 
     @staticmethod
     def backward(ctx, grad):
         return _Reduction.spread(ctx, grad), None, None, None
 
     jvp = staticmethod(linear_jvp)
-
-
-class Sum(SumAll):
-    node_name = "SumBackward1"
-    saved_args = {**_Reduction.saved_args, **SumAll.saved_args}
 
 
 class MeanAll(_Reduction):
@@ -837,8 +858,7 @@ def _sum_over(input, dim, keepdim, dtype):
         np_dtype = None if dtype is None else _np_dtype(dtype)
         if dim is _ALL and not keepdim:  # (the sum of all, in a dtype)
             return SumAll.apply(input, None, False, np_dtype)
-        dims = dim if type(dim) is int else _all_if_empty(dim)  # (keepdim alone: no dims)
-        return Sum.apply(input, dims, flag(keepdim), np_dtype)
+        return Sum.apply(input, dim, flag(keepdim), np_dtype)  # (keepdim alone: refused)
     except Exception as error:
         args = () if dim is _ALL else (dim,) if keepdim is False else (dim, keepdim)
         kwargs = given(keepdim=keepdim if dim is _ALL else None, dtype=dtype)
@@ -847,7 +867,8 @@ def _sum_over(input, dim, keepdim, dtype):
 
 def _all_if_empty(dim):
     """``dim``, or None (every dim) for an empty list of dims, which torch's reductions
-    (sum, mean, amax, amin, var, std, norm) read as "all of them"."""
+    (sum, mean, amax, amin, var, std, norm, logsumexp) read as "all of them" (their node
+    shows the empty list as it was given: ``_saved_dim`` is ``()``)."""
     return None if isinstance(dim, tuple | list) and len(dim) == 0 else dim
 
 
@@ -892,7 +913,7 @@ def mean(input, dim=_ALL, keepdim=False, *, dtype=None):
         input = input.to(dtype)
     if dim is _ALL and not keepdim:  # (keepdim without a dim fails below: torch's TypeError)
         return MeanAll.apply(input, None, False)
-    return Mean.apply(input, dim if type(dim) is int else _all_if_empty(dim), flag(keepdim))
+    return Mean.apply(input, dim, flag(keepdim))
 
 
 def prod(input, dim=_ALL, keepdim=False, *, dtype=None):
@@ -925,7 +946,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     tensor(1.6667)
     """
     dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
-    return Var.apply(input, _all_if_empty(dim), _correction(unbiased, correction), flag(keepdim))
+    return Var.apply(input, dim, _correction(unbiased, correction), flag(keepdim))
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -936,7 +957,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     tensor(1.4142)
     """
     dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
-    return Std.apply(input, _all_if_empty(dim), _correction(unbiased, correction), flag(keepdim))
+    return Std.apply(input, dim, _correction(unbiased, correction), flag(keepdim))
 
 
 def amax(input, dim=(), keepdim=False):
@@ -946,7 +967,7 @@ def amax(input, dim=(), keepdim=False):
     >>> tg.tensor([[1.0, 5.0], [7.0, 2.0]]).amax(dim=1)
     tensor([5., 7.])
     """
-    return Amax.apply(input, _all_if_empty(dim), flag(keepdim))
+    return Amax.apply(input, dim, flag(keepdim))
 
 
 def amin(input, dim=(), keepdim=False):
@@ -956,7 +977,7 @@ def amin(input, dim=(), keepdim=False):
     >>> tg.tensor([[1.0, 5.0], [7.0, 2.0]]).amin(dim=0)
     tensor([1., 2.])
     """
-    return Amin.apply(input, _all_if_empty(dim), flag(keepdim))
+    return Amin.apply(input, dim, flag(keepdim))
 
 
 def _extreme(all_cls, dim_cls, result_cls, pairwise, input, dim, keepdim, other):
@@ -1045,14 +1066,14 @@ def logsumexp(input, dim, keepdim=False):
     """
     if dim is None:  # (checked() words torch's TypeError)
         raise TypeError("logsumexp reduces the dims it is given, not None")
-    if dim is not _all_if_empty(dim):  # no dims: all of them, which torch can only keep
-        if not keepdim and input._data.ndim and input._data.size:  # (torch's bug spares empties)
-            raise RuntimeError(
-                "output with shape [] doesn't match the broadcast shape "
-                f"{[1] * input._data.ndim}\n  logsumexp over dim=() reduces every dim: give "
-                "keepdim=True, or leave dim out of the tuple (e.g. dim=(0, 1))."
-            )
-        dim = None
+    # no dims: all of them, which torch can only keep (torch's bug spares empty tensors)
+    all_unkept = dim is not _all_if_empty(dim) and not keepdim
+    if all_unkept and input._data.ndim and input._data.size:
+        raise RuntimeError(
+            "output with shape [] doesn't match the broadcast shape "
+            f"{[1] * input._data.ndim}\n  logsumexp over dim=() reduces every dim: give "
+            "keepdim=True, or leave dim out of the tuple (e.g. dim=(0, 1))."
+        )
     return Logsumexp.apply(input, dim, flag(keepdim))
 
 
@@ -1069,7 +1090,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         if dtype is not None:
             input = input.to(dtype_argument(dtype))
         order = 2 if p is None or p == "fro" else p if type(p) in (int, float) else float(p)
-        return Norm.apply(input, order, _all_if_empty(dim), flag(keepdim))
+        return Norm.apply(input, order, dim, flag(keepdim))
     except Exception as error:  # torch's norm is linalg.vector_norm, called with dims in a list
         dims = [dim] if isinstance(dim, int) else dim
         args = (input, 2 if p == "fro" else p, dims, keepdim)

@@ -21,7 +21,7 @@ import math
 import operator
 
 from .._arguments import refusal
-from .._backend import array_module, result_type, strided_view
+from .._backend import array_module, expanded, result_type, strided_view
 from .._printing import legacy_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, _as_int, _as_ints, _wrap_dim, wrap_array
@@ -516,15 +516,8 @@ class Expand(_View):
 
     @staticmethod
     def forward(ctx, a, shape):
-        x = a._data
-        ctx.in_shape = x.shape
-        # stride 0 along the expanded dims; a strided view (not broadcast_to) so that it
-        # stays writable like torch's (in-place ops refuse only writes that would collide)
-        lead = len(shape) - x.ndim
-        strides = (0,) * lead + tuple(
-            0 if n != m else s for s, n, m in zip(x.strides, x.shape, shape[lead:])
-        )
-        return strided_view(x, shape, strides)
+        ctx.in_shape = a._data.shape
+        return expanded(a._data, shape)
 
     @staticmethod
     def backward(ctx, grad):

@@ -97,6 +97,18 @@ REDUCTIONS = {
     "logsumexp((0, 1), keepdim)": lambda lib, x: x.logsumexp((0, 1), keepdim=True),
     "cumsum(1)": lambda lib, x: x.cumsum(1),
     "cumsum(0)": lambda lib, x: x.cumsum(0),
+    # an empty list of dims reduces every dim, and the node shows it as given: ()
+    "sum([])": lambda lib, x: x.sum([]),
+    "sum((), keepdim)": lambda lib, x: x.sum((), keepdim=True),
+    "mean(())": lambda lib, x: x.mean(()),
+    "mean([], keepdim)": lambda lib, x: x.mean([], keepdim=True),
+    "var([])": lambda lib, x: x.var([]),
+    "std(())": lambda lib, x: x.std(()),
+    "amax([])": lambda lib, x: x.amax([]),
+    "amin((), keepdim)": lambda lib, x: x.amin((), keepdim=True),
+    "norm(dim=[])": lambda lib, x: x.norm(dim=[]),
+    "logsumexp((), keepdim)": lambda lib, x: x.logsumexp((), keepdim=True),
+    "logsumexp([], keepdim)": lambda lib, x: x.logsumexp([], keepdim=True),
 }
 
 VIEWS = {
@@ -151,6 +163,9 @@ NUMBERS = {
     "add(2, alpha=3)": lambda lib, x: x.add(2, alpha=3),
     "x - y": lambda lib, x: x - x.detach(),
     "sub(y, alpha=3)": lambda lib, x: x.sub(x.detach(), alpha=3),
+    "add(y, alpha=1.0)": lambda lib, x: x.add(x.detach(), alpha=1.0),
+    "add(y, alpha=tensor(2))": lambda lib, x: x.add(x.detach(), alpha=lib.tensor(2)),
+    "sub(y, alpha=tensor(1))": lambda lib, x: x.sub(x.detach(), alpha=lib.tensor(1)),
     "2 - x": lambda lib, x: 2 - x,
     "x ** 2": lambda lib, x: x**2,
     "x ** 2.5": lambda lib, x: x.abs() ** 2.5,
