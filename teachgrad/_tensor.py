@@ -950,6 +950,18 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     return dim % n
 
 
+def _given_dim(dim, ndim: int) -> int:
+    """``dim`` checked as ``_wrap_dim`` checks it but kept as it was given, as an int: -1
+    stays -1. That is what a node shows (``grad_fn._saved_dim``), as torch's does.
+
+    >>> _given_dim(-1, 3), _given_dim(1, 3)
+    (-1, 1)
+    """
+    dim = dim if type(dim) is int else _as_int(dim)
+    _wrap_dim(dim, ndim)  # (torch's error for a dim out of range)
+    return dim
+
+
 def _as_int(value) -> int:
     """An int argument (a dim, a start ...) given as another type than int: what reads as an
     int as torch reads one (a NumPy int, an integer tensor of one element), else a TypeError

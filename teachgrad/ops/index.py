@@ -21,7 +21,7 @@ import warnings
 from .._backend import array_module, numpy_module
 from .._layout import broadcast_strides, iterator_strides, with_strides
 from .._printing import c_type_name, scalar_type_name
-from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
+from .._tensor import Tensor, _given_dim, _wrap_dim, type_name, wrap_array
 from ..autograd.builtin import Builtin, save_list
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import broadcast_shape, where
@@ -819,7 +819,8 @@ class _ReadAlongDim(Builtin):
 
     @classmethod
     def forward(cls, ctx, a, dim, *, index):
-        ctx.in_shape, ctx.dim = a._data.shape, dim
+        ctx.in_shape, ctx.given_dim = a._data.shape, dim  # (as given, -1 too: the node shows it)
+        ctx.dim = dim = _wrap_dim(dim, a._data.ndim)
         ctx.to_save = (a, index) if cls.saves_input else (index,)
         return cls.read(a._data, dim, index._data)
 
@@ -834,7 +835,7 @@ class Gather(_ReadAlongDim):
     saved_names = ("self", "index")
     saves_input = True
     formula = {"self": "scatter_add(zeros, dim, index, grad)"}
-    saved_args = {"dim": "dim", "sparse_grad": "sparse_grad"}
+    saved_args = {"dim": "given_dim", "sparse_grad": "sparse_grad"}
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -854,13 +855,14 @@ class Gather(_ReadAlongDim):
 class Scatter(Builtin):
     node_name = "ScatterBackward0"
     saved_names = ("index",)
-    saved_args = {"dim": "dim"}
+    saved_args = {"dim": "given_dim"}
     formula = {"self": "scatter(grad, dim, index, 0)", "src": "gather(grad, dim, index)"}
     jvp = staticmethod(linear_jvp)  # linear in input and src together
 
     @staticmethod
     def forward(ctx, a, dim, src, *, index):
-        ctx.dim, ctx.to_save = dim, (index,)
+        ctx.given_dim, ctx.to_save = dim, (index,)  # (dim as given, -1 too: the node shows it)
+        ctx.dim = dim = _wrap_dim(dim, a._data.ndim)
         return _scattered(a, dim, index, src)
 
     @staticmethod
@@ -886,13 +888,14 @@ class ScatterValue(Scatter):
 class ScatterAdd(Builtin):
     node_name = "ScatterAddBackward0"
     saved_names = ("index",)
-    saved_args = {"dim": "dim"}
+    saved_args = {"dim": "given_dim"}
     formula = {"self": "grad", "src": "gather(grad, dim, index)"}
     jvp = staticmethod(linear_jvp)
 
     @staticmethod
     def forward(ctx, a, dim, src, *, index):
-        ctx.dim, ctx.to_save = dim, (index,)
+        ctx.given_dim, ctx.to_save = dim, (index,)  # (dim as given, -1 too: the node shows it)
+        ctx.dim = dim = _wrap_dim(dim, a._data.ndim)
         return _scattered(a, dim, index, src, array_module(a).add)  # repeats add up
 
     @staticmethod
@@ -910,7 +913,7 @@ class ScatterReduce(Builtin):
 
     @staticmethod
     def forward(ctx, a, dim, src, reduce, *, index):
-        xp = array_module(a)
+        xp, dim = array_module(a), _wrap_dim(dim, a._data.ndim)
         return _scattered(a, dim, index, src, xp.add if reduce == "add" else xp.multiply)
 
     @staticmethod
@@ -981,9 +984,10 @@ def gather(input, dim, index, *, sparse_grad=False):
     tensor([[2., 2.],
             [3., 4.]])
     """
-    dim, _ = _wrap_dim(dim, input._data.ndim), flag(sparse_grad)
+    flag(sparse_grad)  # (a bool, or torch's TypeError)
+    given, dim = _given_dim(dim, input._data.ndim), _wrap_dim(dim, input._data.ndim)
     _check_index("gather", input, dim, index)
-    return Gather.apply(input, dim, index=index)
+    return Gather.apply(input, given, index=index)
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
@@ -1006,7 +1010,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         raise TypeError(
             "scatter() missing 1 required argument: 'src' (a tensor) or 'value' (a number)"
         )
-    dim = _wrap_dim(dim, input._data.ndim)
+    given, dim = _given_dim(dim, input._data.ndim), _wrap_dim(dim, input._data.ndim)
     is_tensor = isinstance(src, Tensor)
     _check_index("scatter", input, dim, index, src if is_tensor else None)
     _check_same_dtype(input, src)
@@ -1015,8 +1019,8 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
             raise RuntimeError(
                 f"reduce argument must be either add or multiply.\n  Got reduce={reduce!r}."
             )
-        return ScatterReduce.apply(input, dim, src, reduce, index=index)
-    return (Scatter if is_tensor else ScatterValue).apply(input, dim, src, index=index)
+        return ScatterReduce.apply(input, given, src, reduce, index=index)
+    return (Scatter if is_tensor else ScatterValue).apply(input, given, src, index=index)
 
 
 def scatter_add(input, dim, index, src):
@@ -1031,10 +1035,10 @@ def scatter_add(input, dim, index, src):
         raise TypeError(
             f"scatter_add(): argument 'src' (position 4) must be Tensor, not {type(src).__name__}"
         )
-    dim = _wrap_dim(dim, input._data.ndim)
+    given, dim = _given_dim(dim, input._data.ndim), _wrap_dim(dim, input._data.ndim)
     _check_index("scatter", input, dim, index, src)
     _check_same_dtype(input, src)
-    return ScatterAdd.apply(input, dim, src, index=index)
+    return ScatterAdd.apply(input, given, src, index=index)
 
 
 # --------------------------------------------------------------------------- index_select
@@ -1043,7 +1047,7 @@ def scatter_add(input, dim, index, src):
 class IndexSelect(_ReadAlongDim):
     node_name = "IndexSelectBackward0"
     formula = {"self": "index_add(zeros, dim, index, grad)"}
-    saved_args = {"dim": "dim", "self_sym_sizes": "in_shape"}
+    saved_args = {"dim": "given_dim", "self_sym_sizes": "in_shape"}
 
     @staticmethod
     def read(x, dim, i):
@@ -1086,7 +1090,7 @@ def index_select(input, dim, index):
             [1, 2],
             [5, 6]])
     """
-    dim = _wrap_dim(dim, input._data.ndim)
+    given, dim = _given_dim(dim, input._data.ndim), _wrap_dim(dim, input._data.ndim)
     i = index._data
     if i.ndim > 1:
         raise IndexError(
@@ -1128,4 +1132,4 @@ def index_select(input, dim, index):
             f"index out of range in self\n  index_select indices along dim {dim} must be in "
             f"[0, {size - 1}]; got {index.tolist()}."
         )
-    return IndexSelect.apply(input, dim, index=index)
+    return IndexSelect.apply(input, given, index=index)

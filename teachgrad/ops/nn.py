@@ -50,7 +50,7 @@ from .._backend import (
     strided_view,
 )
 from .._printing import scalar_type_name
-from .._tensor import Tensor, _wrap_dim, wrap_array
+from .._tensor import Tensor, _given_dim, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_if_none
 from . import fused
@@ -345,12 +345,13 @@ class Softmax(SavesResult):
 
     node_name = "SoftmaxBackward0"
     formula = {"self": "result · (grad − sum(grad · result, dim))"}
-    saved_args = {"dim": "dim"}
+    saved_args = {"dim": "given_dim"}
 
     @staticmethod
     @quiet
     def forward(ctx, a, dim):
-        ctx.dim = dim
+        ctx.given_dim = dim  # (as given, -1 too: the node shows it so)
+        ctx.dim = dim = _wrap_dim(dim, a._data.ndim)
         x = a._data
         xp = array_module(x)
         if x.size == 0:  # nothing to compute: an empty result of x's dtype, as torch
@@ -426,12 +427,13 @@ class LogSoftmax(SavesResult):
 
     node_name = "LogSoftmaxBackward0"
     formula = {"self": "grad − exp(result) · sum(grad, dim)"}
-    saved_args = {"dim": "dim"}
+    saved_args = {"dim": "given_dim"}
 
     @staticmethod
     @quiet
     def forward(ctx, a, dim):
-        ctx.dim = dim
+        ctx.given_dim = dim  # (as given, -1 too: the node shows it so)
+        ctx.dim = dim = _wrap_dim(dim, a._data.ndim)
         x = a._data
         xp = array_module(x)
         if x.size == 0:  # nothing to compute: an empty result of x's dtype, as torch
@@ -1511,7 +1513,7 @@ def _softmax_input(input, dim, dtype, name):
             stacklevel=3,
         )
         dim = 0 if input.ndim in (0, 1, 3) else 1
-    dim = _wrap_dim(dim, input.ndim)
+    given, dim = _given_dim(dim, input.ndim), _wrap_dim(dim, input.ndim)
     # (torch has no kernel for integers, but an empty input runs none; the last dim has its own)
     if not input.is_floating_point() and input.numel():
         kernel = f"{name}_lastdim_kernel_impl" if dim >= input.ndim - 1 else f"{name}_kernel_impl"
@@ -1519,7 +1521,7 @@ def _softmax_input(input, dim, dtype, name):
             f"\"{kernel}\" not implemented for '{scalar_type_name(input)}'\n  {name} needs floating "
             "point input: pass dtype=teachgrad.float32, or call .float() first."
         )
-    return input, dim
+    return input, given  # (the node shows dim as given; its forward wraps it)
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):

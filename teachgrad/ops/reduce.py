@@ -24,7 +24,7 @@ from .._backend import dtype as dtype_type
 from .._layout import contiguous_strides, with_strides
 from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
-from .._tensor import Tensor, _wrap_dim, type_name, wrap_array
+from .._tensor import Tensor, _given_dim, _wrap_dim, type_name, wrap_array
 from ..autograd.anomaly_mode import _outside_teachgrad
 from ..autograd.builtin import Builtin, int_tuple
 from ..autograd.forward_ad import linear_jvp, zero_tangent
@@ -1121,7 +1121,7 @@ def cumsum(input, dim, *, dtype=None):
     (tensor([1., 3., 6.]), tensor([[1, 3],
             [3, 7]]))
     """
-    dim = _wrap_dim(dim, input._data.ndim)
+    dim = _given_dim(dim, input._data.ndim)  # (as given, -1 too: the node shows it so)
     return Cumsum.apply(input, dim, None if dtype is None else _np_dtype(dtype))
 
 

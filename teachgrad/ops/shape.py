@@ -20,7 +20,7 @@ from __future__ import annotations
 from .._backend import array_module, empty_strided
 from .._layout import preserved_copy, preserved_strides
 from .._profiling import recorded_as
-from .._tensor import _as_int, _as_ints, _wrap_dim
+from .._tensor import _as_int, _as_ints, _given_dim
 from ..autograd.builtin import Builtin, int_tuple
 from ..autograd.forward_ad import linear_jvp
 from .reduce import all_as_empty, reduction_dims, row_major
@@ -136,7 +136,10 @@ def flip(input, *args, dims=None):
     tensor([[2, 1, 0],
             [5, 4, 3]])
     """
-    return Flip.apply(input, reduction_dims(_sizes("flip", args, dims), input._data.ndim))
+    dims, ndim = _sizes("flip", args, dims), input._data.ndim
+    reduction_dims(dims, ndim)  # (torch's errors: a dim out of range, or given twice)
+    # dims as given, -1 too (the node shows them so; flip takes them so); a 0-d tensor: none
+    return Flip.apply(input, tuple(_given_dim(d, ndim) for d in dims) if ndim else ())
 
 
 class Roll(Builtin):
@@ -187,7 +190,7 @@ def roll(input, shifts, dims=None):
             f"Dimension specified as {dims[0]} but tensor has no dimensions\n"
             "  A 0-d tensor has no dims to roll along; leave dims out."
         )
-    return Roll.apply(input, shifts, tuple(_wrap_dim(d, ndim) for d in dims))
+    return Roll.apply(input, shifts, tuple(_given_dim(d, ndim) for d in dims))  # (-1 as given)
 
 
 # --------------------------------------------------------------------------- copies side by side

@@ -24,7 +24,7 @@ from .._arguments import refusal
 from .._backend import array_module, expanded, result_type, strided_view
 from .._printing import legacy_type_name
 from .._profiling import recorded_as
-from .._tensor import Tensor, _as_int, _as_ints, _wrap_dim, wrap_array
+from .._tensor import Tensor, _as_int, _as_ints, _given_dim, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin, int_tuple
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import same_device
@@ -289,8 +289,9 @@ class Squeeze(_View):
 
     @staticmethod
     def forward(ctx, a, dims):
-        x = a._data
-        ctx.in_shape, ctx.squeezed = x.shape, sorted(d for d in dims if x.shape[d] == 1)
+        x = a._data  # (dims as given, -1 too: the node shows them so)
+        ctx.in_shape = x.shape
+        ctx.squeezed = [d for d in reduction_dims(dims, x.ndim) if x.shape[d] == 1]
         return x.squeeze(tuple(ctx.squeezed))
 
     @staticmethod
@@ -329,21 +330,22 @@ def squeeze(input, dim=None):
         return SqueezeAll.apply(input, tuple(range(ndim)))
     one = not isinstance(dim, tuple | list)  # (an int, or what reads as one: _wrap_dim)
     # (a 0-d tensor takes dim 0 or -1, and has nothing to squeeze; a dim given twice is refused)
-    dims = reduction_dims(dim, ndim)
-    return (Squeeze if one else SqueezeDims).apply(input, dims)
+    reduction_dims(dim, ndim)  # (torch's errors: a dim out of range, or given twice)
+    dims = (dim,) if one else dim
+    return (Squeeze if one else SqueezeDims).apply(input, tuple(_given_dim(d, ndim) for d in dims))
 
 
 class Unsqueeze(_View):
     on_arrays = True
     node_name = "UnsqueezeBackward0"
     formula = {"self": "squeeze(grad, dim)"}
-    saved_args = {"dim": "dim"}
+    saved_args = {"dim": "given_dim"}
 
     @staticmethod
     def forward(ctx, a, dim):
-        ctx.dim = dim
-        out = array_module(a).expand_dims(a._data, dim)
-        return out if out.size else _unsqueezed_empty(a._data, dim, out.shape)
+        ctx.given_dim, ctx.dim = dim, _wrap_dim(dim, a._data.ndim + 1)
+        out = array_module(a).expand_dims(a._data, ctx.dim)
+        return out if out.size else _unsqueezed_empty(a._data, ctx.dim, out.shape)
 
     @staticmethod
     def backward(ctx, grad):
@@ -366,7 +368,7 @@ def unsqueeze(input, dim):
     >>> tg.zeros(3).unsqueeze(0).shape, tg.zeros(3).unsqueeze(-1).shape
     (teachgrad.Size([1, 3]), teachgrad.Size([3, 1]))
     """
-    return Unsqueeze.apply(input, _wrap_dim(dim, input._data.ndim + 1))
+    return Unsqueeze.apply(input, _given_dim(dim, input._data.ndim + 1))
 
 
 # --------------------------------------------------------------------------- dim order
@@ -386,7 +388,7 @@ class Permute(_View):
     def backward(ctx, grad):
         inverse = [0] * len(ctx.dims)
         for i, d in enumerate(ctx.dims):
-            inverse[d] = i
+            inverse[d] = i  # (a negative d counts from the end, as the dim does)
         return permute(grad, inverse), None
 
 
@@ -410,7 +412,7 @@ def permute(input, *dims):
     wrapped = tuple(_wrap_dim(d, ndim) for d in dims)
     if len(set(wrapped)) != ndim:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return Permute.apply(input, wrapped)
+    return Permute.apply(input, tuple(dims))  # (as given, -1 too: the node shows them so)
 
 
 class Transpose(_View):
@@ -452,7 +454,7 @@ def transpose(input, dim0, dim1):
     teachgrad.Size([3, 2])
     """
     ndim = input._data.ndim
-    return Transpose.apply(input, _wrap_dim(dim0, ndim), _wrap_dim(dim1, ndim))
+    return Transpose.apply(input, _given_dim(dim0, ndim), _given_dim(dim1, ndim))
 
 
 def t(input):
@@ -629,13 +631,18 @@ class Select(_View):
     on_arrays = True
     node_name = "SelectBackward0"
     formula = {"self": "zeros with grad at index along dim"}
-    saved_args = {"dim": "dim", "index": "index", "self_sym_sizes": "in_shape"}
+    saved_args = {
+        "dim": ("given", operator.itemgetter(0)),
+        "index": ("given", operator.itemgetter(1)),
+        "self_sym_sizes": "in_shape",
+    }
 
     @staticmethod
     def forward(ctx, a, dim, index):
-        x = a._data
-        ctx.in_shape, ctx.dim, ctx.index = x.shape, dim, index
-        return x[(slice(None),) * dim + (index, Ellipsis)]
+        x = a._data  # (dim and index as given, -1 too: the node shows them so)
+        ctx.in_shape, ctx.given, ctx.dim = x.shape, (dim, index), _wrap_dim(dim, x.ndim)
+        ctx.index = index % x.shape[ctx.dim]
+        return x[(slice(None),) * ctx.dim + (ctx.index, Ellipsis)]
 
     @staticmethod
     def backward(ctx, grad):
@@ -654,13 +661,13 @@ def select(input, dim, index):
     shape = input._data.shape
     if not shape:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    dim, index = _wrap_dim(dim, len(shape)), _as_int(index)
+    given, dim, index = _given_dim(dim, len(shape)), _wrap_dim(dim, len(shape)), _as_int(index)
     size = shape[dim]
     if not -size <= index < size:
         raise IndexError(
             f"select(): index {index} out of range for tensor of size {list(shape)} at dimension {dim}"
         )
-    return Select.apply(input, dim, index % size)
+    return Select.apply(input, given, index)  # (both as given: the node shows them so)
 
 
 class Slice(_View):
@@ -668,18 +675,21 @@ class Slice(_View):
     node_name = "SliceBackward0"
     formula = {"self": "zeros with grad in the slice"}
     saved_args = {
-        "dim": "dim",
-        "start": ("bounds", operator.itemgetter(0)),
-        "end": ("bounds", operator.itemgetter(1)),
-        "step": ("bounds", operator.itemgetter(2)),
+        "dim": "given_dim",
+        "start": ("given", operator.itemgetter(0)),
+        "end": ("given", operator.itemgetter(1)),
+        "step": ("given", operator.itemgetter(2)),
         "self_sym_sizes": "in_shape",
     }
 
     @staticmethod
     def forward(ctx, a, dim, start, stop, step):
-        x = a._data
-        ctx.in_shape, ctx.dim, ctx.bounds = x.shape, dim, (start, stop, step)
-        return x[(slice(None),) * dim + (slice(start, stop, step), Ellipsis)]
+        x = a._data  # (the arguments as given, -1 too: the node shows them so)
+        ctx.in_shape, ctx.given = x.shape, (start, stop, step)
+        ctx.given_dim, ctx.dim = dim, _wrap_dim(dim, x.ndim)
+        start, stop, step = slice(start, stop, step).indices(x.shape[ctx.dim])
+        ctx.bounds = (start, max(stop, start), step)  # (within the dim: 3:1 is empty at 3)
+        return x[(slice(None),) * ctx.dim + (slice(*ctx.bounds), Ellipsis)]
 
     @staticmethod
     def backward(ctx, grad):
@@ -696,10 +706,16 @@ def check_step(step) -> None:
         )
 
 
+_INT64_MAX = 2**63 - 1  # (the end torch's node shows for a slice with none: x[1:])
+
+
 def _slice(input, dim, start, stop, step):
+    """``input[..., start:stop:step]`` along ``dim``; the node shows the bounds as given (a
+    missing start is 0, a missing end the largest int64, as torch shows them)."""
     check_step(step)
-    start, stop, step = slice(start, stop, step).indices(input._data.shape[dim])
-    return Slice.apply(input, dim, start, max(stop, start), step)
+    slice(start, stop, step).indices(0)  # (Python's TypeError for a bound that is no int: torch's)
+    given = (0 if start is None else start, _INT64_MAX if stop is None else stop, step or 1)
+    return Slice.apply(input, dim, *(int(operator.index(v)) for v in given))
 
 
 @recorded_as("aten::narrow")
@@ -714,7 +730,7 @@ def narrow(input, dim, start, length):
         raise RuntimeError(
             "narrow() cannot be applied to a 0-dim tensor.\n  A 0-d tensor has no dim to narrow."
         )
-    dim = _wrap_dim(dim, input._data.ndim)
+    given, dim = _given_dim(dim, input._data.ndim), _wrap_dim(dim, input._data.ndim)
     size = input._data.shape[dim]
     start, length = _as_int(start), _as_int(length)  # (start may be a 0-d tensor)
     if length < 0:
@@ -728,7 +744,7 @@ def narrow(input, dim, start, length):
     start = start + size if start < 0 else start
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return Slice.apply(input, dim, start, start + length, 1)
+    return Slice.apply(input, given, start, start + length, 1)
 
 
 class Alias(_View):
@@ -785,7 +801,7 @@ def basic_getitem(input, key, positions=None):
                 raise IndexError(
                     f"index {k} is out of bounds for dimension {where} with size {size}"
                 )
-            result = Select.apply(result, dim, k % size)
+            result = Select.apply(result, dim, k)
             changed = True
     return result if changed else Alias.apply(input)
 
@@ -854,7 +870,7 @@ def cat(tensors, dim=0):
     if not kept:  # only those: torch checks no dim, and joins them into one more
         return Cat.apply(0, *tensors)
     ref = kept[0]._data
-    dim = _wrap_dim(dim, ref.ndim)
+    given, dim = _given_dim(dim, ref.ndim), _wrap_dim(dim, ref.ndim)
     for i, t in enumerate(kept):
         s = t._data.shape
         if len(s) != ref.ndim:
@@ -868,7 +884,7 @@ def cat(tensors, dim=0):
                     f"size {b} for tensor number {i} in the list.\n  Shapes {tuple(ref.shape)} and "
                     f"{tuple(s)} differ in dim {j}; only dim {dim}, the one joined along, may differ."
                 )
-    return Cat.apply(dim, *tensors)
+    return Cat.apply(given, *tensors)  # (the node shows dim as given; -1 works throughout)
 
 
 class Stack(Builtin):
@@ -913,7 +929,7 @@ def stack(tensors, dim=0):
                 f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 and "
                 f"{list(t._data.shape)} at entry {i}"
             )
-    return Stack.apply(_wrap_dim(dim, len(shape) + 1), *tensors)
+    return Stack.apply(_given_dim(dim, len(shape) + 1), *tensors)  # (-1 works throughout)
 
 
 def _tensor_list(tensors, name):
@@ -938,12 +954,13 @@ class Unbind(_View):
     node_name = "UnbindBackward0"
     returns_many_views = True
     formula = {"self": "stack([grad0, grad1, …], dim)"}
-    saved_args = {"dim": "dim"}
+    saved_args = {"dim": "given_dim"}
 
     @staticmethod
     def forward(ctx, a, dim):
         x = a._data
-        ctx.dim = dim
+        ctx.given_dim = dim  # (as given, -1 too: the node shows it so)
+        ctx.dim = dim = _wrap_dim(dim, x.ndim)
         return tuple(x[(slice(None),) * dim + (i, Ellipsis)] for i in range(x.shape[dim]))
 
     @staticmethod
@@ -958,13 +975,13 @@ def unbind(input, dim=0):
     >>> [t.tolist() for t in tg.arange(4).reshape(2, 2).unbind(1)]
     [[0, 2], [1, 3]]
     """
-    dim = _wrap_dim(dim, input._data.ndim)  # (of a 0-d tensor, -1 is dim 0 in the error below)
-    if input._data.ndim == 0:
+    given = _given_dim(dim, input._data.ndim)  # (the node shows it so, -1 too)
+    if input._data.ndim == 0:  # (of a 0-d tensor, -1 is dim 0 in the error)
         raise IndexError(
-            f"Dimension specified as {dim} but tensor has no dimensions\n  A 0-d tensor has no dim "
-            "to unbind."
+            f"Dimension specified as {_wrap_dim(dim, 0)} but tensor has no dimensions\n  A 0-d "
+            "tensor has no dim to unbind."
         )
-    out = Unbind.apply(input, dim)
+    out = Unbind.apply(input, given)
     return out if isinstance(out, tuple) else (out,)
 
 
@@ -972,12 +989,13 @@ class Split(_View):
     node_name = "SplitWithSizesBackward0"
     returns_many_views = True
     formula = {"self": "cat([grad0, grad1, …], dim)"}
-    saved_args = {"dim": "dim", "self_sym_sizes": "in_shape", "split_sizes": "sizes"}
+    saved_args = {"dim": "given_dim", "self_sym_sizes": "in_shape", "split_sizes": "sizes"}
 
     @staticmethod
     def forward(ctx, a, sizes, dim):
         x = a._data
-        ctx.dim = dim
+        ctx.given_dim = dim  # (as given, -1 too: the node shows it so)
+        ctx.dim = dim = _wrap_dim(dim, x.ndim)
         bounds = [0]
         for s in sizes:
             bounds.append(bounds[-1] + s)
@@ -998,7 +1016,7 @@ class Split(_View):
 class SplitEqual(Split):
     node_name = "SplitBackward0"
     saved_args = {
-        "dim": "dim",
+        "dim": "given_dim",
         "self_sym_sizes": "in_shape",
         "split_size": ("sizes", operator.itemgetter(0)),
     }
@@ -1026,7 +1044,7 @@ def _split(input, split_size_or_sections, dim):
         raise RuntimeError(
             "split expects at least a 1-dimensional tensor\n  A 0-d tensor has no dim to split."
         )
-    given_dim, dim = dim, _wrap_dim(dim, input._data.ndim)
+    given_dim, dim = _given_dim(dim, input._data.ndim), _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[dim]
     if isinstance(split_size_or_sections, int):
         size = _as_int(split_size_or_sections)  # (not a bool)
@@ -1054,7 +1072,7 @@ def _split(input, split_size_or_sections, dim):
                 f"dimension {given_dim}), but got split_sizes={sizes}"
             )
         cls = Split
-    out = cls.apply(input, tuple(sizes), dim)
+    out = cls.apply(input, tuple(sizes), given_dim)
     return out if isinstance(out, tuple) else (out,)
 
 
@@ -1191,12 +1209,14 @@ class Diagonal(_View):
 
     @staticmethod
     def forward(ctx, a, offset, dim1, dim2):
+        ndim = a._data.ndim  # (dims as given, -1 too: the node shows them so)
         ctx.in_shape, ctx.args = a._data.shape, (offset, dim1, dim2)
-        return _diagonal_view(a._data, offset, dim1, dim2)
+        ctx.wrapped = (offset, _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim))
+        return _diagonal_view(a._data, *ctx.wrapped)
 
     @staticmethod
     def backward(ctx, grad):
-        return _DiagonalBackward.apply(grad, ctx.in_shape, *ctx.args), None, None, None
+        return _DiagonalBackward.apply(grad, ctx.in_shape, *ctx.wrapped), None, None, None
 
 
 class _DiagonalBackward(Builtin):
@@ -1231,4 +1251,4 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     d1, d2 = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return Diagonal.apply(input, _as_int(offset), d1, d2)
+    return Diagonal.apply(input, _as_int(offset), _given_dim(dim1, ndim), _given_dim(dim2, ndim))

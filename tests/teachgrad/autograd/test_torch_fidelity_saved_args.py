@@ -294,7 +294,64 @@ INDEXING = {
     "pad((1, 2, 3, 0))": lambda lib, x: lib.nn.functional.pad(x, (1, 2, 3, 0), value=1.0),
 }
 
-PROGRAMS = {**REDUCTIONS, **VIEWS, **JOINS, **NUMBERS, **NN, **POOLS, **PRODUCTS, **INDEXING}
+# dims, indices and slice bounds as the call gave them: -1 stays -1 (after _signed), a
+# slice's missing start is 0 and its missing end the largest int64, as torch's node shows them
+AS_GIVEN = {
+    "unsqueeze(-1)": lambda lib, x: x.unsqueeze(-1),
+    "unsqueeze(-3)": lambda lib, x: x.unsqueeze(-3),
+    "[None].squeeze(-3)": lambda lib, x: x[None].squeeze(-3),
+    "[:, None].squeeze((-2,))": lambda lib, x: x[:, None].squeeze((-2,)),
+    "transpose(0, -1)": lambda lib, x: x.transpose(0, -1),
+    "transpose(-1, -2)": lambda lib, x: x.transpose(-1, -2),
+    "select(-1, -2)": lambda lib, x: x.select(-1, -2),
+    "[-1]": lambda lib, x: x[-1],
+    "[:, -1]": lambda lib, x: x[:, -1],
+    "[1:]": lambda lib, x: x[1:],
+    "[:, ::2]": lambda lib, x: x[:, ::2],
+    "[:, -3:-1]": lambda lib, x: x[:, -3:-1],
+    "[:, 1:100]": lambda lib, x: x[:, 1:100],
+    "[:, -100:2]": lambda lib, x: x[:, -100:2],
+    "[:, 3:1]": lambda lib, x: x[:, 3:1],
+    "[1, 2:]": lambda lib, x: x[1, 2:],
+    "narrow(-1, 1, 2)": lambda lib, x: x.narrow(-1, 1, 2),
+    "narrow(1, -2, 2)": lambda lib, x: x.narrow(1, -2, 2),
+    "diagonal(0, -2, -1)": lambda lib, x: x.diagonal(0, -2, -1),
+    "permute(-1, 0)": lambda lib, x: x.permute(-1, 0),
+    "[None].permute(2, -3, 1)": lambda lib, x: x[None].permute(2, -3, 1),
+    "movedim(-1, 0)": lambda lib, x: x.movedim(-1, 0),
+    "mT": lambda lib, x: x.mT,
+    "cat(dim=-1)": lambda lib, x: lib.cat([x, x * 2], -1),
+    "stack(dim=-1)": lambda lib, x: lib.stack([x, x], -1),
+    "stack(dim=-3)": lambda lib, x: lib.stack([x, x], -3),
+    "unbind(-1)": lambda lib, x: x.unbind(-1)[0],
+    "split(2, -1)": lambda lib, x: x.split(2, -1)[0],
+    "split([1, 3], -1)": lambda lib, x: x.split([1, 3], -1)[1],
+    "chunk(2, -1)": lambda lib, x: x.chunk(2, -1)[0],
+    "flip(-1)": lambda lib, x: x.flip(-1),
+    "flip(0, -1)": lambda lib, x: x.flip(0, -1),
+    "roll(1, -1)": lambda lib, x: x.roll(1, -1),
+    "roll((1, -2), (0, -1))": lambda lib, x: x.roll((1, -2), (0, -1)),
+    "softmax(-1)": lambda lib, x: x.softmax(-1),
+    "log_softmax(-2)": lambda lib, x: x.log_softmax(-2),
+    "cumsum(-1)": lambda lib, x: x.cumsum(-1),
+    "index_select(-1)": lambda lib, x: x.index_select(-1, _ints(lib, [0, 2])),
+    "gather(-1)": lambda lib, x: x.gather(-1, _ints(lib, [[0], [1], [2]])),
+    "scatter(-1, src)": lambda lib, x: x.scatter(-1, _ints(lib, [[0], [1], [2]]), x[:, :1] * 2),
+    "scatter(-1, value)": lambda lib, x: x.scatter(-1, _ints(lib, [[0], [1], [2]]), 1.0),
+    "scatter_add(-1)": lambda lib, x: x.scatter_add(-1, _ints(lib, [[0], [1], [2]]), x[:, :1] * 2),
+}
+
+PROGRAMS = {
+    **REDUCTIONS,
+    **VIEWS,
+    **JOINS,
+    **NUMBERS,
+    **NN,
+    **POOLS,
+    **PRODUCTS,
+    **INDEXING,
+    **AS_GIVEN,
+}
 
 # Where teachgrad's node only takes torch's node's name, comparing what they saved means
 # nothing: teachgrad computes the whole op in one node named as torch's *last* one, whose

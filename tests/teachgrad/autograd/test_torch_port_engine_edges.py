@@ -5,8 +5,8 @@ backward, and values an op does not save, as PyTorch's own autograd tests check 
 test_grad_fn_prehooks_multiple_outputs, test_hooks_cpp, test_input_buffer_accum,
 test_requires_grad, test_inplace_on_view_backward, test_set_materialize_non_diff_grads,
 test_grad_fn_attr_bindings (the saved
-tensors; the saved numbers, sizes and dims are a known difference:
-docs/differences-from-torch.md); TestAutogradDeviceType:
+tensors; the saved numbers, sizes and dims are compared with torch's in
+test_torch_fidelity_saved_args.py); TestAutogradDeviceType:
 test_non_differentiable_ops, test_warning_in_backward; TestAutogradMultipleDispatch:
 test_per_dispatch_key_input_saving).
 
