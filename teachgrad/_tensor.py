@@ -950,16 +950,25 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     return dim % n
 
 
-def _given_dim(dim, ndim: int) -> int:
-    """``dim`` checked as ``_wrap_dim`` checks it but kept as it was given, as an int: -1
-    stays -1. That is what a node shows (``grad_fn._saved_dim``), as torch's does.
+def _given_and_wrapped(dim, ndim: int) -> tuple:
+    """``(dim as it was given, as an int; dim wrapped)``, with ``_wrap_dim``'s error for a bad
+    one. The given dim (-1 stays -1) is what a node shows (``grad_fn._saved_dim``), as
+    torch's does; the wrapped one is what the op works with.
 
-    >>> _given_dim(-1, 3), _given_dim(1, 3)
-    (-1, 1)
+    >>> _given_and_wrapped(-1, 3), _given_and_wrapped(1, 3)
+    ((-1, 2), (1, 1))
     """
     dim = dim if type(dim) is int else _as_int(dim)
-    _wrap_dim(dim, ndim)  # (torch's error for a dim out of range)
-    return dim
+    return dim, _wrap_dim(dim, ndim)
+
+
+def _given_dim(dim, ndim: int) -> int:
+    """``dim`` checked, kept as it was given (see ``_given_and_wrapped``).
+
+    >>> _given_dim(-1, 3)
+    -1
+    """
+    return _given_and_wrapped(dim, ndim)[0]
 
 
 def _as_int(value) -> int:

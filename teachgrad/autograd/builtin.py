@@ -74,7 +74,7 @@ from __future__ import annotations
 
 from .._backend import as_array, numpy_module
 from .._profiling import state as _profiling
-from .._tensor import _new, wrap_array
+from .._tensor import _new, _wrap_dim, wrap_array
 from .function import Function, make_view, needs_grad, no_grads, record, wrap_outputs
 from .tape import RawSavedTensor, SavedTensor
 
@@ -132,6 +132,20 @@ class Builtin(Function):
         record(cls, ctx, args, kwargs, outputs, needs)
         # 4. return
         return outputs[0] if single else outputs
+
+
+def remember_dim(ctx, dim, ndim: int) -> int:
+    """Keep ``dim`` as the call gave it, for the node to show (``ctx.given_dim``: an op says
+    ``saved_args = {"dim": "given_dim"}``, and -1 stays -1, as in torch's node); return it
+    wrapped, kept as ``ctx.dim`` too, for the op's own work.
+
+    >>> import teachgrad as tg
+    >>> y = tg.ones(2, 3, requires_grad=True).softmax(-1)
+    >>> y.grad_fn._saved_dim, y.grad_fn.dim
+    (-1, 1)
+    """
+    ctx.given_dim, ctx.dim = dim, _wrap_dim(dim, ndim)
+    return ctx.dim
 
 
 def _saved_argument(name: str, where) -> property:

@@ -137,7 +137,7 @@ def softmax(input, dim, dtype=None):
     >>> tg.tensor([0.0, 0.0]).softmax(0)
     tensor([0.5000, 0.5000])
     """
-    _given_dim(dim)
+    _require_dim(dim)
     return nn.softmax(input, dim, dtype=dtype)
 
 
@@ -148,11 +148,11 @@ def log_softmax(input, dim, dtype=None):
     >>> tg.tensor([0.0, 0.0]).log_softmax(0)
     tensor([-0.6931, -0.6931])
     """
-    _given_dim(dim)
+    _require_dim(dim)
     return nn.log_softmax(input, dim, dtype=dtype)
 
 
-def _given_dim(dim) -> None:
+def _require_dim(dim) -> None:
     """``torch.softmax`` needs its dim (``F.softmax`` guesses one, with a warning, for old
     code): a TypeError, which checked() words as torch's."""
     if dim is None:

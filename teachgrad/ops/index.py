@@ -21,8 +21,8 @@ import warnings
 from .._backend import array_module, numpy_module
 from .._layout import broadcast_strides, iterator_strides, with_strides
 from .._printing import c_type_name, scalar_type_name
-from .._tensor import Tensor, _given_dim, _wrap_dim, type_name, wrap_array
-from ..autograd.builtin import Builtin, save_list
+from .._tensor import Tensor, _given_and_wrapped, _wrap_dim, type_name, wrap_array
+from ..autograd.builtin import Builtin, remember_dim, save_list
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import broadcast_shape, where
 from .reduce import flag, row_major
@@ -819,8 +819,7 @@ class _ReadAlongDim(Builtin):
 
     @classmethod
     def forward(cls, ctx, a, dim, *, index):
-        ctx.in_shape, ctx.given_dim = a._data.shape, dim  # (as given, -1 too: the node shows it)
-        ctx.dim = dim = _wrap_dim(dim, a._data.ndim)
+        ctx.in_shape, dim = a._data.shape, remember_dim(ctx, dim, a._data.ndim)
         ctx.to_save = (a, index) if cls.saves_input else (index,)
         return cls.read(a._data, dim, index._data)
 
@@ -861,8 +860,7 @@ class Scatter(Builtin):
 
     @staticmethod
     def forward(ctx, a, dim, src, *, index):
-        ctx.given_dim, ctx.to_save = dim, (index,)  # (dim as given, -1 too: the node shows it)
-        ctx.dim = dim = _wrap_dim(dim, a._data.ndim)
+        ctx.to_save, dim = (index,), remember_dim(ctx, dim, a._data.ndim)
         return _scattered(a, dim, index, src)
 
     @staticmethod
@@ -894,8 +892,7 @@ class ScatterAdd(Builtin):
 
     @staticmethod
     def forward(ctx, a, dim, src, *, index):
-        ctx.given_dim, ctx.to_save = dim, (index,)  # (dim as given, -1 too: the node shows it)
-        ctx.dim = dim = _wrap_dim(dim, a._data.ndim)
+        ctx.to_save, dim = (index,), remember_dim(ctx, dim, a._data.ndim)
         return _scattered(a, dim, index, src, array_module(a).add)  # repeats add up
 
     @staticmethod
@@ -985,7 +982,7 @@ def gather(input, dim, index, *, sparse_grad=False):
             [3., 4.]])
     """
     flag(sparse_grad)  # (a bool, or torch's TypeError)
-    given, dim = _given_dim(dim, input._data.ndim), _wrap_dim(dim, input._data.ndim)
+    given, dim = _given_and_wrapped(dim, input._data.ndim)
     _check_index("gather", input, dim, index)
     return Gather.apply(input, given, index=index)
 
@@ -1010,7 +1007,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         raise TypeError(
             "scatter() missing 1 required argument: 'src' (a tensor) or 'value' (a number)"
         )
-    given, dim = _given_dim(dim, input._data.ndim), _wrap_dim(dim, input._data.ndim)
+    given, dim = _given_and_wrapped(dim, input._data.ndim)
     is_tensor = isinstance(src, Tensor)
     _check_index("scatter", input, dim, index, src if is_tensor else None)
     _check_same_dtype(input, src)
@@ -1035,7 +1032,7 @@ def scatter_add(input, dim, index, src):
         raise TypeError(
             f"scatter_add(): argument 'src' (position 4) must be Tensor, not {type(src).__name__}"
         )
-    given, dim = _given_dim(dim, input._data.ndim), _wrap_dim(dim, input._data.ndim)
+    given, dim = _given_and_wrapped(dim, input._data.ndim)
     _check_index("scatter", input, dim, index, src)
     _check_same_dtype(input, src)
     return ScatterAdd.apply(input, given, src, index=index)
@@ -1090,7 +1087,7 @@ def index_select(input, dim, index):
             [1, 2],
             [5, 6]])
     """
-    given, dim = _given_dim(dim, input._data.ndim), _wrap_dim(dim, input._data.ndim)
+    given, dim = _given_and_wrapped(dim, input._data.ndim)
     i = index._data
     if i.ndim > 1:
         raise IndexError(

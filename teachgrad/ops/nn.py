@@ -50,8 +50,8 @@ from .._backend import (
     strided_view,
 )
 from .._printing import scalar_type_name
-from .._tensor import Tensor, _given_dim, _wrap_dim, wrap_array
-from ..autograd.builtin import Builtin
+from .._tensor import Tensor, _given_and_wrapped, wrap_array
+from ..autograd.builtin import Builtin, remember_dim
 from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_if_none
 from . import fused
 from .linalg import keep_layouts, layout_args
@@ -350,8 +350,7 @@ class Softmax(SavesResult):
     @staticmethod
     @quiet
     def forward(ctx, a, dim):
-        ctx.given_dim = dim  # (as given, -1 too: the node shows it so)
-        ctx.dim = dim = _wrap_dim(dim, a._data.ndim)
+        dim = remember_dim(ctx, dim, a._data.ndim)
         x = a._data
         xp = array_module(x)
         if x.size == 0:  # nothing to compute: an empty result of x's dtype, as torch
@@ -432,8 +431,7 @@ class LogSoftmax(SavesResult):
     @staticmethod
     @quiet
     def forward(ctx, a, dim):
-        ctx.given_dim = dim  # (as given, -1 too: the node shows it so)
-        ctx.dim = dim = _wrap_dim(dim, a._data.ndim)
+        dim = remember_dim(ctx, dim, a._data.ndim)
         x = a._data
         xp = array_module(x)
         if x.size == 0:  # nothing to compute: an empty result of x's dtype, as torch
@@ -1513,7 +1511,7 @@ def _softmax_input(input, dim, dtype, name):
             stacklevel=3,
         )
         dim = 0 if input.ndim in (0, 1, 3) else 1
-    given, dim = _given_dim(dim, input.ndim), _wrap_dim(dim, input.ndim)
+    given, dim = _given_and_wrapped(dim, input.ndim)
     # (torch has no kernel for integers, but an empty input runs none; the last dim has its own)
     if not input.is_floating_point() and input.numel():
         kernel = f"{name}_lastdim_kernel_impl" if dim >= input.ndim - 1 else f"{name}_kernel_impl"

@@ -202,8 +202,9 @@ class Add(Builtin):
 @quiet  # (off the hot path: alpha is rarely given)
 def _scaled_sum(x, alpha, y):
     """``x + alpha * y``; for bools a bool (x or y, unless alpha is 0), as torch's."""
-    out = x + (bool(alpha) if x.dtype.kind == "b" else alpha) * y
-    return out.astype(x.dtype) if x.dtype.kind == "b" else out
+    if x.dtype.kind == "b":  # (any nonzero alpha reads as True)
+        return (x + bool(alpha) * y).astype(x.dtype)
+    return x + alpha * y
 
 
 def _is_bool(x) -> bool:

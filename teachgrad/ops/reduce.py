@@ -179,8 +179,8 @@ class _Weighted(_Reduction):
 
 
 def sum_dtype(x, dtype):
-    """The dtype of a sum of array ``x``: ``dtype`` if given; int64 for integers and bools,
-    as torch's; else None (``x``'s own)."""
+    """The dtype of a sum (or product, or running sum) of array ``x``: ``dtype`` if given;
+    int64 for integers and bools, as torch's; else None (``x``'s own)."""
     return "int64" if dtype is None and x.dtype.kind in "biu" else dtype
 
 
@@ -280,7 +280,7 @@ class Prod(_Weighted):
     def forward(ctx, a, dim, keepdim=False):
         dims = _Reduction.remember(ctx, a, dim, keepdim)
         x = a._data
-        dtype = "int64" if x.dtype.kind in "biu" else None
+        dtype = sum_dtype(x, None)
         return row_major(array_module(x).prod(x, axis=dims, keepdims=keepdim, dtype=dtype))
 
     @staticmethod
@@ -807,8 +807,7 @@ class Cumsum(Builtin):
     def forward(ctx, a, dim, dtype):
         x = a._data
         ctx.dim = dim
-        if dtype is None and x.dtype.kind in "biu":
-            dtype = "int64"  # integer and bool sums are int64, as in torch
+        dtype = sum_dtype(x, dtype)
         if dtype is not None:
             x = x.astype(dtype)
         return row_major(array_module(x).cumsum(x, axis=dim)) if x.ndim else x.copy()

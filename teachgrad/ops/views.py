@@ -24,8 +24,16 @@ from .._arguments import refusal
 from .._backend import array_module, expanded, result_type, strided_view
 from .._printing import legacy_type_name
 from .._profiling import recorded_as
-from .._tensor import Tensor, _as_int, _as_ints, _given_dim, _wrap_dim, wrap_array
-from ..autograd.builtin import Builtin, int_tuple
+from .._tensor import (
+    Tensor,
+    _as_int,
+    _as_ints,
+    _given_and_wrapped,
+    _given_dim,
+    _wrap_dim,
+    wrap_array,
+)
+from ..autograd.builtin import Builtin, int_tuple, remember_dim
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import same_device
 from .reduce import reduction_dims, row_major, sum_to
@@ -343,9 +351,9 @@ class Unsqueeze(_View):
 
     @staticmethod
     def forward(ctx, a, dim):
-        ctx.given_dim, ctx.dim = dim, _wrap_dim(dim, a._data.ndim + 1)
-        out = array_module(a).expand_dims(a._data, ctx.dim)
-        return out if out.size else _unsqueezed_empty(a._data, ctx.dim, out.shape)
+        dim = remember_dim(ctx, dim, a._data.ndim + 1)
+        out = array_module(a).expand_dims(a._data, dim)
+        return out if out.size else _unsqueezed_empty(a._data, dim, out.shape)
 
     @staticmethod
     def backward(ctx, grad):
@@ -661,7 +669,8 @@ def select(input, dim, index):
     shape = input._data.shape
     if not shape:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    given, dim, index = _given_dim(dim, len(shape)), _wrap_dim(dim, len(shape)), _as_int(index)
+    given, dim = _given_and_wrapped(dim, len(shape))
+    index = _as_int(index)
     size = shape[dim]
     if not -size <= index < size:
         raise IndexError(
@@ -686,10 +695,10 @@ class Slice(_View):
     def forward(ctx, a, dim, start, stop, step):
         x = a._data  # (the arguments as given, -1 too: the node shows them so)
         ctx.in_shape, ctx.given = x.shape, (start, stop, step)
-        ctx.given_dim, ctx.dim = dim, _wrap_dim(dim, x.ndim)
-        start, stop, step = slice(start, stop, step).indices(x.shape[ctx.dim])
+        dim = remember_dim(ctx, dim, x.ndim)
+        start, stop, step = slice(start, stop, step).indices(x.shape[dim])
         ctx.bounds = (start, max(stop, start), step)  # (within the dim: 3:1 is empty at 3)
-        return x[(slice(None),) * ctx.dim + (slice(*ctx.bounds), Ellipsis)]
+        return x[(slice(None),) * dim + (slice(*ctx.bounds), Ellipsis)]
 
     @staticmethod
     def backward(ctx, grad):
@@ -730,7 +739,7 @@ def narrow(input, dim, start, length):
         raise RuntimeError(
             "narrow() cannot be applied to a 0-dim tensor.\n  A 0-d tensor has no dim to narrow."
         )
-    given, dim = _given_dim(dim, input._data.ndim), _wrap_dim(dim, input._data.ndim)
+    given, dim = _given_and_wrapped(dim, input._data.ndim)
     size = input._data.shape[dim]
     start, length = _as_int(start), _as_int(length)  # (start may be a 0-d tensor)
     if length < 0:
@@ -870,7 +879,7 @@ def cat(tensors, dim=0):
     if not kept:  # only those: torch checks no dim, and joins them into one more
         return Cat.apply(0, *tensors)
     ref = kept[0]._data
-    given, dim = _given_dim(dim, ref.ndim), _wrap_dim(dim, ref.ndim)
+    given, dim = _given_and_wrapped(dim, ref.ndim)
     for i, t in enumerate(kept):
         s = t._data.shape
         if len(s) != ref.ndim:
@@ -959,8 +968,7 @@ class Unbind(_View):
     @staticmethod
     def forward(ctx, a, dim):
         x = a._data
-        ctx.given_dim = dim  # (as given, -1 too: the node shows it so)
-        ctx.dim = dim = _wrap_dim(dim, x.ndim)
+        dim = remember_dim(ctx, dim, x.ndim)
         return tuple(x[(slice(None),) * dim + (i, Ellipsis)] for i in range(x.shape[dim]))
 
     @staticmethod
@@ -994,8 +1002,7 @@ class Split(_View):
     @staticmethod
     def forward(ctx, a, sizes, dim):
         x = a._data
-        ctx.given_dim = dim  # (as given, -1 too: the node shows it so)
-        ctx.dim = dim = _wrap_dim(dim, x.ndim)
+        dim = remember_dim(ctx, dim, x.ndim)
         bounds = [0]
         for s in sizes:
             bounds.append(bounds[-1] + s)
@@ -1044,7 +1051,7 @@ def _split(input, split_size_or_sections, dim):
         raise RuntimeError(
             "split expects at least a 1-dimensional tensor\n  A 0-d tensor has no dim to split."
         )
-    given_dim, dim = _given_dim(dim, input._data.ndim), _wrap_dim(dim, input._data.ndim)
+    given_dim, dim = _given_and_wrapped(dim, input._data.ndim)
     n = input._data.shape[dim]
     if isinstance(split_size_or_sections, int):
         size = _as_int(split_size_or_sections)  # (not a bool)
