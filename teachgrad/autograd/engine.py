@@ -497,8 +497,8 @@ class _Pass:
     def node(self, node, grads):
         """Run one node: its backward formula, then free its saved tensors. Returns
         ``(grad_outputs, grad_inputs)``. A node with hooks, or one run while someone watches
-        (events, the profiler), goes round by ``with_extras``; so does every node of a pass
-        towards inputs (``_PassTo``, which ``grad()`` and its batches use)."""
+        (events, the profiler), goes round by ``with_extras``; so does, in a pass towards
+        inputs, a node that catches a gradient or does not run (``_PassTo.node``)."""
         hooked = node._tensor_hooks or node._retain_grad or node._pre_hooks or node._post_hooks
         watched = _profiling.active or NodeStarted.on or NodeFinished.on
         if hooked or watched:
@@ -576,7 +576,15 @@ class _PassTo(_Pass):
         self.runs = _nodes_to_run(roots, self.capture_at, accumulate)
         self.reached = self.runs | self.capture_at.keys()
 
-    node = _Pass.with_extras  # (every node: the gradients reaching the inputs are caught)
+    def node(self, node, grads):
+        """Run one node. Most go round by ``with_extras``, where ``takes`` catches the
+        gradients reaching the inputs; a node that runs, catches none and gets no batch runs
+        as in a plain pass. Speed: that saves ``with_extras`` and ``takes`` for most nodes of
+        a ``grad()``, which ``jacobian`` makes once per row (callgrind, 2026-11-28: ``benchmarks/
+        bench.py`` (d) -1.7%)."""
+        if self.batch is None and node in self.runs and node not in self.capture_at:
+            return _Pass.node(self, node, grads)
+        return self.with_extras(node, grads)
 
     def again(self):
         """A new pass with this one's options and plan (``runs``, ``deps``), its own state."""
