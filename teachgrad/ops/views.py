@@ -828,6 +828,21 @@ def whole_slice(k: slice, size: int) -> bool:
 # --------------------------------------------------------------------------- joining
 
 
+def joined_dtype(tensors):
+    """The (NumPy) dtype of ``cat``'s or ``stack``'s result: torch's promotion of the
+    tensors' dtypes. Speed: when they all share one, it is that one, seen in one pass over
+    their arrays; torch's promotion asks each tensor for its dtype as a teachgrad dtype.
+    Measured 2026-11-28: ``stack`` of 64 tensors of 64 floats 0.34 -> 0.15 ms (timeit);
+    ``jacobian`` (``benchmarks/bench.py`` (d)), which stacks its 64 rows, -2.1% (callgrind).
+
+    >>> import teachgrad as tg
+    >>> joined_dtype([tg.ones(2), tg.ones(2, dtype=tg.float64)])
+    dtype('float64')
+    """
+    dtypes = {t._data.dtype for t in tensors}
+    return dtypes.pop() if len(dtypes) == 1 else result_type(*tensors).numpy
+
+
 class Cat(Builtin):
     node_name = "CatBackward0"
     formula = {"tensors": "grad split along dim at the tensors' sizes"}
@@ -835,7 +850,7 @@ class Cat(Builtin):
 
     @staticmethod
     def forward(ctx, dim, *tensors):
-        dt = result_type(*tensors).numpy
+        dt = joined_dtype(tensors)
         arrays = [t._data if t._data.dtype == dt else t._data.astype(dt) for t in tensors]
         legacy = [a.ndim == 1 and a.size == 0 for a in arrays]  # torch skips these (see cat)
         if all(legacy):
@@ -903,7 +918,7 @@ class Stack(Builtin):
 
     @staticmethod
     def forward(ctx, dim, *tensors):
-        dt = result_type(*tensors).numpy
+        dt = joined_dtype(tensors)
         arrays = [t._data if t._data.dtype == dt else t._data.astype(dt) for t in tensors]
         ctx.dim = dim
         return row_major(array_module(arrays[0]).stack(arrays, axis=dim))  # (as cat's)

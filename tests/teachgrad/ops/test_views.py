@@ -470,3 +470,25 @@ def test_cat_and_stack_of_hundreds_of_tensors():
     leaf = tg.ones(2, requires_grad=True)
     tg.stack([leaf] * 300).sum().backward()
     assert leaf.grad.tolist() == [300.0, 300.0]
+
+
+@pytest.mark.parametrize("join", ["cat", "stack"])
+@pytest.mark.parametrize(
+    "dtypes",
+    [
+        ("float32",) * 3,
+        ("int64", "int64"),
+        ("float32", "float64"),
+        ("int32", "int64", "int32"),
+        ("bool", "float16"),
+        ("uint8", "int8"),
+        ("bool", "bool", "int16"),
+    ],
+    ids="-".join,
+)
+def test_cat_and_stack_result_dtype_matches_torch(torch, join, dtypes):
+    """The joined dtype: the one dtype all share, else torch's promotion of them."""
+    ours = getattr(tg, join)([tg.ones(2, dtype=getattr(tg, d)) for d in dtypes])
+    theirs = getattr(torch, join)([torch.ones(2, dtype=getattr(torch, d)) for d in dtypes])
+    assert str(ours.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+    assert ours.tolist() == theirs.tolist()
