@@ -95,24 +95,39 @@ _ndarray = numpy_module().ndarray
 
 def broadcast_shape(*shapes) -> tuple:
     """The shape ``shapes`` broadcast to, or torch's error naming the first clash (from the right).
+    Each shape is laid against the result so far in one pass, right-aligned; the padding
+    with 1s is left to the error (2026-11-28: (32, 64) with (64,) 6.9 -> 3.1 µs, timeit;
+    the small MLP step of ``benchmarks/bench.py`` (b3), whose bias additions check it,
+    -1.7%, callgrind).
 
     >>> broadcast_shape((3, 1), (1, 4))
     (3, 4)
     """
     result = ()
     for shape in shapes:
-        a, b = result, tuple(shape)
-        n = max(len(a), len(b))
-        a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
-        for d in reversed(range(n)):
-            if a[d] != b[d] and a[d] != 1 and b[d] != 1:
-                raise RuntimeError(
-                    f"The size of tensor a ({a[d]}) must match the size of tensor b ({b[d]}) at non-singleton "
-                    f"dimension {d}\n  Shapes {a} and {b} do not broadcast: right-aligned, each pair of sizes "
-                    "must be equal or one of them 1."
-                )
-        result = tuple(p if q == 1 else q for p, q in zip(a, b))
+        shape = tuple(shape)
+        short, long = (result, shape) if len(result) <= len(shape) else (shape, result)
+        extra = len(long) - len(short)  # the longer shape's leading sizes stay as they are
+        sizes = list(long[:extra])
+        for p, q in zip(long[extra:], short):
+            if p != q and p != 1 and q != 1:
+                raise _no_broadcast(result, shape)
+            sizes.append(q if p == 1 else p)
+        result = tuple(sizes)
     return result
+
+
+def _no_broadcast(a: tuple, b: tuple) -> RuntimeError:
+    """torch's error for shapes ``a`` and ``b`` that do not broadcast: the first clash from
+    the right, with both shapes padded with leading 1s to one length."""
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    d = next(d for d in reversed(range(n)) if a[d] != b[d] and a[d] != 1 and b[d] != 1)
+    return RuntimeError(
+        f"The size of tensor a ({a[d]}) must match the size of tensor b ({b[d]}) at non-singleton "
+        f"dimension {d}\n  Shapes {a} and {b} do not broadcast: right-aligned, each pair of sizes "
+        "must be equal or one of them 1."
+    )
 
 
 def same_device(*tensors) -> None:

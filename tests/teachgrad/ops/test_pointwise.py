@@ -7,6 +7,8 @@ Inputs are kept away from points where an op is not differentiable (see the
 ``domain`` of each input in ``_cases.DOMAINS``).
 """
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -655,3 +657,19 @@ ERRORS = {
 def test_bad_input_raises_torchs_error(torch, fn, exc, phrase):
     """Bad input fails at the call with torch's exception class and key phrase."""
     assert_raises_like_torch(torch, fn, exc, phrase)
+
+
+def test_broadcast_shapes_and_clashes_match_torch(torch):
+    """``a + b`` for every pair of shapes of up to three dims of sizes 0-2 (and 3, which
+    clashes with 2): the result's shape, or torch's error message word for word."""
+    sizes = (0, 1, 2, 3)
+    shapes = [s for n in range(4) for s in itertools.product(sizes, repeat=n)]
+    for a, b in itertools.product(shapes, shapes):
+        try:
+            want = tuple(torch.add(torch.ones(a), torch.ones(b)).shape)
+        except RuntimeError as error:
+            with pytest.raises(RuntimeError) as ours:
+                tg.ones(a) + tg.ones(b)
+            assert str(ours.value).split("\n")[0] == str(error), (a, b)
+        else:
+            assert tuple((tg.ones(a) + tg.ones(b)).shape) == want, (a, b)
