@@ -278,10 +278,11 @@ def _rows_one_by_one(i, out, inputs, create_graph, strict) -> tuple:
     rows = [[] for _ in inputs]  # rows[j][r] = d out.flat[r] / d inputs[j]
     (one_hots,) = _standard_basis((out,))  # shape (out.numel(), *out.shape)
     flat = one_hots._data.reshape(out.numel(), -1)
-    # one seed per row, each a plain tensor on the basis' memory (no op, no view bookkeeping)
+    # one seed per row, each a plain tensor on the basis' memory (no op, no view bookkeeping);
+    # made here with out's shape, dtype and device, so grad_rows need not check them
     seeds = [wrap_array(flat[r].reshape(out.shape)) for r in range(out.numel())]
     if out.requires_grad:
-        each_row = grad_rows(out, inputs, seeds, create_graph=create_graph)
+        each_row = grad_rows(out, inputs, seeds, create_graph=create_graph, seeds_checked=True)
     else:  # (not in any graph: no row depends on the inputs)
         each_row = [(None,) * len(inputs) for _ in seeds]
     for grads in each_row:

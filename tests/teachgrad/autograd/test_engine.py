@@ -938,3 +938,22 @@ def test_grad_rows_checks_each_seed_like_grad():
     x = tg.ones(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="^Mismatch in shape: grad_output\\[0\\] has a shape of"):
         engine.grad_rows(x * 2, (x,), [tg.ones(3), tg.ones(2)])
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_grad_rows_with_seeds_the_caller_checked_is_the_same(create_graph):
+    """``seeds_checked=True`` (``jacobian``'s own one-hot seeds) skips only the seeds'
+    check: the rows, their graphs and the hooks run per row are those of the checked way."""
+    got = []
+    for checked in (False, True):
+        x = tg.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        fired = []
+        h = x * 2
+        h.register_hook(lambda g, fired=fired: fired.append(1) or g * 3)
+        y = (tg.tensor([[1.0, 2.0, 3.0], [0.5, -0.5, 1.5]]) @ h).tanh()
+        seeds = [tg.tensor([1.0, 0.0]), tg.tensor([0.0, 1.0])]
+        rows = engine.grad_rows(y, (x,), seeds, create_graph=create_graph, seeds_checked=checked)
+        assert len(fired) == 2
+        assert all((row[0].grad_fn is not None) == create_graph for row in rows)
+        got.append([row[0].tolist() for row in rows])
+    assert got[0] == got[1]
