@@ -74,7 +74,7 @@ from __future__ import annotations
 
 from .._backend import as_array, numpy_module
 from .._profiling import state as _profiling
-from .._tensor import _new, _wrap_dim, wrap_array
+from .._tensor import _given_and_wrapped, _new, wrap_array
 from .function import Function, make_view, needs_grad, no_grads, record, wrap_outputs
 from .tape import RawSavedTensor, SavedTensor
 
@@ -144,7 +144,7 @@ def remember_dim(ctx, dim, ndim: int) -> int:
     >>> y.grad_fn._saved_dim, y.grad_fn.dim
     (-1, 1)
     """
-    ctx.given_dim, ctx.dim = dim, _wrap_dim(dim, ndim)
+    ctx.given_dim, ctx.dim = _given_and_wrapped(dim, ndim)
     return ctx.dim
 
 
