@@ -402,12 +402,16 @@ def check_exported_page(browser, tmp_path: Path, artifacts: Path, console: list)
 def check_notebook_7(page, lab: JupyterLab, artifacts: Path) -> None:
     """The same server as Notebook 7 (its /notebooks/ pages): Run All draws the stepper in
     its picture box (anywidget's extension serves both front ends), and Step redraws it."""
+    # JupyterLab's session of the notebook ends first: Notebook 7 would otherwise swap its
+    # kernel for a new one while it opens, and a Run All sent during the swap is lost.
+    page.goto("about:blank")
+    for session in lab.api("/api/sessions"):
+        lab.api(f"/api/sessions/{session['id']}", method="DELETE")
     page.goto(f"{lab.base}/notebooks/{NOTEBOOK}?token={lab.token}", timeout=PAGE_LOAD_MS)
     page.wait_for_selector(".jp-Cell", timeout=PAGE_LOAD_MS)
-    page.wait_for_function(
-        """() => [...document.querySelectorAll('.jp-NotebookKernelStatus, [title*="Kernel"]')]
-                 .length > 0""",
-        timeout=PAGE_LOAD_MS,
+    # the toolbar's execution indicator says "idle" once the new kernel is connected
+    page.wait_for_selector(
+        '.jp-Notebook-ExecutionIndicator[data-status="idle"]', timeout=PAGE_LOAD_MS
     )
     page.keyboard.press("Escape")
     page.get_by_text("Run", exact=True).first.click()
