@@ -957,3 +957,32 @@ def test_grad_rows_with_seeds_the_caller_checked_is_the_same(create_graph):
         assert all((row[0].grad_fn is not None) == create_graph for row in rows)
         got.append([row[0].tolist() for row in rows])
     assert got[0] == got[1]
+
+
+CATCH_ONLY = {  # inputs whose nodes only catch their gradients: no hook, not on the way to another
+    "a leaf": lambda lib, x, parts, loss: lib.autograd.grad(loss, [x]),
+    "a leaf twice": lambda lib, x, parts, loss: lib.autograd.grad(loss, [x, x]),
+    "two outputs of one node": lambda lib, x, parts, loss: lib.autograd.grad(loss, parts[1::-1]),
+    "an output and the leaf": lambda lib, x, parts, loss: lib.autograd.grad(loss, [parts[1], x]),
+    "the output itself": lambda lib, x, parts, loss: lib.autograd.grad(loss, [loss]),
+    "an unused output": lambda lib, x, parts, loss: lib.autograd.grad(
+        loss, [parts[2], x], allow_unused=True),
+    "backward, inputs a part": lambda lib, x, parts, loss: (
+        parts[0].retain_grad(), loss.backward(inputs=[parts[0]]), parts[0].grad)[2:],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("catch", CATCH_ONLY.values(), ids=CATCH_ONLY.keys())
+def test_inputs_whose_nodes_only_catch_get_torchs_gradients(torch, catch):
+    """A node that only catches gradients for ``grad`` is caught as soon as it is ready,
+    without a turn of the loop (``_PassTo.ready``): the gradients are torch's, and a pass
+    that catches at a node it runs (the leaf, with the parts asked for too) is unchanged."""
+
+    def run(lib):
+        x = lib.tensor([0.5, -1.0, 2.0, 3.0, 1.5, -2.0], dtype=lib.float64, requires_grad=True)
+        parts = (x * 2).split(2)
+        loss = (parts[0] * parts[1]).sum()
+        grads = catch(lib, x, parts, loss)
+        return [None if g is None else g.tolist() for g in grads]
+
+    assert run(tg) == run(torch)
