@@ -506,7 +506,8 @@ class Function:
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("node_name") or f"{cls.__name__}Backward"
         names = getattr(cls, "saved_names", ())  # built-ins name what they save
-        saved = {f"_saved_{n}": _saved_property(i, n) for i, n in enumerate(names)}
+        numbers = getattr(cls, "number_inputs", ())  # (a built-in's saved operands: by place)
+        saved = {f"_saved_{n}": _saved_property(i, n, i in numbers) for i, n in enumerate(names)}
         overrides = _overrides(cls)
         cls._backward_cls = type(
             name,

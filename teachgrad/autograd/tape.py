@@ -31,7 +31,15 @@ import weakref
 from collections import namedtuple
 
 from .. import _events, _seam
-from .._backend import array_module, dense, device_of, empty_strided, is_writeable, strides_for
+from .._backend import (
+    array_module,
+    as_array,
+    dense,
+    device_of,
+    empty_strided,
+    is_writeable,
+    strides_for,
+)
 from .._hooks import RemovableHandle, add_hook, hooks_of
 from .._tensor import Tensor, _new, wrap_array
 from . import anomaly_mode, gc_pacing
@@ -806,8 +814,11 @@ def _post_accumulate_result(result) -> None:
     )
 
 
-def _saved_property(i: int, name: str) -> property:
-    """``node._saved_<name>``: the ``i``-th value the node saved (unpacked, version-checked)."""
+def _saved_property(i: int, name: str, number_operand: bool = False) -> property:
+    """``node._saved_<name>``: the ``i``-th value the node saved (unpacked, version-checked).
+    ``number_operand``: the place of an operand that torch wraps as a tensor when it is a
+    number (``Builtin.number_inputs``); a number the node kept there as it is shows as that
+    tensor, as torch's node shows it: ``(x * 3).grad_fn._saved_other`` is ``tensor(3)``."""
 
     def saved_value(node):
         saved = node._saved[i]
@@ -815,11 +826,17 @@ def _saved_property(i: int, name: str) -> property:
             return saved.unpack(node)
         if node._values_freed and saved is not None:
             raise freed_value_error(node)
-        return saved
+        return _wrapped_number(saved) if number_operand and saved is not None else saved
 
     prop = _SavedProperty(saved_value, doc=f"The saved ``{name}`` (torch's _saved_{name}).")
     prop.raw = _raw_saved_property(i, name)
     return prop
+
+
+def _wrapped_number(value) -> Tensor:
+    """A Python number as torch wraps it: a 0-d CPU tensor of its kind's widest dtype (int64,
+    float64, complex128; bool stays bool), as NumPy makes a number an array."""
+    return wrap_array(as_array(value))
 
 
 def _raw_saved_property(i: int, name: str) -> property:

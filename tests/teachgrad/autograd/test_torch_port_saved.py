@@ -55,6 +55,40 @@ def test_a_saved_output_shares_the_version_counter_of_the_output(lib):
     assert b._version == unpacked._version
 
 
+NUMBER_OPERANDS = {  # a number operand of an op that torch wraps as a 0-d tensor
+    "x * 3": lambda x: x * 3,
+    "x * -3": lambda x: x * -3,
+    "2.5 * x": lambda x: 2.5 * x,
+    "x * True": lambda x: x * True,
+    "x / 4": lambda x: x / 4,
+    "4.5 / x": lambda x: 4.5 / x,
+    "x.mul(2)": lambda x: x.mul(2),
+    "x.div(0.5)": lambda x: x.div(0.5),
+}
+
+
+@pytest.mark.parametrize("op", NUMBER_OPERANDS.values(), ids=NUMBER_OPERANDS.keys())
+def test_a_number_operand_reads_back_as_torchs_wrapped_number(op):
+    """``(x * 3).grad_fn._saved_other`` is ``tensor(3)``: the number as a 0-d tensor of its
+    kind's widest dtype (int64, float64, bool); the tensor operand was not saved (None);
+    after backward, reading it is torch's error."""
+
+    def program(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = op(x)
+        other = y.grad_fn._saved_other
+        seen = [type(other).__name__, str(other.dtype).split(".")[-1], other.shape, other.item()]
+        seen.append(y.grad_fn._saved_self)
+        y.sum().backward()
+        try:
+            y.grad_fn._saved_other  # noqa: B018 - reading is the test
+        except RuntimeError as error:
+            seen.append(str(error).splitlines()[0])
+        return seen
+
+    assert_like_torch(program)
+
+
 def test_saved_inputs_come_back_as_the_same_objects_and_outputs_do_not(lib):
     a = randn(lib, 5, requires_grad=True)
     a_before = a.detach().clone()
