@@ -124,13 +124,15 @@ def write_all(graded_list, out, hidden):
 
 def _ids(paths):
     """A unique, filesystem-safe folder name per submission (its file stem, made unique).
+    A name never starts with a dot: the stem of ``...ipynb`` is ``..``, the folder above.
 
-    >>> _ids(["a/alice.ipynb", "b/alice.ipynb", "bob.py"])
-    ['alice', 'alice-2', 'bob']
+    >>> _ids(["a/alice.ipynb", "b/alice.ipynb", "bob.py", "...ipynb", ".ipynb"])
+    ['alice', 'alice-2', 'bob', '_.', '_ipynb']
     """
     ids, used = [], set()
     for path in paths:
         stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(path).stem) or "x"
+        stem = "_" + stem[1:] if stem.startswith(".") else stem
         ident, n = stem, 1
         while ident in used:
             n += 1

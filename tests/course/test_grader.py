@@ -335,6 +335,18 @@ def test_command_line_writes_gradescope_junit_and_summary(tmp_path, capsys):
     assert "graded 2 submission(s)" in capsys.readouterr().err
 
 
+def test_a_submission_named_dots_gets_its_results_inside_the_out_folder(tmp_path):
+    """``...py``'s stem is ``..``: its results go to a folder of their own in ``--out``, not
+    to the folder above it (where Gradescope's script would not find them)."""
+    dots = tmp_path / "submissions" / "...py"
+    dots.parent.mkdir()
+    dots.write_text(source("02_pointwise"), encoding="utf-8")
+    out = tmp_path / "results"
+    assert main([str(dots), "--exercise", "02", "--out", str(out), "--jobs", "1"]) == 0
+    assert json.loads((out / "_." / "results.json").read_text())["score"] == 10
+    assert not (tmp_path / "results.json").exists() and not (tmp_path / "junit.xml").exists()
+
+
 def test_gradescope_bundle_installs_and_grades_end_to_end(tmp_path):
     """The zip as Gradescope uses it: extracted into <root>/source, the project installs
     from there (as setup.sh does; no dependencies, they are installed here already), and
