@@ -292,6 +292,7 @@ class EngineWatch:
                 entry = getattr(owners[where], name)
                 setattr(owners[where], name, self._noting(entry, f"{where}.{name}"))
         tg.autograd.enable_grad = tg.enable_grad  # one wrapper under both names
+        self.teachgrads = frozenset(_subclasses(tg.autograd.Function))  # before any cell ran
         for op in _subclasses(Builtin):
             for name in self.RULES + (("forward",) if _computes_a_derivative(op) else ()):
                 self._watch_rule(op, name)
@@ -307,18 +308,29 @@ class EngineWatch:
             setattr(owner, name, self._noting(rule, label))
 
     def watch_backwards(self, ns):
+        """Wrap the backward of every Function the student made: each subclass of Function
+        teachgrad did not define (``teachgrads``, taken before the cells ran), whatever its
+        ``__module__`` says, named as the cells named it (else by its own name); and, from
+        now on, each one made later (a class made inside a function, at call time)."""
         import teachgrad as tg
 
-        for name, value in list(ns.items()):
-            if (
-                isinstance(value, type)
-                and issubclass(value, tg.autograd.Function)
-                and value.__module__ == "__main__"  # the student's, not teachgrad's
-            ):
-                if "backward" in vars(value):  # what a test calls by hand
-                    value.backward = staticmethod(self._running(value.backward, name))
-                node = value._backward_cls  # what the engine calls: its own copy of backward
-                node._backward = staticmethod(self._running(node._backward, name))
+        Function = tg.autograd.Function
+        names = {id(value): name for name, value in ns.items() if isinstance(value, type)}
+        for cls in _subclasses(Function) - self.teachgrads:
+            self._watch_backward(cls, names.get(id(cls), cls.__qualname__))
+        made = vars(Function)["__init_subclass__"].__func__
+
+        def init_subclass(cls, **kwargs):
+            made(cls, **kwargs)
+            self._watch_backward(cls, cls.__qualname__)
+
+        Function.__init_subclass__ = classmethod(init_subclass)
+
+    def _watch_backward(self, cls, name):
+        if "backward" in vars(cls):  # what a test calls by hand
+            cls.backward = staticmethod(self._running(cls.backward, name))
+        node = cls._backward_cls  # what the engine calls: its own copy of backward
+        node._backward = staticmethod(self._running(node._backward, name))
 
     @contextlib.contextmanager
     def running_as(self, whose):

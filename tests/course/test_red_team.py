@@ -241,6 +241,50 @@ def test_the_engine_asked_only_under_create_graph_costs_the_second_derivative(tm
     assert score == 2
 
 
+HIDDEN_FUNCTIONS = {
+    # the class says it is teachgrad's own (the grader watched only the classes whose
+    # __module__ was "__main__")
+    "a borrowed __module__": SECOND_ORDER_FROM_THE_ENGINE.replace(
+        "class Cube(tg.autograd.Function):",
+        'class Cube(tg.autograd.Function):\n        __module__ = "teachgrad.ops.pointwise"',
+    ),
+    # the class is made when the test calls, after the cells ran (and is no name of theirs)
+    "a class made at call time": """
+        def _make_cube():
+            class Cube(tg.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    ctx.save_for_backward(x)
+                    return x * x * x
+
+                @staticmethod
+                def backward(ctx, grad):
+                    (x,) = ctx.saved_tensors
+                    if not tg.is_grad_enabled():  # called by hand: the first derivative
+                        return 3 * x * x * grad
+                    return tg.autograd.grad(x * x * x, x, grad, create_graph=True)[0]
+
+            return Cube
+
+        class Cube:  # the name the tests ask for: each call makes the Function anew
+            apply = staticmethod(lambda x: _make_cube().apply(x))
+            backward = staticmethod(lambda ctx, grad: _make_cube().backward(ctx, grad))
+    """,
+}
+
+
+@pytest.mark.parametrize("tactic", HIDDEN_FUNCTIONS.values(), ids=HIDDEN_FUNCTIONS.keys())
+def test_a_function_hidden_from_the_watch_still_costs_the_second_derivative(tmp_path, tactic):
+    """The same tactic, by a Function whose backward the grader would not have watched:
+    every subclass of Function that teachgrad did not define is the student's, whatever
+    its ``__module__``, and also when it is made after the cells ran."""
+    code = source("05_double_backward", student=True) + textwrap.dedent(tactic)
+    score, _, results = grade(tmp_path, code, "05_double_backward")
+    assert results["test_cube"].score == 2
+    assert results["test_cube_second"].cause == "engine"
+    assert score == 2
+
+
 # ------------------------------------------ 08: teachgrad's own hvp, and an honest other way
 
 FUNCTIONAL_HELPERS = {
