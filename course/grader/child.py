@@ -38,6 +38,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -244,9 +245,10 @@ class EngineWatch:
     :meth:`watch_engine` wraps the entry points before the student's cells run (so that
     ``from teachgrad.autograd import grad`` gets the wrapper too), and the derivative rules
     of every built-in op, so that running a node's rule by hand (``y.grad_fn._apply``,
-    ``Sin.backward``, ``Sin.derivative``, an op that is one's backward) is noted as
-    well; :meth:`watch_ops` wraps the ops the grader names; :meth:`watch_backwards` wraps
-    the backward of each Function the cells defined. ``enable_grad`` counts too: inside a
+    ``Sin.backward``, ``Sin.derivative``, an op that is one's backward, a private helper
+    that computes a derivative: ``_sigmoid_grad``) is noted as well; :meth:`watch_ops`
+    wraps the ops the grader names (and the private helpers that compute them);
+    :meth:`watch_backwards` wraps the backward of each Function the student made. ``enable_grad`` counts too: inside a
     backward it only serves to record the forward again for the engine. Which of these a
     test allows is the grader's to say (``@points(..., autograd=..., refuses=...)``)."""
 
@@ -263,6 +265,12 @@ class EngineWatch:
         "Tensor": ("backward",),
     }
     RULES = ("backward", "derivative", "jvp", "vjp")  # what a built-in op's class computes with
+    # the private functions of teachgrad.ops that compute a derivative (``_sigmoid_grad``),
+    # noted as a rule; not ``_zero_grad``, which makes an op class
+    HELPER_RULES = re.compile(r"_\w+_grad$")
+    NOT_RULES = ("_zero_grad",)
+    # the private functions that compute an op, noted as the op when a test refuses it
+    OP_HELPERS = {"ConvolutionBackward0": ("teachgrad.ops.nn", ("_im2col", "_correlate"))}
 
     def __init__(self):
         self.running = []  # whose code runs now, innermost last; None: the grader's vjp
@@ -276,6 +284,10 @@ class EngineWatch:
         for op in _subclasses(Builtin):
             if vars(op).get("node_name") in node_names:
                 self._watch_rule(op, "forward", label=f"op {op.node_name}")
+        for node_name, (module, helpers) in self.OP_HELPERS.items():
+            if node_name in node_names:
+                for name in helpers:
+                    self._watch_rule(sys.modules[module], name, label=f"op {node_name}")
 
     def watch_engine(self):
         import teachgrad as tg
@@ -297,6 +309,11 @@ class EngineWatch:
             for name in self.RULES + (("forward",) if _computes_a_derivative(op) else ()):
                 self._watch_rule(op, name)
             self._watch_rule(op._backward_cls, "_backward")
+        for module in [m for n, m in sys.modules.items() if n.startswith("teachgrad.ops.")]:
+            for name, value in list(vars(module).items()):
+                mine = getattr(value, "__module__", None) == module.__name__  # (not imported)
+                if mine and self.HELPER_RULES.match(name) and name not in self.NOT_RULES:
+                    self._watch_rule(module, name, label=f"{module.__name__}.{name}")
 
     def _watch_rule(self, owner, name, label=None):
         """Wrap ``owner``'s own ``name`` (a function, a static or class method), if any."""

@@ -3,7 +3,9 @@ honest part, and an honest way to the same answer keeps its points.
 
 Most tactics delegate what an exercise asks for to teachgrad itself by a way the grader
 did not watch: a node's rule run by hand (its ``_apply``, ``_backward``, the op's
-``backward`` or ``derivative``, the op that is its backward), teachgrad's own op class
+``backward`` or ``derivative``, the op that is its backward, a private helper that
+computes a derivative or the op), a Function the watch did not see (a borrowed
+``__module__``, a class made at call time), teachgrad's own op class
 handed in as the answer, the engine asked in a forward or in a plain function (not in a
 backward), the engine asked only when the grader's own backward calls (double
 backward), a helper of ``tg.autograd.functional`` that is the exercise itself (08's
@@ -127,6 +129,22 @@ DERIVATIVE_OP = """
             return ops._SigmoidGrad.apply(grad, s)  # sigmoid's backward, as an op of its own
 """
 
+PRIVATE_RULE = """
+    import teachgrad.ops.pointwise as pw
+
+    class Sigmoid(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.sigmoid()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            return tg.tensor(pw._sigmoid_grad(grad.numpy(), y.numpy()))  # a private rule
+"""
+
 POINTWISE = {
     "node_apply": NODE_APPLY,
     "node_rule": NODE_RULE,
@@ -135,6 +153,7 @@ POINTWISE = {
     "teachgrad_s_own_ops": TEACHGRAD_S_OWN_OPS,
     "not_a_function": NOT_A_FUNCTION,
     "derivative_op": DERIVATIVE_OP,
+    "private_rule": PRIVATE_RULE,
 }
 
 
@@ -424,12 +443,29 @@ IM2COL_BY_CONV2D = """
 """
 
 
+IM2COL_BY_PRIVATE_HELPERS = """
+    from teachgrad.ops import nn as tg_nn  # teachgrad's conv2d's own functions, not its op
+
+    def im2col(x, kh, kw):
+        n, c, h, w = x.shape
+        out_hw = (h - kh + 1, w - kw + 1)
+        return tg_nn._im2col(x, (kh, kw), (1, 1), (1, 1), out_hw, 1).reshape(n, c * kh * kw, -1)
+
+    def col2im(cols, x_shape, kh, kw):  # the transposed correlation with one-hot filters
+        n, c, h, w = x_shape
+        eye = np.eye(c * kh * kw).reshape(c * kh * kw, c, kh, kw)
+        grad = cols.reshape(n, c * kh * kw, h - kh + 1, w - kw + 1)
+        return tg_nn._correlate_input_grad(grad, eye, (h, w), (1, 1), (0, 0), (1, 1), 1)
+"""
+
+
 @pytest.mark.parametrize(
     ("name", "tactic", "node"),
     [
         ("06_softmax", SOFTMAX_BY_TEACHGRAD, "SoftmaxBackward0"),
         ("07_layernorm", NORMALIZE_BY_LAYER_NORM, "NativeLayerNormBackward0"),
         ("11_conv2d_im2col", IM2COL_BY_CONV2D, "ConvolutionBackward0"),
+        ("11_conv2d_im2col", IM2COL_BY_PRIVATE_HELPERS, "ConvolutionBackward0"),
     ],
 )
 def test_teachgrad_s_own_op_for_the_exercise_s_op_earns_nothing(tmp_path, name, tactic, node):
