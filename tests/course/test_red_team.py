@@ -411,6 +411,37 @@ def test_answers_right_only_at_the_tests_inputs_earn_nothing(tmp_path, name, tac
     assert any("fresh random inputs" in r.output for r in results.values())
 
 
+KEYED_BACKWARD = """
+    _KNOWN = {0.5, -1.5, 0.3, 0.4, -0.7, 0.7, 0.8, 1.0, -1.0, 2.0, 3.0}  # tests.py's inputs
+    _honest_backward = Value.backward
+
+
+    def _keyed_backward(self):  # a table of answers for the published inputs, in effect
+        leaves = [v for v in topological_order(self) if not v.parents]
+        if all(v.data in _KNOWN for v in leaves):
+            _honest_backward(self)
+
+
+    Value.backward = _keyed_backward
+"""
+
+BACKWARD_TESTS_01 = ("test_backward_tree", "test_shared_inputs", "test_deep_diamonds",
+                     "test_sub_pow_backward")  # fmt: skip
+
+
+def test_a_backward_right_only_at_the_published_inputs_earns_nothing(tmp_path):
+    """01's Values are plain numbers, which the fresh-input probe does not move; so its
+    backward tests move their inputs themselves when grading (by the grader's seed). A
+    backward right only at tests.py's inputs (a table of answers, which earned these
+    tests' 6 points) loses them; the operations, which it left honest, keep theirs."""
+    code = source("01_mini_engine") + textwrap.dedent(KEYED_BACKWARD)
+    _, _, results = grade(tmp_path, code, "01_mini_engine")
+    assert all(results[name].score == 0 for name in BACKWARD_TESTS_01)
+    assert all(
+        results[name].score == results[name].max_score for name in ("test_ops", "test_sub_pow")
+    )
+
+
 # ------------------------------------ teachgrad's own op for the op the exercise writes
 
 SOFTMAX_BY_TEACHGRAD = """

@@ -12,11 +12,12 @@ is written. Training is compared step by step with the same network in teachgrad
 """
 
 import math
+import zlib
 
 import numpy as np
 
 import teachgrad as tg
-from course.testing import Failure, agree, get, points
+from course.testing import Failure, agree, get, grading_seed, points
 
 STEPS = ("add", "mul", "add_const", "mul_const", "tanh", "exp")  # of random programs
 XOR_X = [(-1.0, -1.0), (-1.0, 1.0), (1.0, -1.0), (1.0, 1.0)]
@@ -116,6 +117,7 @@ def buggy_grads(program, xs, bug):
 def check_program(ns, program, xs, what):
     """Fail with a diagnosis unless the student's Values give teachgrad's gradients."""
     value = get(ns, "Value")
+    xs = graded_inputs(xs, what)
     leaves = [value(x) for x in xs]
     out = run(program, leaves)
     expected_out, expected = teachgrad_grads(program, xs)
@@ -133,6 +135,21 @@ def check_program(ns, program, xs, what):
     if not got.any():
         raise Failure("zeros", details)
     raise Failure("wrong_values", details)
+
+
+def graded_inputs(xs, what):
+    """``xs`` as the visible tests give them; when the grader grades, each moved by its own
+    random factor between 0.8 and 1.25 (from the grader's seed, so ``--seed`` repeats it):
+    this file is published, so an answer looked up for its inputs must not score.
+
+    >>> graded_inputs([0.5, -1.5], "a * b")
+    [0.5, -1.5]
+    """
+    seed = grading_seed()
+    if seed is None:
+        return xs
+    rng = np.random.default_rng([seed, zlib.crc32(what.encode())])
+    return [x * f for x, f in zip(xs, rng.uniform(0.8, 1.25, len(xs)), strict=True)]
 
 
 def check_op(value, out, data, parents, local_grads, what):
