@@ -129,21 +129,10 @@ DERIVATIVE_OP = """
             return ops._SigmoidGrad.apply(grad, s)  # sigmoid's backward, as an op of its own
 """
 
-PRIVATE_RULE = """
-    import teachgrad.ops.pointwise as pw
-
-    class Sigmoid(tg.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            y = x.sigmoid()
-            ctx.save_for_backward(y)
-            return y
-
-        @staticmethod
-        def backward(ctx, grad):
-            (y,) = ctx.saved_tensors
-            return tg.tensor(pw._sigmoid_grad(grad.numpy(), y.numpy()))  # a private rule
-"""
+PRIVATE_RULE = DERIVATIVE_OP.replace(  # the same, by the private function behind that op
+    "return ops._SigmoidGrad.apply(grad, s)",
+    "return tg.tensor(ops._sigmoid_grad(grad.numpy(), s.numpy()))",
+)
 
 POINTWISE = {
     "node_apply": NODE_APPLY,
@@ -268,27 +257,16 @@ HIDDEN_FUNCTIONS = {
         'class Cube(tg.autograd.Function):\n        __module__ = "teachgrad.ops.pointwise"',
     ),
     # the class is made when the test calls, after the cells ran (and is no name of theirs)
-    "a class made at call time": """
-        def _make_cube():
-            class Cube(tg.autograd.Function):
-                @staticmethod
-                def forward(ctx, x):
-                    ctx.save_for_backward(x)
-                    return x * x * x
-
-                @staticmethod
-                def backward(ctx, grad):
-                    (x,) = ctx.saved_tensors
-                    if not tg.is_grad_enabled():  # called by hand: the first derivative
-                        return 3 * x * x * grad
-                    return tg.autograd.grad(x * x * x, x, grad, create_graph=True)[0]
-
+    "a class made at call time": "def _make_cube():"
+    + textwrap.indent(textwrap.dedent(SECOND_ORDER_FROM_THE_ENGINE), "    ")
+    + textwrap.dedent("""
             return Cube
+
 
         class Cube:  # the name the tests ask for: each call makes the Function anew
             apply = staticmethod(lambda x: _make_cube().apply(x))
             backward = staticmethod(lambda ctx, grad: _make_cube().backward(ctx, grad))
-    """,
+    """),
 }
 
 
