@@ -591,7 +591,7 @@ class _PassTo(_Pass):
         tensor hooks), catch them now. Speed: such a node would come off the heap only to be
         caught, with nothing to observe in between (no hook, event or step); a leaf's
         ``AccumulateGrad``, which ``jacobian`` catches once per row, is one (callgrind,
-        2026-11-28: ``benchmarks/bench.py`` (d) -2.7%)."""
+        2026-11-28: ``benchmarks/bench.py`` (d) -2.2% to -3.0% over two runs)."""
         if node in self.runs or node._tensor_hooks or node._retain_grad:
             _Pass.ready(self, node)
         else:

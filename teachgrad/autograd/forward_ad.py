@@ -583,11 +583,13 @@ def linear_jvp(ctx, *tangents):
     cls = type(ctx)._forward_cls
     args = []
     for i, (a, t) in enumerate(zip(ctx.inputs, tangents)):
+        operand = cls._builtin and i in cls.number_inputs  # (a number or a tensor: a value)
         if t is not None:
             args.append(t)
-        elif isinstance(a, Tensor) and a._data.dtype.kind == "f":
+        elif isinstance(a, Tensor) and (a._data.dtype.kind == "f" or operand):
+            # (an integer operand too: ``x + int_tensor``'s constant has no tangent)
             args.append(Tensor._make(array_module(a._data).zeros_like(a._data)))
-        elif cls._builtin and i in cls.number_inputs and not isinstance(a, Tensor):
+        elif operand:
             args.append(0)  # ``x + 3`` is affine: the constant has no tangent
         else:
             args.append(a)  # indices, masks, dims and flags are kept

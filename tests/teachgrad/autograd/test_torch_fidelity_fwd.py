@@ -24,6 +24,28 @@ def _tangents(lib, *tensors):
     return [as_numpy(lib.autograd.forward_ad.unpack_dual(t).tangent) for t in tensors]
 
 
+# ------------------------------------------------------ integer operands of a linear op
+
+INTEGER_OPERANDS = {  # an integer or bool tensor is a constant: it adds no tangent
+    "dual + int": lambda lib, x: x + lib.tensor([3, 4, 5]),
+    "int - dual": lambda lib, x: lib.tensor([3, 4, 5]) - x,
+    "dual + bool": lambda lib, x: x + lib.tensor([True, False, True]),
+    "add(int, alpha=2)": lambda lib, x: x.add(lib.tensor([1, 2, 3]), alpha=2),
+    "where(dual, int)": lambda lib, x: lib.where(x > 1, x, lib.tensor(3)),
+    "y[mask] = int": lambda lib, x: (x * 1).index_put_((lib.tensor([True, False, True]),), lib.tensor(7)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("op", INTEGER_OPERANDS.values(), ids=INTEGER_OPERANDS.keys())
+def test_an_integer_operand_gives_no_tangent(op):
+    def program(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            return _tangents(lib, op(lib, fw.make_dual(*_pair(lib))))
+
+    assert_like_torch(program)
+
+
 # --------------------------------------------------------------------------- make_dual's view
 
 IN_PLACE_ON_THE_DUAL = {
