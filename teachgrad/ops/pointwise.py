@@ -22,6 +22,7 @@ from .._backend import (
     array_module,
     as_array,
     empty_strided,
+    expanded,
     get_default_dtype,
     numpy_module,
     quiet,
@@ -69,10 +70,25 @@ def _promoted(a, b, x, y, broadcast):
         if hasattr(y, "dtype") and type(x) is not type(y):
             same_device(a, b)
         if x.dtype != dt:
-            x = x.astype(dt)
+            x = _cast(x, dt)
     if hasattr(y, "dtype") and y.dtype != dt:
-        y = y.astype(dt)
+        y = _cast(y, dt)
     return x, y
+
+
+def _cast(v, dt):
+    """``v`` as ``dt``. An expanded operand stays expanded: what it repeats is cast, then
+    seen with its shape again, since its zero strides (not the layout of a full copy)
+    decide the layout torch gives the result (``torch_layout``).
+
+    >>> import numpy as np
+    >>> _cast(np.broadcast_to(np.ones(2, np.float32), (2, 2)), np.float64).strides
+    (0, 8)
+    """
+    if 0 not in v.strides or not v.size:
+        return v.astype(dt)
+    repeated = tuple(slice(0, 1) if step == 0 else slice(None) for step in v.strides)
+    return expanded(v[repeated].astype(dt), v.shape)
 
 
 def _wrapped(v: int, dt):
@@ -338,12 +354,13 @@ class Div(_Binary):
         x, y = operands(a, b)
         need_a, need_b = ctx.needs_input_grad
         ctx.to_save = (a if need_b else None, b if need_a or need_b else None)
+        if x.dtype.kind in "biu" if hasattr(x, "dtype") else y.dtype.kind in "biu":
+            # integers (or bools) divide in the default float dtype, as in torch: each
+            # operand is cast as it was given (a number is not wrapped into the tensor's
+            # dtype first, as it is for + and *: uint8 / -3 is -1/3, not 1/253)
+            x, y = (_as_default_float(v) for v in (a, b))
         out = x / y
-        if (
-            result_type(a, b).numpy.kind != "f"
-        ):  # integer / integer gives the default float dtype, as torch
-            out = out.astype(get_default_dtype().numpy)
-        elif hasattr(x, "dtype") and out.dtype != x.dtype and not isinstance(b, Tensor):
+        if hasattr(x, "dtype") and out.dtype != x.dtype and not isinstance(b, Tensor):
             out = out.astype(x.dtype)
         kept = type(out) is _ndarray and x.flags.c_contiguous and out.size  # (see torch_layout)
         return out if kept else torch_layout(out, x, y)
@@ -360,6 +377,11 @@ class Div(_Binary):
     def jvp(ctx, ta, tb):  # d(a / b) = (da - (a / b) db) / b (a missing db: torch's zero term)
         _, b = ctx.inputs
         return tangent_sum(ta, zero_in_graph(ctx.result) if tb is None else -ctx.result * tb) / b
+
+
+def _as_default_float(v):
+    """An operand of an integer division: a tensor's array in the default float dtype."""
+    return v._data.astype(get_default_dtype().numpy) if isinstance(v, Tensor) else v
 
 
 class DivByNumber(Div):
