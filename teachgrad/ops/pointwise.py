@@ -1117,6 +1117,12 @@ class Round(_ZeroGrad):
         return constant_zeros(grad), None
 
 
+class RoundDecimals(Round):
+    """``round(x, decimals=...)``: torch's overload with places, a node of another name."""
+
+    node_name = "RoundBackward1"
+
+
 class ClampScalar(Builtin):
     """``clamp(x, min, max)`` with number bounds: the gradient passes where min <= x <= max."""
 
@@ -1642,7 +1648,18 @@ floor = _unary_function(Floor, "floor")
 ceil = _unary_function(Ceil, "ceil")
 
 
-def round(input, *, decimals=0):  # noqa: A001 - torch's name
+class _NoDecimals(int):
+    """``round``'s ``decimals`` when it is not given (0 places): torch has two overloads,
+    whose nodes differ (``RoundBackward0`` without ``decimals``, ``RoundBackward1`` with)."""
+
+    def __repr__(self):
+        return "0"
+
+
+_NO_DECIMALS = _NoDecimals()
+
+
+def round(input, *, decimals=_NO_DECIMALS):  # noqa: A001 - torch's name
     """Round to ``decimals`` places (halves to even, like torch); gradient zero.
 
     >>> import teachgrad as tg
@@ -1651,7 +1668,9 @@ def round(input, *, decimals=0):  # noqa: A001 - torch's name
     """
     if isinstance(decimals, bool):  # (NumPy reads True as 1: refused, as checked() words it)
         raise TypeError("decimals is an int, not a bool")
-    return Round.apply(input, decimals)
+    if decimals is _NO_DECIMALS:
+        return Round.apply(input, 0)
+    return RoundDecimals.apply(input, decimals)
 
 
 def clamp(input, min=None, max=None):  # noqa: A002 - torch's names

@@ -1134,7 +1134,11 @@ def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     """
     x = input._data
     axis = None if dim is None else reduction_dims(dim, x.ndim)  # (dim=(): reduces nothing)
-    return wrap_array(row_major(array_module(x).asarray(x.any(axis=axis, keepdims=flag(keepdim)))))
+    return wrap_array(
+        _as_uint8_for(
+            x, row_major(array_module(x).asarray(x.any(axis=axis, keepdims=flag(keepdim))))
+        )
+    )
 
 
 @recorded_as("aten::all")
@@ -1147,7 +1151,16 @@ def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     """
     x = input._data
     axis = None if dim is None else reduction_dims(dim, x.ndim)  # (dim=(): reduces nothing)
-    return wrap_array(row_major(array_module(x).asarray(x.all(axis=axis, keepdims=flag(keepdim)))))
+    return wrap_array(
+        _as_uint8_for(
+            x, row_major(array_module(x).asarray(x.all(axis=axis, keepdims=flag(keepdim))))
+        )
+    )
+
+
+def _as_uint8_for(x, result):
+    """``any``/``all`` of a uint8 tensor are uint8 (0 or 1) in torch; bools otherwise."""
+    return result.astype(x.dtype) if x.dtype == "uint8" else result
 
 
 @recorded_as("aten::allclose")

@@ -441,6 +441,37 @@ def test_an_expanded_operand_of_another_dtype_lays_the_result_out_as_torch(torch
     assert strides(tg) == strides(torch)
 
 
+ROUNDS = {  # torch's two overloads: with decimals (even 0) the node is RoundBackward1
+    "x.round()": lambda lib, x: x.round(),
+    "round(x)": lambda lib, x: lib.round(x),
+    "x.round(decimals=0)": lambda lib, x: x.round(decimals=0),
+    "round(x, decimals=2)": lambda lib, x: lib.round(x, decimals=2),
+    "x.round(decimals=-1)": lambda lib, x: x.round(decimals=-1),
+}
+
+
+@pytest.mark.parametrize("rounding", ROUNDS.values(), ids=ROUNDS.keys())
+def test_round_s_node_and_values_are_torch_s(torch, rounding):
+    def run(lib):
+        y = rounding(lib, lib.tensor([1.25, 2.5, 17.0], requires_grad=True))
+        return type(y.grad_fn).__name__, y.tolist()
+
+    assert run(tg) == run(torch)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "bool", "float32"])
+@pytest.mark.parametrize("reduce", ["any", "all"])
+def test_any_and_all_keep_uint8_as_torch(torch, dtype, reduce):
+    """torch's any and all of a uint8 tensor are uint8, of anything else bool."""
+
+    def run(lib):
+        x = lib.tensor([[1, 0], [2, 3]], dtype=getattr(lib, dtype))
+        results = (getattr(x, reduce)(), getattr(x, reduce)(0), getattr(x, reduce)(1, keepdim=True))
+        return [(str(r.dtype).split(".")[-1], r.tolist()) for r in results]
+
+    assert run(tg) == run(torch)
+
+
 def test_floor_division_in_place_changes_the_tensor_like_torch(torch):
     def seen(lib):
         x = _ints(lib)
