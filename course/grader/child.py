@@ -248,8 +248,9 @@ class EngineWatch:
     ``Sin.backward``, ``Sin.derivative``, an op that is one's backward, a private helper
     that computes a derivative: ``_sigmoid_grad``) is noted as well; :meth:`watch_ops`
     wraps the ops the grader names (and the private helpers that compute them);
-    :meth:`watch_backwards` wraps the backward of each Function the student made. ``enable_grad`` counts too: inside a
-    backward it only serves to record the forward again for the engine. Which of these a
+    :meth:`watch_backwards` wraps the backward of each Function the student made.
+    ``enable_grad`` counts too: inside a backward it only serves to record the forward
+    again for the engine. Which of these a
     test allows is the grader's to say (``@points(..., autograd=..., refuses=...)``)."""
 
     ENTRIES = {
