@@ -250,8 +250,8 @@ class EngineWatch:
     wraps the ops the grader names (and the private helpers that compute them);
     :meth:`watch_backwards` wraps the backward of each Function the student made.
     ``enable_grad`` counts too: inside a backward it only serves to record the forward
-    again for the engine. Which of these a
-    test allows is the grader's to say (``@points(..., autograd=..., refuses=...)``)."""
+    again for the engine. Which of these a test allows is the grader's to say
+    (``@points(..., autograd=..., refuses=...)``)."""
 
     ENTRIES = {
         "tg": ("enable_grad",),  # the same object as tg.autograd.enable_grad
