@@ -42,7 +42,7 @@ from .._backend import (
     to_device,
 )
 from .._creation import scalar_of
-from .._printing import c_type_name
+from .._printing import c_type_name, scalar_name
 from .._profiling import state as _profiling
 from .._tensor import Tensor, type_name, wrap_array
 from ..autograd.anomaly_mode import _outside_teachgrad
@@ -574,8 +574,8 @@ def _check_cast(result_dtype, x, op: str, args=(), kwargs=None) -> None:
     if _CATEGORY[result_dtype.kind] > _CATEGORY[x._data.dtype.kind]:
         into = x._data.dtype
         raise RuntimeError(
-            f"result type {_type_word(result_dtype)} can't be cast to the desired output type "
-            f"{c_type_name(into.name) if _cpp_named(op, args, kwargs) else _type_word(into)}"
+            f"result type {scalar_name(result_dtype.name)} can't be cast to the desired output "
+            f"type {c_type_name(into.name) if _cpp_named(op, args, kwargs) else scalar_name(into.name)}"
         )
 
 
@@ -621,17 +621,6 @@ def _cpp_named(op, args, kwargs) -> bool:
     overload for number bounds does; torch takes it unless every bound given is a tensor."""
     bounds = [b for b in (*args, *(kwargs or {}).values()) if b is not None]
     return op in ("clamp_", "clip_") and not all(isinstance(b, Tensor) for b in bounds)
-
-
-def _type_word(np_dtype) -> str:
-    return {
-        "float32": "Float",
-        "float64": "Double",
-        "float16": "Half",
-        "int64": "Long",
-        "int32": "Int",
-        "bool": "Bool",
-    }.get(str(np_dtype), str(np_dtype))
 
 
 # --------------------------------------------------------------------------- ops that only exist in place

@@ -318,6 +318,21 @@ REFUSED = {
         RuntimeError,
         "result type Float can't be cast to the desired output type Long",
     ),
+    "int16 tensor *= 0.5": (
+        lambda lib: lib.tensor([1, 2], dtype=lib.int16).__imul__(0.5),
+        RuntimeError,
+        "result type Float can't be cast to the desired output type Short",
+    ),
+    "int8 tensor.add_(1.5)": (
+        lambda lib: lib.tensor([1, 2], dtype=lib.int8).add_(1.5),
+        RuntimeError,
+        "result type Float can't be cast to the desired output type Char",
+    ),
+    "uint8 tensor.div_(2)": (
+        lambda lib: lib.tensor([1, 2], dtype=lib.uint8).div_(2),
+        RuntimeError,
+        "result type Float can't be cast to the desired output type Byte",
+    ),
     "int tensor.div_(2)": (
         lambda lib: lib.tensor([1, 2, 3]).div_(2),
         RuntimeError,
