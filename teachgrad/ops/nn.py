@@ -662,7 +662,9 @@ class NllLoss(Builtin):
             device_assert(bad, None, _BAD_TARGET)  # (a GPU's array: only recorded)
             ctx.targets, ctx.coefficient = t, None
             return loss
-        out_of_range, valid, w = _counted_targets(xp, t, ignore_index, n_classes, weight, x.dtype)
+        out_of_range, valid, w, ignored = _counted_targets(
+            xp, t, ignore_index, n_classes, weight, x.dtype
+        )
         device_assert(
             out_of_range.any(),
             lambda: IndexError(
@@ -674,10 +676,10 @@ class NllLoss(Builtin):
         )
         picked = _pick_targets(x, valid, class_dim)  # input[n, t[n], ...]
         ctx.targets = valid
-        ctx.coefficient, total, nonzero_total = _coefficients(xp, w, reduction)
+        ctx.coefficient, total = _coefficients(xp, w, ignored, reduction)
         loss = -w * picked
-        if reduction == "mean":  # all targets ignored: 0/0, nan like torch (without a warning)
-            return xp.where(total == 0, xp.nan, loss.sum() / nonzero_total)
+        if reduction == "mean":  # a total weight of 0 (all targets ignored): 0/0, nan, as torch
+            return loss.sum() / total
         return _reduce_loss(loss, reduction)
 
     @classmethod
@@ -706,20 +708,21 @@ _BAD_TARGET = (
 def _counted_targets(xp, t, ignore_index, n_classes, weight, dtype):
     """Which targets are out of range, the targets made valid (any valid class, so that
     lookups stay in range: on a GPU also for a bad target whose check is still pending),
-    and each target's weight in ``dtype`` (0 where ignored)."""
+    each target's weight in ``dtype`` (0 where ignored), and which are ignored."""
     ignored = t == ignore_index
     out_of_range = ~ignored & ((t < 0) | (t >= n_classes))
     valid = xp.where(ignored | out_of_range, 0, t)
     w = xp.ones(t.shape, dtype) if weight is None else weight._data[valid]
-    return out_of_range, valid, xp.where(ignored, 0, w).astype(dtype)
+    return out_of_range, valid, xp.where(ignored, 0, w).astype(dtype), ignored
 
 
-def _coefficients(xp, w, reduction):
-    """Each sample's gradient coefficient ``-w`` (over the total weight for 'mean'), the
-    total weight, and the total made nonzero (a Python ``if`` on it would wait for a GPU)."""
+@quiet  # (a total weight of 0: the coefficients are 0/0, nan like torch's, without a warning)
+def _coefficients(xp, w, ignored, reduction):
+    """Each sample's gradient coefficient ``-w`` (over the total weight for 'mean'; nan or
+    inf when that is 0, as in torch), 0 for an ignored sample (torch writes nothing there),
+    and the total weight."""
     total = w.sum()
-    nonzero_total = xp.where(total == 0, 1, total)
-    return (-w / nonzero_total if reduction == "mean" else -w), total, nonzero_total
+    return xp.where(ignored, 0, -w / total if reduction == "mean" else -w).astype(w.dtype), total
 
 
 def _pick_targets(x, t, class_dim):
@@ -759,8 +762,8 @@ class NllLossGrad(Builtin):
             if out is not None:
                 return out
             n_classes, dtype = loss.in_shape[class_dim], loss.total.dtype
-            _, t, w = _counted_targets(xp, t, ctx.options[0], n_classes, None, dtype)
-            coefficient = _coefficients(xp, w, ctx.options[1])[0]
+            _, t, w, ignored = _counted_targets(xp, t, ctx.options[0], n_classes, None, dtype)
+            coefficient = _coefficients(xp, w, ignored, ctx.options[1])[0]
         values = g * coefficient  # one per sample (or one for all, if both are numbers)
         out = xp.zeros(loss.in_shape, g.dtype)
         if out.ndim == 2:  # (N, C) rows: put each sample's value at its target class

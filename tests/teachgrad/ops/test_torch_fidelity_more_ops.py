@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
+import teachgrad as tg
 from tests.teachgrad.autograd.test_torch_fidelity import assert_like_torch
 from tests.teachgrad.inplace._common import numpy
 
@@ -516,3 +517,29 @@ def test_a_nan_correction_divides_by_zero_silently(name, dim):
             return numpy(getattr(x, name)(dim=dim, correction=float("nan")))
 
     assert_like_torch(program)
+
+
+# ------------------------------------------ nll_loss and cross_entropy: weights summing to 0
+
+
+@pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("ignore_index", [-100, 0, 1])
+@pytest.mark.parametrize("weight", [None, [1.0, 0.0], [0.0, 0.0], [1.0, -1.0], [2.0, 3.0]])
+def test_class_weights_and_ignored_targets_give_torch_s_loss_and_gradient(
+    torch, loss, reduction, ignore_index, weight
+):
+    """'mean' divides by the total weight of the counted targets, also when it is 0 (nan or
+    inf, in the loss and in the gradient, as torch); an ignored sample's gradient is 0."""
+
+    def run(lib):
+        x = lib.tensor([[0.5, 1.5], [0.2, 0.1]], dtype=lib.float64, requires_grad=True)
+        w = None if weight is None else lib.tensor(weight, dtype=lib.float64)
+        out = getattr(lib.nn.functional, loss)(
+            x, lib.tensor([1, 0]), weight=w, ignore_index=ignore_index, reduction=reduction
+        )
+        out.sum().backward()
+        return numpy(out), numpy(x.grad)
+
+    for got, want in zip(run(tg), run(torch), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
