@@ -680,7 +680,7 @@ def binary_cross_entropy(
         )
     if weight is not None and weight.size() != input.size():  # (torch's Python expands it)
         _check_weight_broadcasts(weight, input)
-        weight = weight.expand(broadcast_shape(tuple(target.shape), tuple(weight.shape)))
+        weight = weight.expand(_within_the_input(weight, input, "weight"))
     if target.dtype != input.dtype:
         _refuse_target_dtype(input, target)
     _refuse_non_float(input, "binary_cross_entropy")
@@ -689,15 +689,32 @@ def binary_cross_entropy(
 
 
 def _check_weight_broadcasts(weight, input):
-    """torch's error for a binary_cross_entropy weight that doesn't broadcast to the input."""
+    """torch's error for a binary_cross_entropy weight that doesn't broadcast to the input
+    (torch names the shape broadcast so far: the input's, with the dims after the clash
+    already widened by the weight's)."""
+    expected = list(input.shape)
     for i, (size, want) in enumerate(zip(reversed(weight.shape), reversed(input.shape))):
-        if size not in (1, want):
+        if size != want and 1 not in (size, want):  # (broadcasts, bigger than the input or not)
             raise RuntimeError(
                 f"Attempting to broadcast a dimension of length {size} at {-1 - i}! Mismatching "
                 f"argument at index 1 had {weight.shape!r}; but expected shape should be "
-                f"broadcastable to {list(input.shape)}\n  weight holds one factor per element "
+                f"broadcastable to {expected}\n  weight holds one factor per element "
                 "of the input (or broadcasts to it)."
             )
+        expected[-1 - i] = max(size, want)
+
+
+def _within_the_input(factor, input, name):
+    """The input's shape, which ``factor`` (a weight) broadcasts to; else torch's error: the
+    loss is computed in the input's shape, and a factor may not make it bigger."""
+    shape = broadcast_shape(tuple(input.shape), tuple(factor.shape))
+    if shape != tuple(input.shape):
+        raise RuntimeError(
+            f"output with shape {list(input.shape)} doesn't match the broadcast shape "
+            f"{list(shape)}\n  {name} {list(factor.shape)} broadcasts to more than the input's "
+            f"{list(input.shape)}: it may only repeat along the input's dims."
+        )
+    return shape
 
 
 def binary_cross_entropy_with_logits(
@@ -749,8 +766,9 @@ def binary_cross_entropy_with_logits(
         )
     _not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
     _not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
-    if weight is not None:
-        broadcast_shape(tuple(input.shape), tuple(weight.shape))
+    for name, factor in (("pos_weight", pos_weight), ("weight", weight)):
+        if factor is not None:
+            _within_the_input(factor, input, name)
     return _nn.BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
 
 

@@ -20,6 +20,7 @@ import pytest
 import teachgrad as tg
 from teachgrad.ops import nn as ops_nn
 from tests import cupy_standin
+from tests.teachgrad.inplace._common import torch_phrase
 from tests.teachgrad.ops._cases import (
     A,
     assert_raises_like_torch,
@@ -1097,3 +1098,30 @@ def test_errors_name_the_shapes():
     with pytest.raises(ValueError) as err:
         F(tg).nll_loss(tg.zeros(4, 3), tg.tensor([0, 2, 1]))
     assert "(4, 3)" in str(err.value) and "(3,)" in str(err.value)
+
+
+@pytest.mark.parametrize("kind", ["bce weight", "logits weight", "logits pos_weight"])
+@pytest.mark.parametrize("input_shape", [(2,), (1, 2), (2, 2), (3, 1)])
+@pytest.mark.parametrize("factor_shape", [(2,), (1, 2), (2, 2), (2, 1), (3, 1, 2), (1,), (3,), ()])
+def test_a_weight_that_broadcasts_past_the_input_is_torch_s_error(
+    torch, kind, input_shape, factor_shape
+):
+    """A binary cross-entropy's weight (or pos_weight) may repeat along the input's dims,
+    not make the loss bigger than the input (a silent loss of another size before): the
+    loss, or torch's error (class and first line), for each pair of shapes."""
+
+    def run(lib):
+        functional = F(lib)
+        x, t = lib.full(input_shape, 0.4, requires_grad=True), lib.full(input_shape, 0.7)
+        w = lib.full(factor_shape, 1.5)
+        try:
+            if kind == "bce weight":
+                loss = functional.binary_cross_entropy(x, t, weight=w)
+            else:
+                name = "weight" if kind == "logits weight" else "pos_weight"
+                loss = functional.binary_cross_entropy_with_logits(x, t, **{name: w})
+        except RuntimeError as error:
+            return torch_phrase(str(error).splitlines()[0])
+        return round(loss.item(), 6)
+
+    assert run(tg) == run(torch)
