@@ -722,7 +722,8 @@ def _coefficients(xp, w, ignored, reduction):
     inf when that is 0, as in torch), 0 for an ignored sample (torch writes nothing there),
     and the total weight."""
     total = w.sum()
-    return xp.where(ignored, 0, -w / total if reduction == "mean" else -w).astype(w.dtype), total
+    coefficient = xp.where(ignored, 0, -w / total if reduction == "mean" else -w)
+    return coefficient.astype(w.dtype, copy=False), total
 
 
 def _pick_targets(x, t, class_dim):

@@ -1132,13 +1132,7 @@ def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     >>> tg.tensor([0, 1]).any()
     tensor(True)
     """
-    x = input._data
-    axis = None if dim is None else reduction_dims(dim, x.ndim)  # (dim=(): reduces nothing)
-    return wrap_array(
-        _as_uint8_for(
-            x, row_major(array_module(x).asarray(x.any(axis=axis, keepdims=flag(keepdim))))
-        )
-    )
+    return _truth(input, dim, keepdim, "any")
 
 
 @recorded_as("aten::all")
@@ -1149,18 +1143,16 @@ def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     >>> tg.tensor([0, 1]).all()
     tensor(False)
     """
+    return _truth(input, dim, keepdim, "all")
+
+
+def _truth(input, dim, keepdim, reduce: str):
+    """``any`` or ``all`` (``reduce``): bools, but uint8 (0 or 1) for a uint8 tensor, as torch."""
     x = input._data
     axis = None if dim is None else reduction_dims(dim, x.ndim)  # (dim=(): reduces nothing)
-    return wrap_array(
-        _as_uint8_for(
-            x, row_major(array_module(x).asarray(x.all(axis=axis, keepdims=flag(keepdim))))
-        )
-    )
-
-
-def _as_uint8_for(x, result):
-    """``any``/``all`` of a uint8 tensor are uint8 (0 or 1) in torch; bools otherwise."""
-    return result.astype(x.dtype) if x.dtype == "uint8" else result
+    out = getattr(x, reduce)(axis=axis, keepdims=flag(keepdim))
+    out = row_major(array_module(x).asarray(out))
+    return wrap_array(out.astype(x.dtype) if x.dtype == "uint8" else out)
 
 
 @recorded_as("aten::allclose")
