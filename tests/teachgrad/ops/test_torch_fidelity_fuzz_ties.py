@@ -321,6 +321,23 @@ def test_norm_second_derivative_at_a_zero_norm_is_nan_as_torchs(p):
     assert_like_torch(lambda lib: second_derivative(lib, op, [[0.0], [-2.0], [0.0]]))
 
 
+ONE_ELEMENT_NORMS = {
+    "a vector of one": lambda lib, t, p: t[:1].norm(p),
+    "0-d": lambda lib, t, p: t[1].norm(p),
+    "rows of one": lambda lib, t, p: t.reshape(2, 1).norm(p, dim=1),
+    "a dim of one, kept": lambda lib, t, p: t.reshape(1, 2).norm(p, dim=0, keepdim=True),
+}
+
+
+@pytest.mark.parametrize("how", ONE_ELEMENT_NORMS.values(), ids=ONE_ELEMENT_NORMS.keys())
+@pytest.mark.parametrize("p", [0.5, 1, 2, 3, INF, -INF, -1])
+def test_a_norm_of_one_element_is_its_magnitude_even_past_the_range_of_its_square(how, p):
+    """The norm of 1e300 is 1e300 and of -1e-300 1e-300, as torch's, not a power taken
+    back from inf or 0; and the gradients are torch's (nan where a power overflows)."""
+    op = lambda lib, t: how(lib, t, p)  # noqa: E731
+    assert_like_torch(lambda lib: gradients(lib, op, [1e300, -1e-300]))
+
+
 def test_norm_0_gives_no_gradient():
     def program(lib):
         x = leaf(lib, [1.0, 0.0, 2.0])
