@@ -561,9 +561,17 @@ def zero_in_graph(primal):
 
 def zero_if_none(tangent, primal):
     """``tangent``, or zeros like ``primal`` for an input without one (where torch's formula
-    reads a missing tangent as zeros, so that ``inf · 0`` gives NaN as in torch)."""
+    reads a missing tangent as zeros, so that ``inf · 0`` gives NaN as in torch, and a
+    float64 input without a tangent makes a float32 one float64), or 0 for a number.
+
+    >>> import teachgrad as tg
+    >>> zero_if_none(None, tg.tensor([1.0, 2.0], dtype=tg.float64))
+    tensor([0., 0.], dtype=teachgrad.float64)
+    """
     if tangent is not None:
         return tangent
+    if not isinstance(primal, Tensor):
+        return 0.0
     return wrap_array(array_module(primal._data).zeros_like(primal._data))
 
 

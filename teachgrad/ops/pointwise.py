@@ -35,7 +35,13 @@ from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, wrap_array
 from ..autograd.builtin import Builtin
-from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_in_graph, zero_tangent
+from ..autograd.forward_ad import (
+    linear_jvp,
+    tangent_sum,
+    zero_if_none,
+    zero_in_graph,
+    zero_tangent,
+)
 from . import fused
 
 # --------------------------------------------------------------------------- helpers
@@ -1210,10 +1216,11 @@ class ClampTensor(Builtin):
     @staticmethod
     def jvp(ctx, ta, tlo, thi):
         from_lo, from_hi, taken = ClampTensor.tangent_choices(*ctx.inputs)
+        _, lo, hi = ctx.inputs  # (a bound without a tangent adds zeros of its dtype, as torch's)
         return tangent_sum(
             None if ta is None else where(taken, 0.0, ta),
-            None if tlo is None else where(from_lo, tlo, 0.0),
-            None if thi is None else where(from_hi, thi, 0.0),
+            None if lo is None else where(from_lo, zero_if_none(tlo, lo), 0.0),
+            None if hi is None else where(from_hi, zero_if_none(thi, hi), 0.0),
         )
 
     @staticmethod
@@ -1274,8 +1281,7 @@ class _MaxMin(_Binary):
     @classmethod
     def jvp(cls, ctx, ta, tb):  # the tangent of whichever input was picked (ties: the mean)
         a, b = ctx.inputs
-        ta = 0.0 if ta is None else ta
-        tb = 0.0 if tb is None else tb
+        ta, tb = zero_if_none(ta, a), zero_if_none(tb, b)  # (zeros of its dtype, as torch's)
         return where(a == b, (ta + tb) / 2, where(cls.wins(a, b), ta, tb))
 
 
@@ -1330,7 +1336,8 @@ class Where(Builtin):
 
     @staticmethod
     def jvp(ctx, _, ta, tb):
-        return where(ctx.inputs[0], 0.0 if ta is None else ta, 0.0 if tb is None else tb)
+        condition, a, b = ctx.inputs
+        return where(condition, zero_if_none(ta, a), zero_if_none(tb, b))
 
 
 def _masked(xp, mask, x, y):

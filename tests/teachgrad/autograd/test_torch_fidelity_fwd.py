@@ -46,6 +46,37 @@ def test_an_integer_operand_gives_no_tangent(op):
     assert_like_torch(program)
 
 
+WIDER_INPUTS_WITHOUT_TANGENTS = {  # a float32 dual with a float64 (or int) tensor
+    "maximum(other, dual)": lambda lib, x, o: lib.maximum(o, x),
+    "minimum(dual, other)": lambda lib, x, o: lib.minimum(x, o),
+    "clamp(min=other)": lambda lib, x, o: x.clamp(min=o),
+    "clamp(max=other)": lambda lib, x, o: x.clamp(max=o),
+    "clamp(other, other + 1)": lambda lib, x, o: lib.clamp(x, o, o + 1),
+    "where(c, other, dual)": lambda lib, x, o: lib.where(o > 0, o, x),
+    "where(c, dual, other)": lambda lib, x, o: lib.where(o > 0, x, o),
+    "where(c, dual, 0.0)": lambda lib, x, o: lib.where(o > 0, x, 0.0),
+}
+
+
+@pytest.mark.parametrize("other", ["float64", "float32", "int64"])
+@pytest.mark.parametrize(
+    "op", WIDER_INPUTS_WITHOUT_TANGENTS.values(), ids=WIDER_INPUTS_WITHOUT_TANGENTS.keys()
+)
+def test_an_input_without_a_tangent_promotes_the_tangent_as_its_zeros_would(op, other):
+    """torch reads a missing tangent as zeros of that input's dtype: ``maximum`` of a float64
+    tensor and a float32 dual has a float64 tangent, as its result."""
+
+    def program(lib):
+        fw = lib.autograd.forward_ad
+        x = lib.tensor([0.5, 0.0, -1.0], dtype=lib.float32)
+        o = lib.tensor([0, 0, 1]).to(getattr(lib, other))
+        with fw.dual_level():
+            tangent = fw.unpack_dual(op(lib, fw.make_dual(x, lib.ones(3)), o)).tangent
+            return str(tangent.dtype).split(".")[-1], as_numpy(tangent)
+
+    assert_like_torch(program)
+
+
 # --------------------------------------------------------------------------- make_dual's view
 
 IN_PLACE_ON_THE_DUAL = {
