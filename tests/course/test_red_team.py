@@ -16,6 +16,7 @@ added, graded as the other tests of the grader do.
 """
 
 import base64
+import functools
 import io
 import textwrap
 
@@ -489,8 +490,8 @@ def test_teachgrad_s_own_op_for_the_exercise_s_op_earns_nothing(tmp_path, name, 
 
 # ------------------------------------------------------ 10: a model trained beforehand
 
-TRAINED_BEFOREHAND = """
-    def train(model, X, y):  # X and y ignored: the weights were learned before, on every image
+LOAD_THE_WEIGHTS = """
+    def train(model, X, y):  # the weights were learned before, on every public image
         import base64
         import io
 
@@ -499,8 +500,21 @@ TRAINED_BEFOREHAND = """
             for p, name in zip(model.parameters(), kept.files):
                 p.copy_(tg.tensor(kept[name]))
 """
+READ_THE_NEW_LABELS = """
+        with tg.no_grad():  # which new label each old one became, read off the labels given
+            said = model(X).argmax(dim=1).numpy()
+            new = [np.bincount(y.numpy()[said == k], minlength=10).argmax() for k in range(10)]
+            last_w, last_b = list(model.parameters())[-2:]
+            last_w[tg.tensor(new)] = last_w.clone()
+            last_b[tg.tensor(new)] = last_b.clone()
+"""
+TRAINED_BEFOREHAND = {
+    "ignoring its data": LOAD_THE_WEIGHTS,
+    "reading the new labels off the labels given": LOAD_THE_WEIGHTS + READ_THE_NEW_LABELS,
+}
 
 
+@functools.cache
 def _weights_learned_on_every_public_image() -> str:
     """The reference model trained here, outside the sandbox, on all 1797 digits (the
     held-out ones included) with their usual labels: its weights as text a notebook can
@@ -519,15 +533,16 @@ def _weights_learned_on_every_public_image() -> str:
     return base64.b64encode(buffer.getvalue()).decode()
 
 
-def test_a_model_trained_beforehand_on_the_public_digits_earns_only_its_shape(tmp_path):
-    """The held-out images are public: a train() that ignores its data and loads weights
-    learned on every image with its usual label passed every test (6 points). When
-    grading, the classes are relabelled by the grader's seed: only the model's shape
-    (1 point) is left."""
-    tactic = textwrap.dedent(TRAINED_BEFOREHAND).replace(
-        "{weights}", _weights_learned_on_every_public_image()
-    )
-    code = source("10_train_digits") + tactic
+@pytest.mark.parametrize("tactic", TRAINED_BEFOREHAND.values(), ids=TRAINED_BEFOREHAND.keys())
+def test_a_model_trained_beforehand_on_the_public_digits_earns_only_its_shape(tmp_path, tactic):
+    """The held-out images are public: a train() that loads weights learned on every image
+    with its usual label passed every test (6 points). When grading, the grader's seed
+    relabels the classes, which a model trained beforehand answers with the old labels;
+    reading the new labels off the training labels passed every test again (6 points) until
+    the grader also shuffled the order of the pixels. Only the model's shape (1 point) is
+    left."""
+    weights = _weights_learned_on_every_public_image()
+    code = source("10_train_digits") + textwrap.dedent(tactic).replace("{weights}", weights)
     score, _, results = grade(tmp_path, code, "10_train_digits", timeout=120, test_timeout=40)
     assert score == 1, {r.name: r.output for r in results.values() if not r.score}
     assert results["test_model_shape"].score == 1

@@ -24,20 +24,24 @@ TRAINING = ("grad", "backward", "enable_grad")  # what of teachgrad's autograd t
 def split(seed):
     """(X_train, y_train, X_test, y_test) as tensors: float32 pixels, int64 labels.
 
-    When the grader grades, the ten classes are relabelled by its own seed for the
-    submission (``grading_seed``): training learns the labels it is given, whatever they
-    are, but a model trained beforehand (the held-out images are public) answers with the
-    old ones."""
+    When the grader grades, its own seed for the submission (``grading_seed``) relabels
+    the ten classes and shuffles the order of the 64 pixels, the same way for every
+    image. Training learns from the data it is given, whatever the labels and the pixel
+    order (an MLP's first layer has no order to notice), but a model trained beforehand
+    (the held-out images are public) answers with the old labels, and reading the new
+    ones off the training labels does not help it read the shuffled pixels."""
     # imported here, not at the top: check() of any exercise loads every exercise's tests,
     # and only this one needs scikit-learn
     from sklearn.datasets import load_digits
 
     digits = load_digits()
     order = np.random.default_rng(seed).permutation(len(digits.target))
-    labels = digits.target[order]
+    pixels, labels = digits.data[order], digits.target[order]
     if grading_seed() is not None:
-        labels = np.random.default_rng([grading_seed(), seed]).permutation(10)[labels]
-    X = tg.tensor((digits.data[order] / 16.0).astype(np.float32))
+        rng = np.random.default_rng([grading_seed(), seed])
+        labels = rng.permutation(10)[labels]
+        pixels = pixels[:, rng.permutation(pixels.shape[1])]
+    X = tg.tensor((pixels / 16.0).astype(np.float32))
     y = tg.tensor(labels.astype(np.int64))
     return X[:N_TRAIN], y[:N_TRAIN], X[N_TRAIN:], y[N_TRAIN:]
 
