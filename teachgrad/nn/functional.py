@@ -262,9 +262,10 @@ def linear(input, weight, bias=None):
 
 def _rows_fuse(input, weight, bias) -> bool:
     """torch's choice for an input that is not a matrix: its rows go through addmm when the
-    input is contiguous and the bias is one row, ``(out_features,)`` or ``(1, out_features)``."""
-    b = bias._data
-    return (b.ndim == 1 or b.shape == (1, weight._data.shape[0])) and input.is_contiguous()
+    input is contiguous and the bias has one dim, or one dim that is not 1 (``(1, out)``,
+    but also ``(out, 1)``, which addmm then refuses); else ``matmul`` and an in-place add."""
+    shape = bias._data.shape
+    return (len(shape) == 1 or sum(n != 1 for n in shape) == 1) and input.is_contiguous()
 
 
 def _check_bias_expands(bias, target):

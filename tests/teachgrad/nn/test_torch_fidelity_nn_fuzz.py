@@ -467,6 +467,14 @@ LINEAR_SHAPES = [  # (input, weight, bias)
     ((3,), (4, 3), (2, 4)),  # the add is in place: it cannot grow the result
     ((2, 3), (4, 3), (1, 1, 4)),  # more dims than the (rows, out_features) it expands to
     ((2, 3), (4, 3), (1, 1, 1, 1, 4)),
+    # one out_feature: a (1, 1) bias has no dim that is not 1, so torch adds it in place
+    ((3,), (1, 3), (1, 1)),  # ... which cannot grow the (1,) product: torch's error
+    ((1, 2, 1), (1, 1), (1, 1)),
+    ((5, 2, 3), (1, 3), (1, 1)),
+    ((5, 2, 3), (1, 3), (1,)),  # (one dim: fused)
+    ((5, 2, 3), (4, 3), (1, 1, 4)),  # one dim that is not 1: fused, where expand refuses it
+    ((5, 2, 3), (4, 3), (4, 1)),
+    ((5, 2, 3), (1, 3), (2, 1)),
 ]
 
 
@@ -474,7 +482,7 @@ LINEAR_SHAPES = [  # (input, weight, bias)
 def test_linear_bias_shapes_as_in_torch(torch, shapes):
     """Value, gradients and node, or torch's error (a bias of another shape than
     (out_features,) broadcasts: fused for a 2-d input, and for a contiguous one when the
-    bias is one row; else added in place to the product)."""
+    bias has one dim, or one dim that is not 1; else added in place to the product)."""
     arrays = [rng.standard_normal(shape) for shape in shapes]
     _compare(torch, lambda F, x, w, b: F.linear(x, w, b), *arrays)
     if isinstance(
