@@ -432,7 +432,10 @@ def _load(name):
 
 def _peer(wire, ns, requests, replies, nonce, watch):
     """The sandbox's end of the wire: serves the student's names and the builtins, and
-    tells the grader, with each message, what ``watch`` noted since the last one."""
+    tells the grader, with each message, what ``watch`` noted since the last one, its
+    canary first (see :func:`_canary`)."""
+    label = wire.canary_label(nonce)
+    canary = _canary(watch, label)
 
     class StudentPeer(wire.Peer):
         namespace = ns
@@ -442,7 +445,9 @@ def _peer(wire, ns, requests, replies, nonce, watch):
 
         def send(self, message):
             message = dict(message, nonce=nonce)
-            engine = watch.take()
+            canary()
+            engine = watch.take()  # (the canary's first: the grader reads the first 100)
+            engine.sort(key=lambda call: call[0] != label)
             if engine:
                 message["engine"] = engine
             replies.write(json.dumps(message).encode() + b"\n")
@@ -463,6 +468,26 @@ def _peer(wire, ns, requests, replies, nonce, watch):
                 return super().serve_vjp(message)
 
     return StudentPeer()
+
+
+def _canary(watch, label):
+    """A backward the grader runs itself before each message, noted by ``watch`` as
+    ``label`` (``wire.canary_label``: this run's). The grader expects it in every message: a watch a submission
+    disarmed (found with ``gc``, its ``take`` replaced, its record cleared, the engine's
+    wrapper undone) leaves it out, and the grader then gives that test nothing. It is
+    made to work whatever state the submission left teachgrad in (grad mode off,
+    inference mode on); if it fails all the same, it is simply not noted."""
+    import teachgrad as tg
+
+    def canary():
+        try:
+            with watch.running_as(label), tg.enable_grad(), tg.inference_mode(False):
+                x = tg.ones(1, requires_grad=True)
+                tg.autograd.grad((x + 1).sum(), x)
+        except Exception:  # noqa: S110 - unnoted, so the grader sees the watch failed
+            pass
+
+    return canary
 
 
 def main(argv):

@@ -278,6 +278,7 @@ def _run_test(test, session, reference, rng, cells):
         ns = session.namespace()
         with np.errstate(all="ignore"):
             test(ns)
+            _refuse_disarmed(session)
             _refuse_engine(session, test.autograd)
             _refuse_ops(session, test.refuses)
             _probe(session, reference, rng, test.uses)
@@ -324,6 +325,18 @@ def _refuse_ops(session, refused):
             "engine",
             f"your code called teachgrad's own op (its node: {min(called & set(refused))}), "
             "which is what this exercise asks you to write: compute it yourself.",
+        )
+
+
+def _refuse_disarmed(session):
+    """Fail when a message of the test lacked the sandbox's canary (``child._canary``): the
+    record of what the student's code called of teachgrad's autograd was tampered with."""
+    if session.disarmed:
+        raise Failure(
+            "engine",
+            "the sandbox's record of what your code called of teachgrad's autograd stopped "
+            "working (a backward the grader ran itself went unrecorded): leave teachgrad and "
+            "the grader's own objects as they are.",
         )
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import types
 
-from .wire import Peer, Proxy
+from .wire import CANARY_ENTRY, Peer, Proxy, canary_label
 
 # A call back from the sandbox may send this many numbers, and the grader keeps at most
 # this many graphs per test for the sandbox's backward: a submission cannot fill its memory.
@@ -51,6 +51,7 @@ class Session(Peer):
         self.sandbox = sandbox
         self.calls = []  # (path, args, kwargs) of each call of a student's name
         self.engine = set()  # (whose code, entry point): that code called the engine
+        self.disarmed = False  # a message lacked the watch's canary (child._canary)
 
     @property
     def generation(self):  # no process, or a restarted one: every older object is stale
@@ -64,7 +65,10 @@ class Session(Peer):
 
     def take(self):
         message = super().take()
-        self.engine |= _engine_calls(message.get("engine"))
+        engine = _engine_calls(message.get("engine"))
+        label = canary_label(self.sandbox.nonce)
+        self.disarmed |= (label, CANARY_ENTRY) not in engine
+        self.engine |= {(whose, entry) for whose, entry in engine if whose != label}
         return message
 
     def exportable(self, value):
@@ -84,7 +88,7 @@ class Session(Peer):
         What the grader kept for the previous test (its functions, the graphs of their
         outputs, the calls it recorded) is released: each test starts with the full
         allowance."""
-        self.calls, self.engine = [], set()
+        self.calls, self.engine, self.disarmed = [], set(), False
         self.sandbox.ensure_started()
         self.proxies.clear()  # the objects of an earlier process are gone
         for table in (self.objects, self.handles, self.outputs):

@@ -74,6 +74,20 @@ class RemoteError(Exception):
     kind = "Exception"
 
 
+def canary_label(nonce: str) -> str:
+    """Whose code the sandbox notes its canary's backward as (``child._canary``): this run's
+    own name, which no submission's Function has. The grader expects ``CANARY_ENTRY`` under
+    it in every message.
+
+    >>> canary_label("0123456789abcdef")
+    'canary 0123456789ab'
+    """
+    return f"canary {nonce[:12]}"
+
+
+CANARY_ENTRY = "engine._execute"  # what every backward runs, whatever the way in
+
+
 def remote_error(kind, message):
     """An exception for the peer's ``kind`` error: a builtin kind keeps its class, so
     ``except RuntimeError`` in a test catches the student's RuntimeError.

@@ -158,6 +158,58 @@ def test_a_derivative_from_teachgrad_s_own_rules_earns_nothing(tmp_path, tactic)
     assert engine and all("teachgrad" in r.output for r in engine)
 
 
+# -------------------------------------------------------- 02: the grader's watch disarmed
+
+ASK_THE_ENGINE = """
+    def _asking_the_engine(op):
+        class Asking(tg.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return op(x)
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                with tg.enable_grad():
+                    leaf = x.detach().requires_grad_()
+                    return tg.autograd.grad(op(leaf), leaf, grad)[0]
+
+        return Asking
+
+
+    Square = _asking_the_engine(lambda x: x * x)
+    Exp = _asking_the_engine(lambda x: x.exp())
+    Sin = _asking_the_engine(lambda x: x.sin())
+    Sigmoid = _asking_the_engine(lambda x: x.sigmoid())
+"""
+DISARM = """
+    import contextlib
+    import gc
+
+    for _watch in gc.get_objects():
+        if type(_watch).__name__ == "EngineWatch":
+            {how}
+"""
+DISARMING = {  # each scored 10 of 10 before the canary
+    "its take replaced": "_watch.take = lambda: []",
+    "its class's take replaced": "type(_watch).take = lambda self: []",
+    "its noting turned off": "_watch.running_as = lambda whose: contextlib.nullcontext()",
+}
+
+
+@pytest.mark.parametrize("how", DISARMING.values(), ids=DISARMING.keys())
+def test_a_submission_that_disarms_the_grader_s_watch_earns_nothing(tmp_path, how):
+    """Every backward asks teachgrad's engine, and the cells first find the sandbox's
+    watch with ``gc`` and disarm it. The canary the sandbox runs before each message then
+    goes unnoted, and every test fails."""
+    tactic = textwrap.dedent(DISARM.replace("{how}", how) + ASK_THE_ENGINE)
+    code = source("02_pointwise", student=True) + tactic
+    score, _, results = grade(tmp_path, code)
+    assert score == 0, {r.name: r.output for r in results.values() if r.score}
+    assert all("stopped working" in r.output for r in results.values())
+
+
 # ------------------------------------------------------------ 01: a Value on teachgrad
 
 VALUE_ON_TEACHGRAD = """
