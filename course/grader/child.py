@@ -27,9 +27,12 @@ its own finite differences. Every line it sends carries the run's nonce.
 One report is not a number: :class:`EngineWatch` notes when the student's code, run for a
 test, calls teachgrad's own autograd (``tg.autograd.grad``, ``.backward()``,
 ``tg.autograd.functional``, a built-in op's own derivative rule ...) or an op a test
-refuses, and each message says so; the grader decides what that costs. A submission
-that unwraps the watch on purpose can hide such a call, as it can rewrite anything
-here: the watch catches delegating, not tampering.
+refuses, and each message says so; the grader decides what that costs. Each message
+also carries a canary (:func:`_canary`: a backward run here by the grader's code, noted
+under this run's name), so a watch a submission disarmed for good (its ``take``
+replaced, its noting turned off) costs every test. A submission that unwraps the watch
+more cleverly (off only while its own code runs) can still hide such a call, as it can
+rewrite anything here: the watch catches delegating and plain tampering, not every one.
 """
 
 from __future__ import annotations
