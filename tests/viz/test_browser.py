@@ -52,6 +52,7 @@ CHROMIUM_ARGS = [
 PAGE_LOAD_MS = 60_000  # the notebook open in the page
 RUN_ALL_MS = 90_000  # all cells run and the widgets drawn
 STEP_MS = 30_000  # one click on Step answered by the kernel
+STARTED_MS = 20_000  # Run All taken by the kernel: a cell's prompt changes ([*], [1])
 VIEWPORT = {"width": 1600, "height": 1000}
 
 # The texts of the tracebacks in the page (a JavaScript expression): JupyterLab shows an
@@ -414,8 +415,7 @@ def check_notebook_7(page, lab: JupyterLab, artifacts: Path) -> None:
         '.jp-Notebook-ExecutionIndicator[data-status="idle"]', timeout=PAGE_LOAD_MS
     )
     page.keyboard.press("Escape")
-    page.get_by_text("Run", exact=True).first.click()
-    page.get_by_text("Run All Cells", exact=True).first.click()
+    run_all_until_the_kernel_takes_it(page)
     stepper = page.locator(STEPPER).last
     stepper.locator(".tg-box-bar button").first.wait_for(timeout=RUN_ALL_MS)
     box = stepper.element_handle()
@@ -426,6 +426,29 @@ def check_notebook_7(page, lab: JupyterLab, artifacts: Path) -> None:
     assert ran.strip().endswith("ran in this step"), (
         f"Notebook 7: the stepper did not step: {ran!r}"
     )
+
+
+def run_all_until_the_kernel_takes_it(page, tries: int = 3) -> None:
+    """Notebook 7's Run > Run All Cells, again if no cell started: under load, a Run All
+    sent while the new kernel was still connecting was lost (no prompt changed), as a
+    student would see and click again."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    prompts = (
+        "() => [...document.querySelectorAll('.jp-InputPrompt')].map(p => p.textContent).join()"
+    )
+    for attempt in range(1, tries + 1):
+        before = page.evaluate(prompts)
+        page.get_by_text("Run", exact=True).first.click()
+        page.get_by_text("Run All Cells", exact=True).first.click()
+        try:
+            page.wait_for_function(
+                f"before => ({prompts})() !== before", arg=before, timeout=STARTED_MS
+            )
+            return
+        except PlaywrightTimeoutError:
+            if attempt == tries:
+                raise
 
 
 def read_stepper(box) -> tuple[str, str]:
