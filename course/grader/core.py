@@ -12,10 +12,13 @@ floating-point inputs (tensors, whether they require grad or not, and NumPy arra
 their shapes and dtypes), but none that holds one of the student's own objects (a
 model), is repeated on inputs scaled by random factors (a new seed per run) and
 compared with the reference solution (extracted here from the instructor notebook) --
-and so is the student's backward, when the test called it: the
-output must then have a ``grad_fn`` wherever the reference's has one, and in float64
-the gradients must agree to ``STRICT`` (relative), which an exact derivative does and
-a finite-difference estimate cannot. A submission that hard-codes the answers for the
+and so is the student's backward, when the test called it or the engine ran it for the
+test: the output must then have a ``grad_fn`` wherever the reference's has one, and in
+float64 the gradients must agree to ``STRICT`` (relative), which an exact derivative
+does and a finite-difference estimate cannot. Each backward the test called, or the
+engine ran for it, also runs once with grad mode on, as ``create_graph=True`` runs it:
+what it then calls of teachgrad's autograd counts as in the test (a backward that asks
+the engine only in that mode is refused too). A submission that hard-codes the answers for the
 tests' fixed inputs, returns degenerate outputs a test does not look at, or estimates
 its derivatives, loses that test's points; a test is never failed for what it does not
 check.
@@ -278,10 +281,9 @@ def _run_test(test, session, reference, rng, cells):
         ns = session.namespace()
         with np.errstate(all="ignore"):
             test(ns)
-            _refuse_disarmed(session)
-            _refuse_engine(session, test.autograd)
-            _refuse_ops(session, test.refuses)
+            _refuse_delegating(session, test)
             _probe(session, reference, rng, test.uses)
+            _refuse_delegating(session, test)  # (a backward that asks only when probed)
     except Failure as failure:
         if failure.cause == "missing":  # say why, when the cell meant to define it failed
             failure = _why_missing(test.uses, session.sandbox, cells) or failure
@@ -326,6 +328,14 @@ def _refuse_ops(session, refused):
             f"your code called teachgrad's own op (its node: {min(called & set(refused))}), "
             "which is what this exercise asks you to write: compute it yourself.",
         )
+
+
+def _refuse_delegating(session, test):
+    """Fail when the watch was disarmed, or the student's code called teachgrad's autograd
+    or an op the test does not allow."""
+    _refuse_disarmed(session)
+    _refuse_engine(session, test.autograd)
+    _refuse_ops(session, test.refuses)
 
 
 def _refuse_disarmed(session):
@@ -420,12 +430,16 @@ def _probe(session, reference, rng, uses):
         what = f"{'.'.join(path)} on fresh random inputs (shapes {[_shape(a) for a in fresh]})"
         _compare(got, expected, what, "forward")
         backward = (*path[:-1], "backward")
-        if backward in checked and _has_grad_fn(expected):
-            if not _has_grad_fn(got):  # no graph, no backward to check: no way out of the probe
-                raise Failure(
-                    "forward", f"{what} gave an output without a grad_fn; the reference's has one."
-                )
-            g = tg.tensor(rng.standard_normal(tuple(expected.shape)))
+        if not _has_grad_fn(expected) or backward not in checked | session.backwards_run:
+            continue
+        if backward in checked and not _has_grad_fn(got):  # no graph, no backward to check
+            raise Failure(
+                "forward", f"{what} gave an output without a grad_fn; the reference's has one."
+            )
+        g = tg.tensor(rng.standard_normal(tuple(expected.shape)))
+        if _has_grad_fn(got):
+            _run_under_grad_mode(session.lookup(backward), got.grad_fn, g)
+        if backward in checked:
             with tg.no_grad():
                 want = owner.backward(expected.grad_fn, g)
                 have = session.lookup(backward)(got.grad_fn, g)
@@ -435,6 +449,17 @@ def _probe(session, reference, rng, uses):
             size = float(np.abs(g.numpy()).max(initial=0.0)) if exact else None
             what = f"the backward of {what}"
             _compare(_as_list(have), _as_list(want), what, "wrong_values", grad_size=size)
+
+
+def _run_under_grad_mode(backward, node, g):
+    """Run the student's ``backward`` as ``create_graph=True`` runs it, with grad mode on,
+    for what it calls of teachgrad's autograd (the watch notes it; the test is then
+    refused as for any call): a backward that asked the engine only in that mode, and
+    answered exactly without it where the tests and the probe ran it, scored. What it
+    returns, or raises, is not judged here (``.numpy()`` of a saved tensor, fine with grad
+    mode off, raises in this mode: that costs the second-order tests, not this one)."""
+    with contextlib.suppress(RemoteError):
+        backward(node, g)
 
 
 def _is_float(a):

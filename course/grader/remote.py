@@ -52,6 +52,8 @@ class Session(Peer):
         self.calls = []  # (path, args, kwargs) of each call of a student's name
         self.engine = set()  # (whose code, entry point): that code called the engine
         self.disarmed = False  # a message lacked the watch's canary (child._canary)
+        self.made = {}  # handle of a remote output -> the path of the call that made it
+        self.backwards_run = set()  # ("Name", "backward") of each output the engine ran back
 
     @property
     def generation(self):  # no process, or a restarted one: every older object is stale
@@ -89,6 +91,7 @@ class Session(Peer):
         outputs, the calls it recorded) is released: each test starts with the full
         allowance."""
         self.calls, self.engine, self.disarmed = [], set(), False
+        self.made, self.backwards_run = {}, set()
         self.sandbox.ensure_started()
         self.proxies.clear()  # the objects of an earlier process are gone
         for table in (self.objects, self.handles, self.outputs):
@@ -106,7 +109,24 @@ class Session(Peer):
         path = getattr(fn, "_path", None) if isinstance(fn, Proxy) else None
         if path:
             self.calls.append((path, args, kwargs))
-        return super().call(fn, args, kwargs)
+        result = super().call(fn, args, kwargs)
+        if path:
+            for t in _as_tuple(result):
+                remote = getattr(getattr(t, "grad_fn", None), "remote", None)
+                if remote is not None:
+                    self.made[remote[2]] = path
+        return result
+
+    def vjp(self, ctx, grad):
+        """(And note whose backward the engine ran: the probe checks it on fresh inputs.)"""
+        path = self.made.get(ctx.remote[2])
+        if path is not None and len(path) > 1:  # (a Function's apply: its class's backward)
+            self.backwards_run.add((*path[:-1], "backward"))
+        return super().vjp(ctx, grad)
+
+
+def _as_tuple(value):
+    return tuple(value) if isinstance(value, tuple | list) else (value,)
 
 
 def _engine_calls(value):

@@ -158,6 +158,52 @@ def test_a_derivative_from_teachgrad_s_own_rules_earns_nothing(tmp_path, tactic)
     assert engine and all("teachgrad" in r.output for r in engine)
 
 
+# ------------------------------- 02: the complex step, and the engine under grad mode
+
+ASKING_ONLY_UNDER_GRAD_MODE = """
+    import numpy as np
+
+
+    def _complex_step(f, op):
+        \"\"\"A Function whose backward takes f' from the complex step, Im f(x + ih) / h (exact
+        to rounding, no derivative worked out) when grad mode is off, as the grader's probe
+        ran it; under grad mode, as create_graph=True runs it, it asks teachgrad's engine.\"\"\"
+
+        class ByComplexStep(tg.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return op(x)
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                if tg.is_grad_enabled():
+                    leaf = x.detach().requires_grad_()
+                    return tg.autograd.grad(op(leaf), leaf, grad)[0]
+                step = f(x.detach().numpy() + 1e-200j).imag / 1e-200
+                return grad * tg.tensor(step)
+
+        return ByComplexStep
+
+
+    Square = _complex_step(lambda z: z * z, lambda t: t * t)
+    Exp = _complex_step(np.exp, tg.exp)
+    Sin = _complex_step(np.sin, tg.sin)
+    Sigmoid = _complex_step(lambda z: 1 / (1 + np.exp(-z)), tg.sigmoid)
+"""
+
+
+def test_a_backward_that_asks_the_engine_only_under_grad_mode_earns_nothing(tmp_path):
+    """The tests and the fresh-input probe ran backward with grad mode off, where this one
+    answers exactly without asking teachgrad (10 of 10). The probe now runs it as
+    ``create_graph=True`` does, with grad mode on, and what it then calls counts too."""
+    code = source("02_pointwise", student=True) + textwrap.dedent(ASKING_ONLY_UNDER_GRAD_MODE)
+    score, _, results = grade(tmp_path, code)
+    assert score == 0, {r.name: r.output for r in results.values() if r.score}
+    assert {r.cause for r in results.values()} == {"engine"}
+
+
 # -------------------------------------------------------- 02: the grader's watch disarmed
 
 ASK_THE_ENGINE = """
@@ -289,17 +335,18 @@ SECOND_ORDER_FROM_THE_ENGINE = """
 """
 
 
-def test_the_engine_asked_only_under_create_graph_costs_the_second_derivative(tmp_path):
+def test_the_engine_asked_only_under_create_graph_costs_every_test_of_that_backward(tmp_path):
     """Cube's first derivative is written; its second comes from teachgrad's autograd,
-    asked only when the grader's backward runs it with create_graph (a backward the
-    engine runs was not watched: it earned test_cube_second too)."""
+    asked only when backward runs with grad mode on, as create_graph=True runs it (a
+    backward the engine runs was not watched: it earned test_cube_second too). The probe
+    runs each backward a test used in that mode too: the backward asks teachgrad, and
+    test_cube, which only ran it with grad mode off, is refused as well (it kept 2)."""
     code = source("05_double_backward", student=True) + textwrap.dedent(
         SECOND_ORDER_FROM_THE_ENGINE
     )
     score, _, results = grade(tmp_path, code, "05_double_backward")
-    assert results["test_cube"].score == 2
-    assert results["test_cube_second"].cause == "engine"
-    assert score == 2
+    assert results["test_cube"].cause == results["test_cube_second"].cause == "engine"
+    assert score == 0
 
 
 HIDDEN_FUNCTIONS = {
@@ -324,15 +371,14 @@ HIDDEN_FUNCTIONS = {
 
 
 @pytest.mark.parametrize("tactic", HIDDEN_FUNCTIONS.values(), ids=HIDDEN_FUNCTIONS.keys())
-def test_a_function_hidden_from_the_watch_still_costs_the_second_derivative(tmp_path, tactic):
+def test_a_function_hidden_from_the_watch_still_costs_its_tests(tmp_path, tactic):
     """The same tactic, by a Function whose backward the grader would not have watched:
     every subclass of Function that teachgrad did not define is the student's, whatever
     its ``__module__``, and also when it is made after the cells ran."""
     code = source("05_double_backward", student=True) + textwrap.dedent(tactic)
     score, _, results = grade(tmp_path, code, "05_double_backward")
-    assert results["test_cube"].score == 2
-    assert results["test_cube_second"].cause == "engine"
-    assert score == 2
+    assert results["test_cube"].cause == results["test_cube_second"].cause == "engine"
+    assert score == 0
 
 
 # ------------------------------------------ 08: teachgrad's own hvp, and an honest other way
