@@ -160,16 +160,12 @@ def test_a_derivative_from_teachgrad_s_own_rules_earns_nothing(tmp_path, tactic)
 
 # ------------------------------- 02: the complex step, and the engine under grad mode
 
-ASKING_ONLY_UNDER_GRAD_MODE = """
+POINTWISE_FUNCTIONS = """
     import numpy as np
 
 
-    def _complex_step(f, op):
-        \"\"\"A Function whose backward takes f' from the complex step, Im f(x + ih) / h (exact
-        to rounding, no derivative worked out) when grad mode is off, as the grader's probe
-        ran it; under grad mode, as create_graph=True runs it, it asks teachgrad's engine.\"\"\"
-
-        class ByComplexStep(tg.autograd.Function):
+    def _pointwise(f, op):
+        class Pointwise(tg.autograd.Function):
             @staticmethod
             def forward(ctx, x):
                 ctx.save_for_backward(x)
@@ -178,19 +174,37 @@ ASKING_ONLY_UNDER_GRAD_MODE = """
             @staticmethod
             def backward(ctx, grad):
                 (x,) = ctx.saved_tensors
-                if tg.is_grad_enabled():
-                    leaf = x.detach().requires_grad_()
-                    return tg.autograd.grad(op(leaf), leaf, grad)[0]
-                step = f(x.detach().numpy() + 1e-200j).imag / 1e-200
-                return grad * tg.tensor(step)
+                {backward}
 
-        return ByComplexStep
+        return Pointwise
 
 
-    Square = _complex_step(lambda z: z * z, lambda t: t * t)
-    Exp = _complex_step(np.exp, tg.exp)
-    Sin = _complex_step(np.sin, tg.sin)
-    Sigmoid = _complex_step(lambda z: 1 / (1 + np.exp(-z)), tg.sigmoid)
+    Square = _pointwise(lambda z: z * z, lambda t: t * t)
+    Exp = _pointwise(np.exp, tg.exp)
+    Sin = _pointwise(np.sin, tg.sin)
+    Sigmoid = _pointwise(lambda z: 1 / (1 + np.exp(-z)), tg.sigmoid)
+"""
+
+
+def pointwise_functions(backward: str) -> str:
+    """02's four Functions, each computing ``op(x)`` (teachgrad's op) with ``backward`` as
+    its backward's body, which may use ``x``, ``grad``, ``op`` and ``f`` (the same function
+    on NumPy arrays)."""
+    body = textwrap.indent(textwrap.dedent(backward).strip(), " " * 16).lstrip()
+    return POINTWISE_FUNCTIONS.replace("{backward}", body)
+
+
+ASK_THE_ENGINE = """
+    with tg.enable_grad():
+        leaf = x.detach().requires_grad_()
+        return tg.autograd.grad(op(leaf), leaf, grad)[0]
+"""
+ASK_ONLY_UNDER_GRAD_MODE = """
+    if tg.is_grad_enabled():  # as create_graph=True runs it: ask teachgrad's engine
+        leaf = x.detach().requires_grad_()
+        return tg.autograd.grad(op(leaf), leaf, grad)[0]
+    step = f(x.detach().numpy() + 1e-200j).imag / 1e-200  # the complex step: exact to rounding
+    return grad * tg.tensor(step)
 """
 
 
@@ -198,7 +212,9 @@ def test_a_backward_that_asks_the_engine_only_under_grad_mode_earns_nothing(tmp_
     """The tests and the fresh-input probe ran backward with grad mode off, where this one
     answers exactly without asking teachgrad (10 of 10). The probe now runs it as
     ``create_graph=True`` does, with grad mode on, and what it then calls counts too."""
-    code = source("02_pointwise", student=True) + textwrap.dedent(ASKING_ONLY_UNDER_GRAD_MODE)
+    code = source("02_pointwise", student=True) + textwrap.dedent(
+        pointwise_functions(ASK_ONLY_UNDER_GRAD_MODE)
+    )
     score, _, results = grade(tmp_path, code)
     assert score == 0, {r.name: r.output for r in results.values() if r.score}
     assert {r.cause for r in results.values()} == {"engine"}
@@ -206,29 +222,6 @@ def test_a_backward_that_asks_the_engine_only_under_grad_mode_earns_nothing(tmp_
 
 # -------------------------------------------------------- 02: the grader's watch disarmed
 
-ASK_THE_ENGINE = """
-    def _asking_the_engine(op):
-        class Asking(tg.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return op(x)
-
-            @staticmethod
-            def backward(ctx, grad):
-                (x,) = ctx.saved_tensors
-                with tg.enable_grad():
-                    leaf = x.detach().requires_grad_()
-                    return tg.autograd.grad(op(leaf), leaf, grad)[0]
-
-        return Asking
-
-
-    Square = _asking_the_engine(lambda x: x * x)
-    Exp = _asking_the_engine(lambda x: x.exp())
-    Sin = _asking_the_engine(lambda x: x.sin())
-    Sigmoid = _asking_the_engine(lambda x: x.sigmoid())
-"""
 DISARM = """
     import contextlib
     import gc
@@ -249,7 +242,7 @@ def test_a_submission_that_disarms_the_grader_s_watch_earns_nothing(tmp_path, ho
     """Every backward asks teachgrad's engine, and the cells first find the sandbox's
     watch with ``gc`` and disarm it. The canary the sandbox runs before each message then
     goes unnoted, and every test fails."""
-    tactic = textwrap.dedent(DISARM.replace("{how}", how) + ASK_THE_ENGINE)
+    tactic = textwrap.dedent(DISARM.replace("{how}", how) + pointwise_functions(ASK_THE_ENGINE))
     code = source("02_pointwise", student=True) + tactic
     score, _, results = grade(tmp_path, code)
     assert score == 0, {r.name: r.output for r in results.values() if r.score}
