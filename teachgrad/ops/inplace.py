@@ -831,6 +831,9 @@ def setitem(x, key, value) -> None:
     # writing all of x needs no view
     target = x if _takes_all(basic, x.shape) else basic_getitem(x, tuple(basic), positions)
     basic_only = len(advanced) == len([k for k in advanced if not _is_advanced(k)])
+    # (a tensor value is copied unless it is 0-d as given: its leading ones go first, but a
+    # (1, 1) value is still copied, as torch copies it, not filled in)
+    copied = isinstance(value, Tensor) and (value._data.ndim or not target._data.ndim)
     if isinstance(value, Tensor) and not basic_only:
         value = _strip_leading_ones(value)  # torch drops them first: [[1., 2.]] fits a row
     elif isinstance(value, Tensor) and value._data.ndim > target._data.ndim:
@@ -839,8 +842,7 @@ def setitem(x, key, value) -> None:
             raise expand_error(value, tuple(target.shape), None)
     if not basic_only:
         _index_put_(target, tuple(advanced), value)
-    elif isinstance(value, Tensor) and (value._data.ndim or not target._data.ndim):
-        # (a 0-d target is copied into even from a 0-d value: torch's node is CopyBackwards)
+    elif copied:  # (a 0-d target is copied into even from a 0-d value: CopyBackwards)
         if value.shape != target.shape:
             with no_grad():
                 value.expand(target.shape)  # torch's error when the value does not fit

@@ -309,6 +309,25 @@ def test_writing_through_a_skipped_slice_writes_the_tensor_itself(key, make):
     assert_like_torch(run)
 
 
+LEADING_ONES = ["(1, 1)", "(1, 1, 1)", "(1, 3)", "(1, 1, 3)", "(1,)", "(())"]  # (()): 0-d
+
+
+@pytest.mark.parametrize("value", LEADING_ONES)
+@pytest.mark.parametrize("key", ["...", ":", "0"])
+@pytest.mark.parametrize("shape", [(1,), (3,), (2, 3), ()], ids=str)
+def test_a_value_with_leading_ones_is_copied_unless_it_is_0_d(shape, key, value):
+    """torch drops a value's leading dims of size 1 to fit ``x[key]``, but fills only from a
+    value that was 0-d as given: ``y[...] = ones(1, 1)`` into 1 element is CopyBackwards,
+    not FillBackward3."""
+
+    def run(lib):
+        y = lib.zeros(shape, requires_grad=True) * 1
+        exec(f"y[{key}] = lib.ones{value}", {"lib": lib, "y": y})  # noqa: S102 - the key as written
+        return {**facts(y), "version": y._version}
+
+    assert_like_torch(run)
+
+
 # --------------------------------------------------------------------------- outer, softmax of nothing
 
 OUTER_INPUTS = {"leaf": lambda x: x, "stepped": lambda x: x[::2], "sliced": lambda x: x[:2]}
