@@ -951,8 +951,8 @@ def _check_index(op, input, dim, index, src=None):
         )
     if src is not None and (wider or any(n > m for n, m in zip(i_shape, shapes["src"]))):
         raise RuntimeError(
-            f"Expected index {list(i_shape)} to be no larger than self {list(in_shape)} apart from "
-            f"dimension {dim} and to be no larger size than src {list(shapes['src'])}" + hint
+            f"Expected index {list(i_shape)} to be no larger than self {list(input.shape)} apart "
+            f"from dimension {dim} and to be no larger size than src {list(src.shape)}" + hint
         )
     i, size = index._data, in_shape[dim]
     outside = (i < 0) | (i >= size)

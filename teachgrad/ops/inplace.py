@@ -367,8 +367,9 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
 
 def _check_overlaps(x, op, args) -> None:
     """The kernel's refusals: x's own elements sharing memory (an expanded x), or an input
-    overlapping x in part."""
-    if op not in ("fill_", "zero_") and _repeats(x._data):
+    overlapping x in part. (torch fills an expanded x with a number, not with a tensor.)"""
+    number_fill = op == "zero_" or op == "fill_" and not isinstance(args[0], Tensor)
+    if not number_fill and _repeats(x._data):
         if op in _DEPRECATED_ON_EXPANDED:  # torch still allows these, with a warning
             _warn_on_expanded(op)
         else:

@@ -542,6 +542,8 @@ def expand(input, *sizes):
     tensor([[1., 1., 1.],
             [2., 2., 2.]])
     """
+    if not sizes:  # (even for a 0-d tensor, which needs none: torch's signature wants them)
+        raise TypeError('expand() missing 1 required positional arguments: "size"')
     sizes = tuple(map(operator.index, _shape_args(sizes)))
     shape = input._data.shape
     lead = len(sizes) - len(shape)  # new leading dims

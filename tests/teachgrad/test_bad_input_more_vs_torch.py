@@ -852,6 +852,32 @@ WORDING = {
     "manual_seed(-1) ok": (_seed_then_draw(-1), VALUES),
     "manual_seed(2**64 - 1) ok": (_seed_then_draw(2**64 - 1), VALUES),
     "manual_seed(1.5) ok": (_seed_then_draw(1.5), VALUES),
+    # (found by a differential fuzzer)
+    "0-d x.expand()": (
+        lambda lib: lib.tensor(1.0).expand(),
+        ("TypeError", 'expand() missing 1 required positional arguments: "size"'),
+    ),
+    "0-d x.expand(()) ok": (lambda lib: _bits(lib.tensor(1.0).expand(())), VALUES),
+    "expanded x.fill_(tensor)": (
+        lambda lib: lib.ones(3).expand(2, 3).fill_(lib.tensor(2.0)),
+        ("RuntimeError", "more than one element of the written-to tensor refers to a single"),
+    ),
+    "expanded x.fill_(2.0) ok": (lambda lib: _bits(lib.ones(3).expand(2, 3).fill_(2.0)), VALUES),
+    "expanded x.zero_() ok": (lambda lib: _bits(lib.ones(3).expand(2, 3).zero_()), VALUES),
+    "0-d x.scatter(0, [0, 0], 0-d src)": (
+        lambda lib: lib.tensor(0.5).scatter(0, lib.tensor([0, 0]), lib.tensor(1.0)),
+        (
+            "RuntimeError",
+            "no larger than self [] apart from dimension 0 and to be no larger size than src []",
+        ),
+    ),
+    "x.scatter_add(0, [0, 0], 0-d src)": (
+        lambda lib: lib.zeros(3).scatter_add(0, lib.tensor([0, 0]), lib.tensor(1.0)),
+        (
+            "RuntimeError",
+            "no larger than self [3] apart from dimension 0 and to be no larger size than src []",
+        ),
+    ),
 }
 
 
