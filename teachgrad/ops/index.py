@@ -757,6 +757,8 @@ def _scattered(a, dim, index, src, combine=None):
     (src may be larger than the index)."""
     out = a._data.copy()
     i = _at_least_1d(index._data)
+    if not i.size:  # (an empty index of any shape or dtype: nothing is written)
+        return out
     if isinstance(src, Tensor):
         src = _at_least_1d(src._data)[tuple(slice(0, n) for n in i.shape)]
     if combine is None:
@@ -842,6 +844,8 @@ class Gather(_ReadAlongDim):
 
     @staticmethod
     def read(x, dim, i):
+        if not i.size:  # (an empty index of any shape or dtype reads nothing)
+            return array_module(x).empty(i.shape, x.dtype)
         # (a new row-major tensor, as torch's, whatever the index's layout)
         return row_major(_at_least_1d(x)[_grid(_at_least_1d(i), dim)].reshape(i.shape))
 
@@ -930,7 +934,10 @@ def _check_index_dtype(op, index):
 
 
 def _check_index(op, input, dim, index, src=None):
-    """torch's checks of a gather/scatter index: dtype, rank, sizes and bounds (0-d counts as 1-d)."""
+    """torch's checks of a gather/scatter index: dtype, rank, sizes and bounds (0-d counts as 1-d).
+    An empty index reads and writes nothing: torch checks none of it."""
+    if not index._data.size:
+        return
     _check_index_dtype(op, index)
     i_shape, in_shape = _at_least_1d(index._data).shape, _at_least_1d(input._data).shape
     shapes = {"input" if op == "gather" else "self": in_shape}

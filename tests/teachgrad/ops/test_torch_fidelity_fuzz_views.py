@@ -680,6 +680,37 @@ def test_an_index_that_selects_nothing_is_not_checked_for_bounds(program):
     assert_like_torch(lambda lib: facts(program(lib)))
 
 
+EMPTY = "lib.zeros(0, dtype=lib.int64)"
+EMPTY_GATHER_SCATTER = {  # x (2, 3) and src (2, 3) require grad
+    "gather": f"x.gather(0, {EMPTY})",
+    "gather, a (0, 5) index": "x.gather(0, lib.zeros(0, 5, dtype=lib.int64))",
+    "gather, a float index": "x.gather(0, lib.tensor([]))",
+    "gather, a bool index": "x.gather(1, lib.zeros(0, dtype=lib.bool))",
+    "gather, dim 5": f"x.gather(5, {EMPTY})",
+    "gather of a 0-d x": f"x[0, 0].gather(0, {EMPTY})",
+    "scatter_add": f"x.scatter_add(0, {EMPTY}, src)",
+    "scatter": "x.scatter(0, lib.zeros(0, 3, dtype=lib.int64), src)",
+    "scatter of a value": "x.scatter(0, lib.tensor([]), 1.0)",
+    "scatter_add of a float64 src": f"x.scatter_add(0, {EMPTY}, src.double())",
+}
+
+
+@pytest.mark.parametrize("code", EMPTY_GATHER_SCATTER.values(), ids=EMPTY_GATHER_SCATTER.keys())
+def test_an_empty_gather_or_scatter_index_is_not_checked(code):
+    """torch checks nothing of an index with no element (its rank, sizes, even its dtype):
+    gather gives an empty result, scatter a copy; self's dtype must still be src's, and
+    src's gradient (empty) is refused by the engine for its shape."""
+
+    def run(lib):
+        x = lib.zeros(2, 3, requires_grad=True)
+        src = lib.ones(2, 3, requires_grad=True)
+        y = eval(code, {"lib": lib, "x": x, "src": src})  # noqa: S307 - the program as written
+        grads = lib.autograd.grad(y.sum(), [x, src], allow_unused=True)
+        return facts(y), [None if g is None else as_numpy(g) for g in grads]
+
+    assert_like_torch(run)
+
+
 @pytest.mark.parametrize("key", [0, -1, 5, (0,), (-1,)], ids=str)
 def test_an_int_into_a_0d_tensor_is_refused_in_torchs_words(key):
     """Only ``x[0]`` gets the hint about ``.item()``; another int is out of bounds."""
