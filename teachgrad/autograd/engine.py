@@ -972,11 +972,15 @@ def _check_inputs(inputs, where: str) -> tuple:
                 "all inputs have to be Tensors or GradientEdges, but got "
                 f"{type(t).__name__}\n  {where}()'s input {i} is no tensor."
             )
-        if not _differentiable(t):
+        if not _differentiable(t):  # (backward's words are those of the retain_grad it calls)
+            first = (
+                "can't retain_grad on Tensor that has requires_grad=False"
+                if where == "backward"
+                else "One of the differentiated Tensors does not require grad"
+            )
             raise RuntimeError(
-                "One of the differentiated Tensors does not require grad\n  It is input "
-                f"{i}, of shape {tuple(t.shape)}: set requires_grad=True on it before the "
-                "forward pass."
+                f"{first}\n  It is input {i}, of shape {tuple(t.shape)}: set requires_grad=True "
+                "on it before the forward pass."
             )
     return inputs
 

@@ -50,15 +50,15 @@ class _View(Builtin):
 def _infer_shape(shape, numel: int) -> tuple:
     """Resolve one -1 in ``shape`` and check the element count, with torch's errors."""
     shape = tuple(map(operator.index, shape))  # (not int(): a float size is an error)
-    if shape.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
-    known = 1
-    for s in shape:
-        if s != -1:
-            if s < 0:
-                raise RuntimeError(
-                    f"invalid shape dimension {s} at index {shape.index(s)} of shape {list(shape)}"
-                )
+    known, inferred = 1, False
+    for i, s in enumerate(shape):  # (in order, as torch: the first bad size is the error)
+        if s == -1:
+            if inferred:
+                raise RuntimeError("only one dimension can be inferred")
+            inferred = True
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
+        else:
             known *= s
     if -1 in shape:
         if known == 0 and numel == 0:
@@ -417,9 +417,12 @@ def permute(input, *dims):
             f"length of the desired ordering of dimensions i.e. input.dim() = {ndim} is not equal "
             f"to len(dims) = {len(dims)}\n  permute takes one dim for each of the tensor's dims."
         )
-    wrapped = tuple(_wrap_dim(d, ndim) for d in dims)
-    if len(set(wrapped)) != ndim:
-        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    seen = set()
+    for d in dims:  # (one at a time, as torch: a repeat is found before a later bad dim)
+        wrapped = _wrap_dim(d, ndim)
+        if wrapped in seen:
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
+        seen.add(wrapped)
     return Permute.apply(input, tuple(dims))  # (as given, -1 too: the node shows them so)
 
 
@@ -1068,14 +1071,13 @@ def _split(input, split_size_or_sections, dim):
         raise RuntimeError(
             "split expects at least a 1-dimensional tensor\n  A 0-d tensor has no dim to split."
         )
+    one = isinstance(split_size_or_sections, int)
+    size = _as_int(split_size_or_sections) if one else None  # (not a bool)
+    if one and size < 0:  # (checked before the dim, as torch's split)
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
     given_dim, dim = _given_and_wrapped(dim, input._data.ndim)
     n = input._data.shape[dim]
-    if isinstance(split_size_or_sections, int):
-        size = _as_int(split_size_or_sections)  # (not a bool)
-        if size < 0:
-            raise RuntimeError(
-                f"split expects split_size be non-negative, but got split_size={size}"
-            )
+    if one:
         if size == 0 and n:
             raise RuntimeError(
                 f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}\n"

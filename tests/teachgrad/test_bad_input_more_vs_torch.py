@@ -871,6 +871,35 @@ WORDING = {
             "no larger than self [] apart from dimension 0 and to be no larger size than src []",
         ),
     ),
+    # checked in torch's order: the first bad argument is the error
+    "split(-1, 2): the size before the dim": (
+        lambda lib: lib.ones(4).split(-1, 2),
+        ("RuntimeError", "split expects split_size be non-negative, but got split_size=-1"),
+    ),
+    "split([1, 5], 2): the dim before the sizes": (
+        lambda lib: lib.ones(4).split([1, 5], 2),
+        ("IndexError", "Dimension out of range (expected to be in range of [-1, 0], but got 2)"),
+    ),
+    "permute(-1, 2, 5): a repeat before a later bad dim": (
+        lambda lib: lib.ones(2, 3, 4).permute(-1, 2, 5),
+        ("RuntimeError", "permute(): duplicate dims are not allowed."),
+    ),
+    "permute(0, 5, 0)": (
+        lambda lib: lib.ones(2, 3, 4).permute(0, 5, 0),
+        ("IndexError", "Dimension out of range (expected to be in range of [-3, 2], but got 5)"),
+    ),
+    "view(-1, -2, -1)": (
+        lambda lib: lib.ones(4).view(-1, -2, -1),
+        ("RuntimeError", "invalid shape dimension -2 at index 1 of shape [-1, -2, -1]"),
+    ),
+    "view(-1, -1, -2)": (
+        lambda lib: lib.ones(4).view(-1, -1, -2),
+        ("RuntimeError", "only one dimension can be inferred"),
+    ),
+    "backward(inputs=[a tensor without grad])": (
+        lambda lib: lib.ones(2, requires_grad=True).sum().backward(inputs=[lib.ones(2)]),
+        ("RuntimeError", "can't retain_grad on Tensor that has requires_grad=False"),
+    ),
     "x.scatter_add(0, [0, 0], 0-d src)": (
         lambda lib: lib.zeros(3).scatter_add(0, lib.tensor([0, 0]), lib.tensor(1.0)),
         (
