@@ -24,7 +24,7 @@ from .._profiling import recorded_as
 from .._tensor import Tensor, type_name, wrap_array
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import tangent_sum, zero_if_none
-from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from .pointwise import broadcast_shape, operands, same_device
 from .reduce import row_major, sum_to
 from .views import diagonal, permute, view_strides
@@ -289,20 +289,22 @@ def _check_dot_sizes(a, b):
     _refuse_bools("dot", a)
 
 
-def _check_mv_sizes(a, b):
+def _check_mv_sizes(a, b, given=None):
+    """(``given``: the operands as the user gave them, for the hint, when torch checks
+    others made from them: see ``_check_folded``.)"""
     if a.shape[-1] != b.shape[0]:
         n = _rows(a)
         _fail(
             f"size mismatch, got input ({n}), mat ({n}x{a.shape[-1]}), vec ({b.shape[0]})",
-            _inner_hint(a, b),
+            _inner_hint(*(given or (a, b))),
         )
 
 
-def _check_mm_sizes(a, b):
+def _check_mm_sizes(a, b, given=None):
     if a.shape[-1] != b.shape[0]:
         _fail(
             f"mat1 and mat2 shapes cannot be multiplied ({_rows(a)}x{a.shape[-1]} and {b.shape[0]}x{b.shape[1]})",
-            _inner_hint(a, b),
+            _inner_hint(*(given or (a, b))),
         )
 
 
@@ -364,11 +366,39 @@ def matmul(input, other):
             return _vector_matrix(input, other)
         return Mm.apply(input, other) if a == 2 else Matmul.apply(input, other)
     # batched: the batch dims broadcast, then one bmm over all of them
+    if a <= 2:
+        _check_folded(input, other)
     batch = broadcast_shape(input.shape[:-2], other.shape[:-2])
     _check_bmm(input, other, math.prod(batch), math.prod(batch))
     if a == 2 and input.requires_grad and is_grad_enabled():
         return MatmulViaClone.apply(input, other)
     return Matmul.apply(input, other)
+
+
+def _check_folded(input, other) -> None:
+    """For a vector or matrix ``input`` times a batch ``other``, torch may fold the batch of
+    ``other.mT`` into rows and compute ``(other.mT @ input.mT).mT`` with one mv or mm (its
+    ``should_fold``): then its size errors are mv's or mm's, of those operands. It folds
+    when ``input`` requires grad; else, for a vector, when ``other.mT``'s batch dims lie
+    one after another in memory (or it is empty)."""
+    if not input.requires_grad and (input._data.ndim == 2 or not _batch_lies_flat(other)):
+        return
+    with no_grad():
+        rows = other.mT
+        if input._data.ndim == 1:
+            _check_mv_sizes(rows, input, given=(input, other))
+        else:
+            _check_mm_sizes(rows, input.t(), given=(input, other))
+
+
+def _batch_lies_flat(other) -> bool:
+    """Whether ``other.mT`` can be viewed as rows without a copy (torch's test: each batch
+    dim's stride is the next dim's stride times its size), or is empty."""
+    if not other._data.size:
+        return True
+    shape, strides = list(other.shape), list(other.stride())
+    shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]  # (the last two swapped: .mT)
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
 
 
 def mm(input, mat2):

@@ -166,6 +166,28 @@ ERRORS = {
         lambda lib: lib.ones(2, 3) @ lib.ones(2, 4, 5),
         "Expected size for first two dimensions",
     ),
+    # torch folds the batch of other.mT into rows (mv, mm) when the first operand requires
+    # grad, or is a vector and other.mT's batch lies flat in memory: their errors then
+    "@ 1-D (grad) @ batched mismatch": (
+        lambda lib: lib.ones(2, requires_grad=True) @ lib.ones(3, 1, 2),
+        "size mismatch, got input (6), mat (6x1), vec (2)",
+    ),
+    "@ 1-D @ batched mismatch, flat": (
+        lambda lib: lib.ones(2) @ lib.ones(3, 1, 2),
+        "size mismatch, got input (6), mat (6x1), vec (2)",
+    ),
+    "@ 1-D @ batched mismatch, not flat": (
+        lambda lib: lib.ones(2) @ lib.ones(3, 2, 1).transpose(0, 2).transpose(1, 2),
+        "Expected size for first two dimensions of batch2 tensor to be: [1, 2] but got: [1, 3].",
+    ),
+    "@ 2-D (grad) @ batched mismatch": (
+        lambda lib: lib.ones(4, 4, requires_grad=True) @ lib.ones(1, 2, 1),
+        "mat1 and mat2 shapes cannot be multiplied (1x2 and 4x4)",
+    ),
+    "@ 2-D @ batched mismatch, no grad": (
+        lambda lib: lib.ones(4, 4) @ lib.ones(1, 2, 1),
+        "Expected size for first two dimensions of batch2 tensor to be: [1, 4] but got: [1, 2].",
+    ),
     "@ batch dims don't broadcast": (
         lambda lib: lib.ones(2, 2, 3) @ lib.ones(3, 3, 4),
         "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0",
