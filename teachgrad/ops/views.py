@@ -21,8 +21,8 @@ import math
 import operator
 
 from .._arguments import refusal
-from .._backend import array_module, expanded, result_type, strided_view
-from .._printing import legacy_type_name
+from .._backend import array_module, dtype, expanded, result_type, strided_view
+from .._printing import legacy_type_name, scalar_name
 from .._profiling import recorded_as
 from .._tensor import (
     Tensor,
@@ -184,9 +184,51 @@ def view(input, *shape):
     tensor([[0, 1, 2],
             [3, 4, 5]])
     """
-    if len(shape) == 1 and not isinstance(shape[0], int | tuple | list):
-        return input.to(shape[0])  # x.view(dtype) is not supported beyond same-size casts
+    if len(shape) == 1 and isinstance(shape[0], dtype):
+        return _view_as_dtype(input, shape[0])
     return View.apply(input, _infer_shape(_shape_args(shape), input._data.size))
+
+
+def _view_as_dtype(input, new) -> Tensor:
+    """``x.view(dtype)``: the same memory read as another dtype, bit for bit (torch's
+    ``view.dtype``). With another element size the last dim grows or shrinks by the ratio.
+    The result shares x's memory and version counter, but is no view for autograd and has
+    no gradient: torch's is not differentiable.
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([1.0, 2.0]).view(tg.int32)
+    tensor([1065353216, 1073741824], dtype=teachgrad.int32)
+    """
+    if new.itemsize != input.dtype.itemsize:
+        _check_dtype_view(input, new)
+    t = Tensor._make(input._data.view(new.numpy), input._counter)
+    t._inference = input._inference
+    return t
+
+
+def _check_dtype_view(input, new) -> None:
+    """torch's checks, in its order, before reading memory with another element size."""
+    old, ndim = input.dtype, input._data.ndim
+    what = f"to view {scalar_name(old.name)} as {scalar_name(new.name)} (different element sizes)"
+    hint = "\n  The last dim is read anew, so its elements must lie one after another in memory."
+    if ndim == 0:
+        raise RuntimeError(f"self.dim() cannot be 0 {what}" + hint)
+    checks = [("stride(-1)", input.stride(-1), "must be 1", input.stride(-1) == 1)]
+    if new.itemsize > old.itemsize:  # (growing: sizes and positions must split evenly)
+        ratio = new.itemsize // old.itemsize
+        by = f"must be divisible by {ratio}"
+        checks = [
+            ("size(-1)", input.shape[-1], by, input.shape[-1] % ratio == 0),
+            ("storage_offset()", input.storage_offset(), by, input.storage_offset() % ratio == 0),
+            *checks,
+            *[
+                (f"stride({d})", input.stride(d), by, input.stride(d) % ratio == 0)
+                for d in range(ndim - 1)
+            ],
+        ]
+    for name, value, rule, ok in checks:
+        if not ok:
+            raise RuntimeError(f"self.{name} {rule} {what}, but got {value}" + hint)
 
 
 @recorded_as("aten::reshape")

@@ -680,6 +680,41 @@ def test_an_index_that_selects_nothing_is_not_checked_for_bounds(program):
     assert_like_torch(lambda lib: facts(program(lib)))
 
 
+VIEWS_AS_DTYPE = {  # x: float64 [1.0, 2.0] requiring grad; x32: float32 ones(3)
+    "float64 as float32": "x.view(lib.float32)",
+    "as int64": "x.view(lib.int64)",
+    "as its own dtype": "x.view(lib.float64)",
+    "as uint8": "x.view(lib.uint8)",
+    "as bool": "x.view(lib.bool)",
+    "a non-leaf as int64": "(x * 1).view(lib.int64)",
+    "a transposed matrix as int32": "lib.ones(4, 2).t().view(lib.int32)",
+    "columns as float64": "lib.ones(3, 4)[:, :2].view(lib.float64)",
+    "0-d as int32": "lib.tensor(1.0).view(lib.int32)",
+    "empty as float64": "lib.ones(2, 0).view(lib.float64)",
+    "3 floats as float64": "x32.view(lib.float64)",
+    "every other float as float16": "x32[::2].view(lib.float16)",
+    "0-d as float16": "lib.tensor(1.0).view(lib.float16)",
+    "an odd offset as float64": "lib.ones(2, 4)[:, 1:3].view(lib.float64)",
+    "rows of 3 as float64": "lib.ones(3, 3)[:, :2].view(lib.float64)",
+}
+
+
+@pytest.mark.parametrize("code", VIEWS_AS_DTYPE.values(), ids=VIEWS_AS_DTYPE.keys())
+def test_a_view_as_another_dtype_reads_the_same_bits(code):
+    """``x.view(dtype)`` reinterprets the memory (the last dim scaled by the ratio of the
+    element sizes, with torch's checks in its order), shares the version counter, and is no
+    part of the graph (torch's is not differentiable). It converted the values before."""
+
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = eval(code, {"lib": lib, "x": x, "x32": lib.ones(3)})  # noqa: S307
+        with lib.no_grad():
+            x.add_(1)
+        return {**facts(y), "stride": y.stride(), "version": y._version}
+
+    assert_like_torch(run)
+
+
 EMPTY = "lib.zeros(0, dtype=lib.int64)"
 EMPTY_GATHER_SCATTER = {  # x (2, 3) and src (2, 3) require grad
     "gather": f"x.gather(0, {EMPTY})",
