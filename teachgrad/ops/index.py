@@ -19,6 +19,7 @@ import operator
 import warnings
 
 from .._backend import array_module, numpy_module
+from .._creation import scalar_of
 from .._layout import broadcast_strides, iterator_strides, with_strides
 from .._printing import c_type_name, scalar_type_name
 from .._tensor import Tensor, _given_and_wrapped, _wrap_dim, type_name, wrap_array
@@ -655,7 +656,8 @@ class MaskedFill(Builtin):
                 f"{value._data.ndim} dimension(s)."
             )
         ctx.to_save = (mask,)
-        v = value._data if isinstance(value, Tensor) else value
+        # (a number converted as torch converts it: -1 wraps in uint8, 300 and -0.5 are refused)
+        v = value._data if isinstance(value, Tensor) else scalar_of(value, a._data.dtype)
         xp = array_module(a)
         out = xp.where(mask._data, xp.asarray(v, dtype=a._data.dtype), a._data)
         # torch fills a row-major clone of the input (NumPy would keep a transposed layout)

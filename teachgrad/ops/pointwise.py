@@ -30,6 +30,7 @@ from .._backend import (
     strides_for,
     to_device,
 )
+from .._creation import scalar_of
 from .._layout import contiguous_strides, preserved_copy, same_layout, torch_layout, with_strides
 from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
@@ -241,6 +242,9 @@ def _scaled_sum(x, alpha, y):
     """``x + alpha * y``; for bools a bool (x or y, unless alpha is 0), as torch's."""
     if x.dtype.kind == "b":  # (any nonzero alpha reads as True)
         return (x + bool(alpha) * y).astype(x.dtype)
+    if x.dtype.kind in "iu":  # alpha * y in the dtype, wrapping around as torch's C arithmetic
+        xp = array_module(x)
+        return x + xp.asarray(alpha).astype(x.dtype) * xp.asarray(y).astype(x.dtype)
     return x + alpha * y
 
 
@@ -1144,13 +1148,16 @@ class ClampScalar(Builtin):
         ctx.lo, ctx.hi = lo, hi
         xp = array_module(a)
         out = a._data
+        dt = result_type(a, *(v for v in (lo, hi) if v is not None)).numpy
+        if dt.kind in "iu":  # an int bound converted as torch converts it (-3 wraps in uint8)
+            lo, hi = (None if v is None else scalar_of(v, dt) for v in (lo, hi))
         # not clip: where x equals a bound, torch keeps x (-0.0 stays); NumPy's maximum and
         # minimum return their second argument then
         if lo is not None:
             out = xp.maximum(lo, out)
         if hi is not None:
             out = xp.minimum(hi, out)
-        return out.astype(result_type(a, *(v for v in (lo, hi) if v is not None)).numpy, copy=False)
+        return out.astype(dt, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1786,6 +1793,10 @@ def where(condition, input, other):
         # two numbers: torch's result has their promoted dtype (``1`` and ``0.5`` give float32)
         dt = result_type(input, other).numpy
         input = wrap_array(array_module(condition).asarray(input, dtype=dt))
+    dt = result_type(input, other).numpy
+    for v in (input, other):
+        if dt.kind in "iu" and not isinstance(v, Tensor):
+            scalar_of(v, dt)  # (a number must fit an integer result: torch's error if not)
     return Where.apply(condition, input, other)
 
 

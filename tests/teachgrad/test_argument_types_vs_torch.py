@@ -174,8 +174,6 @@ NOT_YET = {
     "x.var(0, unbiased=None)": "None for unbiased",
     "x.squeeze(None)": "None for squeeze's dim",
     "x.view(None)": "view's size",
-    "x.view(T.tensor(1))": "view's size",
-    "x.view(T.ones(2))": "view's size",
     "x.unflatten(1, None)": "unflatten's sizes",
     "x.unflatten(1, T.ones(2))": "unflatten's sizes",
     "x.narrow(0, T.ones(2), 1)": "narrow's start as a tensor",

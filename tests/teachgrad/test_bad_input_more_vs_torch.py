@@ -959,7 +959,24 @@ INTS_OUT_OF_RANGE = {  # (program, what torch does)
     "uint8[0] = 300": (lambda lib: _small(lib, "uint8").__setitem__(0, 300), ("RuntimeError", "uint8_t")),
     "uint8[0] = -1 wraps": (lambda lib: _setitem(_small(lib, "uint8"), 0, -1), VALUES),
     "int8[:] = 300": (lambda lib: _small(lib, "int8").__setitem__(slice(None), 300), ("RuntimeError", "int8_t")),
+    # (found by a differential fuzzer)
+    "add(uint8, -3, alpha=2) wraps": (lambda lib: lib.add(_small(lib, "uint8"), -3, alpha=2), VALUES),
+    "add(uint8, 3, alpha=-2) wraps": (lambda lib: lib.add(_small(lib, "uint8"), 3, alpha=-2), VALUES),
+    "uint8.clamp(-3) wraps": (lambda lib: _small(lib, "uint8").clamp(-3), VALUES),
+    "uint8.clamp(max=300)": (lambda lib: _small(lib, "uint8").clamp(max=300), ("RuntimeError", "uint8_t")),
+    "int8.clamp(-129)": (lambda lib: _small(lib, "int8").clamp(-129), ("RuntimeError", "int8_t")),
+    "uint8.masked_fill(m, -1) wraps": (lambda lib: _small(lib, "uint8").masked_fill(_mask(lib), -1), VALUES),
+    "uint8.masked_fill(m, 300)": (lambda lib: _small(lib, "uint8").masked_fill(_mask(lib), 300), ("RuntimeError", "uint8_t")),
+    "uint8.masked_fill(m, -0.5)": (lambda lib: _small(lib, "uint8").masked_fill(_mask(lib), -0.5), ("RuntimeError", "uint8_t")),
+    "int64.masked_fill(m, inf)": (lambda lib: _small(lib, "int64").masked_fill(_mask(lib), INF), ("RuntimeError", "int64_t")),
+    "int64.masked_fill(m, nan)": (lambda lib: _small(lib, "int64").masked_fill(_mask(lib), NAN), ("RuntimeError", "int64_t")),
+    "where(m, uint8, -1) wraps": (lambda lib: lib.where(_mask(lib), _small(lib, "uint8"), -1), VALUES),
+    "where(m, uint8, 300)": (lambda lib: lib.where(_mask(lib), _small(lib, "uint8"), 300), ("RuntimeError", "uint8_t")),
 }  # fmt: skip
+
+
+def _mask(lib):
+    return lib.tensor([True, False])
 
 
 def _setitem(t, key, value):

@@ -275,6 +275,8 @@ def expected_waits(case_id: str) -> int:
     row, shapes = case_id.rsplit("-", 1)  # the table row's name, and the inputs' shapes
     if row.startswith("prod(") and shapes == "()":
         return 0  # a 0-d input is its own product: the backward hands grad on, asking nothing
+    if row.startswith(("gather", "scatter")) and row.endswith("empty index"):
+        return 0  # an index with no element is not checked at all, as torch's: nothing to read
     return int(any(row.startswith(names) for names in WAITS_ONCE.values()))
 
 
