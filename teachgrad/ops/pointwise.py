@@ -1793,10 +1793,11 @@ def where(condition, input, other):
         # two numbers: torch's result has their promoted dtype (``1`` and ``0.5`` give float32)
         dt = result_type(input, other).numpy
         input = wrap_array(array_module(condition).asarray(input, dtype=dt))
-    dt = result_type(input, other).numpy
     for v in (input, other):
-        if dt.kind in "iu" and not isinstance(v, Tensor):
-            scalar_of(v, dt)  # (a number must fit an integer result: torch's error if not)
+        if type(v) is int:  # an int must fit an integer result (torch's error if not)
+            dt = result_type(input, other)
+            if not dt.is_floating_point:
+                scalar_of(v, dt.numpy)
     return Where.apply(condition, input, other)
 
 
