@@ -922,7 +922,9 @@ class BinaryCrossEntropyWithLogits(BinaryCrossEntropy):
     def d_target(x, t, p=None):  # -x without pos_weight
         if p is None:
             return -x
-        softplus_neg = (-x).clamp(min=0) + (-x.abs()).exp().log1p()
+        # softplus(-x) as (|x| - x) / 2 + log(1 + e^(-|x|)): the same numbers as max(-x, 0) + ...,
+        # but its derivative at 0 is -σ(0) = -1/2, as torch's, where max's kink gave -1
+        softplus_neg = (x.abs() - x) / 2 + (-x.abs()).exp().log1p()
         return (p - 1) * softplus_neg - x
 
 

@@ -493,3 +493,26 @@ def test_linear_bias_shapes_as_in_torch(torch, shapes):
             for lib in (tg, torch)
         )
         assert ours.grad_fn.name() == theirs.grad_fn.name()
+
+
+def _bce_logits_derivatives(lib, logits, target, pos_weight):
+    """The loss, its gradients, and the gradients of each gradient's sum (second order)."""
+    x, t = (lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in (logits, target))
+    loss = lib.nn.functional.binary_cross_entropy_with_logits(
+        x, t, pos_weight=lib.tensor(pos_weight, dtype=lib.float64)
+    )
+    grads = lib.autograd.grad(loss, (x, t), create_graph=True)
+    second = [lib.autograd.grad(g.sum(), (x, t), allow_unused=True) for g in grads]
+    return [loss, *grads, *(g for pair in second for g in pair if g is not None)]
+
+
+@pytest.mark.parametrize("logits", [[0.0], [-0.0, 1.5, -2.0], [40.0, -40.0, 1e-300]], ids=str)
+@pytest.mark.parametrize("pos_weight", [0.5, 3.0])
+def test_bce_with_logits_and_pos_weight_second_derivatives_as_torchs(torch, logits, pos_weight):
+    """d/dx of dL/dt holds the derivative of softplus(-x), -σ(-x): -1/2 at 0, as torch's
+    (max(-x, 0)'s kink gave -1 there)."""
+    args = (logits, [0.5] * len(logits), [pos_weight] * len(logits))
+    ours, theirs = _bce_logits_derivatives(tg, *args), _bce_logits_derivatives(torch, *args)
+    assert len(ours) == len(theirs)
+    for mine, reference in zip(ours, theirs, strict=True):
+        assert_close(mine, reference, rtol=1e-12, atol=1e-15)
