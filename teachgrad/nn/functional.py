@@ -826,10 +826,17 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
             f"{list(input.shape)}\n  conv2d wants images (N, C, H, W) or one image (C, H, W)."
         )
-    if weight.ndim != 4:
+    if weight.ndim != 4:  # (torch's words: it reads the kernel's dims off the weight)
+        hint = (
+            "\n  conv2d wants a 4-D weight (out_channels, in_channels/groups, kH, kW), but got "
+            f"weight of size {list(weight.shape)}."
+        )
+        if weight.ndim < 3:
+            raise RuntimeError("weight should have at least three dimensions" + hint)
         raise RuntimeError(
-            f"conv2d: expected a 4-D weight (out_channels, in_channels/groups, kH, kW), but got weight "
-            f"of size {list(weight.shape)}"
+            "expected stride to be a single integer value or a list of "
+            f"{weight.ndim - 2} values to match the convolution dimensions, but got "
+            f"stride={list(stride) if isinstance(stride, tuple | list) else [stride] * 2}" + hint
         )
     if input.ndim == 3:  # one image: a batch of one, as torch does
         return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(

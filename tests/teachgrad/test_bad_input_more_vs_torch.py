@@ -900,6 +900,35 @@ WORDING = {
         lambda lib: lib.ones(2, requires_grad=True).sum().backward(inputs=[lib.ones(2)]),
         ("RuntimeError", "can't retain_grad on Tensor that has requires_grad=False"),
     ),
+    "conv2d of a 1-d weight": (
+        lambda lib: lib.nn.functional.conv2d(lib.ones(1, 1, 4, 4), lib.ones(3)),
+        ("RuntimeError", "weight should have at least three dimensions"),
+    ),
+    "conv2d of a 3-d weight, stride=(2, 1)": (
+        lambda lib: lib.nn.functional.conv2d(
+            lib.ones(1, 1, 4, 4), lib.ones(1, 1, 3), stride=(2, 1)
+        ),
+        (
+            "RuntimeError",
+            "a list of 1 values to match the convolution dimensions, but got stride=[2, 1]",
+        ),
+    ),
+    "conv2d of a 5-d weight": (
+        lambda lib: lib.nn.functional.conv2d(lib.ones(1, 1, 4, 4), lib.ones(1, 1, 1, 3, 3)),
+        (
+            "RuntimeError",
+            "a list of 3 values to match the convolution dimensions, but got stride=[1, 1]",
+        ),
+    ),
+    "conv2d of one image, a 3-d weight, stride=(1, 2, 3)": (
+        lambda lib: lib.nn.functional.conv2d(
+            lib.ones(1, 4, 4), lib.ones(1, 1, 3), stride=(1, 2, 3)
+        ),
+        (
+            "RuntimeError",
+            "a list of 1 values to match the convolution dimensions, but got stride=[1, 2, 3]",
+        ),
+    ),
     "x.scatter_add(0, [0, 0], 0-d src)": (
         lambda lib: lib.zeros(3).scatter_add(0, lib.tensor([0, 0]), lib.tensor(1.0)),
         (
