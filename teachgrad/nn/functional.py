@@ -1209,6 +1209,11 @@ def embedding(
             "The input holds row numbers: use input.long()."
         )
     same_device(input, weight)
+    if not num and input.numel():  # (torch's embedding is index_select, which says so first)
+        raise RuntimeError(
+            "index_select(): self indexing axis dim should be positive\n  weight has no rows "
+            "(num_embeddings is 0): there is no embedding to look up."
+        )
     low, high = _min_and_max(input)
     if low < 0 or high >= num:
         raise IndexError(

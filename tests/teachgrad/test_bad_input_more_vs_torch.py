@@ -929,6 +929,16 @@ WORDING = {
             "a list of 1 values to match the convolution dimensions, but got stride=[1, 2, 3]",
         ),
     ),
+    "embedding of a weight with no rows": (
+        lambda lib: lib.nn.functional.embedding(lib.tensor([[0]]), lib.ones(0, 4)),
+        ("RuntimeError", "index_select(): self indexing axis dim should be positive"),
+    ),
+    "embedding of nothing from no rows ok": (
+        lambda lib: _bits(
+            lib.nn.functional.embedding(lib.tensor([], dtype=lib.int64), lib.ones(0, 4))
+        ),
+        VALUES,
+    ),
     "x.scatter_add(0, [0, 0], 0-d src)": (
         lambda lib: lib.zeros(3).scatter_add(0, lib.tensor([0, 0]), lib.tensor(1.0)),
         (
