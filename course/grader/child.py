@@ -475,11 +475,11 @@ def _peer(wire, ns, requests, replies, nonce, watch):
 
 def _canary(watch, label):
     """A backward the grader runs itself before each message, noted by ``watch`` as
-    ``label`` (``wire.canary_label``: this run's). The grader expects it in every message: a watch a submission
-    disarmed (found with ``gc``, its ``take`` replaced, its record cleared, the engine's
-    wrapper undone) leaves it out, and the grader then gives that test nothing. It is
-    made to work whatever state the submission left teachgrad in (grad mode off,
-    inference mode on); if it fails all the same, it is simply not noted."""
+    ``label`` (``wire.canary_label``: this run's). The grader expects it in every message:
+    a watch a submission disarmed (found with ``gc``, its ``take`` replaced, its record
+    cleared, the engine's wrapper undone) leaves it out, and the grader then gives that
+    test nothing. It is made to work whatever state the submission left teachgrad in
+    (grad mode off, inference mode on); if it fails all the same, it is simply not noted."""
     import teachgrad as tg
 
     def canary():

@@ -380,7 +380,10 @@ def _check_folded(input, other) -> None:
     ``other.mT`` into rows and compute ``(other.mT @ input.mT).mT`` with one mv or mm (its
     ``should_fold``): then its size errors are mv's or mm's, of those operands. It folds
     when ``input`` requires grad; else, for a vector, when ``other.mT``'s batch dims lie
-    one after another in memory (or it is empty)."""
+    one after another in memory (or it is empty). With matching inner sizes neither fails,
+    so nothing is made then."""
+    if input.shape[-1] == other.shape[-2]:
+        return
     if not input.requires_grad and (input._data.ndim == 2 or not _batch_lies_flat(other)):
         return
     with no_grad():
