@@ -317,8 +317,10 @@ class Tensor:
 
     @property
     def grad(self):
-        """The gradient accumulated by backward (leaves, and non-leaves after ``retain_grad()``)."""
-        if self.grad_fn is not None and not self.retains_grad and self._grad is None:
+        """The gradient accumulated by backward (leaves, and non-leaves after ``retain_grad()``).
+        (It reads the history the tensor has, as torch's does: a view whose base changed in
+        place is not brought up to date here, so reading ``.grad`` never raises.)"""
+        if self._grad is None and self._grad_fn is not None and not self.retains_grad:
             warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
         return self._grad
 
@@ -412,8 +414,9 @@ class Tensor:
 
     @property
     def retains_grad(self) -> bool:
-        """True for a non-leaf on which ``retain_grad()`` was called."""
-        node = self.grad_fn
+        """True for a non-leaf on which ``retain_grad()`` was called (a view's history is
+        read as it is, not brought up to date, as in torch: asking never raises)."""
+        node = self._grad_fn
         return bool(node is not None and node._retain_grad and self._output_nr in node._retain_grad)
 
     def retain_grad(self) -> None:

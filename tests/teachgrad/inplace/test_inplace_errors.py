@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 
 import pytest
 
@@ -555,6 +556,35 @@ def test_view_of_a_leaf_made_in_no_grad_requires_grad_like_torch():
         return v.requires_grad, v.grad_fn is None, v.is_leaf, v._is_view()
 
     assert_both_same(program)
+
+
+def _stale_views(lib):
+    """Views whose base then changed in place: a ``no_grad`` view, an ``unbind`` output
+    (both restricted: using them with grad mode on raises) and a plain view."""
+    b = lib.ones(2, 2, requires_grad=True).clone()
+    with lib.no_grad():
+        made_in_no_grad = b[0]
+    first, _ = b.unbind(0)
+    plain = b[1]
+    b.mul_(2)
+    return {"no_grad view": made_in_no_grad, "unbind output": first, "plain view": plain}
+
+
+@pytest.mark.parametrize("kind", ["no_grad view", "unbind output", "plain view"])
+@pytest.mark.parametrize("asked", ["grad", "retains_grad"])
+def test_asking_a_stale_view_for_grad_never_raises_like_torch(kind, asked):
+    """torch's ``.grad`` and ``.retains_grad`` read the history a tensor has: a view whose
+    base changed in place is not brought up to date by them, so they never raise (teachgrad's
+    did, for the views that may not follow their base); ``.grad`` warns for a non-leaf."""
+
+    def program(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            answer = getattr(_stale_views(lib)[kind], asked)
+        return answer, [str(w.message).split(".")[0] for w in caught]
+
+    facts = assert_both_same(program)
+    assert not isinstance(facts["torch"], Raised)
 
 
 # --------------------------------------------------------------------------- the version check at backward
