@@ -72,13 +72,13 @@ loop).
 
 from __future__ import annotations
 
-from .._backend import as_array, numpy_module
+from .._backend import numpy_module
 from .._profiling import state as _profiling
 from .._tensor import _given_and_wrapped, _new, wrap_array
 from .function import Function, make_view, needs_grad, no_grads, record, wrap_outputs
 from .tape import RawSavedTensor, SavedTensor
 
-_ndarray = numpy_module().ndarray
+_ndarray, _as_0d = numpy_module().ndarray, numpy_module().asarray
 _SCALARS = {numpy_module().dtype(t).type for t in "?bhilqBHILQefdgFDG"}  # NumPy's scalar types
 
 
@@ -120,7 +120,7 @@ class Builtin(Function):
         out = cls.forward(ctx, *args, **kwargs)
         # (NumPy gives a full reduction as a scalar: make it 0-d)
         if type(out) is not _ndarray and type(out) in _SCALARS:
-            out = as_array(out)
+            out = _as_0d(out)
         single = type(out) is not tuple
         if type(out) is _ndarray:  # one array: the common case, kept fast
             outputs = (make_view(out, args[0], ctx) if cls.view_of_input else wrap_array(out),)

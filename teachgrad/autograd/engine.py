@@ -367,8 +367,7 @@ def _execute(run, roots, root_grads, observed=True):
         if node not in run.deps:
             run.ready(node)
     # 3. run the latest-created ready node, send its gradients on, until none is ready
-    deeper = 1 if run.create_graph else 0  # nodes made now: the graph of the gradient (stamp)
-    _grad_state.layer += deeper
+    _grad_state.layer += run.create_graph  # (a bool) nodes made now: the graph of the gradient
     _running.passes.append(run)  # (the pass queue_callback adds to)
     hook_blocks = tape._saved_hooks[:]  # the saved-tensor hook blocks each node starts with
     try:
@@ -387,7 +386,7 @@ def _execute(run, roots, root_grads, observed=True):
         if run.callbacks:
             _final_callbacks(run)
     finally:
-        _grad_state.layer -= deeper
+        _grad_state.layer -= run.create_graph
         _running.passes.remove(run)
 
 
@@ -463,6 +462,9 @@ def _final_callbacks(run) -> None:
         _grad_state.enabled = previous_mode
 
 
+_ties = itertools.count()  # (nodes made at once: the first pushed runs first; see _Pass.ready)
+
+
 class _Pass:
     """One backward pass: its options, and the state the loop reads and writes (each
     node's dependency count and gradient buffer, the heap of ready nodes).
@@ -480,9 +482,8 @@ class _Pass:
     steal, batch, reached, callbacks, deps = False, None, None, (), None
 
     def __init__(self, keep_graph, create_graph):
-        self.keep_graph, self.create_graph = keep_graph, create_graph
+        self.keep_graph, self.create_graph = keep_graph, bool(create_graph)
         self.buffers, self.heap = {}, []  # (both described in the class docstring)
-        self.order = itertools.count()  # (ties between nodes made at once: first pushed first)
 
     def add(self, node, nr, g) -> None:
         """Add gradient ``g`` (None: no gradient) into slot ``nr`` of ``node``'s buffer: one
@@ -492,7 +493,7 @@ class _Pass:
             buf[nr] = g if buf[nr] is None else buf[nr] + g
 
     def ready(self, node) -> None:
-        heappush(self.heap, (-node._seq, next(self.order), node))
+        heappush(self.heap, (-node._seq, next(_ties), node))
 
     def node(self, node, grads):
         """Run one node: its backward formula, then free its saved tensors. Returns
@@ -500,13 +501,11 @@ class _Pass:
         (events, the profiler), goes round by ``with_extras``; so does, in a pass towards
         inputs, a node that catches a gradient or does not run (``_PassTo.node``)."""
         hooked = node._tensor_hooks or node._retain_grad or node._pre_hooks or node._post_hooks
-        watched = _profiling.active or NodeStarted.on or NodeFinished.on
-        if hooked or watched:
+        if hooked or _profiling.active or NodeStarted.on or NodeFinished.on:  # (or watched)
             return self.with_extras(node, grads)
         if self.steal and type(node) is AccumulateGrad:
             _claim_unshared(grads)  # (a gradient sent to two leaves: the last one may keep it)
-        grad_outputs = tuple(grads)
-        grad_inputs = node._apply(grads)  # the backward formula
+        grad_outputs, grad_inputs = tuple(grads), node._apply(grads)  # the backward formula
         if not self.keep_graph and node._saved:
             node._release_saved()
         return grad_outputs, grad_inputs
@@ -765,16 +764,16 @@ def _unaliased(g):
 
 
 def _dependencies(roots) -> dict:
-    """For each node reachable from the roots: how many edges lead into it."""
+    """For each node reachable from the roots: how many edges lead into it. (A node is
+    visited once: the roots first, every other node when the first edge reaches it.)"""
     deps = {}
     stack = list({node: None for node, _ in roots if node is not None})  # each root once
-    seen = set(stack)
+    starts = set(stack)
     while stack:
         for child, _ in stack.pop().next_functions:
             if child is not None:
                 deps[child] = deps.get(child, 0) + 1
-                if child not in seen:
-                    seen.add(child)
+                if deps[child] == 1 and child not in starts:
                     stack.append(child)
     return deps
 

@@ -119,12 +119,12 @@ class FunctionCtx:
     @property
     def saved_tensors(self) -> tuple:
         """The tensors given to ``save_for_backward``, checked against in-place changes."""
-        saved = self._saved  # (inside jvp: what save_for_forward kept, see forward_ad._run_jvp)
-        if saved is None or self._values_freed:
+        # (inside jvp: _saved is what save_for_forward kept, see forward_ad._run_jvp)
+        if self._saved is None or self._values_freed:
             raise _unreadable(self)
         unpack = SavedTensor.unpack_array if self._arrays else SavedTensor.unpack
         values = []
-        for s in saved:
+        for s in self._saved:
             values.append(unpack(s, self) if type(s) is SavedTensor else s)
         return tuple(values)
 
@@ -933,8 +933,8 @@ def _connect(ctx, cls, args, outputs) -> None:
         elif cls._builtin and i in cls.number_inputs:  # torch wraps a number operand: an empty edge
             edges.append((None, 0))
             meta.append((i, None))
-    ctx.next_functions = tuple(edges)
-    ctx._input_meta = tuple(meta)  # (tuples: the GC stops tracking tuples of plain values)
+    # (tuples: the GC stops tracking tuples of plain values)
+    ctx.next_functions, ctx._input_meta = tuple(edges), tuple(meta)
     stamp(ctx)
 
     output_meta = []

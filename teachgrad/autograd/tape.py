@@ -242,8 +242,7 @@ class SavedTensor:
         if tensor._inference:
             raise _inference_saved(tensor, owner, name)
         self.name, self.counter, self.version = name, tensor._counter, tensor._counter.version
-        self.released, self.hooks = False, None
-        self.is_output = tensor._grad_fn is owner
+        self.released, self.hooks, self.is_output = False, None, tensor._grad_fn is owner
         if self.is_output:
             self._keep_output(tensor)
         else:  # (non_leaf: a detach_() later is an error)
@@ -674,11 +673,10 @@ class Node:
         (``_values_freed``; the value itself is small and stays)."""
         released = False
         for s in self._saved:
-            if type(s) is SavedTensor:
-                if not s.released:
-                    s.release()
-                    released = True
-            elif s is not None:
+            if type(s) is SavedTensor and not s.released:
+                s.release()
+                released = True
+            elif type(s) is not SavedTensor and s is not None:
                 self._values_freed = released = True
         if released and _events.SavedTensorReleased.on:
             _events.emit(_events.SavedTensorReleased, node=self)
@@ -857,24 +855,23 @@ def _raw_saved_property(i: int, name: str) -> property:
 def accumulate_grad(var, g) -> None:
     """Add ``g`` into ``var.grad`` following torch's "default gradient layout" rules.
 
+    * grad mode on (``create_graph=True``): ``var.grad = var.grad + g``, recorded.
+    * ``.grad`` exists and grad mode is off: add in place, same buffer, strides kept.
     * no ``.grad`` yet: store ``g`` itself when nobody else holds it and its strides
       already match ``var`` (no copy); otherwise copy into a buffer with ``var``'s
       strides (row-major if ``var`` is not dense).
-    * ``.grad`` exists and grad mode is off: add in place, same buffer, strides kept.
-    * grad mode on (``create_graph=True``): ``var.grad = var.grad + g``, recorded.
 
     Then the ``GradAccumulated`` event, for whoever listens (snapshots, the stepper).
     """
     old, (owned, g._engine_owned) = var._grad, (g._engine_owned, False)  # (a claim is for here)
     if _grad_state.enabled:
         var._grad = _recorded_sum(old, g, var)
-    elif old is None:
-        if owned and _strides_match(g._data, var._data):
-            var._grad = g  # made by this backward pass and held by nobody else: no copy needed
-        else:
-            var._grad = _copy_with_layout(g, var)
-    else:
+    elif old is not None:
         _add_in_place(old, g, var)
+    elif owned and _strides_match(g._data, var._data):
+        var._grad = g  # made by this backward pass and held by nobody else: no copy needed
+    else:
+        var._grad = _copy_with_layout(g, var)
     if _events.GradAccumulated.on:
         _events.emit(_events.GradAccumulated, tensor=var, grad=var._grad)
 

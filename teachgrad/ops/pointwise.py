@@ -55,10 +55,9 @@ def operands(a, b, broadcast=True):
     """
     x = a._data if isinstance(a, Tensor) else a
     y = b._data if isinstance(b, Tensor) else b
-    tx, ty = type(x), type(y)
-    if tx is ty and x.dtype == y.dtype and (not broadcast or x.shape == y.shape):
+    if type(x) is type(y) and x.dtype == y.dtype and (not broadcast or x.shape == y.shape):
         return x, y  # two arrays of one kind, dtype and shape: the common case
-    if ty in _NUMBERS and x.dtype.kind == "f" or tx in _NUMBERS and y.dtype.kind == "f":
+    if type(y) in _NUMBERS and x.dtype.kind == "f" or type(x) in _NUMBERS and y.dtype.kind == "f":
         return x, y  # a Python number next to a float array keeps the array's dtype, as in torch
     return _promoted(a, b, x, y, broadcast)
 

@@ -6,12 +6,14 @@ so the measure can never drift from the code), counted in *code lines of functio
 bodies*: no docstrings, comments or blank lines; one-line lambdas in the gradient tables
 count as part of the table, not as functions.
 
-The issue that set the budget (the engine in layers) aims at 350 lines in 3 files. Not
-met yet: the ceilings below are today's measure, and they may only come down. Lower them
-when a change reads shorter; never raise them. (The backward formulas of ``*`` and ``sum``
-now run on the arrays, so backward no longer reads the forward machinery a second time;
-what is left is the forward path itself: Tensor, Function.apply and the node, the engine
-and the tape, and the two ops.)
+The issue that set the budget (the engine in layers) aims at 350 lines in 3 files. The
+lines are met; the files are not: the program meets two op families (``*`` in
+``ops/pointwise.py``, ``sum`` in ``ops/reduce.py``) besides the Tensor, the autograd core
+(``Function.apply`` and the node, the tape, the engine) and the NumPy/CuPy seam, each a
+module of its own. The ceilings below are today's measure, and they may only come down.
+Lower them when a change reads shorter; never raise them. (The backward formulas of ``*``
+and ``sum`` run on the arrays, so backward does not read the forward machinery a second
+time.)
 """
 
 import ast
@@ -24,7 +26,7 @@ import teachgrad as tg
 from teachgrad.autograd import engine
 
 PACKAGE = pathlib.Path(tg.__file__).parent
-MAX_LINES = 367  # measured 367 on 2026-11-28 (652 at its start); the issue's target: 350
+MAX_LINES = 350  # measured 350 on 2026-11-28 (652 at its start); the issue's target: 350
 MAX_FILES = 8  # measured 8; the issue's target: 3
 MAX_LOOP_LINES = 50  # the engine loop itself (engine._execute)
 
