@@ -24,6 +24,9 @@ a dialect that is closer to the arrays, and so faster:
    engine runs the same formula on the arrays, which is much faster), ``records_inference``
    (torch's kernel hands its work on to an op on a plain tensor it made, a copy or a number
    made a tensor: so it records a node even when its inputs are inference tensors).
+   A tensor argument that is not differentiable (an index, a mask, ``where``'s condition)
+   comes by keyword: it gets no edge, as in torch; ``torch_inputs`` puts it back in
+   torch's place among the inputs for the profiler's ``record_shapes``.
 
 Saved arguments. torch's node shows the non-tensor arguments it keeps, too (``_saved_dim``,
 ``_saved_keepdim``, ``_saved_self_sym_sizes`` ...). An op states them in one line next to
@@ -107,6 +110,18 @@ class Builtin(Function):
         for name, first in cls.saved_lists.items():
             setattr(node, f"_saved_{name}", _saved_list(name, first))
             setattr(node, f"_raw_saved_{name}", _raw_saved_list(name, first))
+
+    @staticmethod
+    def torch_inputs(args, kwargs) -> tuple:
+        """The op's inputs in torch's order, as ``profile(record_shapes=True)`` lists them:
+        the positional arguments, then those given by keyword (an op whose keyword input
+        comes earlier in torch says so: ``Where``, ``MaskedFill``).
+
+        >>> from teachgrad.ops.index import Gather
+        >>> Gather.torch_inputs(("x", 0), {"index": "i"})
+        ('x', 0, 'i')
+        """
+        return (*args, *kwargs.values())
 
     @classmethod
     def apply(cls, *args, **kwargs):

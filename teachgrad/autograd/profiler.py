@@ -117,7 +117,8 @@ class _Hook:
             _profiling.bypass = True  # the apply below is this op itself: run it, don't come back
             return cls.apply(*args, **kwargs)
 
-        return self._around(op_name(cls), FORWARD, args, run)
+        inputs = cls.torch_inputs(args, kwargs) if cls._builtin else args
+        return self._around(op_name(cls), FORWARD, inputs, run)
 
     def backward(self, node, run, grads, batch):
         return self._around(node.name(), BACKWARD, grads, lambda: run(node, grads, batch))

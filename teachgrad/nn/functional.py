@@ -1220,7 +1220,7 @@ def embedding(
             f"index out of range in self\n  weight has {num} rows (indices 0 .. {num - 1}), but "
             f"the input holds {low if low < 0 else high}."
         )
-    return _nn.Embedding.apply(weight, input, padding_idx)
+    return _nn.Embedding.apply(weight, padding_idx, indices=input)
 
 
 def _min_and_max(indices) -> tuple:

@@ -648,6 +648,10 @@ class MaskedFill(Builtin):
     formula = {"self": "where(mask, 0, grad)"}
 
     @staticmethod
+    def torch_inputs(args, kwargs) -> tuple:
+        return (args[0], kwargs["mask"], args[1])  # (torch's order: self, mask, value)
+
+    @staticmethod
     def forward(ctx, a, value, *, mask):
         check_fill_mask(mask)
         if isinstance(value, Tensor) and value._data.ndim:
@@ -857,8 +861,14 @@ class Gather(_ReadAlongDim):
         return ScatterAdd.apply(zeros, dim, grad, index=index)
 
 
+def _index_third(args, kwargs) -> tuple:
+    """``torch_inputs`` of the scatter ops: torch's order is (self, dim, index, src ...)."""
+    return (args[0], args[1], kwargs["index"], *args[2:])
+
+
 class Scatter(Builtin):
     node_name = "ScatterBackward0"
+    torch_inputs = staticmethod(_index_third)
     saved_names = ("index",)
     saved_args = {"dim": "given_dim"}
     formula = {"self": "scatter(grad, dim, index, 0)", "src": "gather(grad, dim, index)"}
@@ -891,6 +901,7 @@ class ScatterValue(Scatter):
 
 class ScatterAdd(Builtin):
     node_name = "ScatterAddBackward0"
+    torch_inputs = staticmethod(_index_third)
     saved_names = ("index",)
     saved_args = {"dim": "given_dim"}
     formula = {"self": "grad", "src": "gather(grad, dim, index)"}
@@ -912,6 +923,7 @@ class ScatterReduce(Builtin):
     """``scatter(..., reduce="add" | "multiply")``: torch has no derivative for it either."""
 
     node_name = "NotImplemented"
+    torch_inputs = staticmethod(_index_third)
     formula = {"self": "no derivative: backward raises", "src": "no derivative: backward raises"}
 
     @staticmethod

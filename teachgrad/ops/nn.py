@@ -630,6 +630,11 @@ class NllLoss(Builtin):
     formula = {"self": "zeros, −grad / W · weight[target] at target"}
 
     @staticmethod
+    def torch_inputs(args, kwargs) -> tuple:
+        """torch's order: self, target, weight, reduction, ignore_index."""
+        return (args[0], kwargs["target"], kwargs["weight"], args[2], args[1])
+
+    @staticmethod
     @quiet
     def forward(ctx, a, ignore_index, reduction, *, target, weight):
         x, t = a._data, target._data
@@ -1447,7 +1452,8 @@ class NativeLayerNorm(Builtin):
 
 
 class Embedding(Builtin):
-    """Rows of ``weight`` picked by integer ``indices``; the padding row gets no gradient."""
+    """Rows of ``weight`` picked by integer ``indices`` (by keyword: not differentiable, they
+    get no edge, as in torch); the padding row gets no gradient."""
 
     node_name = "EmbeddingBackward0"
     saved_names = ("indices",)
@@ -1461,7 +1467,15 @@ class Embedding(Builtin):
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
-    def forward(ctx, weight, indices, padding_idx):
+    def torch_inputs(args, kwargs) -> tuple:
+        return (
+            args[0],
+            kwargs["indices"],
+            args[1],
+        )  # (torch's order: weight, indices, padding_idx)
+
+    @staticmethod
+    def forward(ctx, weight, padding_idx, *, indices):
         ctx.to_save = (indices,)
         ctx.num_weights, ctx.padding_idx = weight._data.shape[0], padding_idx
         return weight._data[indices._data]
@@ -1473,7 +1487,7 @@ class Embedding(Builtin):
     @staticmethod
     def backward(ctx, grad):
         (indices,) = ctx.saved_tensors
-        return EmbeddingRowSum.apply(grad, indices, ctx.num_weights, ctx.padding_idx), None, None
+        return EmbeddingRowSum.apply(grad, ctx.num_weights, ctx.padding_idx, indices=indices), None
 
 
 class EmbeddingRowSum(Builtin):
@@ -1485,7 +1499,11 @@ class EmbeddingRowSum(Builtin):
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
 
     @staticmethod
-    def forward(ctx, grad, indices, num_weights, padding_idx):
+    def torch_inputs(args, kwargs) -> tuple:
+        return (args[0], kwargs["indices"], *args[1:])  # (torch's order: grad, indices, ...)
+
+    @staticmethod
+    def forward(ctx, grad, num_weights, padding_idx, *, indices):
         g, idx = grad._data, indices._data
         xp = array_module(g)
         dim = g.shape[-1]
@@ -1499,8 +1517,8 @@ class EmbeddingRowSum(Builtin):
     @staticmethod
     def backward(ctx, gg):
         (indices,) = ctx.saved_tensors
-        looked_up = Embedding.apply(gg, indices, None)
-        return where(wrap_array(ctx.keep[..., None]), looked_up, 0.0), None, None, None
+        looked_up = Embedding.apply(gg, None, indices=indices)
+        return where(wrap_array(ctx.keep[..., None]), looked_up, 0.0), None, None
 
 
 # --------------------------------------------------------------------------- softmax (F.softmax, Tensor.softmax)

@@ -1313,13 +1313,22 @@ class Minimum(_MaxMin):
 
 
 class Where(Builtin):
+    """``where(condition, a, b)``. The condition comes by keyword: it is not differentiable,
+    so it gets no edge, as in torch (``next_functions``: one edge per operand, an empty one
+    for a number operand)."""
+
     batchable = True
     node_name = "WhereBackward0"
     saved_names = ("condition",)
+    number_inputs = (0, 1)  # torch wraps a number operand as a tensor: it gets an empty edge
     formula = {"self": "where(condition, grad, 0)", "other": "where(condition, 0, grad)"}
 
     @staticmethod
-    def forward(ctx, condition, a, b):
+    def torch_inputs(args, kwargs) -> tuple:
+        return (kwargs["condition"], *args)  # (torch's order: the condition first)
+
+    @staticmethod
+    def forward(ctx, a, b, *, condition):
         ctx.to_save = (condition,)
         x, y = operands(a, b)
         broadcast_shape(condition._data.shape, *(v.shape for v in (x, y) if hasattr(v, "shape")))
@@ -1333,17 +1342,16 @@ class Where(Builtin):
     @staticmethod
     def backward(ctx, grad):
         (condition,) = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad[1:]
+        need_a, need_b = ctx.needs_input_grad
         return (
-            None,
             where(condition, grad, 0.0) if need_a else None,
             where(condition, 0.0, grad) if need_b else None,
         )
 
     @staticmethod
-    def jvp(ctx, _, ta, tb):
-        condition, a, b = ctx.inputs
-        return where(condition, zero_if_none(ta, a), zero_if_none(tb, b))
+    def jvp(ctx, ta, tb):
+        a, b = ctx.inputs
+        return where(ctx.kwargs["condition"], zero_if_none(ta, a), zero_if_none(tb, b))
 
 
 def _masked(xp, mask, x, y):
@@ -1797,7 +1805,7 @@ def where(condition, input, other):
             dt = result_type(input, other)
             if not dt.is_floating_point:
                 scalar_of(v, dt.numpy)
-    return Where.apply(condition, input, other)
+    return Where.apply(input, other, condition=condition)
 
 
 def clone(input, *, memory_format=None):
