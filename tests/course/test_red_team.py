@@ -441,6 +441,48 @@ def test_a_checkpoint_that_recomputes_with_vjp_keeps_its_points(tmp_path):
     assert score == max_score, {r.name: r.output for r in results.values() if not r.score}
 
 
+CHECKPOINT_JACOBIAN_IN_FORWARD = """
+    class Checkpoint(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, fn, x, *params):  # the Jacobian now, kept where no hook looks
+            with tg.enable_grad():
+                leaves = [t.detach().requires_grad_() for t in (x, *params)]
+                out = fn(*leaves)
+                rows = []
+                for r in range(out.numel()):
+                    e = tg.zeros(out.numel(), dtype=out.dtype)
+                    e[r] = 1.0
+                    grads = tg.autograd.grad(out, leaves, e.reshape(out.shape), retain_graph=True)
+                    rows.append([g.numpy().copy() for g in grads])
+            ctx.fn, ctx.args = fn, [t.detach() for t in (x, *params)]
+            ctx.jacobian = [np.stack(col) for col in zip(*rows)]
+            return tg.tensor(out.detach().numpy().copy())
+
+        @staticmethod
+        def backward(ctx, grad):
+            with tg.no_grad():
+                ctx.fn(*ctx.args)  # the second run the tests count, for show
+            g = grad.numpy().reshape(-1)
+            return (None, *(tg.tensor(np.tensordot(g, J, axes=1)) for J in ctx.jacobian))
+"""
+
+
+def test_a_checkpoint_that_differentiates_in_forward_loses_the_memory_points(tmp_path):
+    """12: forward computes the block's whole Jacobian and keeps it (as NumPy arrays, which
+    the saved-tensor hooks never see), so that nothing is saved for backward. It scored
+    9/9; a gradient that flows through a block during forward now costs the memory tests
+    (test_memory, test_deeper_chain). (A Jacobian by differences in forward, the other way
+    to it, runs each block more than once there, which costs them too, and is too slow to
+    finish anyway.)"""
+    code = source("12_checkpointing") + textwrap.dedent(CHECKPOINT_JACOBIAN_IN_FORWARD)
+    code = code.replace("import teachgrad as tg", "import numpy as np\nimport teachgrad as tg", 1)
+    score, max_score, results = grade(tmp_path, code, "12_checkpointing", test_timeout=60)
+    lost = {name for name, r in results.items() if r.score < r.max_score}
+    assert {"test_memory", "test_deeper_chain"} <= lost, lost
+    assert score <= max_score - 4
+    assert "during the checkpointed forward" in results["test_memory"].output
+
+
 # ------------------------------------------------ answers keyed on the tests' fixed inputs
 
 KEYED_HVP = """

@@ -5,7 +5,10 @@ The blocks are the tests' own functions (the autograder serves them from the gra
 every measurement below happens here). A ``saved_tensors_hooks`` pair tracks each tensor a
 block saves for backward while a graph still references it, each piece of memory once and
 the weights left out (they stay in memory anyway): after a checkpointed forward, the blocks
-must hold nothing, and each block must run exactly twice.
+must hold nothing, and each block must run exactly twice. A hook on each block's output
+notes when a gradient flows through it: a checkpoint's forward runs each block once and
+differentiates nothing (the gradients are backward's work; computed ahead, they would be
+memory the saved-tensor hooks do not see).
 """
 
 import contextlib
@@ -44,6 +47,8 @@ class Blocks:
         self.runs = [0] * depth
         self.held = weakref.WeakSet()  # what the blocks saved, while a graph still has it
         self.inside = False
+        self.phase = "forward"  # (the test sets "backward" before it calls backward)
+        self.early = []  # the blocks a gradient flowed through while the phase was "forward"
         self.functions = [self.block(k) for k in range(depth)]
 
     def block(self, k):
@@ -51,12 +56,19 @@ class Blocks:
             self.runs[k] += 1
             self.inside = True
             try:
-                return (x @ a).tanh() @ b + x
+                out = (x @ a).tanh() @ b + x
             finally:
                 self.inside = False
+            if out.requires_grad:  # (recorded: note when a gradient flows through the block)
+                out.register_hook(lambda grad: self.flowed(k))
+            return out
 
         block.__name__ = block.__qualname__ = f"block{k}"
         return block
+
+    def flowed(self, k) -> None:
+        if self.phase == "forward":
+            self.early.append(k)
 
     def pack(self, tensor):
         box = Saved(tensor)
@@ -102,6 +114,7 @@ def run(ns, depth=5, width=16, batch=8, *, backward=True):
         out = chain(ns, blocks, x)
         held = blocks.numbers_held()
         try:
+            blocks.phase = "backward"
             if backward:
                 (out * g).sum().backward()
         except RuntimeError as err:
@@ -138,7 +151,21 @@ def check_gradients(ns, depth=5, width=16, batch=8):
 
 
 def check_memory(ns, depth=5, width=16, batch=8):
-    *_, held = run(ns, depth, width, batch, backward=False)
+    blocks, *_, held = run(ns, depth, width, batch, backward=False)
+    if blocks.early:
+        raise Failure(
+            "memory",
+            f"during the checkpointed forward a gradient already flowed through block "
+            f"{blocks.early[0]}: forward differentiated the block and kept the result, which "
+            "is memory too. A checkpoint's forward only runs each block (without a graph); "
+            "backward runs it again and differentiates it then.",
+        )
+    if blocks.runs != [1] * depth:
+        raise Failure(
+            "memory",
+            f"during the checkpointed forward the blocks ran {blocks.runs} times, in chain "
+            "order; a checkpoint's forward runs each block once (and backward once more).",
+        )
     if held:
         blocks = Blocks(depth, width)  # the same chain, not checkpointed, for comparison
         with blocks.watched():
