@@ -666,8 +666,10 @@ def _torch_records_anyway(builtin, args, kwargs) -> bool:
     (False, True)
     """
     masks = [v for v in kwargs.values() if isinstance(v, Tensor) and not v._inference]
-    numbers = [
-        i for i in builtin.number_inputs if i < len(args) and not isinstance(args[i], Tensor)
+    numbers = [  # (None, an operand left out, is no number: torch makes no tensor of it)
+        i
+        for i in builtin.number_inputs
+        if i < len(args) and not isinstance(args[i], Tensor) and args[i] is not None
     ]
     return builtin.records_inference or bool(masks) or bool(numbers)
 

@@ -34,6 +34,7 @@ from ..ops.nn import (  # (F's: they live with the ops, as Tensor.softmax needs 
 )
 from ..ops.pointwise import (
     DivByNumber,  # (torch's div.Scalar: cross_entropy's mean)
+    MulByNumber,  # (torch's mul.Scalar: cross_entropy's label smoothing)
     broadcast_shape,
     same_device,
 )
@@ -391,7 +392,8 @@ def _regression_pair(input, target, weight):
             stacklevel=3,
         )
         shape = broadcast_shape(tuple(input.shape), tuple(target.shape))
-        pair = input.expand(shape), target.expand(shape)
+        # (as torch's broadcast_tensors: only a tensor whose shape differs is expanded)
+        pair = tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in pair)
     if weight is not None and weight.size() != input.size():
         raise ValueError(
             f"Weights and input must have the same size.\n  Got weight of shape {tuple(weight.shape)} "
@@ -649,7 +651,10 @@ def cross_entropy(
             is_class = target.unsqueeze(class_dim) == classes
             counted = (weight_view * is_class).sum(class_dim) * counted
         smooth = smooth.sum() / counted.sum()
-    return (1 - label_smoothing) * loss + smooth * (label_smoothing / n_classes)
+    # (torch's C++ multiplies by numbers: the mul.Scalar overload, MulBackward1)
+    return MulByNumber.apply(loss, 1 - label_smoothing) + MulByNumber.apply(
+        smooth, label_smoothing / n_classes
+    )
 
 
 def _refuse_target_dtype(input, target):
@@ -686,7 +691,7 @@ def binary_cross_entropy(
         _refuse_target_dtype(input, target)
     _refuse_non_float(input, "binary_cross_entropy")
     _not_differentiable("binary_cross_entropy", "weight", weight)
-    return _nn.BinaryCrossEntropy.apply(input, target, weight, reduction)
+    return _nn.BinaryCrossEntropy.apply(input, target, reduction, weight=weight)
 
 
 def _check_weight_broadcasts(weight, input):
@@ -770,7 +775,9 @@ def binary_cross_entropy_with_logits(
     for name, factor in (("pos_weight", pos_weight), ("weight", weight)):
         if factor is not None:
             _within_the_input(factor, input, name)
-    return _nn.BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
+    return _nn.BinaryCrossEntropyWithLogits.apply(
+        input, target, reduction, weight=weight, pos_weight=pos_weight
+    )
 
 
 # --------------------------------------------------------------------------- convolution
@@ -854,6 +861,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         )
     kernel = tuple(weight.shape[2:])
     pairs = _conv_padding(padding, kernel, stride, dilation)
+    extra = [after - before for before, after in pairs]  # ('same' with an even reach)
+    if any(extra):  # as torch: the far sides padded first (ConstantPadNdBackward0), then even
+        input = constant_pad_nd(input, (0, extra[1], 0, extra[0]))
+        pairs = tuple((before, before) for before, _ in pairs)
     out_channels, in_per_group = weight.shape[:2]
     shape_w = list(weight.shape)
     if groups <= 0:

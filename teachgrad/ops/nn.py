@@ -824,7 +824,8 @@ class BinaryCrossEntropy(Builtin):
     """``-w · (t · log(x) + (1 - t) · log(1 - x))`` for probabilities x, logs clamped at -100.
 
     Gradients: ``w · (x - t) / (x · (1 - x))`` for x (denominator at least 1e-12)
-    and ``w · (log(1 - x) - log(x))`` for t.
+    and ``w · (log(1 - x) - log(x))`` for t. The weight comes by keyword: torch does not
+    differentiate it, so it gets no edge.
     """
 
     node_name = "BinaryCrossEntropyBackward0"
@@ -837,8 +838,12 @@ class BinaryCrossEntropy(Builtin):
     }
 
     @staticmethod
+    def torch_inputs(args, kwargs) -> tuple:
+        return (args[0], args[1], kwargs["weight"], args[2])  # (self, target, weight, reduction)
+
+    @staticmethod
     @quiet
-    def forward(ctx, a, target, weight, reduction):
+    def forward(ctx, a, target, reduction, *, weight):
         x, t = a._data, target._data
         xp = array_module(x)
         # "not inside", so that NaN fails too, as in torch
@@ -877,8 +882,9 @@ class BinaryCrossEntropy(Builtin):
 
     @classmethod
     def jvp(cls, ctx, t_x, t_t, *_):
-        x, t, w, *rest = ctx.inputs  # rest: (pos_weight,) with logits, then the reduction
-        p = rest[:-1]
+        x, t, _ = ctx.inputs
+        w, p = ctx.kwargs["weight"], ctx.kwargs.get("pos_weight")
+        p = () if p is None else (p,)
         change = tangent_sum(
             None if t_x is None else t_x * cls.d_input(x, t, *p),
             None if t_t is None else t_t * cls.d_target(x, t, *p),
@@ -902,8 +908,12 @@ class BinaryCrossEntropyWithLogits(BinaryCrossEntropy):
     }
 
     @staticmethod
+    def torch_inputs(args, kwargs) -> tuple:  # (self, target, weight, pos_weight, reduction)
+        return (args[0], args[1], kwargs["weight"], kwargs["pos_weight"], args[2])
+
+    @staticmethod
     @quiet
-    def forward(ctx, a, target, weight, pos_weight, reduction):
+    def forward(ctx, a, target, reduction, *, weight, pos_weight):
         x, t = a._data, target._data
         xp = array_module(x)
         ctx.to_save = (a, target, weight, pos_weight)
@@ -946,6 +956,7 @@ class Convolution(Builtin):
     """2-d convolution (cross-correlation) of (N, C, H, W) input with (O, C/groups, kh, kw) filters."""
 
     node_name = "ConvolutionBackward0"
+    number_inputs = (2,)  # no bias (None): an empty edge, as in torch
     saved_names = ("input", "weight")
     saved_args = {
         "stride": ("geometry", itemgetter(0)),
@@ -1376,6 +1387,7 @@ class NativeLayerNorm(Builtin):
     """
 
     node_name = "NativeLayerNormBackward0"
+    number_inputs = (1, 2)  # a weight or bias left out (None) gets an empty edge, as in torch
     saved_names = ("input", "weight", "bias")
     saved_args = {"normalized_shape": "normalized_shape"}
     formula = {

@@ -401,6 +401,14 @@ class DivByNumber(Div):
     number_inputs = ()
 
 
+class MulByNumber(Mul):
+    """``tensor * number`` where torch calls its ``mul.Scalar`` overload (cross_entropy's
+    label smoothing): the number is an argument of the node, not an input with an edge."""
+
+    node_name = "MulBackward1"
+    number_inputs = ()
+
+
 def _rounded_quotient(x, y, rounding_mode):
     """``x / y`` rounded down (``"floor"``, Python's ``//``) or toward zero (``"trunc"``).
 
@@ -1183,6 +1191,7 @@ class ClampTensor(Builtin):
 
     batchable = True
     node_name = "ClampBackward0"
+    number_inputs = (1, 2)  # a bound left out (None) gets an empty edge, as in torch
     saved_names = ("self", "min", "max")
     checked_first = ("max", "min")
     # (where the bounds cross, min > max, the result is max: max gets the gradient)

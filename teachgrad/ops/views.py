@@ -35,7 +35,7 @@ from .._tensor import (
 )
 from ..autograd.builtin import Builtin, int_tuple, remember_dim
 from ..autograd.forward_ad import linear_jvp
-from .pointwise import same_device
+from .pointwise import clone_like, same_device
 from .reduce import reduction_dims, row_major, sum_to
 
 
@@ -149,7 +149,9 @@ class ReshapeAlias(View):
 
 
 class UnsafeView(Builtin):
-    """``reshape`` of a tensor whose layout needs a copy (not a view)."""
+    """The new shape of a row-major copy: ``reshape`` of a tensor whose layout needs a copy
+    is a ``clone`` (its node ``CloneBackward0``), then this (``UnsafeViewBackward0``), as
+    in torch. The result is no view: nothing else holds the copy."""
 
     on_arrays = True
 
@@ -244,7 +246,7 @@ def reshape(input, *shape):
         return View.apply(input, shape)
     if _as_view(input._data, shape) is not None:  # strided, but this shape still fits: a view
         return ReshapeAlias.apply(input, shape)
-    return UnsafeView.apply(input, shape)
+    return UnsafeView.apply(clone_like(input), shape)  # (a row-major copy, then its shape)
 
 
 @recorded_as("aten::view_as")

@@ -35,6 +35,10 @@ PROGRAMS = {
         lambda: (_t(2, 3),),
         lambda a: tg.autograd.grad(a.mean() ** 2, a, create_graph=True)[0],
     ),
+    "MulByNumber (cross_entropy's label smoothing)": (
+        lambda: (_t(3, 4),),
+        lambda a: tg.nn.functional.cross_entropy(a, tg.tensor([0, 2, 1]), label_smoothing=0.2),
+    ),
     "Neg": (lambda: (_t(4),), lambda a: -a),
     "RemainderScalar": (lambda: (_t(4),), lambda a: a % 0.7),
     "FmodScalar": (lambda: (_t(4),), lambda a: tg.fmod(a, -0.7)),
