@@ -97,12 +97,21 @@ def test_full_collections_visit_a_big_graph_about_twice_not_five_times():
 
 def recorded_during_a_full_collection(n_nodes: int):
     """A chain of ``n_nodes`` ops, with a full collection while it is being recorded (which
-    Python itself may not start in a big test process: its heap decides)."""
+    Python itself may not start in a big test process: its heap decides). Python's own
+    collections are held off while it records: in a big process one may come in the middle
+    (its heap decides that too), and the last collection would then see only the nodes
+    recorded since, too few to pace for."""
     x = tg.tensor(np.full(4, 0.1), requires_grad=True)
     gc.collect()
-    y = x
-    for _ in range(n_nodes):
-        y = y * 0.9
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        y = x
+        for _ in range(n_nodes):
+            y = y * 0.9
+    finally:
+        if collecting:
+            gc.enable()
     gc.collect()
     return y
 
