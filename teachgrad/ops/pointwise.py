@@ -169,9 +169,18 @@ def same_device(*tensors) -> None:
 
 
 def float_data(x):
-    """``x``'s array, as the default float dtype if it is an integer or bool array."""
+    """``x``'s array, as the default float dtype if it is an integer or bool array (laid
+    out as torch lays out the op's result: NumPy's ``astype`` orders an expanded array's
+    dims by its 0 strides, ``(1, 2)`` where torch's result is row-major).
+
+    >>> import teachgrad as tg
+    >>> float_data(tg.tensor([[1, 2, 3]]).expand(2, 3)).strides
+    (24, 8)
+    """
     data = x._data
-    return data if data.dtype.kind == "f" else data.astype(get_default_dtype().numpy)
+    if data.dtype.kind == "f":
+        return data
+    return torch_layout(data.astype(get_default_dtype().numpy), data)
 
 
 class _Binary(Builtin):
@@ -389,8 +398,9 @@ class Div(_Binary):
 
 
 def _as_default_float(v):
-    """An operand of an integer division: a tensor's array in the default float dtype."""
-    return v._data.astype(get_default_dtype().numpy) if isinstance(v, Tensor) else v
+    """An operand of an integer division: a tensor's array in the default float dtype (laid
+    out as ``float_data`` lays it out), or the number."""
+    return float_data(v) if isinstance(v, Tensor) else v
 
 
 class DivByNumber(Div):

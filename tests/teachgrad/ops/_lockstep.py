@@ -99,8 +99,10 @@ STRIDES = {
 
 
 def facts(t, strides="real dims"):
-    """What a tensor looks like: dtype, shape, values, requires_grad, is_leaf and the
-    strides chosen by ``strides`` (a key of :data:`STRIDES`)."""
+    """What a tensor looks like: dtype, shape, values, requires_grad, is_leaf, the
+    strides chosen by ``strides`` (a key of :data:`STRIDES`) and its place in the graph (its
+    node's name and edges: ``matmul`` beyond 2-d and ``einsum`` are one node in teachgrad,
+    several in torch, see docs/differences-from-torch.md; the programs here use neither)."""
     return {
         "dtype": str(t.dtype).split(".")[-1],
         "shape": tuple(t.shape),
@@ -108,7 +110,21 @@ def facts(t, strides="real dims"):
         "requires_grad": t.requires_grad,
         "is_leaf": t.is_leaf,
         "stride": STRIDES[strides](t),
+        "node": _node(t.grad_fn),
     }
+
+
+def _node(fn):
+    """A node's name and, for each edge, the next node's name and input number (torch's
+    namespace on its C++ nodes' names dropped)."""
+    if fn is None:
+        return None
+    edges = [(_name(n), nr) for n, nr in fn.next_functions]
+    return _name(fn), edges
+
+
+def _name(fn):
+    return None if fn is None else fn.name().removeprefix("torch::autograd::")
 
 
 def _tolerance(want: np.ndarray, loose: bool):

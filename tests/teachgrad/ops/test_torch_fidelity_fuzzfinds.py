@@ -564,3 +564,23 @@ def test_clamping_bools_to_a_bool_has_no_kernel(clamp):
 @pytest.mark.parametrize("product", MATMULS.values(), ids=MATMULS.keys())
 def test_matmul_with_a_non_tensor_is_a_type_error(product):
     assert_like_torch(lambda lib: facts(product(lib, lib.ones(2))))
+
+
+# an integer tensor expanded along a dim (stride 0), made float by the op: NumPy's astype
+# ordered the result's dims by those strides (column-major), torch's result is row-major
+INT_TO_FLOAT = {
+    "tanh": lambda lib, v: v.tanh(),
+    "exp(tanh)": lambda lib, v: v.tanh().exp(),
+    "sqrt": lambda lib, v: v.sqrt(),
+    "sigmoid": lambda lib, v: v.sigmoid(),
+    "v / 2": lambda lib, v: v / 2,
+    "v / v": lambda lib, v: v / v,
+    "v.div(2)": lambda lib, v: v.div(2),
+    "1 - v.tanh()": lambda lib, v: 1 - v.tanh(),
+}
+
+
+@pytest.mark.parametrize("base", [(1, 3), (2, 1), (1, 1)], ids=str)
+@pytest.mark.parametrize("op", INT_TO_FLOAT.values(), ids=INT_TO_FLOAT.keys())
+def test_an_expanded_integer_tensor_made_float_is_laid_out_like_torch(op, base):
+    assert_like_torch(lambda lib: facts(op(lib, lib.full(base, 2).expand(2, 3))))
