@@ -645,6 +645,7 @@ def check_fill_mask(mask) -> None:
 
 class MaskedFill(Builtin):
     node_name = "MaskedFillBackward0"
+    saved_names = ("mask",)  # (grad_fn._saved_mask, as torch's)
     formula = {"self": "where(mask, 0, grad)"}
 
     @staticmethod

@@ -207,6 +207,22 @@ ONE_NODE_FOR_SEVERAL = {
 }
 
 
+# what torch's node saves that teachgrad's does not show (docs/differences-from-torch.md)
+NOT_SHOWN = {
+    "NllLossBackward0": {"_saved_total_weight"},
+    "NllLoss2DBackward0": {"_saved_total_weight"},
+    "NativeLayerNormBackward0": {"_saved_result1", "_saved_result2"},
+}
+
+
+def saved_names(t) -> list | None:
+    """The ``_saved_<name>`` attributes of ``t``'s node (torch's, less ``NOT_SHOWN``)."""
+    if t.grad_fn is None:
+        return None
+    names = {a for a in dir(t.grad_fn) if a.startswith("_saved_")}
+    return sorted(names - NOT_SHOWN.get(t.grad_fn.name(), set()))
+
+
 def edges(t) -> list | None:
     """The node's edges as ``[(name of the next node, input_nr), ...]`` (None: no node);
     torch spells some nodes' names with a namespace (``torch::autograd::``), dropped here."""
@@ -245,6 +261,7 @@ def compare_with_torch(torch, fn, args, dtype="float64", seed=0, check_name=True
         assert node_name(ys[0]) == node_name(yts[0])
         if getattr(ys[0].grad_fn, "_forward_cls", None) not in ONE_NODE_FOR_SEVERAL:
             assert edges(ys[0]) == edges(yts[0]), "next_functions"
+            assert saved_names(ys[0]) == saved_names(yts[0]), "the node's saved attributes"
     wrt = [(x, t) for x, t in zip(xs, ts) if hasattr(x, "requires_grad") and x.requires_grad]
     outs = [(a, b) for a, b in zip(ys, yts) if b.requires_grad]
     if not wrt or not outs:
