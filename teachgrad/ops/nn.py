@@ -1388,7 +1388,9 @@ class NativeLayerNorm(Builtin):
 
     node_name = "NativeLayerNormBackward0"
     number_inputs = (1, 2)  # a weight or bias left out (None) gets an empty edge, as in torch
-    saved_names = ("input", "weight", "bias")
+    # (result1, result2: the mean and 1/std, kept as torch's node keeps them; backward
+    # recomputes both from the input with teachgrad ops, so that it can be differentiated)
+    saved_names = ("input", "weight", "bias", "result1", "result2")
     saved_args = {"normalized_shape": "normalized_shape"}
     formula = {
         "input": "rstd · (gw − mean(gw) − x_hat · mean(gw · x_hat)); gw = grad · weight",
@@ -1402,12 +1404,13 @@ class NativeLayerNorm(Builtin):
         x = a._data
         xp = array_module(x)
         dims = tuple(range(x.ndim - k, x.ndim))
-        ctx.to_save = (a, weight, bias)
         ctx.dims, ctx.eps = dims, eps
         if x.dtype.name == "float16":  # torch computes a half input in float32 (its parameters
             x = x.astype("float32")  # may be float32 too), and returns float16
-        centered = x - x.mean(axis=dims, keepdims=True)
+        mean = x.mean(axis=dims, keepdims=True)
+        centered = x - mean
         rstd = 1 / xp.sqrt((centered * centered).mean(axis=dims, keepdims=True) + eps)
+        ctx.to_save = (a, weight, bias, wrap_array(mean), wrap_array(rstd))
         out = centered * rstd
         if weight is not None:
             out = out * weight._data
@@ -1436,7 +1439,7 @@ class NativeLayerNorm(Builtin):
 
     @staticmethod
     def backward(ctx, grad):
-        x, weight, bias = ctx.saved_tensors
+        x, weight, bias, *_ = ctx.saved_tensors
         if x._data.dtype.name == "float16":  # in float32, as the forward (the engine casts back)
             if weight is None and bias is not None and bias._data.dtype.name == "float32":
                 raise RuntimeError(

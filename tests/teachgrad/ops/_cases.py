@@ -211,7 +211,6 @@ ONE_NODE_FOR_SEVERAL = {
 NOT_SHOWN = {
     "NllLossBackward0": {"_saved_total_weight"},
     "NllLoss2DBackward0": {"_saved_total_weight"},
-    "NativeLayerNormBackward0": {"_saved_result1", "_saved_result2"},
 }
 
 
