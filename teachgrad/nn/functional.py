@@ -17,7 +17,7 @@ import math
 import warnings
 
 from .._arguments import checked, parse
-from .._backend import float16, float32
+from .._backend import array_module, float16, float32
 from .._creation import arange, rand
 from .._printing import legacy_type_name
 from .._printing import scalar_type_name as _type_name
@@ -25,7 +25,6 @@ from .._profiling import recorded_as
 from .._tensor import Tensor, check_bool, type_name
 from ..autograd.grad_mode import is_grad_enabled
 from ..ops import nn as _nn
-from ..ops import stack
 from ..ops.inplace import inplace as _inplace
 from ..ops.linalg import matmul
 from ..ops.nn import (  # (F's: they live with the ops, as Tensor.softmax needs them)
@@ -1174,7 +1173,6 @@ def _check_mixed_dtypes(input, params):
         )
 
 
-@recorded_as("aten::embedding")
 def embedding(
     input,
     weight,
@@ -1236,7 +1234,8 @@ def embedding(
 
 def _min_and_max(indices) -> tuple:
     """The smallest and largest of integer ``indices`` as Python ints, read together (on a
-    GPU each read makes the CPU wait); ``(0, -1)`` when there are none.
+    GPU each read makes the CPU wait); ``(0, -1)`` when there are none. (On the arrays: an
+    argument check, not an op of the program, so a profile shows none of it, as torch's.)
 
     >>> import teachgrad as tg
     >>> _min_and_max(tg.tensor([3, -1, 2]))
@@ -1244,7 +1243,8 @@ def _min_and_max(indices) -> tuple:
     """
     if not indices.numel():
         return 0, -1
-    low, high = stack([indices.min(), indices.max()]).tolist()
+    data = indices._data
+    low, high = array_module(data).stack([data.min(), data.max()]).tolist()
     return low, high
 
 

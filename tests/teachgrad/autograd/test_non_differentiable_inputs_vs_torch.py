@@ -78,6 +78,7 @@ PROFILED = {
     "aten::scatter_add": lambda lib, x, y, c, i: x.scatter_add(0, i, y[:2]),
     "aten::index_select": lambda lib, x, y, c, i: x.index_select(0, i[0]),
     "aten::nll_loss": lambda lib, x, y, c, i: lib.nn.functional.nll_loss(x, i[0]),
+    "aten::embedding": lambda lib, x, y, c, i: lib.nn.functional.embedding(i, x),
 }
 
 
