@@ -704,6 +704,34 @@ class NllLoss2d(NllLoss):
     node_name = "NllLoss2DBackward0"
 
 
+def _saved_total_weight(node):
+    """``grad_fn._saved_total_weight``, as torch's node shows it: the summed class weight of
+    the targets that count (their number, without class weights), 0 for ``reduction="none"``;
+    worked out from what the node saved, so that it is gone after backward, as torch's.
+
+    >>> import teachgrad as tg, teachgrad.nn.functional as F
+    >>> y = F.nll_loss(tg.zeros(3, 2, requires_grad=True), tg.tensor([0, 1, 1]), ignore_index=0)
+    >>> y.grad_fn._saved_total_weight
+    tensor(2.)
+    """
+    x, target, weight = node.saved_tensors
+    ignore_index, reduction = node.options
+    t = target._data
+    xp = array_module(t)
+    counted = t != ignore_index
+    if reduction == "none":
+        total = 0
+    elif weight is None:
+        total = counted.sum()
+    else:  # (an ignored target may be no class: read row 0 for it, and count it 0 times)
+        total = (weight._data[xp.where(counted, t, 0)] * counted).sum()
+    return wrap_array(xp.asarray(total, dtype=x._data.dtype))
+
+
+for _loss in (NllLoss, NllLoss2d):  # (a tensor torch keeps: not a saved argument, see Builtin)
+    _loss._backward_cls._saved_total_weight = property(_saved_total_weight)
+
+
 _BAD_TARGET = (
     "nll_loss (cross_entropy calls it) got a target class index out of range: each "
     "target must be in [0, number of classes) or be ignore_index."

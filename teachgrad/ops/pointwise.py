@@ -174,8 +174,8 @@ def float_data(x):
     dims by its 0 strides, ``(1, 2)`` where torch's result is row-major).
 
     >>> import teachgrad as tg
-    >>> float_data(tg.tensor([[1, 2, 3]]).expand(2, 3)).strides
-    (24, 8)
+    >>> float_data(tg.tensor([[1, 2, 3]]).expand(2, 3)).strides  # (float32: 4 bytes each)
+    (12, 4)
     """
     data = x._data
     if data.dtype.kind == "f":

@@ -1125,3 +1125,29 @@ def test_a_weight_that_broadcasts_past_the_input_is_torch_s_error(
         return round(loss.item(), 6)
 
     assert run(tg) == run(torch)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("ignore_index", [-100, 1])
+def test_nll_loss_node_shows_torchs_total_weight(torch, reduction, weighted, ignore_index):
+    """grad_fn._saved_total_weight: the summed class weight of the targets that count (0 for
+    reduction="none"), in the input's dtype, freed by backward, as torch's."""
+
+    def run(lib):
+        x = lib.tensor(np.linspace(-1, 1, 12).reshape(4, 3), requires_grad=True)
+        w = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64) if weighted else None
+        y = F(lib).nll_loss(
+            x, lib.tensor([0, 1, 2, 1]), weight=w, reduction=reduction, ignore_index=ignore_index
+        )
+        total = y.grad_fn._saved_total_weight
+        y.sum().backward()
+        try:
+            y.grad_fn._saved_total_weight
+        except RuntimeError as error:
+            after = torch_phrase(str(error).splitlines()[0])
+        else:
+            after = "still readable"
+        return total.item(), tuple(total.shape), str(total.dtype).split(".")[-1], after
+
+    assert run(tg) == run(torch)

@@ -207,19 +207,11 @@ ONE_NODE_FOR_SEVERAL = {
 }
 
 
-# what torch's node saves that teachgrad's does not show (docs/differences-from-torch.md)
-NOT_SHOWN = {
-    "NllLossBackward0": {"_saved_total_weight"},
-    "NllLoss2DBackward0": {"_saved_total_weight"},
-}
-
-
 def saved_names(t) -> list | None:
-    """The ``_saved_<name>`` attributes of ``t``'s node (torch's, less ``NOT_SHOWN``)."""
+    """The ``_saved_<name>`` attributes of ``t``'s node."""
     if t.grad_fn is None:
         return None
-    names = {a for a in dir(t.grad_fn) if a.startswith("_saved_")}
-    return sorted(names - NOT_SHOWN.get(t.grad_fn.name(), set()))
+    return sorted(a for a in dir(t.grad_fn) if a.startswith("_saved_"))
 
 
 def edges(t) -> list | None:
