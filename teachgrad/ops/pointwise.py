@@ -405,18 +405,40 @@ def _as_default_float(v):
 
 class DivByNumber(Div):
     """``tensor / number`` where torch calls its ``div.Scalar`` overload (in mean's backward,
-    cross_entropy's mean): the number is an argument of the node, not an input with an edge."""
+    cross_entropy's mean): the number is an argument of the node (``_saved_other``, still
+    readable after backward), not an input with an edge."""
 
     node_name = "DivBackward1"
-    number_inputs = ()
+    number_inputs, saved_names, saved_args = (), (), {"other": "other"}
+
+    @staticmethod
+    def forward(ctx, a, number):
+        out = Div.forward(ctx, a, number)
+        ctx.to_save, ctx.other = (), number
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad / ctx.other, None
 
 
 class MulByNumber(Mul):
     """``tensor * number`` where torch calls its ``mul.Scalar`` overload (cross_entropy's
-    label smoothing): the number is an argument of the node, not an input with an edge."""
+    label smoothing): the number is an argument of the node (``_saved_other``, still
+    readable after backward), not an input with an edge."""
 
     node_name = "MulBackward1"
-    number_inputs = ()
+    number_inputs, saved_names, saved_args = (), (), {"other": "other"}
+
+    @staticmethod
+    def forward(ctx, a, number):
+        out = Mul.forward(ctx, a, number)
+        ctx.to_save, ctx.other = (), number
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.other, None
 
 
 def _rounded_quotient(x, y, rounding_mode):

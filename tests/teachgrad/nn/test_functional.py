@@ -1151,3 +1151,25 @@ def test_nll_loss_node_shows_torchs_total_weight(torch, reduction, weighted, ign
         return total.item(), tuple(total.shape), str(total.dtype).split(".")[-1], after
 
     assert run(tg) == run(torch)
+
+
+@pytest.mark.parametrize("target", ["classes, label smoothing", "probabilities"])
+def test_number_overload_nodes_keep_the_number_like_torch(torch, target):
+    """torch's ``.Scalar`` overloads inside cross_entropy (MulBackward1 of the label
+    smoothing, DivBackward1 of the mean over probability targets) keep the number as an
+    argument: ``_saved_other`` only, still readable after backward."""
+
+    def run(lib):
+        x = lib.tensor(np.linspace(-1, 1, 12).reshape(3, 4), requires_grad=True)
+        if target == "probabilities":
+            y = F(lib).cross_entropy(x, lib.full((3, 4), 0.25, dtype=lib.float64))
+            node = y.grad_fn
+        else:
+            y = F(lib).cross_entropy(x, lib.tensor([0, 1, 2]), label_smoothing=0.1)
+            node = y.grad_fn.next_functions[0][0]
+        saved = sorted(a for a in dir(node) if a.startswith("_saved_"))
+        before = node._saved_other
+        y.backward()
+        return node.name(), saved, before, node._saved_other, np.round(x.grad.numpy(), 12).tolist()
+
+    assert run(tg) == run(torch)
