@@ -16,6 +16,7 @@ Binary ops accept a Python number on either side and promote dtypes like torch.
 from __future__ import annotations
 
 import math
+import operator
 
 from .._arguments import invalid_combination
 from .._backend import (
@@ -403,42 +404,37 @@ def _as_default_float(v):
     return float_data(v) if isinstance(v, Tensor) else v
 
 
-class DivByNumber(Div):
-    """``tensor / number`` where torch calls its ``div.Scalar`` overload (in mean's backward,
-    cross_entropy's mean): the number is an argument of the node (``_saved_other``, still
-    readable after backward), not an input with an edge."""
+class _ByNumber:
+    """torch's ``.Scalar`` overloads of ``*`` and ``/`` (its C++ code calls them: mean's
+    backward, cross_entropy): the number is an argument of the node (``_saved_other``, still
+    readable after backward), not an input with an edge. ``tensor_op`` computes forward;
+    backward is ``by(grad, number)``, the same product or quotient (both are linear in the
+    tensor)."""
 
-    node_name = "DivBackward1"
     number_inputs, saved_names, saved_args = (), (), {"other": "other"}
+    tensor_op = by = None
 
-    @staticmethod
-    def forward(ctx, a, number):
-        out = Div.forward(ctx, a, number)
+    @classmethod
+    def forward(cls, ctx, a, number):
+        out = cls.tensor_op.forward(ctx, a, number)
         ctx.to_save, ctx.other = (), number
         return out
 
-    @staticmethod
-    def backward(ctx, grad):
-        return grad / ctx.other, None
+    @classmethod
+    def backward(cls, ctx, grad):
+        return cls.by(grad, ctx.other), None
 
 
-class MulByNumber(Mul):
-    """``tensor * number`` where torch calls its ``mul.Scalar`` overload (cross_entropy's
-    label smoothing): the number is an argument of the node (``_saved_other``, still
-    readable after backward), not an input with an edge."""
+class DivByNumber(_ByNumber, Div):
+    """``tensor / number`` (``div.Scalar``: node ``DivBackward1``)."""
 
-    node_name = "MulBackward1"
-    number_inputs, saved_names, saved_args = (), (), {"other": "other"}
+    node_name, tensor_op, by = "DivBackward1", Div, operator.truediv
 
-    @staticmethod
-    def forward(ctx, a, number):
-        out = Mul.forward(ctx, a, number)
-        ctx.to_save, ctx.other = (), number
-        return out
 
-    @staticmethod
-    def backward(ctx, grad):
-        return grad * ctx.other, None
+class MulByNumber(_ByNumber, Mul):
+    """``tensor * number`` (``mul.Scalar``: node ``MulBackward1``)."""
+
+    node_name, tensor_op, by = "MulBackward1", Mul, operator.mul
 
 
 def _rounded_quotient(x, y, rounding_mode):
