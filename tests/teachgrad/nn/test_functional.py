@@ -1170,6 +1170,12 @@ def test_number_overload_nodes_keep_the_number_like_torch(torch, target):
         saved = sorted(a for a in dir(node) if a.startswith("_saved_"))
         before = node._saved_other
         y.backward()
-        return node.name(), saved, before, node._saved_other, np.round(x.grad.cpu().numpy(), 12).tolist()
+        return (
+            node.name(),
+            saved,
+            before,
+            node._saved_other,
+            np.round(x.grad.cpu().numpy(), 12).tolist(),
+        )
 
     assert run(tg) == run(torch)
