@@ -25,8 +25,8 @@ a dialect that is closer to the arrays, and so faster:
    (torch's kernel hands its work on to an op on a plain tensor it made, a copy or a number
    made a tensor: so it records a node even when its inputs are inference tensors).
    A tensor argument that is not differentiable (an index, a mask, ``where``'s condition)
-   comes by keyword: it gets no edge, as in torch; ``torch_inputs`` puts it back in
-   torch's place among the inputs for the profiler's ``record_shapes``.
+   comes by keyword: it gets no edge, as in torch; ``keyword_places`` says where it
+   stands among torch's inputs, for the profiler's ``record_shapes`` (``torch_inputs``).
 
 Saved arguments. torch's node shows the non-tensor arguments it keeps, too (``_saved_dim``,
 ``_saved_keepdim``, ``_saved_self_sym_sizes`` ...). An op states them in one line next to
@@ -99,6 +99,7 @@ class Builtin(Function):
     on_arrays = False
     records_inference = False
     checked_first: tuple = ()  # saved names torch's node checks for changes before the others
+    keyword_places: dict = {}  # an input given by keyword -> its place among torch's inputs
 
     def __init_subclass__(cls, **kwargs):
         """The node class gets one ``_saved_<name>`` property per entry of ``saved_args``, and
@@ -111,17 +112,22 @@ class Builtin(Function):
             setattr(node, f"_saved_{name}", _saved_list(name, first))
             setattr(node, f"_raw_saved_{name}", _raw_saved_list(name, first))
 
-    @staticmethod
-    def torch_inputs(args, kwargs) -> tuple:
+    @classmethod
+    def torch_inputs(cls, args, kwargs) -> tuple:
         """The op's inputs in torch's order, as ``profile(record_shapes=True)`` lists them:
-        the positional arguments, then those given by keyword (an op whose keyword input
-        comes earlier in torch says so: ``Where``, ``MaskedFill``).
+        the positional arguments, with each one given by keyword put in its place
+        (``keyword_places``; at the end if it has none).
 
-        >>> from teachgrad.ops.index import Gather
+        >>> from teachgrad.ops.index import Gather, Scatter
         >>> Gather.torch_inputs(("x", 0), {"index": "i"})
         ('x', 0, 'i')
+        >>> Scatter.torch_inputs(("x", 0, "src"), {"index": "i"})  # (keyword_places: index 2)
+        ('x', 0, 'i', 'src')
         """
-        return (*args, *kwargs.values())
+        inputs = list(args)
+        for name in sorted(kwargs, key=lambda name: cls.keyword_places.get(name, len(inputs))):
+            inputs.insert(cls.keyword_places.get(name, len(inputs)), kwargs[name])
+        return tuple(inputs)
 
     @classmethod
     def apply(cls, *args, **kwargs):

@@ -646,11 +646,8 @@ def check_fill_mask(mask) -> None:
 class MaskedFill(Builtin):
     node_name = "MaskedFillBackward0"
     saved_names = ("mask",)  # (grad_fn._saved_mask, as torch's)
+    keyword_places = {"mask": 1}  # (torch's order: self, mask, value)
     formula = {"self": "where(mask, 0, grad)"}
-
-    @staticmethod
-    def torch_inputs(args, kwargs) -> tuple:
-        return (args[0], kwargs["mask"], args[1])  # (torch's order: self, mask, value)
 
     @staticmethod
     def forward(ctx, a, value, *, mask):
@@ -862,14 +859,9 @@ class Gather(_ReadAlongDim):
         return ScatterAdd.apply(zeros, dim, grad, index=index)
 
 
-def _index_third(args, kwargs) -> tuple:
-    """``torch_inputs`` of the scatter ops: torch's order is (self, dim, index, src ...)."""
-    return (args[0], args[1], kwargs["index"], *args[2:])
-
-
 class Scatter(Builtin):
     node_name = "ScatterBackward0"
-    torch_inputs = staticmethod(_index_third)
+    keyword_places = {"index": 2}  # (torch's order: self, dim, index, src ...)
     saved_names = ("index",)
     saved_args = {"dim": "given_dim"}
     formula = {"self": "scatter(grad, dim, index, 0)", "src": "gather(grad, dim, index)"}
@@ -902,7 +894,7 @@ class ScatterValue(Scatter):
 
 class ScatterAdd(Builtin):
     node_name = "ScatterAddBackward0"
-    torch_inputs = staticmethod(_index_third)
+    keyword_places = {"index": 2}  # (torch's order: self, dim, index, src ...)
     saved_names = ("index",)
     saved_args = {"dim": "given_dim"}
     formula = {"self": "grad", "src": "gather(grad, dim, index)"}
@@ -924,7 +916,7 @@ class ScatterReduce(Builtin):
     """``scatter(..., reduce="add" | "multiply")``: torch has no derivative for it either."""
 
     node_name = "NotImplemented"
-    torch_inputs = staticmethod(_index_third)
+    keyword_places = {"index": 2}  # (torch's order: self, dim, index, src ...)
     formula = {"self": "no derivative: backward raises", "src": "no derivative: backward raises"}
 
     @staticmethod

@@ -857,6 +857,7 @@ class BinaryCrossEntropy(Builtin):
     """
 
     node_name = "BinaryCrossEntropyBackward0"
+    keyword_places = {"weight": 2}  # (torch's order: self, target, weight, reduction)
     saved_names = ("self", "target", "weight")
     saved_args = {"reduction": ("reduction", reduction_number)}
     # N: the number of elements for reduction="mean", else 1 (weight: 1 when not given)
@@ -864,10 +865,6 @@ class BinaryCrossEntropy(Builtin):
         "self": "grad · weight / N · (self − target) / (self · (1 − self))",
         "target": "grad · weight / N · (log(1 − self) − log(self))",
     }
-
-    @staticmethod
-    def torch_inputs(args, kwargs) -> tuple:
-        return (args[0], args[1], kwargs["weight"], args[2])  # (self, target, weight, reduction)
 
     @staticmethod
     @quiet
@@ -928,16 +925,13 @@ class BinaryCrossEntropyWithLogits(BinaryCrossEntropy):
     """
 
     node_name = "BinaryCrossEntropyWithLogitsBackward0"
+    keyword_places = {"weight": 2, "pos_weight": 3}  # (self, target, weight, pos_weight, ...)
     saved_names = ("self", "target", "weight", "pos_weight")
     # without pos_weight (with it: see d_input and d_target)
     formula = {
         "self": "grad · weight / N · (σ(self) − target)",
         "target": "−grad · weight / N · self",
     }
-
-    @staticmethod
-    def torch_inputs(args, kwargs) -> tuple:  # (self, target, weight, pos_weight, reduction)
-        return (args[0], args[1], kwargs["weight"], kwargs["pos_weight"], args[2])
 
     @staticmethod
     @quiet
@@ -1499,6 +1493,7 @@ class Embedding(Builtin):
     get no edge, as in torch); the padding row gets no gradient."""
 
     node_name = "EmbeddingBackward0"
+    keyword_places = {"indices": 1}  # (torch's order: weight, indices, padding_idx)
     saved_names = ("indices",)
     saved_args = {
         "weight_sym_argsize_0": "num_weights",
@@ -1508,14 +1503,6 @@ class Embedding(Builtin):
     }
     formula = {"weight": "grad rows added at indices (not padding_idx)"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
-
-    @staticmethod
-    def torch_inputs(args, kwargs) -> tuple:
-        return (
-            args[0],
-            kwargs["indices"],
-            args[1],
-        )  # (torch's order: weight, indices, padding_idx)
 
     @staticmethod
     def forward(ctx, weight, padding_idx, *, indices):
@@ -1538,12 +1525,9 @@ class EmbeddingRowSum(Builtin):
     that looked up row ``i`` (repeats add up), except the padding row."""
 
     node_name = "EmbeddingDenseBackwardBackward0"
+    keyword_places = {"indices": 1}  # (torch's order: grad, indices, num_weights ...)
     formula = {"grad_output": "grad[indices], 0 at padding_idx"}
     jvp = staticmethod(linear_jvp)  # linear in its Tensor input
-
-    @staticmethod
-    def torch_inputs(args, kwargs) -> tuple:
-        return (args[0], kwargs["indices"], *args[1:])  # (torch's order: grad, indices, ...)
 
     @staticmethod
     def forward(ctx, grad, num_weights, padding_idx, *, indices):

@@ -1358,11 +1358,8 @@ class Where(Builtin):
     node_name = "WhereBackward0"
     saved_names = ("condition",)
     number_inputs = (0, 1)  # torch wraps a number operand as a tensor: it gets an empty edge
+    keyword_places = {"condition": 0}
     formula = {"self": "where(condition, grad, 0)", "other": "where(condition, 0, grad)"}
-
-    @staticmethod
-    def torch_inputs(args, kwargs) -> tuple:
-        return (kwargs["condition"], *args)  # (torch's order: the condition first)
 
     @staticmethod
     def forward(ctx, a, b, *, condition):
