@@ -14,6 +14,7 @@ the conftest.py of tests/teachgrad, tests/viz and tests/course.
 """
 
 import functools
+import gc
 import os
 
 import pytest
@@ -90,6 +91,22 @@ def pytest_collection_modifyitems(config, items):
     if reason is not None:
         for item in cuda_items:
             item.add_marker(pytest.mark.skip(reason=f"cuda test: {reason}"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After the last test of each module (its fixtures torn down): collect, then freeze
+    what is left, so a later test's ``gc.collect()`` walks only what was made since.
+
+    A worker's heap grows with the run (collected items, torch, the caches of earlier
+    modules: millions of objects), and a full collection visits all of it: in a whole run,
+    the course tests that count what a block holds with ``gc.collect()`` took 6 s each
+    instead of 0.5 s. Freezing keeps the objects alive as they were anyway; what a module
+    left as cyclic garbage is collected first."""
+    yield
+    if nextitem is None or nextitem.path != item.path:
+        gc.collect()
+        gc.freeze()
 
 
 try:
