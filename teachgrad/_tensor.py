@@ -228,6 +228,13 @@ class Tensor:
         self._requires_grad = value
         self._own_requires_grad = value
 
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError(  # (torch's setter, given nothing)
+            "requires_grad must be a bool\n  requires_grad is always True or False: set it to "
+            "False, or use t.detach(), instead of deleting it."
+        )
+
     def requires_grad_(self, *args, requires_grad: bool = True) -> Tensor:
         """``requires_grad_(requires_grad=True)``: set ``requires_grad`` in place, return self.
 

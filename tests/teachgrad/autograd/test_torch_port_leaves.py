@@ -3,7 +3,8 @@ own autograd tests (test_autograd.py: test_detach_then_inplace_raises_in_autogra
 test_leaf_assignment, test_no_grad_assignment, test_no_grad_modifies_version,
 test_no_grad_input, test_backward_copy, test_save_none_for_backward, test_too_many_grads,
 test_return_leaf, test_return_leaf_inplace, test_isolated_node, test_numpy_requires_grad,
-test_dep_nograd, test_set_grad_enabled*, test_simple_reentrant, test_pickle) check them.
+test_dep_nograd, test_set_grad_enabled*, test_simple_reentrant, test_pickle,
+test_attribute_deletion) check them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts
 the facts torch's test asserts.
@@ -296,3 +297,33 @@ def test_pickled_tensors_keep_values_and_requires_grad(lib):
         for copy, original in ((xc, x), (yc, y)):
             assert same(copy, original)
             assert copy.requires_grad == original.requires_grad
+
+
+@pytest.mark.parametrize("kind", ["leaf", "result", "view"])
+def test_attribute_deletion(lib, kind):
+    """``del x.grad`` leaves no gradient; deleting the data or requires_grad is refused with
+    torch's error, and the graph is left as it was. (torch also refuses ``del x._grad_fn``
+    and ``del x._backward_hooks``; teachgrad does not guard its private attributes: see
+    docs/differences-from-torch.md.)"""
+    x = randn(lib, 5, 5, requires_grad=True)
+    t = {"leaf": x, "result": x * 2, "view": (x * 2)[1:]}[kind]
+    t.retain_grad()
+    t.sum().backward(retain_graph=True)
+    del t.grad
+    assert t.grad is None
+    with pytest.raises(RuntimeError, match="^Deleting tensor data is not allowed"):
+        del t.data
+    with pytest.raises(TypeError):
+        t.data = None
+    with pytest.raises(RuntimeError, match="^requires_grad must be a bool"):
+        del t.requires_grad
+    t.note = "mine"  # an attribute of one's own goes as usual
+    del t.note
+    assert not hasattr(t, "note")
+    # nothing was lost: the same kind of tensor, and its graph still runs
+    assert t.requires_grad and t.is_leaf == (kind == "leaf")
+    assert (t.grad_fn is None) == (kind == "leaf") and (t._base is not None) == (kind == "view")
+    t.sum().backward()  # once more: x.grad holds two gradients (a leaf's, deleted, one)
+    once = np.full((5, 5), 1.0 if kind == "leaf" else 2.0)
+    once[0] *= kind != "view"  # (the view leaves row 0 out)
+    assert same(x.grad, (1 if kind == "leaf" else 2) * once)
