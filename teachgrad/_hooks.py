@@ -47,6 +47,24 @@ class RemovableHandle:
         self.remove()
 
 
+class MultiHandle(RemovableHandle):
+    """The handle of hooks registered together (``register_multi_grad_hook``): ``remove()``
+    removes every one of them.
+
+    >>> hooks = HookDict()
+    >>> both = MultiHandle([add_hook(hooks, print), add_hook(hooks, repr)])
+    >>> both.remove(); len(hooks)
+    0
+    """
+
+    def __init__(self, handles):
+        self.handles = tuple(handles)
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+
 def hooks_of(owner, attr: str) -> HookDict:
     """``owner.<attr>``, the HookDict stored there, created on first use."""
     hooks = owner.__dict__.get(attr)

@@ -90,7 +90,7 @@ def _steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads
     grads = _make_root_grads(tensors, _as_tuple(grad_tensors, len(tensors)), create_graph)
     roots = _root_edges(tensors)
     keep = create_graph if retain_graph is None else retain_graph
-    run = _PassTo(roots, keep, create_graph, inputs) if inputs else _Pass(keep, create_graph)
+    run = _PassTo(roots, keep, create_graph, inputs) if inputs else _Pass(keep, create_graph, roots)
     run.steal = keep_grads_private and not create_graph  # (a recorded .grad is always new)
     yield from _execute(run, roots, grads, observed=not keep_grads_private)
 
@@ -428,6 +428,49 @@ def queue_callback(callback) -> None:
     run.callbacks = [*run.callbacks, callback]
 
 
+def current_pass():
+    """The backward pass now running on this thread (the innermost), or None outside one: what a
+    hook that must tell passes apart keeps its state by (torch's graph task id).
+
+    >>> current_pass() is None
+    True
+    """
+    return _running.passes[-1] if _running.passes else None
+
+
+def will_run(node) -> bool:
+    """Whether the backward pass now running runs ``node``, or catches the gradients that reach
+    it (an input of ``grad()``): torch's ``_will_engine_execute_node``. A pass towards inputs
+    runs only the nodes on a path to them; a plain pass, every node its roots reach.
+
+    >>> import teachgrad as tg
+    >>> x, y = tg.ones(1, requires_grad=True), tg.ones(1, requires_grad=True)
+    >>> z = x * 2
+    >>> ran = []
+    >>> _ = z.register_hook(lambda g: ran.append((will_run(z.grad_fn), will_run((y * 2).grad_fn))))
+    >>> z.sum().backward(); ran
+    [(True, False)]
+    """
+    if not _running.passes:
+        raise RuntimeError(
+            "will_run() should only be called during the backward pass\n  Call it from a hook "
+            "or a node's backward, while backward() or grad() runs."
+        )
+    run = _running.passes[-1]
+    if run.reached is None:
+        return node in run.deps or any(node is root for root, _ in run.roots)
+    if node not in run.reached:
+        return False
+    caught = not run.accumulate and node in run.capture_at
+    if caught and not any(fn is not None for fn, _ in node.next_functions):  # (a leaf's node)
+        raise RuntimeError(
+            "A leaf node was passed to _will_engine_execute_node but we are currently running "
+            "autograd.grad(). This is currently not supported.\n  grad() catches the gradients "
+            "of its inputs without running their nodes, and can't tell of a leaf's."
+        )
+    return True
+
+
 def is_checkpoint_valid() -> bool:
     """False inside a pass towards chosen inputs (``grad()``, ``backward(inputs=...)``), where
     only part of the graph runs, so a checkpoint's recomputation can't be trusted; else True
@@ -470,6 +513,7 @@ class _Pass:
     node's dependency count and gradient buffer, the heap of ready nodes).
 
     ``keep_graph``: do not free saved tensors; ``create_graph``: record the backward pass;
+    ``roots``: the edges it starts from (for ``will_run``);
     ``steal``: see ``_claim_unshared``; ``batch``: every gradient has an extra first dim of this
     size (``is_grads_batched``). ``reached``: None, every node runs (see ``_PassTo``).
     ``deps`` (node -> how many gradients it still waits for) is set by the loop's step 1
@@ -481,8 +525,8 @@ class _Pass:
 
     steal, batch, reached, callbacks, deps = False, None, None, (), None
 
-    def __init__(self, keep_graph, create_graph):
-        self.keep_graph, self.create_graph = keep_graph, bool(create_graph)
+    def __init__(self, keep_graph, create_graph, roots=()):
+        self.keep_graph, self.create_graph, self.roots = keep_graph, bool(create_graph), roots
         self.buffers, self.heap = {}, []  # (both described in the class docstring)
 
     def add(self, node, nr, g) -> None:
@@ -564,7 +608,7 @@ class _PassTo(_Pass):
     input run (the inputs' own nodes too when ``accumulate``, as in torch)."""
 
     def __init__(self, roots, keep_graph, create_graph, inputs, accumulate=True):
-        super().__init__(keep_graph, create_graph)
+        super().__init__(keep_graph, create_graph, roots)
         self.inputs = inputs
         self.targets = [tuple(t) if type(t) is GradientEdge else t._edge() for t in inputs]
         self.captured = {}
@@ -572,7 +616,7 @@ class _PassTo(_Pass):
         for node, nr in self.targets:
             if node is not None:
                 self.capture_at.setdefault(node, []).append(nr)
-        self.runs = _nodes_to_run(roots, self.capture_at, accumulate)
+        self.runs, self.accumulate = _nodes_to_run(roots, self.capture_at, accumulate), accumulate
         self.reached = self.runs | self.capture_at.keys()
 
     def node(self, node, grads):

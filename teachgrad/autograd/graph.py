@@ -3,8 +3,9 @@
 The graph's machinery lives in ``tape.py`` (nodes, saved tensors, accumulation); this
 module names what users reach for: ``Node``, ``GradientEdge`` and
 ``get_gradient_edge``, the saved-tensor hooks (``saved_tensors_hooks``,
-``save_on_cpu``, ``disable_saved_tensors_hooks``), ``increment_version``, and teachgrad's own windows on the
-graph: its events (``add_listener``, ``record``) and snapshots (``snapshot``).
+``save_on_cpu``, ``disable_saved_tensors_hooks``), ``increment_version``,
+``register_multi_grad_hook``, and teachgrad's own windows on the graph: its events
+(``add_listener``, ``record``) and snapshots (``snapshot``).
 
     >>> import teachgrad as tg
     >>> w = tg.ones(2, requires_grad=True)
@@ -13,6 +14,8 @@ graph: its events (``add_listener``, ``record``) and snapshots (``snapshot``).
 """
 
 from __future__ import annotations
+
+import weakref
 
 from .._events import (  # noqa: F401 - re-exported: the event API is part of this namespace
     Event,
@@ -29,7 +32,9 @@ from .._events import (  # noqa: F401 - re-exported: the event API is part of th
     add_listener,
     record,
 )
+from .._hooks import MultiHandle
 from .._tensor import Tensor
+from .engine import current_pass, will_run
 from .snapshot import (  # noqa: F401 - re-exported
     EdgeInfo,
     GraphSnapshot,
@@ -75,3 +80,73 @@ def increment_version(tensor) -> None:
     for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
         if not t._inference:
             t._counter.bump("increment_version")
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all") -> MultiHandle:
+    """Call ``fn`` once per backward pass with the gradients of several tensors.
+
+    ``mode="all"``: once the gradients of all ``tensors`` that the pass computes have been
+    computed, ``fn(grads)`` gets them as a list, in order, with None for a tensor the pass
+    does not reach (not in its graph, or not on a path to the ``inputs`` of ``grad()`` or
+    ``backward(inputs=...)``). ``mode="any"``: ``fn(grad)`` gets the first of their gradients
+    the pass computes. Returns a handle whose ``remove()`` removes the hook.
+
+    >>> import teachgrad as tg
+    >>> a, b = tg.ones(2, requires_grad=True), tg.ones(2, requires_grad=True)
+    >>> c, d = a * b, a * b
+    >>> _ = register_multi_grad_hook((a, b, c, d), lambda gs: print([g is not None for g in gs]))
+    >>> c.sum().backward(retain_graph=True)
+    [True, True, True, False]
+    >>> c.sum().backward(inputs=(a,))
+    [True, False, True, False]
+    """
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    if mode == "any":
+        first = _first_gradient_of_each_pass(fn)
+        return MultiHandle(t.register_hook(first) for t in tensors if t.requires_grad)
+    # each tensor's node: its gradient is computed when the pass runs (or catches) that node
+    nodes = [t._edge()[0] if t.requires_grad else None for t in tensors]
+    if None in nodes:
+        raise AssertionError(
+            "Expected gradient function to be set\n  Every tensor of mode='all' must require "
+            "grad (mode='any' leaves out those that don't)."
+        )
+    waiting = weakref.WeakKeyDictionary()  # pass -> [gradients still to come, the gradients]
+
+    def gradient_of(k):
+        def note(grad) -> None:
+            run = _pass_of_hook()
+            if run not in waiting:  # the pass's first: how many of the nodes will it reach?
+                waiting[run] = [sum(map(will_run, nodes)), [None] * len(nodes)]
+            entry = waiting[run]
+            entry[0] -= 1
+            entry[1][k] = grad
+            if entry[0] == 0:
+                del waiting[run]
+                fn(entry[1])
+
+        return note
+
+    return MultiHandle(t.register_hook(gradient_of(k)) for k, t in enumerate(tensors))
+
+
+def _first_gradient_of_each_pass(fn):
+    """A tensor hook that calls ``fn(grad)`` for the first gradient of each backward pass that
+    reaches it (shared by several tensors: ``register_multi_grad_hook(mode="any")``)."""
+    passes = weakref.WeakSet()  # the passes fn has been called in
+
+    def first(grad) -> None:
+        run = _pass_of_hook()
+        if run not in passes:
+            passes.add(run)
+            fn(grad)
+
+    return first
+
+
+def _pass_of_hook():
+    run = current_pass()
+    if run is None:
+        raise AssertionError("expected this hook to be called inside a backward call")
+    return run
