@@ -319,10 +319,11 @@ class SavedTensor:
         return self.data
 
     def _check_unchanged(self, owner) -> None:
-        """The saved value may be read: backward has not freed it, nothing changed it."""
+        """The saved value may be read: backward has not freed it, nothing changed it (what a
+        pack hook returned is kept instead of the tensor: as torch, its version is not asked)."""
         if self.released:
             raise freed_error(owner, self.name)
-        if self.counter.version != self.version:
+        if self.counter.version != self.version and self.hooks is None:
             raise RuntimeError(version_error(self, owner))
         if _events.SavedTensorUnpacked.on:
             _events.emit(_events.SavedTensorUnpacked, node=owner, name=self.name)
