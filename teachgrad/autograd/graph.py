@@ -3,8 +3,8 @@
 The graph's machinery lives in ``tape.py`` (nodes, saved tensors, accumulation); this
 module names what users reach for: ``Node``, ``GradientEdge`` and
 ``get_gradient_edge``, the saved-tensor hooks (``saved_tensors_hooks``,
-``save_on_cpu``, ``disable_saved_tensors_hooks``), ``increment_version``,
-``register_multi_grad_hook``, and teachgrad's own windows on the graph: its events
+``save_on_cpu``, ``disable_saved_tensors_hooks``, ``allow_mutation_on_saved_tensors``),
+``increment_version``, ``register_multi_grad_hook``, and teachgrad's own windows on the graph: its events
 (``add_listener``, ``record``) and snapshots (``snapshot``).
 
     >>> import teachgrad as tg
@@ -15,6 +15,7 @@ module names what users reach for: ``Node``, ``GradientEdge`` and
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 
 from .._events import (  # noqa: F401 - re-exported: the event API is part of this namespace
@@ -35,6 +36,7 @@ from .._events import (  # noqa: F401 - re-exported: the event API is part of th
 from .._hooks import MultiHandle
 from .._tensor import Tensor
 from .engine import current_pass, will_run
+from .grad_mode import no_grad
 from .snapshot import (  # noqa: F401 - re-exported
     EdgeInfo,
     GraphSnapshot,
@@ -46,6 +48,7 @@ from .snapshot import (  # noqa: F401 - re-exported
 from .tape import (  # noqa: F401 - re-exported: torch.autograd.graph's names
     GradientEdge,
     Node,
+    before_change,
     disable_saved_tensors_hooks,
     save_on_cpu,
     saved_tensors_hooks,
@@ -150,3 +153,91 @@ def _pass_of_hook():
     if run is None:
         raise AssertionError("expected this hook to be called inside a backward call")
     return run
+
+
+class _Handle:
+    """What backward keeps of a tensor saved in an ``allow_mutation_on_saved_tensors`` block:
+    a key to the tensor (or its copy), freed with the graph."""
+
+
+class _MutationsOnSaved:
+    """The state of an ``allow_mutation_on_saved_tensors`` block (what ``with`` gives):
+    ``original``, the saved tensors as saved, and ``cloned``, copies of those that were then
+    about to be changed in place, each by its ``_Handle`` (weakly: freed with the graph)."""
+
+    def __init__(self):
+        self.original = weakref.WeakKeyDictionary()
+        self.cloned = weakref.WeakKeyDictionary()
+        self._on_memory = {}  # a memory's version counter -> the handles saved on it
+        self._handles = weakref.WeakValueDictionary()  # (tensor, version) -> its handle
+
+    def pack(self, tensor) -> _Handle:
+        """One handle per tensor and version, however many nodes save it (as torch's)."""
+        key = (id(tensor), tensor._counter.version)  # (original holds the tensor: ids stay)
+        handle = self._handles.get(key)
+        if handle is None:
+            handle = self._handles[key] = _Handle()
+            self.original[handle] = tensor
+            self._on_memory.setdefault(tensor._counter, weakref.WeakSet()).add(handle)
+        return handle
+
+    def unpack(self, handle):
+        if _open_block[:1] != [self]:
+            raise AssertionError(
+                "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
+                "in which the graph was originally recorded.\n  Run backward inside the block "
+                "that ran forward."
+            )
+        return self.cloned[handle] if handle in self.cloned else self.original[handle]
+
+    def copy_before_change(self, tensor) -> None:
+        """``tensor`` is about to change in place: copy what was saved of its memory (views
+        share it, and its version counter) the first time."""
+        for handle in list(self._on_memory.get(tensor._counter, ())):
+            if handle in self.original:
+                with no_grad():
+                    self.cloned[handle] = self.original.pop(handle).detach().clone()
+
+    def clear(self) -> None:
+        self.original.clear()
+        self.cloned.clear()
+        self._on_memory.clear()
+        self._handles.clear()
+
+
+_open_block: list = []  # the open allow_mutation_on_saved_tensors block's state (one at most)
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors():
+    """A block in which a tensor saved for backward may be changed in place: it is copied just
+    before its first change, and backward uses the copy (without the block, backward refuses:
+    "modified by an inplace operation"). Run forward and backward in the same block. A change
+    through any view of the saved tensor's memory counts (torch's misses a view that starts
+    elsewhere in the memory: see docs/differences-from-torch.md).
+
+    >>> import teachgrad as tg
+    >>> with tg.autograd.graph.allow_mutation_on_saved_tensors():
+    ...     a = tg.ones(2, requires_grad=True)
+    ...     b = a.clone()
+    ...     out = (b**2).sum()
+    ...     _ = b.sin_()  # out's node saved b: b is copied first
+    ...     out.backward()
+    >>> a.grad
+    tensor([2., 2.])
+    """
+    if _open_block:
+        raise RuntimeError(
+            "allow_mutation_on_saved_tensors contexts cannot be nested\n  One block at a time: "
+            "close the outer one first."
+        )
+    state = _MutationsOnSaved()
+    with saved_tensors_hooks(state.pack, state.unpack):
+        _open_block.append(state)
+        before_change.append(state.copy_before_change)
+        try:
+            yield state
+        finally:
+            before_change.pop()
+            _open_block.pop()
+            state.clear()

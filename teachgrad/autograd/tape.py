@@ -124,6 +124,8 @@ class GradientEdge(namedtuple("GradientEdge", ["node", "output_nr"])):
 
 _saved_hooks: list = []  # the (pack, unpack) pairs of the open saved_tensors_hooks blocks
 _hooks_disabled: list = []  # the messages of the open disable_saved_tensors_hooks blocks
+# the open allow_mutation_on_saved_tensors block (graph.py), told before each in-place change
+before_change: list = []
 
 
 class saved_tensors_hooks:  # noqa: N801 - torch's name
@@ -131,7 +133,9 @@ class saved_tensors_hooks:  # noqa: N801 - torch's name
     save time, and ``unpack_hook(packed)`` gives it back each time backward reads it.
 
     Use it to see (or change) what backward keeps in memory: log it, compress it,
-    move it elsewhere. The innermost block wins; version checks still apply.
+    move it elsewhere. The innermost block wins. What ``pack_hook`` returned is kept
+    instead of the tensor, so, as in torch, a later in-place change of the tensor is not
+    checked for: a hook that keeps the tensor itself gives backward the changed values.
 
     >>> import teachgrad as tg
     >>> packed = []

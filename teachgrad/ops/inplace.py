@@ -52,7 +52,16 @@ from ..autograd.forward_ad import state as _fw_state
 from ..autograd.function import zeros_for
 from ..autograd.grad_mode import no_grad
 from ..autograd.grad_mode import state as _grad_state
-from ..autograd.tape import Node, SavedTensor, _short, freed_error, spec_of, stamp, torch_cpp_node
+from ..autograd.tape import (
+    Node,
+    SavedTensor,
+    _short,
+    before_change,
+    freed_error,
+    spec_of,
+    stamp,
+    torch_cpp_node,
+)
 from . import fused, index, pointwise
 from .index import Index, _IndexPut, _is_advanced
 from .pointwise import broadcast_shape, constant_zeros, where
@@ -346,7 +355,11 @@ def _check_inputs_overlap(x, op, args) -> None:
 def check_inplace(x, op: str, record: bool, args=()) -> None:
     """torch's refusals, checked before anything is changed (in torch's order: the autograd
     rules on leaves and views, then the memory-overlap checks of the kernel, then the
-    version bump, which an inference tensor outside inference_mode refuses)."""
+    version bump, which an inference tensor outside inference_mode refuses). In an
+    ``allow_mutation_on_saved_tensors`` block, what backward saved of x's memory is copied
+    first."""
+    if before_change:
+        before_change[-1](x)
     inference = x._inference and not _grad_state.inference and not x._counted
     if inference and x._requires_grad and _grad_state.enabled:  # (an inference tensor is a leaf)
         raise _leaf_in_place(op)  # torch's autograd layer refuses this one first
