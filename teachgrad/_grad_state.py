@@ -19,6 +19,7 @@ class _GradState(threading.local):
     inference = False
     grad_in_inference = False  # grad mode switched on inside inference mode: records nothing
     layer = 0  # how many backward passes with create_graph=True are running (tape.stamp)
+    multithreading = True  # set_multithreading_enabled (teachgrad's backward has no threads)
 
 
 state = _GradState()

@@ -16,7 +16,14 @@ from .anomaly_mode import (
 from .engine import BackwardStep, backward, backward_steps, grad
 from .explain import explain_grad
 from .function import Function, FunctionCtx, NestedIOFunction, once_differentiable
-from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_multithreading_enabled,
+    no_grad,
+    set_grad_enabled,
+    set_multithreading_enabled,
+)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .variable import Variable
 
@@ -46,9 +53,11 @@ __all__ = [
     "gradgradcheck",
     "graph",
     "inference_mode",
+    "is_multithreading_enabled",
     "no_grad",
     "once_differentiable",
     "profiler",
     "set_grad_enabled",
+    "set_multithreading_enabled",
     "variable",
 ]

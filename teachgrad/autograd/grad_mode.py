@@ -221,6 +221,45 @@ class set_grad_enabled(_DecoratorContextManager):
         return super().__call__(func)
 
 
+class set_multithreading_enabled(_DecoratorContextManager):  # noqa: N801 - torch's name
+    """Let backward run on per-device worker threads (True, the default) or only on the
+    calling thread (False); a plain call, a context manager or a decorator, for this thread.
+    teachgrad's backward always runs on the calling thread, so the setting is kept (for
+    ``is_multithreading_enabled``) and changes nothing.
+
+    >>> import teachgrad as tg
+    >>> with tg.autograd.set_multithreading_enabled(False):
+    ...     tg.autograd.is_multithreading_enabled()
+    False
+    """
+
+    def __init__(self, mode: bool):
+        check_bool("set_multithreading_enabled", "enabled", mode, 1)
+        self.mode, self.prev = mode, state.multithreading
+        state.multithreading = mode  # takes effect at the call, as torch's does
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        state.multithreading = self.prev
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+def is_multithreading_enabled() -> bool:
+    """Whether ``set_multithreading_enabled`` allows worker threads in backward (True by
+    default).
+
+    >>> import teachgrad as tg
+    >>> tg.autograd.is_multithreading_enabled()
+    True
+    """
+    return state.multithreading
+
+
 class inference_mode(_DecoratorContextManager):
     """Like ``no_grad``, and tensors made inside are *inference tensors* that can never
     be saved for backward later.

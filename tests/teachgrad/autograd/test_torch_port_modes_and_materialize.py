@@ -2,8 +2,8 @@
 retains_grad, threads that read .grad or share half a graph, and gradient edges that outlive
 their tensor, as PyTorch's own autograd tests (test_autograd.py: test_materialize_grads,
 test_dont_materialize_grads, test_set_grad_enabled_wraps, test_retain_grad (retains_grad),
-test_grad_thread_safety, test_python_thread_in_middle, test_gradient_edge_graph_ownership)
-check them.
+test_grad_thread_safety, test_python_thread_in_middle, test_gradient_edge_graph_ownership,
+test_set_multithreading_enabled_as_context_manager_and_function) check them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts. torch's two materialize tests make the undefined gradient with an
@@ -196,3 +196,31 @@ def test_backward_of_a_gradient_edge_after_its_tensor_is_gone(lib):
         lib.autograd.backward(edge)
         del out  # the edge keeps the node alive
         lib.autograd.backward(edge)
+
+
+def test_set_multithreading_enabled_as_context_manager_and_function(lib):
+    """On by default; a context manager restores it, a plain call sets it; per thread."""
+    enabled = lib.autograd.is_multithreading_enabled
+    with lib.autograd.set_multithreading_enabled(False):
+        assert not enabled()
+    assert enabled()
+    with lib.autograd.set_multithreading_enabled(False):
+        lib.autograd.set_multithreading_enabled(True)
+        assert enabled()
+    assert enabled()
+    lib.autograd.set_multithreading_enabled(False)
+    try:
+        assert not enabled()
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append(enabled()))
+        worker.start()
+        worker.join()
+        assert seen == [True]  # (another thread keeps its own setting)
+        x = randn(lib, 3, requires_grad=True)
+        (x * x).sum().backward()  # (backward still works)
+        assert same(x.grad, 2 * port.values(x))
+    finally:
+        lib.autograd.set_multithreading_enabled(True)
+    assert enabled()
+    with pytest.raises(TypeError, match=r"^set_multithreading_enabled\(\): argument 'enabled'"):
+        lib.autograd.set_multithreading_enabled(1)
