@@ -101,11 +101,25 @@ def _children(pid):
 SOLUTIONS = "COURSE_SOLUTIONS"
 
 
+# Libraries that would differentiate for the student (symbolically, by their own automatic
+# differentiation, or numerically to the last digits), with the folder of each to hide
+# ("" for the whole package): the exercises ask for derivatives, not for a library's.
+DIFFERENTIATORS = {
+    **dict.fromkeys(("sympy", "symengine", "mpmath", "autograd", "mygrad", "jax", "jaxlib"), ""),
+    **dict.fromkeys(("torch", "functorch", "tensorflow", "keras", "tinygrad", "micrograd"), ""),
+    **dict.fromkeys(("theano", "aesara", "pytensor", "casadi", "chainer", "dezero"), ""),
+    **dict.fromkeys(("numdifftools", "findiff", "mxnet", "paddle"), ""),
+    "scipy": "differentiate",  # (scipy.differentiate.derivative; the rest of scipy may be used)
+}
+
+
 def _hidden():
     """What a submission may not read: every copy of ``course`` on the path (the
     instructor notebooks hold the solutions), the folder of instructor notebooks the
-    grader was pointed at (``$COURSE_SOLUTIONS``), and scikit-learn's bundled datasets
-    (the labels of the held-out images the grader evaluates on). Nothing is imported."""
+    grader was pointed at (``$COURSE_SOLUTIONS``), scikit-learn's bundled datasets
+    (the labels of the held-out images the grader evaluates on), and the libraries that
+    differentiate (``DIFFERENTIATORS``, where installed: a sandbox can't even load them).
+    Nothing is imported."""
     yield Path(course.__file__).resolve().parent
     if os.environ.get(SOLUTIONS):
         yield Path(os.environ[SOLUTIONS]).resolve()
@@ -115,6 +129,12 @@ def _hidden():
     spec = importlib.util.find_spec("sklearn")
     for root in (spec.submodule_search_locations or []) if spec else []:
         yield Path(root, "datasets", "data").resolve()
+    for name, part in DIFFERENTIATORS.items():
+        spec = importlib.util.find_spec(name)
+        if spec is None:
+            continue
+        for root in spec.submodule_search_locations or [spec.origin]:
+            yield Path(root, part).resolve()
 
 
 class SandboxError(WireError):
