@@ -324,13 +324,15 @@ def _deep_in_the_stack(frames: int = 400) -> bool:
 
 
 def _on_fresh_thread(steps) -> None:
-    """``_run(steps)`` on a new thread with this thread's grad mode; its error is raised here."""
+    """``_run(steps)`` on a new thread with this thread's grad mode and saved-tensor hook
+    blocks (both per thread); its error is raised here."""
     modes = (
         _grad_state.enabled,
         _grad_state.inference,
         _grad_state.grad_in_inference,
         _grad_state.layer,
     )
+    hooks = vars(tape.hooks_in_force)
     failed = []
 
     def work():
@@ -340,6 +342,7 @@ def _on_fresh_thread(steps) -> None:
             _grad_state.grad_in_inference,
             _grad_state.layer,
         ) = modes
+        vars(tape.hooks_in_force).update({name: blocks[:] for name, blocks in hooks.items()})
         try:
             _run(steps)
         except BaseException as error:  # noqa: BLE001 - handed to the waiting thread
@@ -369,7 +372,7 @@ def _execute(run, roots, root_grads, observed=True):
     # 3. run the latest-created ready node, send its gradients on, until none is ready
     _grad_state.layer += run.create_graph  # (a bool) nodes made now: the graph of the gradient
     _running.passes.append(run)  # (the pass queue_callback adds to)
-    hook_blocks = tape._saved_hooks[:]  # the saved-tensor hook blocks each node starts with
+    hook_blocks = tape.hooks_in_force.pairs[:]  # the saved-tensor hook blocks each node starts with
     try:
         while run.heap:
             node = heappop(run.heap)[2]
@@ -379,7 +382,7 @@ def _execute(run, roots, root_grads, observed=True):
                 if ran is not None:
                     run.send(node, *ran)
             finally:  # (what a hook opened or closed is forgotten, as in torch)
-                _grad_state.enabled, tape._saved_hooks[:] = previous_mode, hook_blocks
+                _grad_state.enabled, tape.hooks_in_force.pairs[:] = previous_mode, hook_blocks
             if ran is not None and observed:
                 yield from _handed_out(run, _new_step(BackwardStep, (node, *ran, run.heap[:])))
             ran = None  # (holding its gradients would stop the next AccumulateGrad keeping one)

@@ -48,8 +48,8 @@ from .snapshot import (  # noqa: F401 - re-exported
 from .tape import (  # noqa: F401 - re-exported: torch.autograd.graph's names
     GradientEdge,
     Node,
-    before_change,
     disable_saved_tensors_hooks,
+    hooks_in_force,
     save_on_cpu,
     saved_tensors_hooks,
 )
@@ -234,10 +234,10 @@ def allow_mutation_on_saved_tensors():
     state = _MutationsOnSaved()
     with saved_tensors_hooks(state.pack, state.unpack):
         _open_block.append(state)
-        before_change.append(state.copy_before_change)
+        hooks_in_force.before_change.append(state.copy_before_change)
         try:
             yield state
         finally:
-            before_change.pop()
+            hooks_in_force.before_change.pop()
             _open_block.pop()
             state.clear()

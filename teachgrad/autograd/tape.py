@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import re
 import sys
+import threading
 import warnings
 import weakref
 from collections import namedtuple
@@ -122,10 +123,18 @@ class GradientEdge(namedtuple("GradientEdge", ["node", "output_nr"])):
         return xp.broadcast_to(xp.zeros((), dtype), shape)
 
 
-_saved_hooks: list = []  # the (pack, unpack) pairs of the open saved_tensors_hooks blocks
-_hooks_disabled: list = []  # the messages of the open disable_saved_tensors_hooks blocks
-# the open allow_mutation_on_saved_tensors block (graph.py), told before each in-place change
-before_change: list = []
+class _HooksInForce(threading.local):
+    """This thread's open saved-tensor blocks (per thread, as torch's: a block opened in one
+    thread does not reach the tensors another saves): ``pairs``, the (pack, unpack) pairs
+    of the saved_tensors_hooks blocks; ``disabled``, the messages of the
+    disable_saved_tensors_hooks blocks; ``before_change``, the allow_mutation_on_saved_tensors
+    block's callback (graph.py), told before each in-place change (``check_inplace``)."""
+
+    def __init__(self):
+        self.pairs, self.disabled, self.before_change = [], [], []
+
+
+hooks_in_force = _HooksInForce()
 
 
 class saved_tensors_hooks:  # noqa: N801 - torch's name
@@ -154,13 +163,13 @@ class saved_tensors_hooks:  # noqa: N801 - torch's name
         self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
 
     def __enter__(self):
-        if _hooks_disabled:
-            raise RuntimeError(_hooks_disabled[-1])
-        _saved_hooks.append((self.pack_hook, self.unpack_hook))
+        if hooks_in_force.disabled:
+            raise RuntimeError(hooks_in_force.disabled[-1])
+        hooks_in_force.pairs.append((self.pack_hook, self.unpack_hook))
         return self
 
     def __exit__(self, *exc):
-        _saved_hooks.pop()
+        hooks_in_force.pairs.pop()
 
 
 class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - torch's name
@@ -208,13 +217,13 @@ class disable_saved_tensors_hooks:  # noqa: N801 - torch's name
         self.error_message = error_message
 
     def __enter__(self):
-        if _saved_hooks:  # torch: hooks already in force cannot be switched off from inside
+        if hooks_in_force.pairs:  # torch: hooks already in force can't be switched off inside
             raise RuntimeError(self.error_message)
-        _hooks_disabled.append(self.error_message)
+        hooks_in_force.disabled.append(self.error_message)
         return self
 
     def __exit__(self, *exc):
-        _hooks_disabled.pop()
+        hooks_in_force.disabled.pop()
 
 
 class SavedTensor:
@@ -251,7 +260,7 @@ class SavedTensor:
             self._keep_output(tensor)
         else:  # (non_leaf: a detach_() later is an error)
             self.tensor, self.non_leaf = tensor, tensor._grad_fn is not None
-        if _saved_hooks and not _hooks_disabled:  # saved_tensors_hooks: keep what pack returns
+        if hooks_in_force.pairs and not hooks_in_force.disabled:  # keep what pack returns
             self._pack(tensor)
 
     def _keep_output(self, tensor) -> None:
@@ -268,7 +277,7 @@ class SavedTensor:
         """Keep what ``pack`` returns for ``tensor`` instead of it. ``hooks``: the pair that
         ``register_hooks`` gives (else the innermost saved_tensors_hooks block's), whose
         pack sees ``value`` (``tensor`` detached), in no_grad mode, as torch's does."""
-        pack, unpack = hooks or _saved_hooks[-1]  # the innermost saved_tensors_hooks wins
+        pack, unpack = hooks or hooks_in_force.pairs[-1]  # the innermost block wins
         data = tensor._data
         self.meta = (data.shape, data.dtype, device_of(data))
         # what the unpacked tensor needs so that autograd treats it as the original one

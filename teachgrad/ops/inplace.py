@@ -56,8 +56,8 @@ from ..autograd.tape import (
     Node,
     SavedTensor,
     _short,
-    before_change,
     freed_error,
+    hooks_in_force,
     spec_of,
     stamp,
     torch_cpp_node,
@@ -358,8 +358,8 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
     version bump, which an inference tensor outside inference_mode refuses). In an
     ``allow_mutation_on_saved_tensors`` block, what backward saved of x's memory is copied
     first."""
-    if before_change:
-        before_change[-1](x)
+    if hooks_in_force.before_change:
+        hooks_in_force.before_change[-1](x)
     inference = x._inference and not _grad_state.inference and not x._counted
     if inference and x._requires_grad and _grad_state.enabled:  # (an inference tensor is a leaf)
         raise _leaf_in_place(op)  # torch's autograd layer refuses this one first

@@ -3,7 +3,8 @@ TestMultithreadAutograd where threads do not race (test_autograd.py): test_where
 test_copy_, test_strided_leaf_grad_layout (the row-major and the not-dense cases),
 test_movedim, test_mv_grad_stride_0, test_advanced_indexing_backwards_memory_format (row-major
 indices), test_simple_backward, test_simple_backward_same_input (its ``grad()`` half: the
-``backward()`` half has ten threads racing to add into one ``.grad``), test_preserve_backtrace.
+``backward()`` half has ten threads racing to add into one ``.grad``), test_preserve_backtrace,
+test_dataparallel_saved_tensors_hooks (saved-tensor hook blocks are per thread).
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts. Left out: channels_last layouts, ``set_``, ``empty_strided``,
@@ -173,3 +174,49 @@ def test_preserve_backtrace(lib):
             tb_str = "\n".join(traceback.format_tb(sys.exc_info()[2]))
             assert 'raise ValueError("something")' in tb_str
             raise
+
+
+def test_saved_tensor_hook_blocks_are_per_thread(lib):
+    """A saved_tensors_hooks block opened in one thread packs only what that thread saves;
+    a disable_saved_tensors_hooks block doesn't stop another thread opening one; and an
+    allow_mutation_on_saved_tensors block copies nothing another thread changes (its copies
+    are made in the thread that opened it)."""
+    graph = lib.autograd.graph
+    x = randn(lib, 2, requires_grad=True)
+    packed = []
+
+    def pack(t):
+        packed.append(threading.current_thread().name)
+        return t
+
+    def in_thread(fn):
+        failed = []
+        worker = threading.Thread(target=lambda: _noting(failed, fn), name="child")
+        worker.start()
+        worker.join()
+        return failed
+
+    with graph.saved_tensors_hooks(pack, lambda t: t):
+        assert in_thread(lambda: x * x) == [] and packed == []
+        x * x
+    assert packed == ["MainThread", "MainThread"]
+    with graph.disable_saved_tensors_hooks("not in this thread"):
+
+        def open_a_block():
+            with graph.saved_tensors_hooks(pack, lambda t: t):
+                x * x
+
+        assert in_thread(open_a_block) == []
+    with graph.allow_mutation_on_saved_tensors() as ctx:
+        b = x.clone()
+        out = (b * b).sum()
+        assert in_thread(lambda: b.mul_(10)) == [] and len(ctx.cloned) == 0
+        out.backward()  # (so backward reads b as the other thread left it)
+    assert same(x.grad, 20 * x.detach())
+
+
+def _noting(failed, fn):
+    try:
+        fn()
+    except Exception as error:  # noqa: BLE001 - handed to the test
+        failed.append(error)
