@@ -137,9 +137,10 @@ def jacobian(
     """
     if strategy not in _STRATEGIES:
         raise AssertionError(
-            'Expected strategy to be either "forward-mode" or "reverse-mode".\n  Reverse mode '
-            "costs one pass per output element, forward mode one per input element: pick the "
-            "smaller side."
+            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+            'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+            'Otherwise, prefer to use "reverse-mode".\n  Reverse mode costs one pass per output '
+            "element, forward mode one per input element: pick the smaller side."
         )
     if strategy == "forward-mode":
         if create_graph:
@@ -158,8 +159,9 @@ def jacobian(
         _check_strict(outputs, "outputs", strict)
         if vectorize and strict:
             raise RuntimeError(
-                "jacobian: `strict=True` and `vectorized=True` are not supported together.\n  "
-                "Set strict=False or vectorize=False."
+                "teachgrad.autograd.functional.jacobian: `strict=True` and `vectorized=True` are "
+                "not supported together. Please either set `strict=False` or `vectorize=False`.\n"
+                "  strict checks each row's gradient on its own; vectorize makes them all at once."
             )
         if vectorize:
             J = _jacobian_batched(outputs, inputs, create_graph)

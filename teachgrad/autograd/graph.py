@@ -163,20 +163,21 @@ class _Handle:
 class _MutationsOnSaved:
     """The state of an ``allow_mutation_on_saved_tensors`` block (what ``with`` gives):
     ``original``, the saved tensors as saved, and ``cloned``, copies of those that were then
-    about to be changed in place, each by its ``_Handle`` (weakly: freed with the graph)."""
+    about to be changed in place, each by its ``_Handle`` (weakly: freed with the graph);
+    ``tid_to_weakhandle``, each saved (tensor, version)'s handle while it lives (torch's names)."""
 
     def __init__(self):
         self.original = weakref.WeakKeyDictionary()
         self.cloned = weakref.WeakKeyDictionary()
         self._on_memory = {}  # a memory's version counter -> the handles saved on it
-        self._handles = weakref.WeakValueDictionary()  # (tensor, version) -> its handle
+        self.tid_to_weakhandle = weakref.WeakValueDictionary()  # (tensor, version) -> handle
 
     def pack(self, tensor) -> _Handle:
         """One handle per tensor and version, however many nodes save it (as torch's)."""
         key = (id(tensor), tensor._counter.version)  # (original holds the tensor: ids stay)
-        handle = self._handles.get(key)
+        handle = self.tid_to_weakhandle.get(key)
         if handle is None:
-            handle = self._handles[key] = _Handle()
+            handle = self.tid_to_weakhandle[key] = _Handle()
             self.original[handle] = tensor
             self._on_memory.setdefault(tensor._counter, weakref.WeakSet()).add(handle)
         return handle
@@ -202,7 +203,7 @@ class _MutationsOnSaved:
         self.original.clear()
         self.cloned.clear()
         self._on_memory.clear()
-        self._handles.clear()
+        self.tid_to_weakhandle.clear()
 
 
 _open_block: list = []  # the open allow_mutation_on_saved_tensors block's state (one at most)

@@ -739,3 +739,15 @@ ERRORS = {  # name -> (call, exception class, the key phrase torch and teachgrad
 @pytest.mark.parametrize("call, cls, phrase", ERRORS.values(), ids=ERRORS.keys())
 def test_errors_match_torch(call, cls, phrase, torch):
     expect_same_error(call, torch, cls, phrase)
+
+
+@pytest.mark.parametrize("call, cls, phrase", ERRORS.values(), ids=ERRORS.keys())
+def test_errors_start_with_torchs_first_line(call, cls, phrase, torch):
+    """The first line is torch's word for word (``teachgrad.`` for ``torch.``); teachgrad's
+    explanation follows on the next lines."""
+    first_lines = []
+    for lib in (torch, tg):
+        with pytest.raises(cls) as raised:
+            call(lib)
+        first_lines.append(str(raised.value).split("\n")[0].replace("torch.", "teachgrad."))
+    assert first_lines[1] == first_lines[0]

@@ -1,6 +1,6 @@
 """``tg.autograd.graph.allow_mutation_on_saved_tensors``, as PyTorch's own autograd tests
 (test_autograd.py, TestAllowMutationOnSaved: test_basic, test_views, test_backward_out_of_context,
-test_disallow_nesting) and its documentation check it.
+test_disallow_nesting, test_saved_but_not_anymore) and its documentation check it.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts.
@@ -82,9 +82,12 @@ def test_a_copy_is_not_made_of_what_backward_already_freed(lib):
     with allow(lib) as ctx:
         a = port.randn(lib, 3, requires_grad=True)
         b = a.clone()
-        (b**2).sum().backward()
-        b.sin_()
-        assert len(ctx.cloned) == 0
+        out = (b**2).sum()
+        assert (len(ctx.tid_to_weakhandle), len(ctx.original), len(ctx.cloned)) == (1, 1, 0)
+        out.backward()  # (frees what out's graph saved)
+        assert (len(ctx.tid_to_weakhandle), len(ctx.original), len(ctx.cloned)) == (0, 0, 0)
+        b.sin_()  # (nothing saved to copy; sin_'s own node saves b's old value)
+        assert (len(ctx.tid_to_weakhandle), len(ctx.original), len(ctx.cloned)) == (1, 1, 0)
         assert port.same(a.grad, 2 * port.values(a))
 
 
