@@ -83,7 +83,7 @@ def rules_of(step, before) -> list:
     formula, saved = before.formula, {s.name: s for s in before.saved}
     if not formula:
         return []
-    numbers = _saved_numbers(step.node)
+    numbers = {**before.numbers, **_saved_numbers(step.node)}
     grads = {f"grad{i}": g for i, g in enumerate(step.grad_outputs)}
     grads["grad"] = step.grad_outputs[0] if step.grad_outputs else None
     sent = _sent_per_rule(step, len(formula))

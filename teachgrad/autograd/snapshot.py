@@ -34,6 +34,7 @@ import dataclasses
 import functools
 import itertools
 import json
+import re
 import weakref
 
 from .._backend import device_of, device_type_of, to_host
@@ -80,6 +81,9 @@ class NodeInfo:
     anomaly: str | None = None  # anomaly detection: why this node's backward failed
     # built-in Function nodes: the derivative rule of each input (the op's ``formula``)
     formula: dict | None = None
+    # the numbers that rule names which the node shows as ``_saved_<name>`` (a number, or a
+    # 0-d tensor such as nll_loss's total_weight), read before backward frees them
+    numbers: dict = dataclasses.field(default_factory=dict)
     devices: list = dataclasses.field(default_factory=list)  # "cpu", "cuda:0" ... per output
 
 
@@ -362,6 +366,7 @@ class _Builder:
             anomaly=fn.__dict__.get("_anomaly"),
             formula=_formula(fn),
         )
+        info.numbers = _rule_numbers(fn, info.formula)
         self.seen[key] = info
         self.nodes.append(info)
         if isinstance(fn, AccumulateGrad):  # the leaf it feeds, drawn as its own box
@@ -412,6 +417,22 @@ def _formula(fn) -> dict | None:
         getattr(fn, "_forward_cls", None), "formula", None
     )
     return dict(table) if table else None
+
+
+def _rule_numbers(fn, formula) -> dict:
+    """``NodeInfo.numbers``: each name in ``formula`` that ``fn`` shows as a number, or as a
+    0-d tensor, under ``_saved_<name>`` (read now: backward may free it)."""
+    numbers = {}
+    for name in set(re.findall(r"\b([A-Za-z_]\w*)", " ".join((formula or {}).values()), re.ASCII)):
+        try:
+            value = getattr(fn, f"_saved_{name}")
+        except (AttributeError, RuntimeError):  # (none, or freed already)
+            continue
+        if isinstance(value, Tensor) and value.dim() == 0:
+            value = value.item()
+        if type(value) in (int, float):
+            numbers[name] = value
+    return numbers
 
 
 def _saved_info(s: SavedTensor, preview) -> SavedInfo:

@@ -626,8 +626,9 @@ class NllLoss(Builtin):
         "ignore_index": ("options", itemgetter(0)),
         "reduction": ("options", lambda options: reduction_number(options[1])),
     }
-    # W: the summed weight of the counted targets for reduction="mean", else 1
-    formula = {"self": "zeros, −grad / W · weight[target] at target"}
+    # (each node shows the rule it applies: without class weights or the mean, those
+    # factors go, see _nll_rule; total_weight: torch's _saved_total_weight)
+    formula = {"self": "zeros, −grad · weight[target] / total_weight at target"}
 
     @staticmethod
     def torch_inputs(args, kwargs) -> tuple:
@@ -642,6 +643,7 @@ class NllLoss(Builtin):
         class_dim = 0 if x.ndim == 1 else 1
         n_classes = x.shape[class_dim]
         ctx.to_save, ctx.options = (a, target, weight), (ignore_index, reduction)
+        ctx.weighted = weight is not None
         ctx.in_shape, ctx.class_dim = x.shape, class_dim
         # The common case first, on the CPU: no class weights, every target a valid class and
         # none ignored (three quick reductions tell). The loss is then just -input[n, t[n]],
@@ -728,8 +730,22 @@ def _saved_total_weight(node):
     return wrap_array(xp.asarray(total, dtype=x._data.dtype))
 
 
+def _nll_rule(node) -> dict:
+    """The rule this node applies, as the stepper shows it: ``weight[target]`` only with
+    class weights, ``/ total_weight`` only for the mean.
+
+    >>> import teachgrad as tg, teachgrad.nn.functional as F
+    >>> F.nll_loss(tg.zeros(3, 2, requires_grad=True), tg.tensor([0, 1, 1])).grad_fn.formula
+    {'self': 'zeros, −grad / total_weight at target'}
+    """
+    weighted = " · weight[target]" if node.weighted else ""
+    mean = " / total_weight" if node.options[1] == "mean" else ""
+    return {"self": f"zeros, −grad{weighted}{mean} at target"}
+
+
 for _loss in (NllLoss, NllLoss2d):  # (a tensor torch keeps: not a saved argument, see Builtin)
     _loss._backward_cls._saved_total_weight = property(_saved_total_weight)
+    _loss._backward_cls.formula = property(_nll_rule)
 
 
 _BAD_TARGET = (

@@ -93,6 +93,31 @@ def test_a_saved_number_shows_its_value():
     assert rule.result == "[-1]"
 
 
+@pytest.mark.parametrize(
+    "options, rule, numbers",
+    [
+        ({}, "−∂L/∂out / total_weight at target", "zeros, −1 / 3 at [0, 1, 1]"),
+        ({"reduction": "sum"}, "−∂L/∂out at target", "zeros, −1 at [0, 1, 1]"),
+        (
+            {"weight": [1.0, 0.5]},
+            "−∂L/∂out · weight[target] / total_weight at target",
+            "zeros, −1 · [1, 0.5][[0, 1, 1]] / 2 at [0, 1, 1]",
+        ),
+    ],
+    ids=["mean", "sum", "class weights"],
+)
+def test_a_loss_shows_the_rule_it_applies_with_its_total_weight(options, rule, numbers):
+    """nll_loss's rule names only what this call used (class weights, the mean's division),
+    and the total weight, which backward frees, shows its value from before the step."""
+    if "weight" in options:
+        options = {**options, "weight": tg.tensor(options["weight"])}
+    scores = tg.zeros(3, 2, requires_grad=True)
+    loss = tg.nn.functional.nll_loss(scores, tg.tensor([0, 1, 1]), **options)
+    before = snapshot(loss).node_named("NllLossBackward0")
+    (found,) = rules_of(next(tg.autograd.backward_steps(loss)), before)
+    assert (found.rule, found.numbers) == (f"∂L/∂self = zeros, {rule}", numbers)
+
+
 def test_a_custom_function_shows_its_backward_source():
     class Cube(tg.autograd.Function):
         @staticmethod
