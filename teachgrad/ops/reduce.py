@@ -697,7 +697,8 @@ class Norm(_Weighted):
     saved_args = {**_Reduction.saved_args, "ord": "p"}
     # 0 where result is 0; for p = ±inf: grad · sign(self) at the largest (smallest) |self|,
     # shared by ties; for p = 0: 0
-    formula = {"self": "grad · self · |self|^(p − 2) / result^(p − 1)"}
+    # (ord: the p of norm(p=...), as torch's node names it: the stepper shows its value)
+    formula = {"self": "grad · self · |self|^(ord − 2) / result^(ord − 1)"}
 
     @staticmethod
     @quiet
