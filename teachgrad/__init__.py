@@ -14,6 +14,7 @@ from . import (  # noqa: E402
     _backend,
     autograd,  # noqa: E402,I001 - after Tensor: autograd builds on it
     cuda,
+    linalg,
     nn,
     ops,  # noqa: E402
     optim,
