@@ -136,7 +136,7 @@ LAYERS = [
     ("_tensor", "_printing", "_arguments", "_out", "_layout", "_creation"),
     ("autograd",),
     ("ops",),
-    ("nn", "optim", "cuda", "testing"),
+    ("nn", "optim", "cuda", "testing", "linalg"),
 ]
 
 
