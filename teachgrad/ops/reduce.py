@@ -813,7 +813,8 @@ class Cumsum(Builtin):
         dtype = sum_dtype(x, dtype)
         if dtype is not None:
             x = x.astype(dtype)
-        return row_major(array_module(x).cumsum(x, axis=dim)) if x.ndim else x.copy()
+        # (dtype again: NumPy's running sum of small integers would be int64)
+        return row_major(array_module(x).cumsum(x, axis=dim, dtype=dtype)) if x.ndim else x.copy()
 
     @staticmethod
     def backward(ctx, grad):
@@ -928,10 +929,14 @@ def prod(input, dim=_ALL, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype_argument(dtype))
     if dim is _ALL and not keepdim:  # (keepdim without a dim fails below: torch's TypeError)
-        return ProdAll.apply(input, None, False)
-    if dim is None or isinstance(dim, tuple | list):  # (checked() words torch's TypeError)
+        out = ProdAll.apply(input, None, False)
+    elif dim is None or isinstance(dim, tuple | list):  # (checked() words torch's TypeError)
         raise TypeError(f"prod() reduces one int dim or all of them, not {type(dim).__name__}")
-    return Prod.apply(input, dim, flag(keepdim))
+    else:
+        out = Prod.apply(input, dim, flag(keepdim))
+    # integers multiply in int64, as torch's prod does, unless the call asks for a dtype
+    # (bool: the product of 0s and 1s is the logical and); such a result has no gradient
+    return out if dtype is None or out.dtype == input.dtype else out.to(input.dtype)
 
 
 def _var_args(dim, unbiased, keepdim):

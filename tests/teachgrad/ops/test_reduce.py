@@ -289,6 +289,14 @@ REDUCTION_DTYPES = {
     "argmax": lambda lib: lib.ones(3).argmax(),
     "norm of float64": lambda lib: lib.ones(3, dtype=lib.float64).norm(),
     "var of float16": lambda lib: lib.ones(3, dtype=lib.float16).var(),
+    # a dtype asked for is the result's, integers and bools too (found by torch's OpInfo samples)
+    "prod(dtype=int32)": lambda lib: lib.tensor([[2, 3], [4, 5]]).prod(dtype=lib.int32),
+    "prod(dim, dtype=int16)": lambda lib: lib.tensor([[2, 3]]).prod(1, True, dtype=lib.int16),
+    "prod(dim, dtype=bool)": lambda lib: lib.tensor([[True, False]]).prod(0, dtype=lib.bool),
+    "prod(dtype=bool) of int": lambda lib: lib.tensor([1, 2]).prod(dtype=lib.bool),
+    "cumsum(dtype=int32)": lambda lib: lib.tensor([[1, 2], [3, 4]]).cumsum(0, dtype=lib.int32),
+    "cumsum(dtype=int16) of bool": lambda lib: lib.tensor([True, True]).cumsum(0, dtype=lib.int16),
+    "sum(dim, dtype=bool)": lambda lib: lib.tensor([[1, 0], [0, 0]]).sum(1, dtype=lib.bool),
 }
 
 
