@@ -44,7 +44,8 @@ LAB_FIRST     := notebooks/00_tour.ipynb
 # forward-AD, saved-tensor and snapshot tests again, with "cuda" as the default device on
 # a strict CuPy stand-in (tests/cupy_standin.py; about 7,800 tests, 110 s on 2 CPUs).
 # The stand-in computes with NumPy, so the grids that compare every op's dtypes and layouts
-# with torch's, and the bigger random-program fuzzer, would give it the CPU's numbers again
+# with torch's (torch's own OpInfo samples too), and the bigger random-program fuzzer, would
+# give it the CPU's numbers again
 # (50 s of CI): there, only the op tables and the smaller fuzzers run (make test-gpu runs
 # them all on a real GPU, where CuPy's numbers and layouts are its own).
 STANDIN_TESTS := tests/teachgrad/ops tests/teachgrad/inplace tests/teachgrad/nn \
@@ -52,7 +53,8 @@ STANDIN_TESTS := tests/teachgrad/ops tests/teachgrad/inplace tests/teachgrad/nn 
   $(addprefix tests/teachgrad/autograd/,test_engine.py test_gradcheck.py test_forward_ad.py \
     test_functional.py test_saved_hooks_and_anomaly.py test_events_and_snapshots.py)
 CPU_NUMBERS_AGAIN := $(addprefix --ignore=tests/teachgrad/ops/,test_random_programs_more.py \
-  test_torch_fidelity_more_ops.py test_torch_fidelity_fuzzfinds.py test_torch_fidelity_fuzz_ties.py)
+  test_torch_fidelity_more_ops.py test_torch_fidelity_fuzzfinds.py test_torch_fidelity_fuzz_ties.py \
+  test_torch_opinfo_samples.py)
 test: system-deps browser $(VENV)/.installed-test oracle cupy  ## run the tests
 	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --device-standin $(STANDIN_TESTS) $(CPU_NUMBERS_AGAIN) $(PYTEST_ARGS)

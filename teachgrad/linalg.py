@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 
+from ._printing import scalar_type_name
 from ._tensor import _wrap_dim
 from .ops.reduce import amax, amin
 from .ops.reduce import norm as _tensor_norm
@@ -56,6 +57,11 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         raise RuntimeError(
             "linalg.matrix_norm: The input tensor A must have at least 2 dimensions.\n"
             f"  It has {A.dim()}: a vector's norm is vector_norm."
+        )
+    if not A.is_floating_point():  # (checked before the order, as torch does)
+        raise RuntimeError(
+            "linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
+            f"{scalar_type_name(A)}\n  Hint: call .float() first."
         )
     dims = _two_dims(dim, A.dim())
     if ord == "fro":

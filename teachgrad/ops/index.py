@@ -765,6 +765,8 @@ def _scattered(a, dim, index, src, combine=None):
         return out
     if isinstance(src, Tensor):
         src = _at_least_1d(src._data)[tuple(slice(0, n) for n in i.shape)]
+    elif out.dtype.kind in "biu":  # torch makes a number the tensor's dtype first: 2.5 adds 2
+        src = out.dtype.type(src)
     if combine is None:
         _at_least_1d(out)[_grid(i, dim)] = src
     elif combine is array_module(out).multiply:

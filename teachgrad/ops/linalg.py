@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import string
 
-from .._backend import array_module, bool_, promote_types, quiet, result_type
+from .._backend import array_module, bool_, int64, promote_types, quiet, result_type
 from .._layout import contiguous_strides, iterator_strides, with_strides
 from .._printing import c_type_name, scalar_name
 from .._profiling import recorded_as
@@ -791,27 +791,41 @@ def _pairwise_dtype(terms, out, operands):
     the left: a pair that sums a letter both hold at a size other than 1 is a batched product
     (``bmm``), which takes one dtype and no bools (torch's errors); any other pair is an
     elementwise product, which promotes."""
-    dtype, sizes = operands[0].dtype, dict(zip(terms[0], operands[0].shape))
+    dtypes = _after_private_sums(terms, out, operands)
+    dtype, sizes = dtypes[0], dict(zip(terms[0], operands[0].shape))
     for k in range(1, len(operands)):
         b, term = operands[k], terms[k]
         later = set(out).union(*terms[k + 1 :])
         b_sizes = dict(zip(term, b.shape))
         if 0 in sizes.values() or not b.numel():  # an empty product: torch makes it of b's dtype
-            dtype = b.dtype
+            dtype = dtypes[k]
         elif any(sizes.get(c, 1) != 1 != b_sizes[c] for c in set(term) - later):
             if dtype == bool_:
                 _no_bool_kernel("bmm")
-            if b.dtype != dtype:
-                first, other = dtype.numpy.name, b._data.dtype.name
+            if dtypes[k] != dtype:
+                first, other = dtype.numpy.name, dtypes[k].numpy.name
                 _fail(
                     f"expected scalar type {scalar_name(first)} but found {scalar_name(other)}",
                     "einsum's operands must have one dtype: convert them first, e.g. b.to(a.dtype).",
                 )
         else:
-            dtype = promote_types(dtype, b.dtype)
+            dtype = promote_types(dtype, dtypes[k])
         for c, n in b_sizes.items():  # (the product's size: a size-1 dim broadcasts)
             sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
     return dtype
+
+
+def _after_private_sums(terms, out, operands) -> list:
+    """Each operand's dtype once torch has summed out of it the letters no other operand and
+    not the output has (a letter of size 1 is only dropped): a sum makes integers and bools
+    int64, so ``einsum("ik,j->ij", bools, bools)`` is int64, as torch's."""
+    dtypes = []
+    for k, (operand, term) in enumerate(zip(operands, terms, strict=True)):
+        others = set(out).union(*(t for j, t in enumerate(terms) if j != k))
+        summed = any(c not in others and n != 1 for c, n in zip(term, operand.shape))
+        integer = operand._data.dtype.kind in "biu"
+        dtypes.append(int64 if summed and integer else operand.dtype)
+    return dtypes
 
 
 @recorded_as("aten::einsum")

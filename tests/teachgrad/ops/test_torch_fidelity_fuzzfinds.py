@@ -584,3 +584,39 @@ INT_TO_FLOAT = {
 @pytest.mark.parametrize("op", INT_TO_FLOAT.values(), ids=INT_TO_FLOAT.keys())
 def test_an_expanded_integer_tensor_made_float_is_laid_out_like_torch(op, base):
     assert_like_torch(lambda lib: facts(op(lib, lib.full(base, 2).expand(2, 3))))
+
+
+# ------------------------------------ found by running torch's OpInfo samples (test_torch_opinfo_samples)
+
+OPINFO_FINDS = {
+    # torch sums a letter only one operand has out of it first: bools and ints become int64
+    "einsum of bools with a letter of one operand": lambda lib: lib.einsum(
+        "...ik,...j->ij", lib.ones(1, 2, 3, dtype=lib.bool), lib.ones(3, dtype=lib.bool)
+    ),
+    "einsum of bools whose private letter has size 1": lambda lib: lib.einsum(
+        "ik,j->ij", lib.ones(2, 1, dtype=lib.bool), lib.ones(3, dtype=lib.bool)
+    ),
+    "einsum of int32 summing every letter": lambda lib: lib.einsum(
+        "i,j->", lib.ones(2, dtype=lib.int32), lib.ones(3, dtype=lib.int32)
+    ),
+    # a number scattered into integers is made an integer first: -2.5 adds -2
+    "scatter add of -2.5 into int64": lambda lib: lib.tensor([3, -3]).scatter(
+        0, lib.tensor([0, 1]), -2.5, reduce="add"
+    ),
+    "scatter add of 2.5 into int64": lambda lib: lib.tensor([-3]).scatter(
+        0, lib.tensor([0]), 2.5, reduce="add"
+    ),
+    "scatter multiply by 2.7 into int64": lambda lib: lib.tensor([3]).scatter(
+        0, lib.tensor([0]), 2.7, reduce="multiply"
+    ),
+    "scatter of 2.5 into bool": lambda lib: lib.zeros(2, dtype=lib.bool).scatter(
+        0, lib.tensor([1]), 2.5, reduce="add"
+    ),
+    # the dtype check comes before the order's
+    "matrix_norm 'nuc' of int64": lambda lib: lib.linalg.matrix_norm(lib.ones(2, 2).long(), "nuc"),
+}
+
+
+@pytest.mark.parametrize("program", OPINFO_FINDS.values(), ids=OPINFO_FINDS.keys())
+def test_what_torch_s_own_samples_found(program):
+    assert_like_torch(lambda lib: facts(program(lib)))

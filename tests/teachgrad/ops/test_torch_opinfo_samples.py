@@ -1,0 +1,197 @@
+"""torch's own sample inputs for every op of the contract, run through both libraries.
+
+torch tests each of its ops on the samples of its OpInfo database
+(``torch.testing._internal.common_methods_invocations``: shapes from 0-d to 5-d, broadcast,
+strided and empty inputs, every keyword an op takes). Here each sample of each contract op
+runs in teachgrad and in torch: the outputs (values, shapes, dtypes, whether they require
+grad) and, for float dtypes, the gradients of a random combination of the outputs with
+respect to every input must be torch's. (torch's test helpers import ``expecttest``, which
+the ``test`` extra installs.)
+
+Where teachgrad refuses on purpose (docs/differences-from-torch.md: ``pad`` modes other
+than constant, the norms of singular values) it must refuse clearly (NotImplementedError,
+or "not supported"), never answer wrongly; where torch has no kernel for a dtype
+(NotImplementedError: "... not implemented for 'Long'"), teachgrad may compute.
+"""
+
+import functools
+
+import numpy as np
+import pytest
+
+import teachgrad as tg
+from tests import needs
+
+# the contract's ops torch has an OpInfo for (its relu, clip, F.softmax and F.log_softmax are
+# tested through nn.functional.relu, clamp, softmax and log_softmax)
+CONTRACT = """
+add sub mul div pow neg abs reciprocal sqrt rsqrt exp log log1p expm1 sin cos tan tanh sigmoid
+clamp maximum minimum where sign floor ceil round square sum mean prod var std amax
+amin max min argmax argmin logsumexp norm cumsum matmul mm bmm mv dot outer einsum reshape view
+view_as flatten unflatten squeeze unsqueeze transpose t permute movedim expand expand_as narrow
+select unbind split chunk diagonal unfold cat stack repeat tile flip roll gather scatter
+index_select masked_fill tril triu softmax log_softmax eq ne lt le gt ge isnan isinf isfinite
+allclose equal any all linalg.vector_norm linalg.matrix_norm linalg.norm nn.functional.relu
+nn.functional.gelu nn.functional.silu nn.functional.linear nn.functional.mse_loss nn.functional.l1_loss nn.functional.nll_loss
+nn.functional.cross_entropy nn.functional.binary_cross_entropy
+nn.functional.binary_cross_entropy_with_logits nn.functional.conv2d nn.functional.max_pool2d
+nn.functional.avg_pool2d nn.functional.layer_norm nn.functional.embedding
+nn.functional.one_hot nn.functional.pad
+""".split()  # noqa: SIM905 - a list of 110 names reads better as words
+# OpInfos whose function takes its arguments in another order than the op's own
+ADAPTERS = {
+    "where": lambda self, condition, other, **kw: tg.where(condition, self, other, **kw),
+    "einsum": lambda tensors, equation: tg.einsum(equation, tensors),
+    "nn.functional.embedding": lambda weight, idx, **kw: tg.nn.functional.embedding(
+        idx, weight, **kw
+    ),
+}
+# what teachgrad refuses on purpose (OpInfo name, its variant)
+GAPS = {
+    ("nn.functional.pad", "circular"),
+    ("nn.functional.pad", "reflect"),
+    ("nn.functional.pad", "replicate"),
+    ("nn.functional.pad", "replicate_negative"),
+    ("norm", "nuc"),
+    ("linalg.norm", ""),
+    ("linalg.norm", "subgradients_at_zero"),
+    ("linalg.matrix_norm", ""),
+}
+# by the output's dtype (an integer input may give a float32 result); exact otherwise
+TOLERANCES = {"float64": (1e-7, 1e-9), "float32": (2e-5, 1e-5), "float16": (2e-3, 1e-3)}
+
+
+@functools.cache
+def op_db():
+    needs.oracle()
+    try:
+        from torch.testing._internal.common_methods_invocations import op_db
+    except ImportError as error:
+        needs.missing("oracle", f"torch's OpInfo database could not be imported ({error})")
+    return op_db
+
+
+def to_tg(value):
+    """A sample's argument for teachgrad: tensors copied (requires_grad kept), dtypes named."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        dtype = getattr(tg, str(value.dtype).split(".")[-1])
+        t = tg.tensor(value.detach().numpy().copy(), dtype=dtype)
+        return t.requires_grad_() if value.requires_grad else t
+    if isinstance(value, torch.dtype):
+        return getattr(tg, str(value).split(".")[-1])
+    if isinstance(value, torch.Size):
+        return tuple(value)
+    if isinstance(value, list | tuple):
+        return type(value)(to_tg(v) for v in value)
+    if isinstance(value, dict):
+        return {k: to_tg(v) for k, v in value.items()}
+    return value
+
+
+def teachgrad_op(info):
+    """The teachgrad function of an OpInfo (its adapter, the function, or the method)."""
+    if info.name in ADAPTERS:
+        return ADAPTERS[info.name]
+    fn = tg
+    for part in info.name.split("."):
+        fn = getattr(fn, part, None)
+    if fn is not None:
+        return fn
+    return lambda x, *args, **kwargs: getattr(x, info.name)(*args, **kwargs)
+
+
+def tensors_in(value) -> list:
+    if hasattr(value, "requires_grad") and hasattr(value, "shape"):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [t for v in value for t in tensors_in(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in tensors_in(v)]
+    return []
+
+
+def host(t) -> np.ndarray:
+    return np.asarray(t.detach().cpu().numpy())
+
+
+def run(fn, sample, convert):
+    args = (sample.input, *sample.args)
+    args, kwargs = (to_tg(args), to_tg(sample.kwargs)) if convert else (args, sample.kwargs)
+    try:
+        return args, kwargs, fn(*args, **kwargs), None
+    except Exception as error:  # noqa: BLE001 - compared with torch's below
+        return args, kwargs, None, error
+
+
+def compare(info, k, sample, dtype) -> str | None:
+    """Why sample ``k`` of ``info`` differs between the libraries (None: it does not)."""
+    import torch
+
+    targs, tkwargs, want, torch_error = run(info.op, sample, convert=False)
+    args, kwargs, got, error = run(teachgrad_op(info), sample, convert=True)
+    if torch_error is not None or error is not None:
+        if error is None and isinstance(torch_error, NotImplementedError):
+            return None  # (torch has no kernel for this dtype; teachgrad computes)
+        gap = (info.name, info.variant_test_name) in GAPS
+        clear = isinstance(error, NotImplementedError) or "not supported" in str(error)
+        if torch_error is None and gap and clear:
+            return None
+        if torch_error is None or error is None or type(error) is not type(torch_error):
+            return f"torch: {torch_error!r:.150} | teachgrad: {error!r:.150}"
+        return None
+    outs_want = tensors_in(want)
+    outs_got = tensors_in(got)
+    if len(outs_got) != len(outs_want):
+        return f"{len(outs_got)} outputs, torch {len(outs_want)}"
+    for g, w in zip(outs_got, outs_want, strict=True):
+        a, b = host(g), host(w)
+        if a.shape != b.shape or a.dtype != b.dtype or g.requires_grad != w.requires_grad:
+            return f"output {a.shape} {a.dtype} {g.requires_grad}, torch's {b.shape} {b.dtype}"
+        rtol, atol = TOLERANCES.get(str(b.dtype), (0, 0))
+        if not np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
+            return f"output values differ by {np.nanmax(np.abs(a.astype(float) - b)):.3g}"
+    wanted = [o for o in outs_want if o.requires_grad]
+    leaves = [t for t in tensors_in((targs, tkwargs)) if t.requires_grad]
+    if not wanted or not leaves:
+        return None
+    rng = np.random.default_rng(k)
+    weights = [rng.standard_normal(tuple(o.shape)).astype(dtype) for o in wanted]
+    grads_want = torch.autograd.grad(
+        wanted, leaves, [torch.tensor(w) for w in weights], allow_unused=True
+    )
+    grads_got = tg.autograd.grad(
+        [o for o in outs_got if o.requires_grad],
+        [t for t in tensors_in((args, kwargs)) if t.requires_grad],
+        [tg.tensor(w) for w in weights],
+        allow_unused=True,
+    )
+    rtol, atol = TOLERANCES[dtype]
+    for j, (g, w) in enumerate(zip(grads_got, grads_want, strict=True)):
+        a = np.zeros(tuple(leaves[j].shape)) if g is None else host(g)
+        b = np.zeros(tuple(leaves[j].shape)) if w is None else host(w)
+        if a.shape != b.shape or not np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
+            return f"gradient of input {j} differs"
+    return None
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "bool"])
+@pytest.mark.parametrize("name", CONTRACT)
+def test_torch_s_samples_give_torch_s_results(name, dtype):
+    import torch
+
+    infos = [info for info in op_db() if info.name == name]
+    assert infos, f"torch has no OpInfo named {name}"
+    torch_dtype = getattr(torch, dtype)
+    differences = []
+    for info in infos:
+        if not info.supports_dtype(torch_dtype, "cpu"):
+            continue  # (torch has no samples of this dtype for it)
+        grad = info.supports_autograd and torch_dtype.is_floating_point
+        for k, sample in enumerate(info.sample_inputs("cpu", torch_dtype, requires_grad=grad)):
+            why = compare(info, k, sample, dtype)
+            if why is not None:
+                key = f"{info.name}.{info.variant_test_name}" if info.variant_test_name else name
+                differences.append(f"{key} sample {k} ({sample.summary()}): {why}")
+    assert not differences, "\n".join(differences[:10])
