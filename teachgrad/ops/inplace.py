@@ -482,7 +482,8 @@ def inplace(x, op: str, fn, *args, **kwargs):
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}() needs a Tensor")
     record = _grad_state.enabled and _records(x, fn, args, kwargs)
-    check_inplace(x, op, record, args)  # before reading a view's history, as torch does
+    # (before reading a view's history, as torch does; an operand given by keyword counts too)
+    check_inplace(x, op, record, (*args, *kwargs.values()) if kwargs else args)
     # (a float tensor holds any result: the optimizers' add_(g, alpha=-lr) skips this)
     if op in _ALPHA_OPS and x._data.dtype.kind != "f" and (len(args) > 1 or kwargs):
         _check_alpha_cast(x, op, *args, **kwargs)
@@ -781,14 +782,14 @@ _EXAMPLE_ARGS = {
 }
 
 
-def _copy(x, src, non_blocking=False):
-    if isinstance(src, bool | int | float):  # torch wraps a number as a 0-d tensor
-        src = pointwise._wrapped_input(src, x, "copy_")
-    if not isinstance(src, Tensor):
+def _copy(x, other, non_blocking=False):  # (torch's keyword is other, though its docs say src)
+    if isinstance(other, bool | int | float):  # torch wraps a number as a 0-d tensor
+        other = pointwise._wrapped_input(other, x, "copy_")
+    if not isinstance(other, Tensor):
         raise TypeError(
-            f"copy_(): argument 'other' (position 1) must be Tensor, not {type_name(src)}"
+            f"copy_(): argument 'other' (position 1) must be Tensor, not {type_name(other)}"
         )
-    return Copy.apply(x, src)
+    return Copy.apply(x, other)
 
 
 def _strip_leading_ones(value):

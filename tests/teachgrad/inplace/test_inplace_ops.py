@@ -277,3 +277,24 @@ def test_a_loop_over_an_index_tensor_writes_as_in_torch():
     facts = assert_both_same(program)
     # each ``g[i] += v`` is an add_ into the view g[i], then ``g[i] = that view``: 2 bumps
     assert facts["tg"]["version"] == 6
+
+
+KEYWORD_OPERANDS = {  # found by torch's OpInfo samples: fill_(value=...) raised IndexError
+    "fill_(value=number)": lambda lib, x: x.fill_(value=2.5),
+    "fill_(value=0-d tensor)": lambda lib, x: x.fill_(value=lib.tensor(3.0)),
+    "copy_(other=, non_blocking=)": lambda lib, x: x.copy_(other=lib.ones(3), non_blocking=True),
+    "add_(other=, alpha=)": lambda lib, x: x.add_(other=lib.ones(3), alpha=2),
+    "masked_fill_(mask=, value=)": lambda lib, x: x.masked_fill_(
+        mask=lib.tensor([True, False, True]), value=7.0
+    ),
+}
+
+
+@pytest.mark.parametrize("program", KEYWORD_OPERANDS.values(), ids=KEYWORD_OPERANDS.keys())
+def test_an_operand_given_by_keyword_is_taken_as_torch_takes_it(program):
+    def facts(lib):
+        x = lib.zeros(3)
+        out = program(lib, x)
+        return values(out), x._version, out is x
+
+    assert_both_same(facts)
