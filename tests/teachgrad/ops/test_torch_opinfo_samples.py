@@ -195,3 +195,55 @@ def test_torch_s_samples_give_torch_s_results(name, dtype):
                 key = f"{info.name}.{info.variant_test_name}" if info.variant_test_name else name
                 differences.append(f"{key} sample {k} ({sample.summary()}): {why}")
     assert not differences, "\n".join(differences[:10])
+
+
+IN_PLACE = ["add", "sub", "mul", "div", "pow", "neg", "abs", "exp", "log", "sqrt", "sin", "cos"]
+IN_PLACE += ["tanh", "sigmoid", "clamp", "masked_fill", "index_put", "fill", "zero", "copy"]
+
+
+def compare_in_place(info, sample) -> str | None:
+    """``x.<op>_(...)`` on a copy of the sample's input in each library: the same refusal
+    (class and first line), or the same values, dtype and version, and ``x`` returned."""
+    want_x = sample.input.clone()
+    x = to_tg(sample.input.clone())
+    torch_error = None
+    try:
+        info.inplace_variant(want_x, *sample.args, **sample.kwargs)
+    except Exception as error:  # noqa: BLE001 - compared below
+        torch_error = error
+    try:
+        got, error = getattr(x, f"{info.name}_")(*to_tg(sample.args), **to_tg(sample.kwargs)), None
+    except Exception as caught:  # noqa: BLE001 - compared below
+        got, error = None, caught
+    if torch_error is not None or error is not None:
+        first = [str(e).split("\n")[0].replace("teachgrad", "torch") for e in (error, torch_error)]
+        if type(error) is not type(torch_error) or first[0] != first[1]:
+            return f"torch: {torch_error!r:.150} | teachgrad: {error!r:.150}"
+        return None
+    a, b = host(x), host(want_x)
+    rtol, atol = TOLERANCES.get(str(b.dtype), (0, 0))
+    same = a.shape == b.shape and a.dtype == b.dtype
+    if not (same and np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)):
+        return f"values {a.dtype} {a.shape}, torch's {b.dtype} {b.shape}"
+    if x._version != want_x._version or got is not x:
+        return f"version {x._version} (torch {want_x._version}), x returned: {got is x}"
+    return None
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "bool"])
+@pytest.mark.parametrize("name", IN_PLACE)
+def test_torch_s_samples_in_place_give_torch_s_results(name, dtype):
+    import torch
+
+    torch_dtype = getattr(torch, dtype)
+    differences = []
+    for info in op_db():
+        if info.name != name or info.inplace_variant is None:
+            continue
+        if not info.supports_dtype(torch_dtype, "cpu"):
+            continue
+        for k, sample in enumerate(info.sample_inputs("cpu", torch_dtype, requires_grad=False)):
+            why = compare_in_place(info, sample)
+            if why is not None:
+                differences.append(f"{name}_ sample {k} ({sample.summary()}): {why}")
+    assert not differences, "\n".join(differences[:10])
