@@ -724,6 +724,13 @@ class Norm(_Weighted):
         if ctx.p == 0:  # a count of nonzeros: torch gives no gradient (None), not zeros
             _ = ctx.saved_tensors  # (still checked for in-place changes)
             return (None,) * len(ctx.needs_input_grad)
+        if 1 < ctx.p < math.inf and ctx.p != 2:
+            # torch zeroes grad / norm^(p-1) where the norm is 0, the incoming gradient
+            # included: a NaN arriving there (a second derivative at 0) stays 0 for p >= 3
+            a, result = ctx.saved_tensors
+            scaled = where(result == 0, 0.0, grad / result ** (ctx.p - 1))
+            factor = Norm.factors(ctx, a, result)[0]
+            return (_Reduction.spread(ctx, scaled) * factor,) + (None,) * 3
         return super().backward(ctx, grad)
 
     @staticmethod

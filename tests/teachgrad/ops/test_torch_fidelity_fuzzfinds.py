@@ -620,3 +620,17 @@ OPINFO_FINDS = {
 @pytest.mark.parametrize("program", OPINFO_FINDS.values(), ids=OPINFO_FINDS.keys())
 def test_what_torch_s_own_samples_found(program):
     assert_like_torch(lambda lib: facts(program(lib)))
+
+
+@pytest.mark.parametrize("p", [1.5, 2, 2.5, 3, 3.5, 4])
+def test_second_derivatives_of_a_norm_at_zero_are_torch_s(p):
+    """At a zero norm torch's backward zeroes the incoming gradient times 1/norm^(p-1): a
+    second derivative there is 0 for p >= 3 (teachgrad gave NaN), NaN below, as torch."""
+
+    def program(lib):
+        x = lib.tensor([[0.5, -1.0, 0.0], [0.0, 0.0, 0.0]], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.linalg.vector_norm(x, p, dim=1).sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad((g * g).sum(), x)
+        return facts(h)
+
+    assert_like_torch(program)
