@@ -5,7 +5,9 @@ torch tests each of its ops on the samples of its OpInfo database
 strided and empty inputs, every keyword an op takes). Here each sample of each contract op
 runs in teachgrad and in torch: the outputs (values, shapes, dtypes, whether they require
 grad) and, for float dtypes, the gradients of a random combination of the outputs with
-respect to every input must be torch's. (torch's test helpers import ``expecttest``, which
+respect to every input must be torch's; in float64 so must the forward-mode tangents and
+the second derivatives (double backward); and the in-place variants must change their
+tensor as torch's do (values, dtype, version) or refuse as torch's do. (torch's test helpers import ``expecttest``, which
 the ``test`` extra installs.)
 
 Where teachgrad refuses on purpose (docs/differences-from-torch.md: ``pad`` modes other
@@ -246,4 +248,110 @@ def test_torch_s_samples_in_place_give_torch_s_results(name, dtype):
             why = compare_in_place(info, sample)
             if why is not None:
                 differences.append(f"{name}_ sample {k} ({sample.summary()}): {why}")
+    assert not differences, "\n".join(differences[:10])
+
+
+def host_grad(t) -> np.ndarray:
+    """A gradient on the host (torch may give a ZeroTensor, which NumPy can't read)."""
+    if getattr(t, "_is_zerotensor", lambda: False)():
+        return np.zeros(tuple(t.shape))
+    return host(t)
+
+
+def _substituted(value, duals: dict):
+    """``value`` with each tensor in ``duals`` (by id) replaced by its dual tensor."""
+    if id(value) in duals:
+        return duals[id(value)]
+    if isinstance(value, list | tuple):
+        return type(value)(_substituted(v, duals) for v in value)
+    if isinstance(value, dict):
+        return {k: _substituted(v, duals) for k, v in value.items()}
+    return value
+
+
+def _tangents_out(lib, fn, args, kwargs, tangents) -> list:
+    """The tangents of ``fn``'s float outputs when its inputs that require grad move along
+    ``tangents`` (forward-mode AD, each library's own)."""
+    fw = lib.autograd.forward_ad
+    leaves = [t for t in tensors_in((args, kwargs)) if t.requires_grad]
+    with fw.dual_level():
+        duals = {id(t): fw.make_dual(t.detach(), lib.tensor(v)) for t, v in zip(leaves, tangents)}
+        out = fn(*_substituted(args, duals), **_substituted(kwargs, duals))
+        found = []
+        for o in tensors_in(out):
+            if o.is_floating_point():
+                tangent = fw.unpack_dual(o).tangent
+                found.append(np.zeros(tuple(o.shape)) if tangent is None else host_grad(tangent))
+        return found
+
+
+def _second_order(lib, fn, args, kwargs, k) -> list | None:
+    """d/dinputs of <grad(outputs · w), v> (a Hessian-vector product), None where the op has
+    no gradient to differentiate."""
+    leaves = [t for t in tensors_in((args, kwargs)) if t.requires_grad]
+    outs = [o for o in tensors_in(fn(*args, **kwargs)) if o.requires_grad]
+    if not outs or not leaves:
+        return None
+    rng = np.random.default_rng(k)
+    weights = [lib.tensor(rng.standard_normal(tuple(o.shape))) for o in outs]
+    grads = lib.autograd.grad(outs, leaves, weights, create_graph=True, allow_unused=True)
+    live = [g for g in grads if g is not None and g.requires_grad]
+    if not live:
+        return []
+    vs = [lib.tensor(rng.standard_normal(tuple(g.shape))) for g in live]
+    second = lib.autograd.grad(live, leaves, vs, allow_unused=True)
+    return [None if h is None else host_grad(h) for h in second]
+
+
+def _differ(got: list, want: list) -> bool:
+    if len(got) != len(want):
+        return True
+    for a, b in zip(got, want, strict=True):
+        if a is None and b is None:
+            continue
+        if a is None or b is None:
+            a, b = (np.zeros_like(b) if a is None else a), (np.zeros_like(a) if b is None else b)
+        if a.shape != b.shape or not np.allclose(a, b, rtol=1e-7, atol=1e-9, equal_nan=True):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("order", ["forward-mode tangents", "second derivatives"])
+@pytest.mark.parametrize("name", CONTRACT)
+def test_torch_s_samples_give_torch_s_derivatives(name, order):
+    """float64: each sample's forward-mode tangents (random input tangents), or its second
+    derivatives (double backward), equal torch's."""
+    import torch
+
+    differences = []
+    for info in op_db():
+        supported = (
+            info.supports_forward_ad if order.startswith("forward") else info.supports_gradgrad
+        )
+        if info.name != name or not supported or not info.supports_dtype(torch.float64, "cpu"):
+            continue
+        for k, sample in enumerate(info.sample_inputs("cpu", torch.float64, requires_grad=True)):
+            args, kwargs = (sample.input, *sample.args), sample.kwargs
+            if not [t for t in tensors_in((args, kwargs)) if t.requires_grad]:
+                continue
+            mine = (teachgrad_op(info), to_tg(args), to_tg(kwargs))
+            try:
+                if order.startswith("forward"):
+                    rng = np.random.default_rng(k)
+                    leaves = [t for t in tensors_in((args, kwargs)) if t.requires_grad]
+                    tangents = [rng.standard_normal(tuple(t.shape)) for t in leaves]
+                    got = _tangents_out(tg, *mine, tangents)
+                    want = _tangents_out(torch, info.op, args, kwargs, tangents)
+                else:
+                    got = _second_order(tg, *mine, k)
+                    want = _second_order(torch, info.op, args, kwargs, k)
+                    if want is None and got is None:
+                        continue
+            except (NotImplementedError, RuntimeError) as error:
+                refused = isinstance(error, NotImplementedError) or "not supported" in str(error)
+                if (info.name, info.variant_test_name) in GAPS and refused:
+                    continue  # (a sample teachgrad refuses on purpose: tested above)
+                raise
+            if want is None or got is None or _differ(got, want):
+                differences.append(f"{info.name} sample {k} ({sample.summary()})")
     assert not differences, "\n".join(differences[:10])
