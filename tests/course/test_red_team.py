@@ -224,33 +224,13 @@ def test_a_backward_that_asks_the_engine_only_under_grad_mode_earns_nothing(tmp_
 # ------------------------------------------- 02: a library that differentiates for you
 
 SYMBOLIC = """
-    import numpy as np
+    import {library}  # (here, so that the cells load whatever it does)
 
-
-    def _pointwise(expression, op):
-        class Pointwise(tg.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return op(x)
-
-            @staticmethod
-            def backward(ctx, grad):
-                (x,) = ctx.saved_tensors
-                import {library}  # (here, so that the cells load whatever it does)
-
-                s = sympy.Symbol("s")
-                derivative = sympy.lambdify(s, sympy.diff(sympy.sympify(expression), s), "numpy")
-                values = np.broadcast_to(derivative(x.detach().numpy()), tuple(x.shape))
-                return grad * tg.tensor(values.copy())
-
-        return Pointwise
-
-
-    Square = _pointwise("s**2", lambda t: t * t)
-    Exp = _pointwise("exp(s)", tg.exp)
-    Sin = _pointwise("sin(s)", tg.sin)
-    Sigmoid = _pointwise("1 / (1 + exp(-s))", tg.sigmoid)
+    s = sympy.Symbol("s")
+    rule = {tg.exp: "exp(s)", tg.sin: "sin(s)", tg.sigmoid: "1 / (1 + exp(-s))"}.get(op, "s**2")
+    derivative = sympy.lambdify(s, sympy.diff(sympy.sympify(rule), s), "numpy")
+    values = np.broadcast_to(derivative(x.detach().numpy()), tuple(x.shape))
+    return grad * tg.tensor(values.copy())
 """
 
 
@@ -261,9 +241,8 @@ def test_a_library_that_differentiates_is_out_of_reach(tmp_path, library):
     mpmath, HIPS autograd, torch ...: ``sandbox.DIFFERENTIATORS``), so the backward fails
     where it loads one."""
     needs.oracle()  # (torch installs sympy and mpmath: without them the test tests nothing)
-    code = source("02_pointwise", student=True) + textwrap.dedent(SYMBOLIC).replace(
-        "{library}", library if library == "sympy" else f"{library}, sympy"
-    )
+    backward = SYMBOLIC.replace("{library}", library if library == "sympy" else f"{library}, sympy")
+    code = source("02_pointwise", student=True) + textwrap.dedent(pointwise_functions(backward))
     score, _, results = grade(tmp_path, code)
     assert score == 0, {r.name: r.output for r in results.values() if r.score}
     assert all("not allowed while grading" in r.output for r in results.values())
