@@ -2,15 +2,14 @@
 undefined gradients reaching hooks, and anomaly mode's bookkeeping, as PyTorch's own autograd
 tests (test_autograd.py: test_grad_mode_class_decoration, test_set_grad_coroutines*,
 test_grad_mode_restored_reentrant, test_volatile_deprecated, test_saved_variables_deprecated,
-test_attribute_deletion, test_version_counter, test_increment_version, test_type_conversions, test_set_data_self_requires_grad,
+test_version_counter, test_increment_version, test_type_conversions, test_set_data_self_requires_grad,
 test_set_data_preserve_pyobj, test_indexing, test_select_sum, test_diagonal_expanded_v,
 test_select_expanded_v, test_slice_expanded_v, test_anomaly_assign_parent_cleanup,
 test_nested_anomaly_printstack_cleanup, test_no_unnecessary_save, test_backward_with_scalar_input,
 and the undefined-gradient cases of test_gradcheck_undefined_grad) check them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
-facts torch's test asserts. Left out: deleting torch's internal attributes (``_grad_fn``,
-``_backward_hooks``) and ``requires_grad``.
+facts torch's test asserts. (test_attribute_deletion is in test_torch_port_leaves.py.)
 """
 
 import gc
@@ -226,17 +225,6 @@ def test_saved_variables_deprecated(lib):
     ):
         MyFunction.apply(x, y).sum().backward()
     assert same(x.grad, np.ones((3, 3)))
-
-
-def test_attribute_deletion(lib):
-    x = randn(lib, 5, 5, requires_grad=True)
-    x.grad = lib.ones(5, 5, dtype=lib.float64)
-    del x.grad
-    assert x.grad is None
-    with pytest.raises(RuntimeError, match="^Deleting tensor data is not allowed"):
-        del x.data
-    with pytest.raises(TypeError):
-        x.data = None
 
 
 def test_version_counter(lib):
