@@ -91,6 +91,9 @@ DTYPE_RULES = {
                      "index_select(): self and result must have the same scalar type"),
     "logsumexp": (lambda res, out: out.kind == "f", RuntimeError,
                   "logsumexp(): Expected floating point type for result tensor, but got: {out}"),
+    "linalg.vector_norm": _EXACT,
+    **dict.fromkeys(("linalg.matrix_norm", "linalg.norm"),
+                    (_same, RuntimeError, "{name} expected out tensor dtype {res} but got: {out}")),
 }  # fmt: skip
 # the reductions that compute in out's dtype, as if given dtype=out.dtype (its inputs cast first)
 IN_OUTS_DTYPE = ("sum", "prod", "cumsum")

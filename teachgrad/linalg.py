@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 
+from ._out import accepts_out
 from ._printing import scalar_type_name
 from ._tensor import _wrap_dim
 from .ops.reduce import amax, amin
@@ -111,6 +112,12 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if A.dim() == 1:
         return vector_norm(A, ord, None, keepdim, dtype=dtype)
     return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+
+
+# torch's out= keyword (see _out), named as torch's messages name these functions
+vector_norm = accepts_out(vector_norm, "linalg.vector_norm")
+matrix_norm = accepts_out(matrix_norm, "linalg.matrix_norm")
+norm = accepts_out(norm, "linalg.norm")
 
 
 def _two_dims(dim, ndim: int) -> tuple:

@@ -6,6 +6,7 @@ and first line, or the same values, dtype, shape, warnings (first lines), and ``
 itself returned with its version moved on.
 """
 
+import functools
 import warnings
 
 import numpy as np
@@ -117,6 +118,10 @@ CALLS = {
     "arange": lambda L: (3,),
     "linspace": lambda L: (0.0, 1.0, 3),
     "eye": lambda L: (2,),
+    # tg.linalg's norms
+    "linalg.vector_norm": lambda L: (_a(L),),
+    "linalg.matrix_norm": lambda L: (_a(L), 1),
+    "linalg.norm": lambda L: (_v(L), 3),
 }
 RANDOM = {"randn": (2, 2), "rand": (3,), "randint": (0, 5, (4,)), "empty": (2, 3)}
 OUTS = {  # name -> out, for a library
@@ -135,13 +140,18 @@ def _outcome(lib, name, out_name):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            result = getattr(lib, name)(*CALLS[name](lib), out=out)
+            result = _function(lib, name)(*CALLS[name](lib), out=out)
         except Exception as error:  # noqa: BLE001 - the outcome compared
             return ("raises", type(error).__name__, first_line(error))
     said = sorted({str(w.message).split("(Triggered internally")[0].strip() for w in caught})
     values = out.detach().cpu().numpy()
     return ("writes", result is out, out._version > 0, str(out.dtype).split(".")[-1],
             tuple(out.shape), values.tolist(), said)  # fmt: skip
+
+
+def _function(lib, name: str):
+    """``lib.<name>``, for a dotted name too (``linalg.norm``)."""
+    return functools.reduce(getattr, name.split("."), lib)
 
 
 def test_the_functions_that_take_out_are_torchs(torch):
