@@ -839,6 +839,12 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         )
         if weight.ndim < 3:
             raise RuntimeError("weight should have at least three dimensions" + hint)
+        if padding == "same":  # (torch's 'same' path compares the two ranks first)
+            raise RuntimeError(
+                f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight"
+                f"{list(weight.shape)}, but got {input.ndim}-dimensional input of size "
+                f"{list(input.shape)} instead" + hint
+            )
         raise RuntimeError(
             "expected stride to be a single integer value or a list of "
             f"{weight.ndim - 2} values to match the convolution dimensions, but got "
@@ -868,7 +874,13 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     shape_w = list(weight.shape)
     if groups <= 0:
         raise RuntimeError(f"non-positive groups is not supported\n  Got groups={groups}.")
-    if out_channels % groups:
+    if out_channels < groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but "
+            f"got weight of size {shape_w} instead\n  Each of the {groups} groups needs at least "
+            f"one filter; weight has {out_channels}."
+        )
+    if out_channels % groups:  # (torch's message has the double brackets)
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got "
             f"weight of size [{shape_w}] instead\n  Each of the {groups} groups needs the same number "
@@ -972,6 +984,12 @@ def _pool_geometry(input, fn_name, kernel_size, stride, padding, dilation, ceil_
     dilation = _pool_pair(dilation, "dilation", fn_name)
     if min(stride) == 0:
         raise RuntimeError(f"stride should not be zero\n  Got stride={stride}.")
+    if min(pad) < 0:
+        first = next(p for p in pad if p < 0)
+        raise RuntimeError(
+            f"pad must be non-negative, but got pad: {first}\n  Padding adds rows and columns "
+            "around the image; there is none to take away."
+        )
     for k, p, d in zip(kernel, pad, dilation):
         if p > (d * (k - 1) + 1) // 2:
             raise RuntimeError(

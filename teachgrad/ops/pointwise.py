@@ -1859,6 +1859,8 @@ def clone_like(input, layout_of=None):
 
 def _comparison(name, ufunc_name):
     def fn(input, other):
+        if not isinstance(input, Tensor):  # (a number first: torch has no such signature)
+            raise invalid_combination(name, (input, other), {})
         x, y = operands(input, other)
         xp = array_module(x if hasattr(x, "dtype") else y)
         out = as_array(getattr(xp, ufunc_name)(x, y))  # 0-d: NumPy gives a scalar

@@ -790,6 +790,11 @@ def narrow(input, dim, start, length):
         )
     given, dim = _given_and_wrapped(dim, input._data.ndim)
     size = input._data.shape[dim]
+    if isinstance(start, Tensor) and (start.dim() or start._data.dtype.kind not in "iu"):
+        raise RuntimeError(
+            "start must be an 0-dim integral Tensor.\n  A tensor start holds one integer: "
+            f"got shape {tuple(start.shape)}, dtype {str(start.dtype).split('.')[-1]}."
+        )
     start, length = _as_int(start), _as_int(length)  # (start may be a 0-d tensor)
     if length < 0:
         raise RuntimeError(

@@ -176,7 +176,6 @@ NOT_YET = {
     "x.view(None)": "view's size",
     "x.unflatten(1, None)": "unflatten's sizes",
     "x.unflatten(1, T.ones(2))": "unflatten's sizes",
-    "x.narrow(0, T.ones(2), 1)": "narrow's start as a tensor",
     "x.to(True)": "to's arguments",
     "x.to(1.5)": "to's arguments",
     "x.to('a')": "to's arguments",

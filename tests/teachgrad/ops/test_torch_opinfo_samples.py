@@ -355,3 +355,45 @@ def test_torch_s_samples_give_torch_s_derivatives(name, order):
             if want is None or got is None or _differ(got, want):
                 differences.append(f"{info.name} sample {k} ({sample.summary()})")
     assert not differences, "\n".join(differences[:10])
+
+
+def _refusal(info, error_input) -> str | None:
+    """Why teachgrad does not refuse ``error_input`` as torch's OpInfo says torch does (the
+    exception's class, and its message matching torch's pattern), or None."""
+    import re
+
+    sample = error_input.sample_input
+    if "out" in sample.kwargs:
+        return None  # (out= aliasing an input: copies made for teachgrad share no memory)
+    if any(isinstance(v, complex) for v in (*sample.args, *sample.kwargs.values())):
+        return None  # (complex numbers are not teachgrad's)
+    try:
+        args, kwargs = to_tg((sample.input, *sample.args)), to_tg(sample.kwargs)
+    except (AttributeError, ValueError):
+        return None  # (a complex dtype, or more dims than NumPy has: not teachgrad's)
+    try:
+        teachgrad_op(info)(*args, **kwargs)
+    except Exception as error:  # noqa: BLE001 - compared with torch's below
+        message = str(error).replace("teachgrad", "torch")
+        if isinstance(error, error_input.error_type) and re.search(
+            error_input.error_regex, message
+        ):
+            return None
+        return f"{type(error).__name__}: {str(error).splitlines()[0][:150]}"
+    return "no error"
+
+
+@pytest.mark.parametrize("name", CONTRACT)
+def test_torch_s_error_inputs_are_refused_as_torch_refuses_them(name):
+    """torch's OpInfos list inputs each op must refuse, with the exception's class and a
+    pattern of its message (``error_inputs``): teachgrad refuses them the same way."""
+    differences = []
+    for info in op_db():
+        if info.name != name or info.error_inputs_func is None:
+            continue
+        for k, error_input in enumerate(info.error_inputs("cpu")):
+            why = _refusal(info, error_input)
+            if why is not None:
+                want = f"{error_input.error_type.__name__} ~ {error_input.error_regex!r}"
+                differences.append(f"{name} error input {k}: {why}; torch: {want}")
+    assert not differences, "\n".join(differences[:10])
