@@ -328,7 +328,9 @@ def _bad_dropout_probability(p) -> str:
 @recorded_as("aten::pad")
 def pad(input, pad, mode="constant", value=None):
     """Pad the last dims: ``pad = (left, right)`` for the last dim, then ``(top, bottom)`` for the
-    one before, ...; negative amounts crop. Only ``mode='constant'`` is implemented.
+    one before, ...; negative amounts crop. ``mode='constant'`` fills with ``value`` (0);
+    ``'replicate'`` repeats the edge element, ``'reflect'`` mirrors around it (1 to 3 dims of a
+    batch or of one input). ``'circular'`` is not implemented.
 
     >>> import teachgrad as tg
     >>> import teachgrad.nn.functional as F
@@ -336,18 +338,16 @@ def pad(input, pad, mode="constant", value=None):
     tensor([[0., 1., 1., 0., 0.]])
     >>> F.pad(tg.arange(4.0), (-1, -1))
     tensor([1., 2.])
+    >>> F.pad(tg.arange(3.0)[None], (2, 1), mode="reflect"), F.pad(tg.arange(3.0)[None], (1, 1), mode="replicate")
+    (tensor([[2., 1., 0., 1., 2., 1.]]), tensor([[0., 0., 1., 2., 2.]]))
     """
     # torch's F.pad hands its arguments on, by position, to its parser: a pad of floats is
     # refused, not rounded
     parse("pad", (input, pad, mode, value), {})
-    if mode != "constant":
-        if mode in ("reflect", "replicate", "circular"):
-            raise NotImplementedError(
-                f"pad: mode='{mode}' is not implemented in teachgrad; only mode='constant' is."
-            )
+    if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(
             f"Unrecognised padding mode {mode}\n  torch's modes are 'constant', 'reflect', "
-            "'replicate' and 'circular'; teachgrad implements 'constant'."
+            "'replicate' and 'circular'; teachgrad implements all but 'circular'."
         )
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
@@ -361,7 +361,56 @@ def pad(input, pad, mode="constant", value=None):
             f"padding length {len(pad)} and input of dimension {input.ndim}\n  {len(pad) // 2} pairs "
             f"would pad {len(pad) // 2} dims; the input of shape {tuple(input.shape)} has {input.ndim}."
         )
+    if mode != "constant":
+        return _edge_pad(input, pad, mode, value)
     return constant_pad_nd(input, pad, 0.0 if value is None else value)
+
+
+def _edge_pad(input, pad, mode, value):
+    """``pad`` with mode 'reflect' or 'replicate' (torch's ReflectionPad/ReplicationPad nodes),
+    after torch's checks, in torch's order."""
+    if value is not None and value != 0:
+        raise RuntimeError(
+            f'Padding mode "{mode}" doesn\'t take in value argument\n  Only mode="constant" '
+            "fills with a value; this mode copies the input's own elements."
+        )
+    if mode == "circular":
+        raise NotImplementedError(
+            "pad: mode='circular' is not implemented in teachgrad; 'constant', 'reflect' and "
+            "'replicate' are."
+        )
+    dims = len(pad) // 2
+    if not 0 < dims <= 3 or input.ndim not in (dims + 1, dims + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n  "
+            f"{mode} pads the last 1, 2 or 3 dims of a (batch of) {dims + 1}-D input."
+        )
+    if 0 in input.shape[input.ndim - dims - 1 :]:  # (a batch of none is fine, no other dim)
+        raise RuntimeError(
+            f"Expected {dims + 1}D or {dims + 2}D (batch mode) tensor with possibly 0 batch size "
+            f"and other non-zero dimensions for input, but got: {list(input.shape)}"
+        )
+    shape = tuple(input.shape)
+    if mode == "reflect":
+        for k in range(dims):  # (the last dim first: torch's arguments #4, #6, #8)
+            before, after, dim = pad[2 * k], pad[2 * k + 1], input.ndim - 1 - k
+            if before >= shape[dim] or after >= shape[dim]:
+                raise RuntimeError(
+                    f"Argument #{4 + 2 * k}: Padding size should be less than the corresponding "
+                    f"input dimension, but got: padding ({before}, {after}) at dimension {dim} of "
+                    f"input {list(shape)}\n  reflect mirrors the input around its edge: it can't "
+                    "reach further than the input is long."
+                )
+    sizes = [shape[input.ndim - 1 - k] for k in range(dims)][::-1]  # (D,) H, W
+    out = [sizes[j] + pad[2 * (dims - 1 - j)] + pad[2 * (dims - 1 - j) + 1] for j in range(dims)]
+    if all(n < 1 for n in out):
+        names = "DHW"[3 - dims :]
+        given = ", ".join(f"{c}: {n}" for c, n in zip(names, sizes))
+        given = given.replace(", H", " H", 1) if dims == 3 else given
+        given += " " if (mode, dims) == ("replicate", 2) else ""  # (torch's own spacing)
+        got = " ".join(f"{c}: {n}" for c, n in zip(names, out))
+        raise RuntimeError(f"input ({given}) is too small. Calculated output {got}")
+    return _nn.EDGE_PADS[(mode, dims)].apply(input, pad, mode)
 
 
 # --------------------------------------------------------------------------- regression losses

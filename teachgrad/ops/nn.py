@@ -51,9 +51,10 @@ from .._backend import (
 )
 from .._printing import scalar_type_name
 from .._tensor import Tensor, _given_and_wrapped, wrap_array
-from ..autograd.builtin import Builtin, remember_dim
+from ..autograd.builtin import Builtin, int_tuple, remember_dim
 from ..autograd.forward_ad import linear_jvp, tangent_sum, zero_if_none
 from . import fused
+from .index import _IndexAdd
 from .linalg import keep_layouts, layout_args
 from .pointwise import SavesResult, _sigmoid, _unary, operands, where
 from .reduce import dtype_argument, row_major
@@ -1612,3 +1613,70 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """
     input, dim = _softmax_input(input, dim, dtype, "log_softmax")
     return LogSoftmax.apply(input, dim)
+
+
+# --------------------------------------------------------------------------- reflect / replicate padding
+
+
+class _EdgePad(Builtin):
+    """``F.pad`` with ``mode="reflect"`` or ``"replicate"``: each padded dim reads the input at
+    computed positions (``edge_positions``), the same for every row, so the output is the
+    input taken at those positions, dim by dim. Backward adds each gradient back where it was
+    read from (``_IndexAdd``, one padded dim at a time: a border element collects several)."""
+
+    saved_names = ("self",)
+    saved_args = {"padding": ("padding", int_tuple)}
+    formula = {"self": "zeros with grad added at indices"}  # (indices: the positions read)
+    jvp = staticmethod(linear_jvp)
+
+    @staticmethod
+    def forward(ctx, a, padding, mode):
+        x = a._data
+        xp = array_module(x)
+        ctx.padding, ctx.to_save = padding, (a,)
+        ctx.reads = edge_positions(x.shape, padding, mode)
+        for dim, positions in ctx.reads:  # (int64: an empty list would be a float array)
+            x = xp.take(x, xp.asarray(positions, dtype="int64"), axis=dim)
+        return row_major(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors  # (checked for in-place changes, as torch's node does)
+        for dim, positions in reversed(ctx.reads):
+            shape = list(grad.shape)
+            shape[dim] = a.shape[dim]
+            index = wrap_array(array_module(a._data).asarray(positions, dtype="int64"))
+            grad = _IndexAdd.apply(grad, tuple(shape), dim, index=index)
+        return grad, None, None
+
+
+def _edge_pad_class(kind: str, dims: int):
+    name = f"{kind}Pad{dims}D"
+    return type(name, (_EdgePad,), {"node_name": f"{name}Backward0", "__module__": __name__})
+
+
+EDGE_PADS = {
+    (mode, dims): _edge_pad_class(kind, dims)
+    for mode, kind in (("reflect", "Reflection"), ("replicate", "Replication"))
+    for dims in (1, 2, 3)
+}
+
+
+def edge_positions(shape, padding, mode) -> list:
+    """``[(dim, positions)]``: for each padded dim (the last first, as ``padding`` lists them),
+    the input position each output position reads. Replicate repeats the edge element;
+    reflect mirrors around it (without repeating it). A negative amount crops.
+
+    >>> edge_positions((4,), (2, 1), "reflect"), edge_positions((4,), (2, -1), "replicate")
+    ([(0, [2, 1, 0, 1, 2, 3, 2])], [(0, [0, 0, 0, 1, 2])])
+    """
+    reads = []
+    for k in range(len(padding) // 2):
+        dim = len(shape) - 1 - k
+        before, after, n = padding[2 * k], padding[2 * k + 1], shape[dim]
+        wanted = range(-before, n + after)
+        if mode == "replicate":
+            reads.append((dim, [min(max(p, 0), n - 1) for p in wanted]))
+        else:
+            reads.append((dim, [-p if p < 0 else 2 * (n - 1) - p if p >= n else p for p in wanted]))
+    return reads

@@ -103,6 +103,32 @@ LINEAR_AND_PAD = {
         [(A(2, 3),)],
         {"second_order": False},  # gradgradcheck refuses an empty grad_output (its stride is 0)
     ),
+    # reflect and replicate: ReflectionPad{1,2,3}D / ReplicationPad{1,2,3}D, a border element
+    # read several times collects several gradients
+    "pad reflect 1-d": (
+        lambda lib, x: F(lib).pad(x, (2, 1), mode="reflect"),
+        [(A(2, 4),), (A(2, 3, 4, layout=T),)],
+    ),
+    "pad reflect 2-d, crops": (
+        lambda lib, x: F(lib).pad(x, (1, -1, 2, 2), mode="reflect"),
+        [(A(2, 3, 4),)],
+    ),
+    "pad reflect 3-d": (
+        lambda lib, x: F(lib).pad(x, (1, 1, 0, 2, 1, 0), mode="reflect"),
+        [(A(1, 2, 3, 3, 3),)],
+    ),
+    "pad replicate 1-d": (
+        lambda lib, x: F(lib).pad(x, (3, 2), mode="replicate"),
+        [(A(3, 2),), (A(2, 3, 2, layout=S),)],
+    ),
+    "pad replicate 2-d, crops": (
+        lambda lib, x: F(lib).pad(x, (-1, 3, 2, 0), mode="replicate"),
+        [(A(1, 2, 3, 4),)],
+    ),
+    "pad replicate 3-d": (
+        lambda lib, x: F(lib).pad(x, (1, 0, 2, 1, 0, 1), mode="replicate"),
+        [(A(2, 2, 3, 2),)],
+    ),
 }
 
 LOSSES = {
@@ -786,6 +812,33 @@ ERRORS = {
         lambda lib: F(lib).pad(lib.ones(4), (-5, 1)),
         RuntimeError,
         "narrow(): length must be non-negative.",
+    ),
+    "pad reflect further than the input": (
+        lambda lib: F(lib).pad(lib.ones(1, 2, 3), (1, 1, 2, 0), mode="reflect"),
+        RuntimeError,
+        "Argument #6: Padding size should be less than the corresponding input dimension, but "
+        "got: padding (2, 0) at dimension 1 of input [1, 2, 3]",
+    ),
+    "pad replicate of a 1-d input": (
+        lambda lib: F(lib).pad(lib.ones(5), (1, 1), mode="replicate"),
+        NotImplementedError,
+        "Padding size 2 is not supported for 1D input tensor.",
+    ),
+    "pad reflect with a value": (
+        lambda lib: F(lib).pad(lib.ones(1, 2, 3), (1, 1), mode="reflect", value=2.0),
+        RuntimeError,
+        'Padding mode "reflect" doesn\'t take in value argument',
+    ),
+    "pad replicate of an empty channel": (
+        lambda lib: F(lib).pad(lib.ones(2, 0, 3), (1, 1), mode="replicate"),
+        RuntimeError,
+        "Expected 2D or 3D (batch mode) tensor with possibly 0 batch size and other non-zero "
+        "dimensions for input, but got: [2, 0, 3]",
+    ),
+    "pad replicate crops to nothing": (
+        lambda lib: F(lib).pad(lib.ones(1, 2, 3, 4), (-4, 0, -3, 0), mode="replicate"),
+        RuntimeError,
+        "input (H: 3, W: 4 ) is too small. Calculated output H: 0 W: 0",  # (torch's spacing)
     ),
     "pad unknown mode": (
         lambda lib: F(lib).pad(lib.ones(2, 3), (1, 1), mode="mirror"),
