@@ -792,7 +792,10 @@ def _refuse_norm_of_nothing(shape, p, dim):
 def _vector_norm(xp, mag, p, dims, keepdim):
     """The p-norm of the magnitudes ``mag`` over ``dims`` (NumPy's layout; see row_major).
     Over one element each, the norm is that element's magnitude, not a power of it taken
-    back (as torch: the norm of 1e300 is 1e300, not inf)."""
+    back (as torch: the norm of 1e300 is 1e300, not inf). float16 is summed in float32, as
+    torch's kernel does: the 6-norm of 9s does not overflow on the way."""
+    if mag.dtype.itemsize == 2 and mag.dtype.kind == "f":
+        return _vector_norm(xp, mag.astype("float32"), p, dims, keepdim).astype(mag.dtype)
     if p == math.inf or (p != 0 and math.prod(mag.shape[d] for d in dims) == 1):
         return xp.max(mag, axis=dims, keepdims=keepdim)
     if p == -math.inf:

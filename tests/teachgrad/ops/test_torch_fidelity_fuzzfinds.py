@@ -634,3 +634,16 @@ def test_second_derivatives_of_a_norm_at_zero_are_torch_s(p):
         return facts(h)
 
     assert_like_torch(program)
+
+
+@pytest.mark.parametrize("p", [6, 2, 2.5, 1, 0])
+def test_float16_norms_are_summed_in_float32_as_torch_s(p):
+    """torch's norm kernel sums float16 in float32: 9**6 overflows float16, the 6-norm of 9s
+    does not (teachgrad gave inf; found by torch's OpInfo samples in float16)."""
+    assert_like_torch(
+        lambda lib: facts(
+            lib.linalg.vector_norm(
+                lib.tensor([[9.0, 8.0, 7.5], [300.0, 2.0, 1.0]], dtype=lib.float16), p, dim=1
+            )
+        )
+    )
