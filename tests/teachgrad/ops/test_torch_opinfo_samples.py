@@ -175,7 +175,7 @@ def compare(info, k, sample, dtype) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "bool"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32", "bool"])
 @pytest.mark.parametrize("name", CONTRACT)
 def test_torch_s_samples_give_torch_s_results(name, dtype):
     import torch
