@@ -6,9 +6,10 @@ strided and empty inputs, every keyword an op takes). Here each sample of each c
 runs in teachgrad and in torch: the outputs (values, shapes, dtypes, whether they require
 grad) and, for float dtypes, the gradients of a random combination of the outputs with
 respect to every input must be torch's; in float64 so must the forward-mode tangents and
-the second derivatives (double backward); and the in-place variants must change their
-tensor as torch's do (values, dtype, version) or refuse as torch's do. (torch's test helpers import ``expecttest``, which
-the ``test`` extra installs.)
+the second derivatives (double backward); the in-place variants must change their tensor
+as torch's do (values, dtype, version) or refuse as torch's do; and the inputs torch lists
+as errors must be refused as torch refuses them. (torch's test helpers import
+``expecttest``, which the ``test`` extra installs.)
 
 Where teachgrad refuses on purpose (docs/differences-from-torch.md: ``pad``'s circular
 mode, the norms of singular values) it must refuse clearly (NotImplementedError,
