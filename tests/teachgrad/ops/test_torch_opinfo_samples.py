@@ -1,4 +1,5 @@
-"""torch's own sample inputs for every op of the contract, run through both libraries.
+"""torch's own sample inputs for every op of the contract (and teachgrad's other public ops
+torch has samples for), run through both libraries.
 
 torch tests each of its ops on the samples of its OpInfo database
 (``torch.testing._internal.common_methods_invocations``: shapes from 0-d to 5-d, broadcast,
@@ -41,6 +42,10 @@ nn.functional.binary_cross_entropy_with_logits nn.functional.conv2d nn.functiona
 nn.functional.avg_pool2d nn.functional.layer_norm nn.functional.embedding
 nn.functional.one_hot nn.functional.pad
 """.split()  # noqa: SIM905 - a list of 110 names reads better as words
+# teachgrad's other public ops that torch has OpInfos for
+CONTRACT += ["clone", "constant_pad_nd", "floor_divide", "fmod", "remainder", "scatter_add"]
+CONTRACT += ["index_put", "logical_and", "logical_not", "logical_or", "logical_xor"]
+CONTRACT += ["full_like", "ones_like", "zeros_like"]
 # OpInfos whose function takes its arguments in another order than the op's own
 ADAPTERS = {
     "where": lambda self, condition, other, **kw: tg.where(condition, self, other, **kw),
