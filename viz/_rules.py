@@ -83,7 +83,7 @@ def rules_of(step, before) -> list:
     formula, saved = before.formula, {s.name: s for s in before.saved}
     if not formula:
         return []
-    numbers = {**before.numbers, **_saved_numbers(step.node)}
+    numbers = before.numbers  # (the node's own numbers, read when the snapshot was taken)
     grads = {f"grad{i}": g for i, g in enumerate(step.grad_outputs)}
     grads["grad"] = step.grad_outputs[0] if step.grad_outputs else None
     sent = _sent_per_rule(step, len(formula))
@@ -109,17 +109,6 @@ def _sent_per_rule(step, count: int) -> list | None:
         return list(step.grad_inputs)
     edged = [g for (nxt, _), g in zip(step.node.next_functions, step.grad_inputs) if nxt]
     return edged if len(edged) == count else None
-
-
-def _saved_numbers(node) -> dict:
-    """The plain numbers a built-in saved by name: with its tensors, or as the arguments its
-    node shows (the 2 of ``x ** 2``: ``grad_fn._saved_exponent``); a snapshot lists saved
-    tensors only, and backward keeps these small values."""
-    names = getattr(node, "_names_of_saved", ())
-    pairs = list(zip(names, getattr(node, "_saved", None) or (), strict=False))
-    arguments = getattr(getattr(node, "_forward_cls", None), "saved_args", {})
-    pairs += [(n, getattr(node, f"_saved_{n}", None)) for n in arguments]
-    return {n: v for n, v in pairs if type(v) in (int, float)}
 
 
 def _numbers(rhs: str, grads: dict, saved: dict, numbers: dict) -> str | None:

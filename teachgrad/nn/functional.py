@@ -390,25 +390,23 @@ def _edge_pad(input, pad, mode, value):
             f"Expected {dims + 1}D or {dims + 2}D (batch mode) tensor with possibly 0 batch size "
             f"and other non-zero dimensions for input, but got: {list(input.shape)}"
         )
-    shape = tuple(input.shape)
-    if mode == "reflect":
-        for k in range(dims):  # (the last dim first: torch's arguments #4, #6, #8)
-            before, after, dim = pad[2 * k], pad[2 * k + 1], input.ndim - 1 - k
-            if before >= shape[dim] or after >= shape[dim]:
-                raise RuntimeError(
-                    f"Argument #{4 + 2 * k}: Padding size should be less than the corresponding "
-                    f"input dimension, but got: padding ({before}, {after}) at dimension {dim} of "
-                    f"input {list(shape)}\n  reflect mirrors the input around its edge: it can't "
-                    "reach further than the input is long."
-                )
-    sizes = [shape[input.ndim - 1 - k] for k in range(dims)][::-1]  # (D,) H, W
-    out = [sizes[j] + pad[2 * (dims - 1 - j)] + pad[2 * (dims - 1 - j) + 1] for j in range(dims)]
-    if all(n < 1 for n in out):
+    # (before, after, size) of each padded dim, the last dim first, as pad lists them
+    padded = [(pad[2 * k], pad[2 * k + 1], input.shape[-1 - k]) for k in range(dims)]
+    for k, (before, after, size) in enumerate(padded if mode == "reflect" else ()):
+        if before >= size or after >= size:  # (torch's arguments #4, #6, #8)
+            raise RuntimeError(
+                f"Argument #{4 + 2 * k}: Padding size should be less than the corresponding "
+                f"input dimension, but got: padding ({before}, {after}) at dimension "
+                f"{input.ndim - 1 - k} of input {list(input.shape)}\n  reflect mirrors the input "
+                "around its edge: it can't reach further than the input is long."
+            )
+    sizes = [(size, before + size + after) for before, after, size in reversed(padded)]
+    if all(out < 1 for _, out in sizes):  # (torch's words: "D: d H: h, W: w", D and H if padded)
         names = "DHW"[3 - dims :]
-        given = ", ".join(f"{c}: {n}" for c, n in zip(names, sizes))
-        given = given.replace(", H", " H", 1) if dims == 3 else given
+        given = [f"{c}: {n}" for c, (n, _) in zip(names, sizes)]
+        given = " ".join([*given[:-2], ", ".join(given[-2:])])
         given += " " if (mode, dims) == ("replicate", 2) else ""  # (torch's own spacing)
-        got = " ".join(f"{c}: {n}" for c, n in zip(names, out))
+        got = " ".join(f"{c}: {out}" for c, (_, out) in zip(names, sizes))
         raise RuntimeError(f"input ({given}) is too small. Calculated output {got}")
     return _nn.EDGE_PADS[(mode, dims)].apply(input, pad, mode)
 

@@ -729,8 +729,7 @@ class Norm(_Weighted):
             # included: a NaN arriving there (a second derivative at 0) stays 0 for p >= 3
             a, result = ctx.saved_tensors
             scaled = where(result == 0, 0.0, grad / result ** (ctx.p - 1))
-            factor = Norm.factors(ctx, a, result)[0]
-            return (_Reduction.spread(ctx, scaled) * factor,) + (None,) * 3
+            return (_Reduction.spread(ctx, scaled) * Norm.power_factor(a, ctx.p),) + (None,) * 3
         return super().backward(ctx, grad)
 
     @staticmethod
@@ -760,12 +759,17 @@ class Norm(_Weighted):
         if p < 1:  # |0|^(p-1) is inf: zero elements get 0; a zero norm is not special
             return where(a == 0, 0.0, a.sign() * a.abs() ** (p - 1)), result ** (1 - p)
         # 0 where the norm is 0 (its second derivative there is NaN, as torch's)
-        scale = where(result == 0, 0.0, 1 / result ** (p - 1))
+        return Norm.power_factor(a, p), where(result == 0, 0.0, 1 / result ** (p - 1))
+
+    @staticmethod
+    def power_factor(a, p):
+        """``sign(a) |a|^(p-1)`` for 1 < p < inf, written for each range of p as torch writes
+        it (so that its own derivative at 0 is torch's)."""
         if p == 2:
-            return a, scale
+            return a
         if p < 2:
-            return a.sign() * a.abs() ** (p - 1), scale
-        return a * a.abs() ** (p - 2), scale
+            return a.sign() * a.abs() ** (p - 1)
+        return a * a.abs() ** (p - 2)
 
 
 # --------------------------------------------------------------------------- running sum
