@@ -583,6 +583,56 @@ def is_array(x) -> bool:
     return isinstance(x, numpy.ndarray) or (_cupy is not None and isinstance(x, _cupy.ndarray))
 
 
+# --------------------------------------------------------------------------- where devices round otherwise
+#
+# NumPy's kernels and torch's CPU kernels agree on the two cases below; CuPy's GPU kernels
+# do not (found by the first GPU runs). The tests' CuPy stand-in computes them as CuPy does.
+
+
+def tie_keeps_first(name: str, x, y, out=None):
+    """``maximum(x, y)`` or ``minimum(x, y)`` (``name``) as torch picks: ``x`` where the two
+    are equal, which only the sign of a zero shows (``relu(-0.0)``, ``max(-0.0, 0)`` in
+    torch, is ``-0.0``). NumPy returns its *second* argument at a tie: there it is one call
+    with the arguments swapped. CUDA's max/min choose by their own rule (``+0.0`` on an
+    H200): there the tie is decided outright (NaN, equal to nothing, still wins).
+
+    >>> tie_keeps_first("maximum", numpy.array([-0.0, -1.0]), 0.0)
+    array([-0.,  0.])
+    """
+    xp = array_module(x if hasattr(x, "dtype") else y)  # (one may be a number)
+    if xp is numpy:
+        return getattr(numpy, name)(y, x, out=out)
+    result = xp.where(x == y, x, getattr(xp, name)(x, y))
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
+def floor_quotient(x, y):
+    """Float ``x // y`` as torch (and NumPy) round it: the floor of the *exact* quotient,
+    found from C's ``fmod``, so ``1. // 0.1`` is 9 (0.1 is a little over a tenth). CuPy's
+    floor_divide takes the floor of the rounded ``x / y``, 10. Off the CPU, torch's steps:
+    the quotient of what fmod leaves, one less where the remainder's sign is not the
+    divisor's, floored (a quotient that rounding left just under a whole number is rounded
+    up), a zero keeping the sign of ``x / y``, and a division by zero IEEE's ``x / y``.
+
+    >>> floor_quotient(numpy.array([1.0, -7.5]), 0.1)
+    array([  9., -75.])
+    """
+    xp = array_module(x if hasattr(x, "dtype") else y)  # (one may be a number)
+    if xp is numpy:
+        return numpy.floor_divide(x, y)
+    ratio = x / y
+    mod = xp.fmod(x, y)
+    q = (x - mod) / y
+    q = xp.where((mod != 0) & ((y < 0) != (mod < 0)), q - 1, q)
+    floor = xp.floor(q)
+    floor = xp.where(q - floor > 0.5, floor + 1, floor)
+    floor = xp.where(q == 0, xp.copysign(xp.zeros_like(ratio), ratio), floor)
+    return xp.where(y == 0, ratio, floor)
+
+
 # --------------------------------------------------------------------------- NumPy's warnings
 
 

@@ -20,7 +20,11 @@ would hide a bug that only a GPU would show:
 * its random generators do not repeat NumPy's numbers for the same seed (CuPy's don't);
 * elementwise results (ufuncs, operators) are row-major whatever the operands' layout,
   as CuPy's kernels write them (NumPy's follow the operands: the first GPU run found
-  torch's strides lost on transposed CUDA tensors).
+  torch's strides lost on transposed CUDA tensors);
+* CuPy's own float kernels where NumPy computes otherwise (:data:`CUDA_KERNELS`): floor
+  division is ``floor(x / y)`` (``1. // 0.1`` is 10, NumPy's and torch's 9), ``%`` is
+  ``x - floor(x / y) * y``, and ``maximum``/``minimum`` do not return NumPy's second
+  argument at a tie (``-0.0`` against ``0.0``).
 
 It is never importable as ``cupy``: tests/conftest.py hands it to teachgrad's backend
 seam (``teachgrad._backend._cupy``) for a run with ``--device-standin``, so the tests run
@@ -296,12 +300,63 @@ class ndarray:
         return call
 
 
+# --------------------------------------------------------------------------- CuPy's kernels
+
+
+def _cuda_kernel(name, formula):
+    """NumPy's ufunc ``name`` computing a float result as CuPy's kernel does: ``formula``
+    on the operands cast to the result's dtype (the dtype, shape, ``out`` and ``casting``
+    stay NumPy's, which are CuPy's); other dtypes as NumPy computes them."""
+    numpy_ufunc = getattr(numpy, name)
+
+    def kernel(a, b, out=None, **kwargs):
+        with numpy.errstate(all="ignore"):  # (a GPU does not warn)
+            result = numpy_ufunc(a, b, **kwargs)
+            if result.dtype.kind != "f":
+                return result if out is None else numpy_ufunc(a, b, out=out, **kwargs)
+            x, y = (numpy.asarray(v).astype(result.dtype) for v in (a, b))
+            result = numpy.asarray(formula(numpy_ufunc, x, y), dtype=result.dtype)
+        if out is None:
+            return result
+        out[...] = result
+        return out
+
+    return kernel
+
+
+CUDA_KERNELS = {
+    # CuPy's ``_floor_divide`` for floats rounds the rounded quotient: floor(x / y). NumPy
+    # and torch take the exact quotient's floor, from fmod: ``1. // 0.1`` is 9 there, 10 here.
+    "floor_divide": _cuda_kernel("floor_divide", lambda _, x, y: numpy.floor(x / y)),
+    "remainder": _cuda_kernel("remainder", lambda _, x, y: x - numpy.floor(x / y) * y),
+    # CUDA's max/min do not follow NumPy at a tie, which only the sign of a zero shows
+    # (the first GPU run: ``maximum(0, -0.0)`` is 0.0 on an H200, NumPy's -0.0): here the
+    # first argument wins a tie, where NumPy returns the second, so code leaning on either
+    # order shows up.
+    "maximum": _cuda_kernel("maximum", lambda pick, x, y: numpy.where(x == y, x, pick(x, y))),
+    "minimum": _cuda_kernel("minimum", lambda pick, x, y: numpy.where(x == y, x, pick(x, y))),
+}
+# (CuPy's ``//`` and ``%`` operators are its floor_divide and remainder kernels)
+_OPERATOR_UFUNC = {"floordiv": "floor_divide", "mod": "remainder"}
+
+
 def _from_host(array):
     return ndarray(array)
 
 
 def _operator(name, in_place=False):
     numpy_operator = getattr(numpy.ndarray, name)
+    form = name.strip("_")  # "floordiv", or "rfloordiv"/"ifloordiv": reflected/in place
+    plain = form[1:] if form[0] in "ri" and form[1:] in _OPERATOR_UFUNC else form
+    kernel = CUDA_KERNELS.get(_OPERATOR_UFUNC.get(plain))
+    if kernel is not None:
+        reflected = form == f"r{plain}"
+
+        def numpy_operator(a, b):  # noqa: F811 (the kernel, in the operator's argument order)
+            result = kernel(*((b, a) if reflected else (a, b)))
+            if in_place:
+                a[...] = result
+            return result
 
     def operate(self, *other):
         if other and not isinstance(
@@ -381,7 +436,7 @@ class ufunc:
 
     def __init__(self, name):
         self.__name__ = name
-        self._numpy = getattr(numpy, name)
+        self._numpy = CUDA_KERNELS.get(name) or getattr(numpy, name)
 
     def __call__(self, *args, **kwargs):
         _check_keywords(self.__name__, kwargs, self.KEYWORDS)

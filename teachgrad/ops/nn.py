@@ -48,6 +48,7 @@ from .._backend import (
     numpy_module,
     quiet,
     strided_view,
+    tie_keeps_first,
 )
 from .._printing import scalar_type_name
 from .._tensor import Tensor, _given_and_wrapped, wrap_array
@@ -1240,7 +1241,7 @@ def _max_of_tiles(x, kernel, out_hw):
     taps = [x[:, :, i : oh * kh : kh, j : ow * kw : kw] for i in range(kh) for j in range(kw)]
     values = taps[0].copy()
     for tap in taps[1:]:
-        xp.maximum(values, tap, out=values)
+        tie_keeps_first("maximum", values, tap, out=values)  # (the first maximum, as torch)
     if bool(xp.isnan(values).any()):
         return None
     # ``first``: how many taps come before the first one holding the maximum. ``missed`` stays

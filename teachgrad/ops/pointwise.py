@@ -24,11 +24,13 @@ from .._backend import (
     as_array,
     empty_strided,
     expanded,
+    floor_quotient,
     get_default_dtype,
     numpy_module,
     quiet,
     result_type,
     strides_for,
+    tie_keeps_first,
     to_device,
 )
 from .._creation import scalar_of
@@ -450,8 +452,8 @@ def _rounded_quotient(x, y, rounding_mode):
     integer = kind in "iu"
     if integer:
         _refuse_integer_zero(x, y, xp)
-    if rounding_mode == "floor":
-        return xp.floor_divide(x, y)  # (like torch: floor of the exact quotient, via fmod)
+    if rounding_mode == "floor":  # (a float's: the floor of the exact quotient, as torch)
+        return xp.floor_divide(x, y) if integer else floor_quotient(x, y)
     q = xp.trunc(x / y)
     return q.astype(xp.result_type(x, y)) if integer else q
 
@@ -1017,9 +1019,9 @@ class Relu(SavesResult):
         x = a._data
         if x.dtype.kind == "b":
             raise RuntimeError("Boolean inputs not supported for relu")
-        # maximum, not x * (x > 0): that gives -0.0 for negatives; NaN stays NaN as in torch.
-        # 0 first: where the two are equal NumPy returns the second, so -0.0 stays -0.0 (torch)
-        return same_layout(array_module(x).maximum(0, x), x)
+        # maximum, not x * (x > 0): that gives -0.0 for negatives; NaN stays NaN as in torch,
+        # and so does -0.0 (x wins the tie with 0)
+        return same_layout(tie_keeps_first("maximum", x, 0), x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1181,17 +1183,15 @@ class ClampScalar(Builtin):
     def forward(ctx, a, lo, hi):
         ctx.to_save = (a,)
         ctx.lo, ctx.hi = lo, hi
-        xp = array_module(a)
         out = a._data
         dt = result_type(a, *(v for v in (lo, hi) if v is not None)).numpy
         if dt.kind in "iu":  # an int bound converted as torch converts it (-3 wraps in uint8)
             lo, hi = (None if v is None else scalar_of(v, dt) for v in (lo, hi))
-        # not clip: where x equals a bound, torch keeps x (-0.0 stays); NumPy's maximum and
-        # minimum return their second argument then
+        # not clip: where x equals a bound, torch keeps x (-0.0 stays)
         if lo is not None:
-            out = xp.maximum(lo, out)
+            out = tie_keeps_first("maximum", out, lo)
         if hi is not None:
-            out = xp.minimum(hi, out)
+            out = tie_keeps_first("minimum", out, hi)
         return out.astype(dt, copy=False)
 
     @staticmethod
@@ -1239,11 +1239,11 @@ class ClampTensor(Builtin):
         bounds = []
         if lo is not None:
             low = xp.asarray(operands(a, lo)[1], dtype=dt)  # (operands: torch's shape error)
-            out = xp.maximum(out, low)
+            out = tie_keeps_first("maximum", out, low)  # (x wins a tie: -0.0 stays)
             bounds.append(low)
         if hi is not None:
             high = xp.asarray(operands(a, hi)[1], dtype=dt)
-            out = xp.minimum(out, high)
+            out = tie_keeps_first("minimum", out, high)
             bounds.append(high)
         return torch_layout(out, a._data, *bounds)
 
@@ -1307,7 +1307,7 @@ class _MaxMin(_Binary):
     def forward(cls, ctx, a, b):
         ctx.to_save = (a, b)
         x, y = operands(a, b)
-        return torch_layout(cls.pick(array_module(x), x, y), x, y)
+        return torch_layout(cls.pick(x, y), x, y)
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -1334,8 +1334,7 @@ class Maximum(_MaxMin):
         "self": "grad · ((self > other) + (self == other) / 2)",
         "other": "grad · ((other > self) + (self == other) / 2)",
     }
-    # (y first: where the two are equal NumPy returns its second argument, torch the first)
-    pick = staticmethod(lambda xp, x, y: xp.maximum(y, x))
+    pick = staticmethod(lambda x, y: tie_keeps_first("maximum", x, y))  # (torch: x wins a tie)
     wins = staticmethod(lambda a, b: a > b)
 
 
@@ -1345,7 +1344,7 @@ class Minimum(_MaxMin):
         "self": "grad · ((self < other) + (self == other) / 2)",
         "other": "grad · ((other < self) + (self == other) / 2)",
     }
-    pick = staticmethod(lambda xp, x, y: xp.minimum(y, x))
+    pick = staticmethod(lambda x, y: tie_keeps_first("minimum", x, y))
     wins = staticmethod(lambda a, b: a < b)
 
 

@@ -82,3 +82,41 @@ def test_the_scan_finds_each_kind_of_call(tmp_path):
         ("random.Generator.integers", ("size",), "sample.py:6"),
         ("exp", (), "sample.py:7"),
     } <= found
+
+
+def _float64_kernel(cupy, name) -> str:
+    """The CUDA source line of CuPy's ufunc ``name`` for float64 operands."""
+    (routine,) = {op.routine for op in getattr(cupy, name)._ops.ops if op.in_types[0].char == "d"}
+    return routine
+
+
+def test_the_standins_own_kernels_are_cupys(cupy):
+    """The float kernels the stand-in computes as CuPy does (``CUDA_KERNELS``) are still
+    CuPy's: their CUDA source comes with the wheel. If CuPy changes one, the stand-in's
+    copy is stale and this fails."""
+    assert _float64_kernel(cupy, "floor_divide") == "out0 = _floor_divide(in0, in1)"
+    assert _float64_kernel(cupy, "remainder") == "out0 = in0 - _floor_divide(in0, in1) * in1"
+    header = pathlib.Path(cupy.__file__).parent / "_core/include/cupy/carray.cuh"
+    body = header.read_text().split("double _floor_divide(double x, double y) {")[1]
+    assert body.split("}")[0].split() == ["return", "floor(x", "/", "y);"]
+    for name in ("maximum", "minimum"):  # CUDA's max/min: a tie is the hardware's to decide
+        assert f"{name[:3]}(in0, in1)" in _float64_kernel(cupy, name)
+    assert set(cupy_standin.CUDA_KERNELS) == {"floor_divide", "remainder", "maximum", "minimum"}
+
+
+def test_the_standin_computes_those_kernels_as_cupy():
+    """floor(x / y) for ``//`` (function and operator), ``x - floor(x / y) * y`` for ``%``,
+    and a tie of max/min that is not NumPy's (the first argument; NumPy's is the second)."""
+    cp = cupy_standin.module
+    x, y = cp.asarray([1.0, -7.5, 5.0]), cp.asarray([0.1, 2.0, 0.0])
+    assert (
+        cp.floor_divide(x, y).get().tolist()
+        == (x // y).get().tolist()
+        == [10.0, -4.0, float("inf")]
+    )
+    assert (1.0 // cp.asarray([0.1])).get().tolist() == [10.0]
+    assert (x % y).get()[:2].tolist() == [0.0, 0.5]
+    zeros = cp.asarray([-0.0, 0.0])
+    signs = [cp.maximum(zeros, zeros[::-1]), cp.minimum(zeros, zeros[::-1])]
+    assert [cp.signbit(s).get().tolist() for s in signs] == [[True, False], [True, False]]
+    assert (cp.asarray([7, -7]) // 2).get().tolist() == [3, -4]  # integers: NumPy's floor

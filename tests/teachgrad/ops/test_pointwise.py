@@ -630,13 +630,17 @@ def test_remainder_nodes_and_saved_values_are_torchs(torch):
 
 
 def test_remainder_gradients_match_torch(torch):
-    """self gets grad; other gets −grad · floor(self / other) (fmod: trunc)."""
+    """self gets grad; other gets −grad · floor(self / other) (fmod: trunc), with torch's
+    floor at the edges: the exact quotient's (``1. % 0.1``: −9, where floor(1. / 0.1) is
+    10), NaN for ``inf % 2``, −inf for ``5. % 0``."""
 
     def grads(lib, op):
-        x = lib.tensor([5.0, -5.0, 3.5, -0.5], dtype=lib.float64, requires_grad=True)
-        y = lib.tensor([3.0, 3.0, -2.0, 0.3], dtype=lib.float64, requires_grad=True)
-        (op(lib, x, y) * lib.tensor([1.0, 2.0, 3.0, 4.0], dtype=lib.float64)).sum().backward()
-        return x.grad.tolist(), y.grad.tolist()
+        x = lib.tensor([5.0, -5.0, 3.5, -0.5, 1.0, float("inf"), 5.0], dtype=lib.float64)
+        y = lib.tensor([3.0, 3.0, -2.0, 0.3, 0.1, 2.0, 0.0], dtype=lib.float64)
+        x.requires_grad_(), y.requires_grad_()
+        weights = lib.arange(1.0, 8.0, dtype=lib.float64)
+        (op(lib, x, y) * weights).sum().backward()
+        return str(x.grad.tolist()), str(y.grad.tolist())  # (str: NaN equals NaN)
 
     for op in (lambda lib, x, y: x % y, lambda lib, x, y: lib.fmod(x, y)):
         assert grads(tg, op) == grads(torch, op)

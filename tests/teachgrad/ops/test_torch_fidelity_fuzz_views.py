@@ -418,13 +418,28 @@ ZERO_KEEPERS = {
     "minimum(x, 0)": lambda lib, x: lib.minimum(x, lib.zeros(5, dtype=lib.float64)),
     "minimum(0, x)": lambda lib, x: lib.minimum(lib.zeros(5, dtype=lib.float64), x),
     "relu, then rsqrt": lambda lib, x: x.relu().rsqrt(),
+    "clamp(min=tensor)": lambda lib, x: x.clamp(min=lib.zeros(5, dtype=lib.float64)),
+    "clamp(max=-tensor)": lambda lib, x: x.clamp(max=-lib.zeros(5, dtype=lib.float64)),
+    "clamp_(min=tensor)": lambda lib, x: x.clone().clamp_(min=lib.zeros(5, dtype=lib.float64)),
+    "maximum(x, -x)": lambda lib, x: lib.maximum(x, -x),
+    "minimum(-x, x)": lambda lib, x: lib.minimum(-x, x),
+    # windows of 2 along rows with ±0 (no NaN: that takes another path), side by side and
+    # overlapping: the first maximum of each window is kept
+    "max_pool2d": lambda lib, x: lib.nn.functional.max_pool2d(
+        lib.stack([x[:4], -x[:4], x[:4].flip(0)])[None], (1, 2)
+    ),
+    "max_pool2d(stride=1)": lambda lib, x: lib.nn.functional.max_pool2d(
+        lib.stack([x[:4], -x[:4], x[:4].flip(0)])[None], (1, 2), stride=1
+    ),
 }
 
 
 @pytest.mark.parametrize("program", ZERO_KEEPERS.values(), ids=ZERO_KEEPERS.keys())
 def test_a_negative_zero_keeps_its_sign_where_torch_keeps_it(program):
     """torch's relu, clamp, maximum and minimum return their (first) input where it ties
-    with the other value: -0.0 stays -0.0, which 1/x or rsqrt then tell apart from 0.0."""
+    with the other value, and max pooling a window's first maximum: -0.0 stays -0.0, which
+    1/x or rsqrt then tell apart from 0.0 (on every device: CUDA's max/min decide a tie
+    by their own rule)."""
 
     def run(lib):
         x = lib.tensor([-0.0, 0.0, -1.0, 2.0, float("nan")], dtype=lib.float64)
