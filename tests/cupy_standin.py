@@ -18,7 +18,8 @@ would hide a bug that only a GPU would show:
   mask, whose count of True values CuPy reads to size the result) is counted per file:line
   of the caller: :func:`count_syncs`;
 * its random generators do not repeat NumPy's numbers for the same seed (CuPy's don't);
-* elementwise results (ufuncs, operators) are row-major whatever the operands' layout,
+* elementwise results (ufuncs, operators, and the functions CuPy computes with an
+  elementwise kernel: ``where``, ``clip``, ``round``...) are row-major whatever the operands' layout,
   as CuPy's kernels write them (NumPy's follow the operands: the first GPU run found
   torch's strides lost on transposed CUDA tensors);
 * CuPy's own float kernels where NumPy computes otherwise (:data:`CUDA_KERNELS`): floor
@@ -295,7 +296,10 @@ class ndarray:
 
         def call(*args, **kwargs):
             _check_keywords(f"ndarray.{name}", kwargs, allowed)
-            return _wrap(method(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
+            result = method(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
+            return _wrap(
+                _row_major(result) if name in ELEMENTWISE and "out" not in kwargs else result
+            )
 
         return call
 
@@ -457,10 +461,16 @@ def _function(name, allowed):
 
     def call(*args, **kwargs):
         _check_keywords(name, kwargs, allowed)
-        return _wrap(numpy_function(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
+        result = numpy_function(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
+        return _wrap(_row_major(result) if elementwise and "out" not in kwargs else result)
 
+    elementwise = name in ELEMENTWISE
     call.__name__ = name
     return call
+
+
+# CuPy functions (and methods) that are elementwise kernels: a new result is row-major
+ELEMENTWISE = ("clip", "isclose", "nan_to_num", "round", "where")
 
 
 def asarray(a, dtype=None, order=None, copy=None, *, blocking=False):

@@ -1157,7 +1157,8 @@ class Round(_ZeroGrad):
         x = a._data
         if decimals and x.dtype.kind != "f":  # (torch rounds whole numbers to places in no kernel)
             raise NotImplementedError(f"\"round_cpu\" not implemented for '{scalar_type_name(a)}'")
-        return _rounded(lambda xp, x: xp.round(x, decimals), "round_vml_cpu")(array_module(x), x)
+        rounded = _rounded(lambda xp, x: xp.round(x, decimals), "round_vml_cpu")(array_module(x), x)
+        return same_layout(rounded, x)  # (CuPy's round writes row-major, torch keeps x's)
 
     @staticmethod
     def backward(ctx, grad):
