@@ -329,8 +329,8 @@ def _bad_dropout_probability(p) -> str:
 def pad(input, pad, mode="constant", value=None):
     """Pad the last dims: ``pad = (left, right)`` for the last dim, then ``(top, bottom)`` for the
     one before, ...; negative amounts crop. ``mode='constant'`` fills with ``value`` (0);
-    ``'replicate'`` repeats the edge element, ``'reflect'`` mirrors around it (1 to 3 dims of a
-    batch or of one input). ``'circular'`` is not implemented.
+    ``'replicate'`` repeats the edge element, ``'reflect'`` mirrors around it, ``'circular'``
+    wraps around (these three: 1 to 3 dims of a batch or of one input).
 
     >>> import teachgrad as tg
     >>> import teachgrad.nn.functional as F
@@ -340,14 +340,16 @@ def pad(input, pad, mode="constant", value=None):
     tensor([1., 2.])
     >>> F.pad(tg.arange(3.0)[None], (2, 1), mode="reflect"), F.pad(tg.arange(3.0)[None], (1, 1), mode="replicate")
     (tensor([[2., 1., 0., 1., 2., 1.]]), tensor([[0., 0., 1., 2., 2.]]))
+    >>> F.pad(tg.arange(3.0)[None], (2, 1), mode="circular")
+    tensor([[1., 2., 0., 1., 2., 0.]])
     """
     # torch's F.pad hands its arguments on, by position, to its parser: a pad of floats is
     # refused, not rounded
     parse("pad", (input, pad, mode, value), {})
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(
-            f"Unrecognised padding mode {mode}\n  torch's modes are 'constant', 'reflect', "
-            "'replicate' and 'circular'; teachgrad implements all but 'circular'."
+            f"Unrecognised padding mode {mode}\n  The modes are 'constant', 'reflect', "
+            "'replicate' and 'circular'."
         )
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
@@ -367,17 +369,12 @@ def pad(input, pad, mode="constant", value=None):
 
 
 def _edge_pad(input, pad, mode, value):
-    """``pad`` with mode 'reflect' or 'replicate' (torch's ReflectionPad/ReplicationPad nodes),
-    after torch's checks, in torch's order."""
+    """``pad`` with mode 'reflect' or 'replicate' (torch's ReflectionPad/ReplicationPad nodes)
+    or 'circular' (``_circular_pad``), after torch's checks, in torch's order."""
     if value is not None and value != 0:
         raise RuntimeError(
             f'Padding mode "{mode}" doesn\'t take in value argument\n  Only mode="constant" '
             "fills with a value; this mode copies the input's own elements."
-        )
-    if mode == "circular":
-        raise NotImplementedError(
-            "pad: mode='circular' is not implemented in teachgrad; 'constant', 'reflect' and "
-            "'replicate' are."
         )
     dims = len(pad) // 2
     if not 0 < dims <= 3 or input.ndim not in (dims + 1, dims + 2):
@@ -385,6 +382,8 @@ def _edge_pad(input, pad, mode, value):
             f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n  "
             f"{mode} pads the last 1, 2 or 3 dims of a (batch of) {dims + 1}-D input."
         )
+    if mode == "circular":
+        return _circular_pad(input, pad)
     if 0 in input.shape[input.ndim - dims - 1 :]:  # (a batch of none is fine, no other dim)
         raise RuntimeError(
             f"Expected {dims + 1}D or {dims + 2}D (batch mode) tensor with possibly 0 batch size "
@@ -409,6 +408,56 @@ def _edge_pad(input, pad, mode, value):
         got = " ".join(f"{c}: {out}" for c, (_, out) in zip(names, sizes))
         raise RuntimeError(f"input ({given}) is too small. Calculated output {got}")
     return _nn.EDGE_PADS[(mode, dims)].apply(input, pad, mode)
+
+
+def _circular_pad(input, pad):
+    """``pad`` with mode 'circular': the input wraps around, so what is padded on the left
+    comes from its right end and the other way round. Built as torch builds it, from views
+    and in-place copies, so the graph is torch's (``CopySlices`` nodes) and so is backward:
+
+    1. an empty output of the padded shape;
+    2. the input (cropped where a pad is negative) copied into its middle;
+    3. dim by dim, the last first: the left pad copied from the output's right end, then
+       the right pad from its left end (corners get written once per dim).
+    """
+    # (dim, before, after, size) of each padded dim, the last dim first, as pad lists them
+    padded = [
+        (input.ndim - 1 - k, pad[2 * k], pad[2 * k + 1], input.shape[-1 - k])
+        for k in range(len(pad) // 2)
+    ]
+    shape = list(input.shape)
+    for dim, before, after, size in reversed(padded):  # (torch checks the first dim first)
+        if before > size or after > size:
+            raise RuntimeError(
+                "Padding value causes wrapping around more than once.\n  circular pads a dim "
+                f"of size {size} with ({before}, {after}): each pad can take at most the whole dim."
+            )
+        shape[dim] = before + size + after
+        if shape[dim] < 0:
+            raise RuntimeError(
+                "Negative padding value is resulting in an empty dimension\n  cropping "
+                f"({before}, {after}) from dim {dim} of size {size} leaves less than nothing."
+            )
+
+    def part(t, dim, start, stop):  # t[..., start:stop, ...] along dim (a Slice node always)
+        return t.narrow(dim, start, stop - start)
+
+    out = input.new_empty(shape)  # 1.
+    middle, inner = out, input  # 2.
+    for dim, before, after, size in padded:
+        middle = part(middle, dim, max(before, 0), shape[dim] - max(after, 0))
+        inner = part(inner, dim, max(-before, 0), size - max(-after, 0))
+    middle.copy_(inner)
+    for dim, before, after, _ in padded:  # 3.
+        end = shape[dim] - max(after, 0)  # where the right pad starts
+        if before > 0:
+            part(out, dim, 0, before).copy_(part(out, dim, end - before, end))
+        if after > 0:
+            start = max(before, 0)
+            part(out, dim, shape[dim] - after, shape[dim]).copy_(
+                part(out, dim, start, start + after)
+            )
+    return out
 
 
 # --------------------------------------------------------------------------- regression losses

@@ -129,6 +129,20 @@ LINEAR_AND_PAD = {
         lambda lib, x: F(lib).pad(x, (1, 0, 2, 1, 0, 1), mode="replicate"),
         [(A(2, 2, 3, 2),)],
     ),
+    # circular: torch's graph of in-place copies into an empty output (CopySlices nodes);
+    # an element padded on both sides, or at a corner, collects several gradients
+    "pad circular 1-d": (
+        lambda lib, x: F(lib).pad(x, (2, 3), mode="circular"),
+        [(A(2, 3),), (A(2, 3, 4, layout=T),)],
+    ),
+    "pad circular 2-d, crops": (
+        lambda lib, x: F(lib).pad(x, (1, 2, -1, -1), mode="circular"),
+        [(A(2, 3, 4),), (A(1, 2, 3, 4, layout=S),)],
+    ),
+    "pad circular 3-d": (
+        lambda lib, x: F(lib).pad(x, (1, 1, 0, 2, 2, 0), mode="circular"),
+        [(A(1, 2, 2, 3, 2),)],
+    ),
 }
 
 LOSSES = {
@@ -839,6 +853,26 @@ ERRORS = {
         lambda lib: F(lib).pad(lib.ones(1, 2, 3, 4), (-4, 0, -3, 0), mode="replicate"),
         RuntimeError,
         "input (H: 3, W: 4 ) is too small. Calculated output H: 0 W: 0",  # (torch's spacing)
+    ),
+    "pad circular further than the input": (
+        lambda lib: F(lib).pad(lib.ones(1, 2, 3), (1, 4), mode="circular"),
+        RuntimeError,
+        "Padding value causes wrapping around more than once.",
+    ),
+    "pad circular checks the first padded dim first": (
+        lambda lib: F(lib).pad(lib.ones(1, 2, 3), (1, 4, -2, -1), mode="circular"),
+        RuntimeError,
+        "Negative padding value is resulting in an empty dimension",
+    ),
+    "pad circular of a 1-d input": (
+        lambda lib: F(lib).pad(lib.ones(5), (1, 1), mode="circular"),
+        NotImplementedError,
+        "Padding size 2 is not supported for 1D input tensor.",
+    ),
+    "pad circular with a value": (
+        lambda lib: F(lib).pad(lib.ones(1, 2, 3), (1, 1), mode="circular", value=2.0),
+        RuntimeError,
+        'Padding mode "circular" doesn\'t take in value argument',
     ),
     "pad unknown mode": (
         lambda lib: F(lib).pad(lib.ones(2, 3), (1, 1), mode="mirror"),

@@ -189,10 +189,13 @@ def dtype_name(t) -> str:
 
 
 def node_name(t) -> str | None:
-    """The grad_fn's name: teachgrad's ``name()`` or torch's class name."""
+    """The grad_fn's name: teachgrad's ``name()`` or torch's class name (``name()`` of torch's
+    C++ nodes says ``torch::autograd::CopySlices`` where the class is ``CopySlices``)."""
     if t.grad_fn is None:
         return None
-    return type(t.grad_fn).__name__ if type(t).__module__.startswith("torch") else t.grad_fn.name()
+    if type(t).__module__.startswith("torch"):
+        return type(t.grad_fn).__name__
+    return t.grad_fn.name().removeprefix("torch::autograd::")
 
 
 # teachgrad's ops that record one node where torch records several (docs/differences-from-

@@ -12,8 +12,8 @@ as torch's do (values, dtype, version) or refuse as torch's do; and the inputs t
 as errors must be refused as torch refuses them. (torch's test helpers import
 ``expecttest``, which the ``test`` extra installs.)
 
-Where teachgrad refuses on purpose (docs/differences-from-torch.md: ``pad``'s circular
-mode, the norms of singular values) it must refuse clearly (NotImplementedError,
+Where teachgrad refuses on purpose (docs/differences-from-torch.md: the norms of
+singular values) it must refuse clearly (NotImplementedError,
 or "not supported"), never answer wrongly; where torch has no kernel for a dtype
 (NotImplementedError: "... not implemented for 'Long'"), teachgrad may compute.
 """
@@ -56,7 +56,6 @@ ADAPTERS = {
 }
 # what teachgrad refuses on purpose (OpInfo name, its variant)
 GAPS = {
-    ("nn.functional.pad", "circular"),
     ("norm", "nuc"),
     ("linalg.norm", ""),
     ("linalg.norm", "subgradients_at_zero"),
