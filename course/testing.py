@@ -50,6 +50,7 @@ __all__ = [
     "get",
     "grading_seed",
     "points",
+    "submitted_cells",
 ]
 
 EXACT = {"rtol": 1e-10, "atol": 1e-12}  # float64 rounding, and nothing more
@@ -98,6 +99,9 @@ CAUSES = {
     "of place (y = y * 2, not y *= 2), or change a .clone().",
     "prediction": "Some predictions disagree with what teachgrad does: an in-place op fails "
     "only when a node saved the tensor it changes.",
+    "computed": "The answers must be written out, not computed: the exercise is to predict, "
+    "so the function returns a dict of True and False written in its code, which the grader "
+    "reads there (it does not run the function).",
     "detached": "backward leaves teachgrad (.numpy(), .detach(), a new tg.tensor or no_grad), "
     "so the engine has no graph of it to differentiate: the second derivative is zero, or "
     "cannot be taken at all. Write backward with teachgrad ops on the saved tensors.",
@@ -198,7 +202,7 @@ def _raised_in(exc, files):
     return None
 
 
-_grading = {"seed": None}  # set by the grader while it grades one submission (see grading)
+_grading = {"seed": None, "cells": None}  # set by the grader while it grades (see grading)
 
 
 def grading_seed():
@@ -212,19 +216,32 @@ def grading_seed():
     return _grading["seed"]
 
 
-@contextlib.contextmanager
-def grading(seed):
-    """``grading_seed()`` is ``seed`` inside (the grader's, for one submission).
+def submitted_cells():
+    """The code cells of the submission being graded, as the grader read them (its own
+    copy: what the student's code does at run time cannot change it); None in ``check()``.
+    A test may read what the student *wrote* there (09's predictions, written out).
 
-    >>> with grading(7):
-    ...     grading_seed()
-    7
+    >>> submitted_cells() is None
+    True
     """
-    before, _grading["seed"] = _grading["seed"], seed
+    return _grading["cells"]
+
+
+@contextlib.contextmanager
+def grading(seed, cells=None):
+    """``grading_seed()`` is ``seed`` inside (the grader's, for one submission), and
+    ``submitted_cells()`` the submission's code cells.
+
+    >>> with grading(7, ["x = 1"]):
+    ...     grading_seed(), submitted_cells()
+    (7, ['x = 1'])
+    """
+    before = dict(_grading)
+    _grading.update(seed=seed, cells=cells)
     try:
         yield
     finally:
-        _grading["seed"] = before
+        _grading.update(before)
 
 
 def get(ns, name):

@@ -250,7 +250,10 @@ def grade_submission(
     results = []
     limits = dict(memory_mb=memory_mb, cpu_s=int(timeout) + 5, cell_s=test_timeout)
     ops = sorted({op for t in tests for op in t.refuses})
-    with Sandbox(cells, names, seed=seed, ops=ops, **limits) as box, testing.grading(seed):
+    with (
+        Sandbox(cells, names, seed=seed, ops=ops, **limits) as box,
+        testing.grading(seed, list(cells["cells"])),
+    ):
         session = Session(box)
         box.deadline = min(time.monotonic() + startup_timeout, start + timeout)
         with contextlib.suppress(SandboxError):  # a broken start fails every test, below

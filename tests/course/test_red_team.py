@@ -649,6 +649,74 @@ def test_teachgrad_s_own_op_for_the_exercise_s_op_earns_nothing(tmp_path, name, 
     assert any(f"its node: {node}" in r.output for r in results.values())
 
 
+# ------------------------------------------- 09: predictions computed, not predicted
+
+RUN_THE_PROGRAMS = """
+    def _run_them():  # what the notebook's own test cell does: run each program and see
+        found = {}
+        for key in "abcdef":
+            try:
+                x = tg.tensor([0.5, -1.0, 2.0], requires_grad=True)
+                globals()[f"program_{key}"](x).backward()
+                found[key] = False
+            except RuntimeError:
+                found[key] = True
+        return found
+"""
+COMPUTED_PREDICTIONS = {  # each scored 3 of 3 before predictions had to be written out
+    "when the cells run": RUN_THE_PROGRAMS
+    + """
+    ANSWERS = _run_them()
+
+
+    def predictions():
+        return ANSWERS
+""",
+    "into a default argument": RUN_THE_PROGRAMS
+    + """
+    def predictions(answers=_run_them()):
+        return answers
+""",
+    "into a closure": RUN_THE_PROGRAMS
+    + """
+    def _make(answers):
+        def predictions():
+            return answers
+
+        return predictions
+
+
+    predictions = _make(_run_them())
+""",
+    "when it is called": RUN_THE_PROGRAMS
+    + """
+    def predictions():
+        return _run_them()
+""",
+}
+WRITTEN_OUT = """
+    predictions = lambda: {"a": True, "b": False, "c": True, "d": False, "e": True, "f": False}
+"""
+
+
+@pytest.mark.parametrize("tactic", COMPUTED_PREDICTIONS.values(), ids=COMPUTED_PREDICTIONS.keys())
+def test_predictions_computed_by_running_the_programs_earn_nothing(tmp_path, tactic):
+    """09 asks to predict which programs fail; running them answers every prediction. Run
+    when the notebook's cells ran, the grader's watch (on only while a test runs) saw
+    nothing. The answers must now be written out in predictions itself."""
+    name = "09_inplace_versions"
+    score, _, results = grade(tmp_path, source(name) + textwrap.dedent(tactic), name)
+    assert results["test_predictions"].score == 0, results["test_predictions"].output
+    assert results["test_predictions"].cause == "computed"
+    assert score == 5  # the two fixes keep their points
+
+
+def test_predictions_written_out_keep_their_points(tmp_path):
+    name = "09_inplace_versions"
+    score, max_score, results = grade(tmp_path, source(name) + textwrap.dedent(WRITTEN_OUT), name)
+    assert score == max_score, {r.name: r.output for r in results.values() if not r.score}
+
+
 # ------------------------------------------------------ 10: a model trained beforehand
 
 LOAD_THE_WEIGHTS = """
