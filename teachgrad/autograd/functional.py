@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import teachgrad as tg
 
+from .._backend import array_module
 from .._tensor import wrap_array
 from . import forward_ad as fwAD
 from .engine import grad as _engine_grad
@@ -279,10 +280,11 @@ def _rows_one_by_one(i, out, inputs, create_graph, strict) -> tuple:
     same numbers, with a select node more to record and run per row)."""
     rows = [[] for _ in inputs]  # rows[j][r] = d out.flat[r] / d inputs[j]
     (one_hots,) = _standard_basis((out,))  # shape (out.numel(), *out.shape)
-    flat = one_hots._data.reshape(out.numel(), -1)
     # one seed per row, each a plain tensor on the basis' memory (no op, no view bookkeeping);
     # made here with out's shape, dtype and device, so grad_rows need not check them
-    seeds = [wrap_array(flat[r].reshape(out.shape)) for r in range(out.numel())]
+    n = out.numel()
+    flat = one_hots._data.reshape(n, n)  # (rows of arrays, for a 0-d output too)
+    seeds = [wrap_array(row.reshape(out.shape)) for row in flat]
     if out.requires_grad:
         each_row = grad_rows(out, inputs, seeds, create_graph=create_graph, seeds_checked=True)
     else:  # (not in any graph: no row depends on the inputs)
@@ -304,7 +306,24 @@ def _rows_one_by_one(i, out, inputs, create_graph, strict) -> tuple:
                     "is linear in it, so the Jacobian is a constant, with no graph to differentiate.)"
                 )
             rows[j].append(g)
-    return tuple(tg.stack(rows_j).reshape(out.shape + x.shape) for rows_j, x in zip(rows, inputs))
+    return tuple(
+        _stacked(rows_j, out.shape + x.shape, create_graph) for rows_j, x in zip(rows, inputs)
+    )
+
+
+def _stacked(rows, shape, create_graph):
+    """The Jacobian block of ``shape`` from its ``rows`` (tensors of one dtype and device):
+    ``tg.stack(rows).reshape(shape)``, the graph of the rows kept with ``create_graph``.
+
+    Speed trick: without ``create_graph`` no row is in a graph (nothing to record), so their
+    arrays are stacked directly: the same numbers without ``stack``'s checks of each row.
+    Measured on ``benchmarks/bench.py`` (d) (64 rows of 64): 35 -> 16 µs per block; with the
+    seeds made from the basis' rows as NumPy iterates them, the ``jacobian`` call 0.97-1.01
+    -> 0.93-0.95 ms (-3% to -7%, alternating runs, 2026-11-29)."""
+    if create_graph or not rows:  # (no rows: stack's own error, as torch's)
+        return tg.stack(rows).reshape(shape)
+    arrays = [r._data for r in rows]
+    return wrap_array(array_module(arrays[0]).stack(arrays).reshape(shape))
 
 
 def _jacobian_batched(outputs, inputs, create_graph) -> tuple:

@@ -193,6 +193,13 @@ def test_jacobian_modes_agree_with_each_other(case, mode):
     assert_same(lists_to_tuples(other), plain, check_requires_grad=False)
 
 
+def test_jacobian_of_an_output_without_elements_is_torch_s_error(torch):
+    """One backward per output element: none to stack, and torch's ``stack`` says so."""
+    for lib in (tg, torch):
+        with pytest.raises(RuntimeError, match="^stack expects a non-empty TensorList"):
+            lib.autograd.functional.jacobian(lambda v: v[:0] * 2, lib.ones(3))
+
+
 def test_jacobian_is_indexed_output_then_input():
     """J[i][j] = d outputs[i] / d inputs[j], of shape outputs[i].shape + inputs[j].shape."""
     x, y = make(tg, arrays_like([(3,), (2,)]))
