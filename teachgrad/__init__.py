@@ -33,10 +33,12 @@ from ._backend import (
     int16,
     int32,
     int64,
+    layout,
     manual_seed,
     promote_types,
     set_default_device,
     set_default_dtype,
+    strided,
     uint8,
 )
 from ._creation import (

@@ -203,6 +203,30 @@ def scalar_dtype(x) -> dtype:
     raise TypeError(f"expected a Tensor or a Python number, but got {type(x).__name__}")
 
 
+class layout:
+    """How a tensor's elements lie in memory, like ``torch.layout``. teachgrad has one:
+    ``strided`` (dense, with a stride per dim); torch also has sparse layouts.
+
+    >>> import teachgrad as tg
+    >>> tg.zeros(2).layout
+    teachgrad.strided
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"teachgrad.{self.name}"
+
+    def __reduce__(self):  # (the one instance, also after a pickle round trip)
+        return self.name
+
+
+strided = layout("strided")
+
+
 # --------------------------------------------------------------------------- devices
 
 

@@ -24,7 +24,7 @@ from ._grad_state import state as _grad_state
 from ._layout import preserved_strides, with_strides
 from ._out import creation_out
 from ._profiling import recorded_as
-from ._tensor import Tensor, _new, new_counter, type_name
+from ._tensor import Size, Tensor, _new, new_counter, type_name
 
 _INT64_MAX = 2**63 - 1
 
@@ -144,7 +144,7 @@ def _plain(data, kind="f"):
     """Nested data with Tensors replaced by host values. For an integer or bool dtype (its
     NumPy ``kind``), torch's TypeError for a NumPy scalar it can't read as an integer."""
     if isinstance(data, Tensor):
-        return data.tolist()
+        return _number_of(data)
     if _is_sequence(data):
         return [_plain(d, kind) for d in data]
     if type(data) in _NOT_WHOLE.get(kind, ()):
@@ -153,6 +153,25 @@ def _plain(data, kind="f"):
             "Convert it first: int(x), or build the tensor as float and call .long()."
         )
     return data
+
+
+def _number_of(t):
+    """A tensor inside nested data, read as torch reads it: one number (``[tg.ones(1)]`` is
+    ``tensor([1.])``, not ``[[1.]]``), with torch's warning when it requires grad."""
+    if t.numel() != 1:
+        raise ValueError(
+            "only one element tensors can be converted to Python scalars\n  Inside a list a "
+            f"tensor stands for one number; this one has shape {tuple(t.shape)}: stack tensors "
+            "with tg.stack instead."
+        )
+    if t.requires_grad:
+        warnings.warn(
+            "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+            "behavior.\nConsider using tensor.detach() first.",
+            UserWarning,
+            stacklevel=4,
+        )
+    return _backend.to_host(t._data).reshape(()).item()
 
 
 _np = _backend.numpy_module()
@@ -255,8 +274,8 @@ def tensor(
     parse("tensor", (data,), {**given(**options), "requires_grad": requires_grad})
     if isinstance(data, Tensor):
         warnings.warn(
-            "To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() "
-            "or sourceTensor.clone().detach().requires_grad_(True), rather than "
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+            "or sourceTensor.detach().clone().requires_grad_(True), rather than "
             "teachgrad.tensor(sourceTensor).",
             UserWarning,
             stacklevel=2,
@@ -887,3 +906,60 @@ def _new_factory(fill):
 
 for _fill in ("zeros", "ones", "empty", "full", "tensor"):
     setattr(Tensor, f"new_{_fill}", _new_factory(_fill))
+
+
+def _legacy_new(self, *args, device=None):
+    """``x.new(...)``, the constructor of torch's Variable days, with ``x``'s dtype and
+    device: sizes give an uninitialized tensor (``x.new(2, 3)``, ``x.new(Size)``), a list
+    its data, nothing an empty tensor. (Today's spelling: ``new_empty``, ``new_tensor``.)
+
+    >>> import teachgrad as tg
+    >>> x = tg.zeros(1, dtype=tg.float64)
+    >>> x.new(2, 3).shape, x.new([1, 2]), x.new().shape
+    (teachgrad.Size([2, 3]), tensor([1., 2.], dtype=teachgrad.float64), teachgrad.Size([0]))
+    """
+    device = self.device if device is None else device
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in args):  # (no args too)
+        return _sized("new_empty", "empty", args or ((0,),), self.dtype, device, False)
+    (data,) = args if len(args) == 1 else (None,)
+    if isinstance(data, Size):
+        return _sized("new_empty", "empty", (data,), self.dtype, device, False)
+    if isinstance(data, Tensor):
+        if data.dtype != self.dtype or data.device != as_device(device):
+            raise TypeError(
+                f"expected {_options_text(self.dtype, device)} (got "
+                f"{_options_text(data.dtype, data.device)})\n  x.new(tensor) takes a tensor of "
+                "x's own dtype and device: it shares its memory."
+            )
+        return data[...]  # (an alias, as torch's: the same memory, a view in the graph)
+    if not _is_sequence(data):
+        raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+    return tensor(data, dtype=self.dtype, device=device)
+
+
+_legacy_new.__name__ = _legacy_new.__qualname__ = "new"  # (Python's TypeErrors name it)
+
+# dtype -> the C++ type torch's TensorOptions print names
+_CPP_TYPES = {
+    "float64": "double",
+    "float32": "float",
+    "float16": "c10::Half",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+}
+
+
+def _options_text(dtype, device) -> str:
+    """A dtype and device as torch prints its TensorOptions in errors."""
+    return (
+        f"TensorOptions(dtype={_CPP_TYPES[dtype.name]}, device={as_device(device)}, "
+        "layout=Strided, requires_grad=false (default), pinned_memory=false (default), "
+        "memory_format=(nullopt))"
+    )
+
+
+Tensor.new = _legacy_new

@@ -692,6 +692,35 @@ class Tensor:
         """
         return False
 
+    @property
+    def real(self) -> Tensor:
+        """The real part: the tensor itself, as torch's ``real`` of a real tensor.
+
+        >>> import teachgrad as tg
+        >>> x = tg.zeros(2); x.real is x
+        True
+        """
+        return self
+
+    @property
+    def imag(self):
+        """torch's error: only a complex tensor has an imaginary part (teachgrad has none)."""
+        raise RuntimeError(
+            "imag is not implemented for tensors with non-complex dtypes.\n  teachgrad has no "
+            "complex dtypes: a real tensor's imaginary part would be all zeros."
+        )
+
+    @property
+    def layout(self):
+        """How the elements lie in memory: always ``teachgrad.strided`` (dense, with strides;
+        torch also has sparse layouts).
+
+        >>> import teachgrad as tg
+        >>> tg.zeros(2).layout
+        teachgrad.strided
+        """
+        return _backend.strided
+
     def stride(self, dim: int | None = None):
         """Steps in elements between neighbours along each dimension (torch's strides).
 
@@ -888,15 +917,15 @@ class Tensor:
         return new
 
     def __reduce_ex__(self, protocol):
-        if self.grad_fn is not None:
-            raise RuntimeError("Can't pickle a non-leaf tensor: detach() it first")
+        """Pickled as its values, device, ``requires_grad`` and name: not its history (a
+        tensor from an op comes back a leaf, as in torch) nor ``.grad``."""
         return (
             _rebuild,
             (
                 type(self),
                 _backend.to_host(self._data),
                 str(self.device),
-                self._requires_grad,
+                self.requires_grad,
                 self.__dict__.get("_name"),
             ),
         )

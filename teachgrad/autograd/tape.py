@@ -809,14 +809,15 @@ class AccumulateGrad(Node):
 def _run_post_accumulate_hooks(variable) -> None:
     """The hooks that run once ``variable.grad`` holds the new gradient."""
     for fn in list(variable.__dict__["_post_acc_hooks"].values()):
-        _post_accumulate_result(fn(variable))
+        _post_accumulate_result(fn(variable), variable)
         if _events.HookFired.on:
             _events.emit(_events.HookFired, kind="post_accumulate", owner=variable, hook=fn)
 
 
-def _post_accumulate_result(result) -> None:
-    """A post-accumulate-grad hook acts on the leaf (``.grad`` is there): it returns nothing."""
-    if result is None:
+def _post_accumulate_result(result, variable) -> None:
+    """A post-accumulate-grad hook acts on the leaf (``.grad`` is there): it returns nothing,
+    or the leaf itself (what an in-place op on it returns: ``lambda p: p.mul_(2)``)."""
+    if result is None or result is variable:
         return
     if not isinstance(result, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")

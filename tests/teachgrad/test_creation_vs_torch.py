@@ -124,3 +124,95 @@ def test_numpy_scalars_in_tensor_data(value, dtype, wrap):
 def test_mixed_numbers_promote_as_torch(data):
     """Each number's dtype (Python float: the default dtype), promoted together."""
     assert_like_torch(lambda lib: str(lib.tensor(data).dtype).split(".")[1])
+
+
+TENSORS_IN_DATA = {
+    "[1-element tensor]": lambda lib: [lib.ones(1)],
+    "[0-d, 0-d int]": lambda lib: [lib.tensor(1.0), lib.tensor(2)],
+    "[[1.0], [0-d]]": lambda lib: [[1.0], [lib.tensor(2.0)]],
+    "[(1, 1) tensor]": lambda lib: [lib.ones(1, 1)],
+    "[1, 0-d float]": lambda lib: [1, lib.tensor(2.5)],
+    "[0-d bool, 2]": lambda lib: [lib.tensor(True), 2],
+    "[0-d float64]": lambda lib: [lib.tensor(1.0, dtype=lib.float64)],
+    "[2-element tensor]": lambda lib: [lib.ones(2)],
+    "[empty tensor]": lambda lib: [lib.ones(0)],
+}
+
+
+@pytest.mark.parametrize("data", TENSORS_IN_DATA.values(), ids=TENSORS_IN_DATA.keys())
+def test_a_tensor_inside_data_is_one_number(data):
+    """torch reads a tensor in a list as a number (``item()``): ``[ones(1)]`` is shape (1,),
+    of the tensor's dtype; a tensor of more (or fewer) elements is its ValueError."""
+
+    def program(lib):
+        t = lib.tensor(data(lib))
+        return [str(t.dtype).split(".")[1], numpy(t)]
+
+    assert_like_torch(program)
+
+
+def test_a_tensor_that_requires_grad_inside_data_warns_as_torch(torch):
+    import teachgrad as tg
+
+    for lib in (tg, torch):
+        with pytest.warns(UserWarning, match="^Converting a tensor with requires_grad=True to a"):
+            t = lib.tensor([lib.ones(1, requires_grad=True)])
+        assert not t.requires_grad and tuple(t.shape) == (1,)
+        with pytest.warns(UserWarning, match=r"sourceTensor\.detach\(\)\.clone\(\) or "):
+            lib.tensor(lib.ones(2))
+
+
+LEGACY_NEW = {
+    "x.new()": lambda lib, x: x.new(),
+    "x.new(2, 3)": lambda lib, x: x.new(2, 3),
+    "x.new(Size)": lambda lib, x: x.new(lib.Size([2])),
+    "x.new(list)": lambda lib, x: x.new([1, 2]),
+    "x.new(tuple)": lambda lib, x: x.new((1, 2)),
+    "x.new(x)": lambda lib, x: x.new(x),
+    "x.new(-1)": lambda lib, x: x.new(-1),
+    "x.new(2.5)": lambda lib, x: x.new(2.5),
+    "x.new(int tensor)": lambda lib, x: x.new(lib.tensor([1, 2])),
+}
+
+
+@pytest.mark.parametrize("make", LEGACY_NEW.values(), ids=LEGACY_NEW.keys())
+def test_the_legacy_constructor_new(make):
+    """``x.new(...)``, the Variable-era constructor: sizes, a Size, data, or a tensor of x's
+    own type, with x's dtype; torch's errors otherwise (shape and dtype compared, not the
+    uninitialized values)."""
+
+    def program(lib):
+        t = make(lib, lib.ones(2, dtype=lib.float64))
+        return [str(t.dtype).split(".")[1], tuple(t.shape), t.requires_grad]
+
+    assert_like_torch(program)
+
+
+def test_x_new_of_x_is_an_alias(torch):
+    """The same memory and version counter, and a view in the graph (AliasBackward0): a
+    change through it is a change of x (whose node becomes CopySlices)."""
+    import teachgrad as tg
+
+    for lib in (tg, torch):
+        x = lib.ones(2, requires_grad=True) * 2
+        y = x.new(x)
+        assert y is not x and type(y.grad_fn).__name__ == "AliasBackward0"
+        y.add_(1)
+        assert x.tolist() == [3.0, 3.0] and x._version == y._version == 1
+        assert type(x.grad_fn).__name__ == "CopySlices"
+
+
+def test_real_imag_and_layout_of_a_real_tensor(torch):
+    """``real`` is the tensor itself, ``imag`` torch's RuntimeError (so ``hasattr`` raises,
+    as torch's test_dir expects), ``layout`` the one dense layout."""
+    import teachgrad as tg
+
+    for lib in (tg, torch):
+        x = lib.ones(2, 2)
+        assert x.real is x and "imag" in dir(x)
+        with pytest.raises(
+            RuntimeError, match="^imag is not implemented for tensors with non-comp"
+        ):
+            hasattr(x, "imag")
+        assert x.layout is lib.strided and isinstance(lib.strided, lib.layout)
+        assert repr(lib.strided) == f"{lib.__name__}.strided"

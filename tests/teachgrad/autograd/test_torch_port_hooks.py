@@ -539,6 +539,29 @@ def test_a_post_accumulate_grad_hook_returning_a_value_is_an_error(lib):
         tensor.sum().backward()
 
 
+OTHER_TENSORS = {
+    "detach": lambda t: t.detach(),
+    "clone": lambda t: t.clone(),
+    "view": lambda t: t.view(3),
+}
+
+
+@pytest.mark.parametrize("returned", OTHER_TENSORS.values(), ids=OTHER_TENSORS.keys())
+def test_a_post_accumulate_grad_hook_returning_another_tensor_is_an_error(lib, returned):
+    tensor = lib.ones(3, requires_grad=True)
+    tensor.register_post_accumulate_grad_hook(returned)
+    with pytest.raises(RuntimeError, match="hooks should return None."):
+        tensor.sum().backward()
+
+
+def test_a_post_accumulate_grad_hook_may_return_its_tensor(lib):
+    """``p.mul_(4)`` returns ``p`` itself: torch takes that as returning nothing."""
+    tensor = lib.ones(3, requires_grad=True)
+    tensor.register_post_accumulate_grad_hook(lambda p: p.mul_(4.0))
+    tensor.sum().backward()
+    assert tensor.tolist() == [4.0, 4.0, 4.0] and tensor.grad.tolist() == [1.0, 1.0, 1.0]
+
+
 def test_an_optimizer_stepped_from_post_accumulate_grad_hooks(lib):
     lib.manual_seed(0)
     model = lib.nn.Linear(3, 2)

@@ -299,6 +299,15 @@ def test_pickled_tensors_keep_values_and_requires_grad(lib):
             assert copy.requires_grad == original.requires_grad
 
 
+@pytest.mark.parametrize("kind", ["result", "view of a leaf"])
+def test_a_pickled_tensor_with_a_history_comes_back_a_leaf(lib, kind):
+    x = randn(lib, 3, requires_grad=True)
+    y = x * 2 if kind == "result" else x[1:]
+    copy = pickle.loads(pickle.dumps(y))
+    assert same(copy, y)
+    assert copy.requires_grad and copy.is_leaf and copy.grad_fn is None and copy._base is None
+
+
 @pytest.mark.parametrize("kind", ["leaf", "result", "view"])
 def test_attribute_deletion(lib, kind):
     """``del x.grad`` leaves no gradient; deleting the data or requires_grad is refused with
