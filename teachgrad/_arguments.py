@@ -148,6 +148,11 @@ _OPS = {
         "bool keepdim = False, Tensor out = None",
         "Tensor input, bool unbiased = True",
     ],
+    "var_mean": [
+        "Tensor input, tuple of ints? dim, bool unbiased = True, bool keepdim = False",
+        "Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False",
+        "Tensor input, bool unbiased = True",
+    ],
     "logsumexp": [f"Tensor input, tuple of ints dim, bool keepdim = False, {_OUT}"],
     "cumsum": [f"Tensor input, int dim, *, {_DTYPE}, Tensor out = None"],
     "allclose": [
@@ -287,6 +292,7 @@ for _same, _names in {
     "Tensor.contiguous": ("Tensor.is_contiguous",),
     "Tensor.pin_memory": ("Tensor.is_pinned",),
     "var": ("std",),
+    "var_mean": ("std_mean",),
     "softmax": ("log_softmax",),
     "any": ("all",),
     "tril": ("triu",),

@@ -501,6 +501,8 @@ class Function:
     # True: backward takes the gradients as one list, which it may empty as it goes (so a
     # gradient it is done with can be freed before it returns): backward(ctx, grads)
     boxed_grads_call = False
+    # torch's vmap support (teachgrad has no vmap): the flag and the hook, with torch's defaults
+    generate_vmap_rule = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -569,6 +571,15 @@ class Function:
         raise NotImplementedError(
             "You must implement the jvp function for custom autograd.Function "
             "to use it with forward mode AD."
+        )
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """torch's rule for ``torch.vmap``, which teachgrad does not have (batched gradients
+        are ``grad(..., is_grads_batched=True)``): torch's default, an error."""
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap staticmethod "
+            "or set generate_vmap_rule=True."
         )
 
     @classmethod

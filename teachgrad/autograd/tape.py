@@ -31,7 +31,7 @@ import warnings
 import weakref
 from collections import namedtuple
 
-from .. import _events, _seam
+from .. import _backend, _events, _seam
 from .._backend import (
     array_module,
     as_array,
@@ -42,7 +42,7 @@ from .._backend import (
     strides_for,
 )
 from .._hooks import RemovableHandle, add_hook, hooks_of
-from .._tensor import Tensor, _new, wrap_array
+from .._tensor import Size, Tensor, _new, wrap_array
 from . import anomaly_mode, gc_pacing
 from .grad_mode import state as _grad_state
 
@@ -589,6 +589,19 @@ class _SavedProperty(property):
     (``Node.__init_subclass__``)."""
 
 
+class _InputMetadata:
+    """One gradient's metadata as a node records it (torch's ``_InputMetadata``)."""
+
+    __slots__ = ("shape", "dtype", "device")
+    is_nested_tensor = is_cpp_nested_tensor = False  # (teachgrad has no nested tensors)
+
+    def __init__(self, shape, np_dtype, array_type):
+        self.shape = Size(shape)
+        self.dtype = _backend.from_numpy_dtype(np_dtype)
+        on_gpu = _backend.device_type_of(array_type) == "cuda"  # (the node keeps no index)
+        self.device = _backend.as_device("cuda:0" if on_gpu else "cpu")
+
+
 class Node:
     """A backward function in the graph (torch's ``torch.autograd.graph.Node``).
 
@@ -636,6 +649,20 @@ class Node:
         if self._metadata is None:
             self._metadata = {}
         return self._metadata
+
+    @property
+    def _input_metadata(self) -> tuple:
+        """What the node knows of each gradient it takes in, one per output of its forward
+        (torch's private ``_input_metadata``, whose "inputs" are backward's): shape, dtype,
+        device.
+
+        >>> import teachgrad as tg
+        >>> y = tg.ones(2, 3, requires_grad=True).sum(0)
+        >>> meta = y.grad_fn._input_metadata[0]
+        >>> meta.shape, meta.dtype, meta.device
+        (teachgrad.Size([3]), teachgrad.float32, device(type='cpu'))
+        """
+        return tuple(_InputMetadata(*spec) for spec in self._output_meta if spec is not None)
 
     def register_hook(self, fn) -> RemovableHandle:
         """Call ``fn(grad_inputs, grad_outputs)`` after this node ran; it may return new grad_inputs.

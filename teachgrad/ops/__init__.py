@@ -89,9 +89,11 @@ from .reduce import (
     prod,
     return_types,
     std,
+    std_mean,
     sum,
     sum_to,
     var,
+    var_mean,
 )
 from .shape import constant_pad_nd, flip, roll, tile, tril, triu
 from .views import (
@@ -794,6 +796,7 @@ __all__ = [  # fmt: skip
     "squeeze",
     "stack",
     "std",
+    "std_mean",
     "sub",
     "sum",
     "t",
@@ -807,6 +810,7 @@ __all__ = [  # fmt: skip
     "unflatten",
     "unsqueeze",
     "var",
+    "var_mean",
     "where",
 ]
 
@@ -818,7 +822,7 @@ WITHOUT_OUT = (
     "allclose", "chunk", "clone", "constant_pad_nd", "diagonal", "einsum", "equal", "flatten",
     "flip", "index_put", "isfinite", "isinf", "isnan", "masked_fill", "movedim", "narrow",
     "permute", "relu", "reshape", "return_types", "roll", "select", "split", "squeeze", "t",
-    "tile", "transpose", "unbind", "unflatten", "unsqueeze",
+    "tile", "transpose", "unbind", "unflatten", "unsqueeze", "var_mean", "std_mean",
 )
 # fmt: on
 OUT_FUNCTIONS = tuple(name for name in __all__ if name not in WITHOUT_OUT)

@@ -165,9 +165,14 @@ class _Weighted(_Reduction):
     @classmethod
     def backward(cls, ctx, grad):
         a, result = ctx.saved_tensors
-        return (_Reduction.spread(ctx, grad) * cls.weights(ctx, a, result),) + (None,) * (
+        return (cls.backward_given(ctx, grad, a, result),) + (None,) * (
             len(ctx.needs_input_grad) - 1
         )
+
+    @classmethod
+    def backward_given(cls, ctx, grad, a, result=None):
+        """The input's gradient, from the saved input (and result)."""
+        return _Reduction.spread(ctx, grad) * cls.weights(ctx, a, result)
 
     @classmethod
     def jvp(cls, ctx, t, *_):
@@ -437,13 +442,74 @@ class Std(_Weighted):
         return where(std == 0, 0.0, var_t / (2 * std))
 
     @classmethod
-    def backward(cls, ctx, grad):
-        a, std = ctx.saved_tensors
+    def backward_given(cls, ctx, grad, a, std=None):
         # torch's form: var's gradient of grad / (2 · std), set to 0 where std is 0 (all
         # values equal; even an inf or NaN from above)
         half = where(std == 0, 0.0, grad / (2 * std))
-        spread = _Reduction.spread(ctx, half) * Var.weights(ctx, a, None)
-        return (spread,) + (None,) * (len(ctx.needs_input_grad) - 1)
+        return _Reduction.spread(ctx, half) * Var.weights(ctx, a, None)
+
+
+class VarMean(_Reduction):
+    """``var_mean``: the variance and the mean in one node with two outputs (torch's
+    ``VarMeanBackward0``); its gradient adds var's rule for the first output's gradient to
+    mean's for the second's."""
+
+    node_name = "VarMeanBackward0"
+    saved_names = ("self",)
+    saved_args = Var.saved_args
+    formula = {"self": "2 · grad0 · (self − mean(self)) / (N − correction) + grad1 / N"}
+    spread_of = Var  # (the first output's rule)
+
+    @classmethod
+    def forward(cls, ctx, a, dim, correction, keepdim):
+        _float_only(a, f"{cls.op_name} only support floating point and complex dtypes")
+        dims = _Reduction.remember(ctx, a, dim, keepdim)
+        ctx.divisor = _count(a._data.shape, dims) - correction
+        spread = _spread(cls.spread_of.__name__.lower(), a, dims, correction, keepdim, ctx.divisor)
+        return spread, row_major(_quiet_mean(a._data, dims, keepdim))
+
+    @classmethod
+    def setup_context(cls, ctx, inputs, output):
+        ctx.to_save = (inputs[0], output[0]) if cls.spread_of is Std else (inputs[0],)
+        Var.setup_context(ctx, inputs, output)
+
+    @classmethod
+    def backward(cls, ctx, grad_spread, grad_mean):
+        a, *result = ctx.saved_tensors
+        grads = []
+        if grad_spread is not None:
+            grads.append(cls.spread_of.backward_given(ctx, grad_spread, a, *result))
+        if grad_mean is not None:
+            grads.append(_Reduction.spread(ctx, grad_mean) / _count(ctx.in_shape, ctx.dims))
+        return (
+            (grads[0] + grads[1] if len(grads) == 2 else grads[0] if grads else None),
+            None,
+            None,
+            None,
+        )
+
+    @classmethod
+    def jvp(cls, ctx, t, *_):
+        spread_t = cls.spread_of.jvp(ctx, t)
+        return spread_t, t.mean(ctx.dims, keepdim=ctx.keepdim)
+
+    op_name = "var_mean"
+
+
+class StdMean(VarMean):
+    """``std_mean``: the standard deviation and the mean in one node (``StdMeanBackward0``,
+    which also saves the standard deviation, as ``result0``)."""
+
+    node_name = "StdMeanBackward0"
+    saved_names = ("self", "result0")
+    formula = {"self": "grad0 · (self − mean(self)) / ((N − correction) · result0) + grad1 / N"}
+    spread_of = Std
+    op_name = "std_mean"
+
+
+@quiet  # (the mean of nothing: nan, silently, as torch)
+def _quiet_mean(x, dims, keepdim):
+    return x.mean(axis=dims, keepdims=keepdim)
 
 
 def _over(x, divisor) -> float:
@@ -979,6 +1045,28 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """
     dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
     return Std.apply(input, dim, _correction(unbiased, correction), flag(keepdim))
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> tuple:
+    """``(var, mean)`` over the same dims, from one node (``VarMeanBackward0``).
+
+    >>> import teachgrad as tg
+    >>> tg.var_mean(tg.tensor([1.0, 2.0, 3.0, 4.0]))
+    (tensor(1.6667), tensor(2.5000))
+    """
+    dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
+    return VarMean.apply(input, dim, _correction(unbiased, correction), flag(keepdim))
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> tuple:
+    """``(std, mean)`` over the same dims, from one node (``StdMeanBackward0``).
+
+    >>> import teachgrad as tg
+    >>> tg.std_mean(tg.tensor([1.0, 3.0]))
+    (tensor(1.4142), tensor(2.))
+    """
+    dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
+    return StdMean.apply(input, dim, _correction(unbiased, correction), flag(keepdim))
 
 
 def amax(input, dim=(), keepdim=False):

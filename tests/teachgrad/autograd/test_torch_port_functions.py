@@ -295,6 +295,10 @@ def test_setup_context_with_one_input(lib):
     x = lib.tensor(0.7, dtype=lib.float64, requires_grad=True)
     (gx,) = lib.autograd.grad(MySquare.apply(x), x)
     assert same(gx, 2 * x)
+    # torch's vmap defaults (test_custom_function_vmap_defaults): no rule, and the hook refuses
+    assert MySquare.generate_vmap_rule is False and hasattr(MySquare, "vmap")
+    with pytest.raises(NotImplementedError, match="^To use autograd.Function with vmap, you must"):
+        MySquare.vmap(None, (0,), x)
 
 
 def test_setup_context_with_a_non_tensor_output(lib):

@@ -255,3 +255,16 @@ def test_setup_context_when_forward_has_default_args(lib):
     for fn in [PowFunction, PowFunctionWithClassmethod]:
         (grad,) = lib.autograd.grad(fn.apply(x), x)
         assert grad.item() == 12.0  # 3 * 2**2
+
+
+def test_grad_fn_input_metadata(lib):
+    """torch's test_grad_fn_input_metadata: one entry per gradient the node takes in (per
+    output of its forward), two for var_mean's node."""
+    x = lib.rand(2, requires_grad=True, dtype=lib.float32)
+    y = lib.rand(2, requires_grad=True, dtype=lib.float32)
+    z_metadata = (x * y).grad_fn._input_metadata[0]
+    assert tuple(z_metadata.shape) == (2,) and z_metadata.dtype == lib.float32
+    assert str(z_metadata.device) == "cpu" and not z_metadata.is_nested_tensor
+    var, mean = lib.var_mean(lib.rand(3, 3, requires_grad=True), dim=0)
+    assert var.grad_fn is mean.grad_fn and (var.output_nr, mean.output_nr) == (0, 1)
+    assert [tuple(m.shape) for m in var.grad_fn._input_metadata] == [(3,), (3,)]

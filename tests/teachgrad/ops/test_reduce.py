@@ -74,6 +74,15 @@ REDUCTIONS = {
         lambda lib, x: lib.std(x, -1, correction=0, keepdim=True),
         rank2() + rank3(),
     ),
+    # two outputs of one node (VarMeanBackward0 / StdMeanBackward0)
+    "var_mean()": (lambda lib, x: lib.var_mean(x), shapes(scalar=False)),
+    "var_mean(dim=1)": (lambda lib, x: lib.var_mean(x, 1), rank2() + rank3()),
+    "var_mean((0,2), correction=2, keepdim)": (
+        lambda lib, x: lib.var_mean(x, (0, 2), correction=2, keepdim=True),
+        rank3(),
+    ),
+    "std_mean()": (lambda lib, x: lib.std_mean(x), shapes(scalar=False)),
+    "std_mean(-1, unbiased=False)": (lambda lib, x: lib.std_mean(x, -1, False), rank2() + rank3()),
     "amax()": (lambda lib, x: x.amax(), shapes("distinct")),
     "amax(dim=1)": (lambda lib, x: x.amax(dim=1), rank2("distinct") + rank3("distinct")),
     "amax((0,2), keepdim)": (lambda lib, x: lib.amax(x, (0, 2), keepdim=True), rank3("distinct")),
