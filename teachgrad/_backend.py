@@ -657,6 +657,19 @@ def floor_quotient(x, y):
     return xp.where(y == 0, ratio, floor)
 
 
+def stable_argsort(x, axis: int):
+    """The indices that sort ``x`` along ``axis``, equal values in their order (a stable
+    sort, as torch's CPU sort is). NumPy sorts stably when asked; CuPy always does (and
+    accepts no ``kind``).
+
+    >>> stable_argsort(numpy.array([2, 1, 2, 1]), 0)
+    array([1, 3, 0, 2])
+    """
+    if array_module(x) is numpy:
+        return numpy.argsort(x, axis=axis, kind="stable")
+    return array_module(x).argsort(x, axis=axis)
+
+
 # --------------------------------------------------------------------------- NumPy's warnings
 
 

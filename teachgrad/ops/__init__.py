@@ -96,6 +96,7 @@ from .reduce import (
     var_mean,
 )
 from .shape import constant_pad_nd, flip, roll, tile, tril, triu
+from .sort import argsort, count_nonzero, nonzero, sort
 from .views import (
     cat,
     chunk,
@@ -376,6 +377,10 @@ _METHODS = {
     "prod": prod,
     "var": var,
     "std": std,
+    "sort": sort,
+    "argsort": argsort,
+    "nonzero": nonzero,
+    "count_nonzero": count_nonzero,
     "amax": amax,
     "amin": amin,
     "max": max,
@@ -715,6 +720,7 @@ __all__ = [  # fmt: skip
     "any",
     "argmax",
     "argmin",
+    "argsort",
     "bmm",
     "cat",
     "ceil",
@@ -724,6 +730,7 @@ __all__ = [  # fmt: skip
     "clone",
     "constant_pad_nd",
     "cos",
+    "count_nonzero",
     "cumsum",
     "diagonal",
     "div",
@@ -770,6 +777,7 @@ __all__ = [  # fmt: skip
     "narrow",
     "ne",
     "neg",
+    "nonzero",
     "norm",
     "outer",
     "permute",
@@ -790,6 +798,7 @@ __all__ = [  # fmt: skip
     "sign",
     "sin",
     "softmax",
+    "sort",
     "split",
     "sqrt",
     "square",
@@ -823,6 +832,7 @@ WITHOUT_OUT = (
     "flip", "index_put", "isfinite", "isinf", "isnan", "masked_fill", "movedim", "narrow",
     "permute", "relu", "reshape", "return_types", "roll", "select", "split", "squeeze", "t",
     "tile", "transpose", "unbind", "unflatten", "unsqueeze", "var_mean", "std_mean",
+    "sort", "argsort", "nonzero", "count_nonzero",
 )
 # fmt: on
 OUT_FUNCTIONS = tuple(name for name in __all__ if name not in WITHOUT_OUT)

@@ -713,6 +713,7 @@ class return_types:  # noqa: N801 - mirrors torch.return_types
 
     max = _return_type("max")
     min = _return_type("min")
+    sort = _return_type("sort")  # (ops/sort.py)
 
 
 # --------------------------------------------------------------------------- logsumexp and norm

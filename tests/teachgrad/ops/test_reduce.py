@@ -83,6 +83,13 @@ REDUCTIONS = {
     ),
     "std_mean()": (lambda lib, x: lib.std_mean(x), shapes(scalar=False)),
     "std_mean(-1, unbiased=False)": (lambda lib, x: lib.std_mean(x, -1, False), rank2() + rank3()),
+    # (values, indices): the values' gradient goes back to where each came from
+    "sort()": (lambda lib, x: x.sort(), shapes("distinct")),
+    "sort(0, descending)": (
+        lambda lib, x: lib.sort(x, 0, True),
+        rank2("distinct") + rank3("distinct"),
+    ),
+    "sort(stable=True)": (lambda lib, x: x.sort(stable=True, dim=1), rank3("distinct")),
     "amax()": (lambda lib, x: x.amax(), shapes("distinct")),
     "amax(dim=1)": (lambda lib, x: x.amax(dim=1), rank2("distinct") + rank3("distinct")),
     "amax((0,2), keepdim)": (lambda lib, x: lib.amax(x, (0, 2), keepdim=True), rank3("distinct")),
@@ -138,6 +145,12 @@ ARG_REDUCTIONS = {
         rank2("distinct") + rank3("distinct"),
     ),
     "argmin(keepdim) no dim": (lambda lib, x: x.argmin(keepdim=True), rank2("distinct")),
+    "argsort()": (lambda lib, x: x.argsort(), shapes("distinct")),
+    "argsort(0, descending)": (lambda lib, x: lib.argsort(x, 0, True), rank2("distinct")),
+    "nonzero()": (lambda lib, x: (x > 0).nonzero(), shapes()),
+    "nonzero(as_tuple)": (lambda lib, x: lib.nonzero(x > 0, as_tuple=True), rank2() + rank3()),
+    "count_nonzero()": (lambda lib, x: (x > 0).count_nonzero(), shapes()),
+    "count_nonzero((0, -1))": (lambda lib, x: lib.count_nonzero(x > 0, (0, -1)), rank3()),
 }
 
 ARG_CASES = [
@@ -168,10 +181,11 @@ def test_reduction_matches_torch(torch, fn, args, dtype):
 
 
 @pytest.mark.parametrize("fn,args", ARG_CASES)
-def test_argmax_argmin_match_torch(torch, fn, args):
-    """argmax/argmin give torch's int64 indices and are not part of the graph."""
-    (y,), (yt,) = compare_with_torch(torch, fn, args)
-    assert y.dtype is tg.int64 and not y.requires_grad and y.grad_fn is None
+def test_integer_results_match_torch(torch, fn, args):
+    """argmax, argmin, argsort, nonzero and count_nonzero give torch's int64 results (one,
+    or one per dim), which are not part of the graph."""
+    ys, _ = compare_with_torch(torch, fn, args)
+    assert all(y.dtype is tg.int64 and not y.requires_grad and y.grad_fn is None for y in ys)
 
 
 def test_max_with_dim_returns_a_values_indices_namedtuple(torch):
