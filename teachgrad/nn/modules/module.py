@@ -36,6 +36,7 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops import _to_arguments
 from ..parameter import Parameter
+from .backward_hooks import BackwardHook
 
 
 def _typename(obj) -> str:
@@ -93,6 +94,8 @@ class Module:
         set_(self, "_forward_pre_hooks_with_kwargs", set())
         set_(self, "_forward_hooks", HookDict())
         set_(self, "_forward_hooks_with_kwargs", set())
+        set_(self, "_backward_hooks", HookDict())  # full backward hooks (backward_hooks.py)
+        set_(self, "_backward_pre_hooks", HookDict())
 
     def forward(self, *args, **kwargs):
         """What the module computes; every subclass defines it. Call the module, not this.
@@ -255,6 +258,12 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+        watch = self._backward_hooks or self._backward_pre_hooks  # (see backward_hooks.py)
+        if watch:
+            watch = BackwardHook(
+                self, [*self._backward_hooks.values()], [*self._backward_pre_hooks.values()]
+            )
+            args = watch.setup_input_hook(args)
         output = self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_hooks.items()):
             if hook_id in self._forward_hooks_with_kwargs:
@@ -263,7 +272,7 @@ class Module:
                 result = hook(self, args, output)
             if result is not None:
                 output = result
-        return output
+        return watch.setup_output_hook(output) if watch else output
 
     def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False):
         """Call ``hook(module, args)`` before each forward; a returned value replaces the args.
@@ -292,6 +301,32 @@ class Module:
         return self._add_hook(
             self._forward_hooks, self._forward_hooks_with_kwargs, hook, prepend, with_kwargs
         )
+
+    def register_full_backward_hook(self, hook, prepend: bool = False):
+        """Call ``hook(module, grad_input, grad_output)`` when backward has computed the
+        gradients with respect to the module's inputs (``grad_input``, one per positional
+        argument, None for one that is no tensor or needs none) from those with respect to its
+        outputs (``grad_output``); a returned tuple replaces ``grad_input``.
+
+        >>> import teachgrad as tg
+        >>> m = tg.nn.Identity()
+        >>> h = m.register_full_backward_hook(lambda mod, gin, gout: (gin[0] * 10,))
+        >>> x = tg.ones(2, requires_grad=True); m(x).sum().backward(); x.grad
+        tensor([10., 10.])
+        """
+        return self._add_hook(self._backward_hooks, set(), hook, prepend, False)
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False):
+        """Call ``hook(module, grad_output)`` when backward reaches the module's outputs; a
+        returned tuple replaces ``grad_output`` (before the module's own backward).
+
+        >>> import teachgrad as tg
+        >>> m = tg.nn.Identity()
+        >>> h = m.register_full_backward_pre_hook(lambda mod, gout: (gout[0] * 2,))
+        >>> x = tg.ones(2, requires_grad=True); m(x).sum().backward(); x.grad
+        tensor([2., 2.])
+        """
+        return self._add_hook(self._backward_pre_hooks, set(), hook, prepend, False)
 
     @staticmethod
     def _add_hook(hooks: HookDict, with_kwargs_ids: set, hook, prepend, with_kwargs):
