@@ -18,7 +18,9 @@ from . import (  # noqa: E402
     nn,
     ops,  # noqa: E402
     optim,
+    random,
     testing,
+    utils,
 )
 from ._backend import bool_ as bool  # noqa: A004 - torch's name
 from ._backend import (
@@ -76,6 +78,7 @@ from .autograd.grad_mode import (
 )
 from .ops import *  # noqa: F403 - every op function is part of the public surface
 from .ops import return_types
+from .random import get_rng_state, set_rng_state
 
 float = float32  # noqa: A001 - torch's aliases
 double = float64

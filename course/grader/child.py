@@ -267,6 +267,7 @@ class EngineWatch:
         "tg.autograd.functional": ("hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"),
         "tg.autograd.forward_ad": ("make_dual",),
         "Tensor": ("backward",),
+        "tg.utils.checkpoint": ("checkpoint", "checkpoint_sequential"),  # (12's exercise itself)
     }
     RULES = ("backward", "derivative", "jvp", "vjp")  # what a built-in op's class computes with
     # the private functions of teachgrad.ops that compute a derivative (``_sigmoid_grad``),
@@ -303,10 +304,15 @@ class EngineWatch:
         owners["BackwardFunction"] = function.BackwardFunction
         owners["tg.autograd.functional"] = tg.autograd.functional
         owners["tg.autograd.forward_ad"] = tg.autograd.forward_ad
+        owners["tg.utils.checkpoint"] = checkpointing = tg.utils.checkpoint
         for where, names in self.ENTRIES.items():
             for name in names:
                 entry = getattr(owners[where], name)
                 setattr(owners[where], name, self._noting(entry, f"{where}.{name}"))
+        # and the two ways checkpoint works, for a submission that reaches past it
+        for owner, name in ((checkpointing.CheckpointFunction, "forward"),
+                            (checkpointing._Recomputed, "first")):  # fmt: skip
+            self._watch_rule(owner, name, label=f"tg.utils.checkpoint.{owner.__name__}")
         tg.autograd.enable_grad = tg.enable_grad  # one wrapper under both names
         self.teachgrads = frozenset(_subclasses(tg.autograd.Function))  # before any cell ran
         for op in _subclasses(Builtin):

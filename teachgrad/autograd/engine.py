@@ -441,6 +441,18 @@ def current_pass():
     return _running.passes[-1] if _running.passes else None
 
 
+def _is_checkpoint_valid() -> bool:
+    """Whether the backward pass now running may start a backward of its own that reaches the
+    leaves (a reentrant checkpoint does): not a pass towards chosen inputs (``grad()``,
+    ``backward(inputs=...)``), which such a backward would miss (torch's
+    ``torch.autograd._is_checkpoint_valid``).
+
+    >>> _is_checkpoint_valid()
+    True
+    """
+    return not isinstance(current_pass(), _PassTo)
+
+
 def will_run(node) -> bool:
     """Whether the backward pass now running runs ``node``, or catches the gradients that reach
     it (an input of ``grad()``): torch's ``_will_engine_execute_node``. A pass towards inputs

@@ -12,6 +12,7 @@ from __future__ import annotations
 from .._backend import array_module, stable_argsort
 from .._tensor import _given_and_wrapped, wrap_array
 from ..autograd.builtin import Builtin
+from .index import Gather, Scatter
 from .reduce import flag, return_types, row_major
 
 
@@ -44,11 +45,13 @@ class Sort(Builtin):
         (indices,) = ctx.saved_tensors
         if not ctx.in_shape:
             return grad, None, None
-        return grad.new_zeros(ctx.in_shape).scatter(ctx.dim, indices, grad), None, None
+        # Scatter itself, not scatter(): sorting made the indices (checking them would make
+        # a GPU wait)
+        return Scatter.apply(grad.new_zeros(ctx.in_shape), ctx.dim, grad, index=indices), None, None
 
     @staticmethod
     def jvp(ctx, t, *_):  # each value moves with the element it came from
-        return (t if not ctx.in_shape else t.gather(ctx.dim, ctx.outputs[1])), None
+        return (t if not ctx.in_shape else Gather.apply(t, ctx.dim, index=ctx.outputs[1])), None
 
 
 class SortStable(Sort):

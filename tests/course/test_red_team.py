@@ -649,6 +649,53 @@ def test_teachgrad_s_own_op_for_the_exercise_s_op_earns_nothing(tmp_path, name, 
     assert any(f"its node: {node}" in r.output for r in results.values())
 
 
+# ---------------------------------------------- 12: teachgrad's own checkpoint
+
+CHECKPOINT_BY_TEACHGRAD = {
+    "use_reentrant=False": """
+        class Checkpoint:
+            @staticmethod
+            def apply(fn, x, *params):
+                return tg.utils.checkpoint.checkpoint(fn, x, *params, use_reentrant=False)
+    """,
+    "use_reentrant=True": """
+        from teachgrad.utils.checkpoint import checkpoint
+
+        class Checkpoint:
+            @staticmethod
+            def apply(fn, x, *params):
+                return checkpoint(fn, x, *params, use_reentrant=True)
+    """,
+    "its inner Function": """
+        class Checkpoint:
+            @staticmethod
+            def apply(fn, x, *params):
+                return tg.utils.checkpoint.CheckpointFunction.apply(fn, True, x, *params)
+    """,
+    "its inner recomputation": """
+        class Checkpoint:
+            @staticmethod
+            def apply(fn, x, *params):
+                run = tg.utils.checkpoint._Recomputed(
+                    fn, (x, *params), {}, True, "default", tg.utils.checkpoint.noop_context_fn
+                )
+                return run.first()
+    """,
+}
+
+
+@pytest.mark.parametrize(
+    "tactic", CHECKPOINT_BY_TEACHGRAD.values(), ids=CHECKPOINT_BY_TEACHGRAD.keys()
+)
+def test_teachgrad_s_own_checkpoint_earns_nothing_in_the_checkpoint_exercise(tmp_path, tactic):
+    """12 asks for a checkpointing Function; teachgrad.utils.checkpoint is one (as torch's),
+    and it passes every test of the exercise unless the grader notes it."""
+    code = source("12_checkpointing", student=True) + textwrap.dedent(tactic)
+    score, _, results = grade(tmp_path, code, "12_checkpointing", test_timeout=10)
+    assert score == 0, {r.name: r.output for r in results.values() if r.score}
+    assert any("called tg.utils.checkpoint" in r.output for r in results.values())
+
+
 # ------------------------------------------- 09: predictions computed, not predicted
 
 RUN_THE_PROGRAMS = """

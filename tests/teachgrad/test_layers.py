@@ -133,10 +133,10 @@ def test_no_new_import_hides_in_a_function():
 # package itself (teachgrad/__init__.py, importing everything) sits on top.
 LAYERS = [
     ("_backend", "_events", "_grad_state", "_hooks", "_profiling", "_seam"),
-    ("_tensor", "_printing", "_arguments", "_out", "_layout", "_creation"),
+    ("_tensor", "_printing", "_arguments", "_out", "_layout", "_creation", "random"),
     ("autograd",),
     ("ops",),
-    ("nn", "optim", "cuda", "testing", "linalg"),
+    ("nn", "optim", "cuda", "testing", "linalg", "utils"),
 ]
 
 

@@ -233,6 +233,8 @@ WAITS_ONCE = {
     "a boolean mask": ("x[x > 0] (mask)", "x[row mask]", "x[[True, False, True]]", "x[mask, 1:]"),
     # the result's shape depends on the value of a tensor argument (as in torch)
     "a size given as a tensor": ("narrow(0, tensor(1), 1)",),
+    # as many rows as there are non-zero elements: CuPy counts them and reads the count back
+    "nonzero": ("nonzero(",),
     # a 0-d integer tensor as an index is read as a number, then selects as an int does
     "a 0-d tensor as an index": (
         "x[tensor(1)] (0-d int)",
