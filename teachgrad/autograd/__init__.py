@@ -25,6 +25,8 @@ from .grad_mode import (
     set_multithreading_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .profiler import _profiler_enabled
+from .tape import RawSavedTensor as SavedTensor
 from .variable import Variable
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "FunctionCtx",
     "GradcheckError",
     "NestedIOFunction",
+    "SavedTensor",
     "Variable",
     "backward",
     "backward_steps",

@@ -49,6 +49,15 @@ class _State:
 
 state = _State()
 
+
+def __getattr__(name):
+    """``forward_ad._current_level``, torch's module attribute: the open level's number, or -1
+    when none is open (read from ``state``, the one place it is kept)."""
+    if name == "_current_level":
+        return -1 if state.level is None else state.level.index
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 UnpackedDualTensor.__doc__ = """What ``unpack_dual`` returns: ``primal`` (a view without the
 tangent) and ``tangent`` (None for a tensor that carries none)."""

@@ -470,6 +470,9 @@ def _dtype_of(np_dtype):
     return from_numpy_dtype(np_dtype)
 
 
+BackwardCFunction = BackwardFunction  # torch's name for the class of a custom Function's node
+
+
 class Function:
     """Base class for differentiable operations: subclass it, write two staticmethods.
 

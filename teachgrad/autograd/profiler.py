@@ -137,6 +137,15 @@ class _Hook:
             self.exit(token, out, inputs)
 
 
+def _profiler_enabled() -> bool:
+    """Whether a ``profile()`` records now (torch's ``torch.autograd._profiler_enabled``).
+
+    >>> _profiler_enabled()
+    False
+    """
+    return bool(_profiling.active)
+
+
 def op_name(cls) -> str:
     """The name of the event for one call of the Function ``cls``: torch's.
 

@@ -420,19 +420,22 @@ class RawSavedTensor:
 
     __slots__ = ("_saved", "_node", "__weakref__")
 
-    def __init__(self, saved, node):
-        self._saved, self._node = saved, node
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Trying to create a SavedTensor object from Python is forbidden.\n  A node makes "
+            "its own: read them as grad_fn._raw_saved_<name>."
+        )
 
     @classmethod
     def _of(cls, saved, node):
         """The object for ``saved``: the same one while someone holds it, as in torch."""
-        if saved is None:
-            return cls(None, node)
         ref = getattr(saved, "raw", None)
         raw = ref() if ref is not None else None
         if raw is None:
-            raw = cls(saved, node)
-            saved.raw = weakref.ref(raw)
+            raw = object.__new__(cls)
+            raw._saved, raw._node = saved, node
+            if saved is not None:
+                saved.raw = weakref.ref(raw)
         return raw
 
     def register_hooks(self, *hooks) -> None:

@@ -268,3 +268,34 @@ def test_grad_fn_input_metadata(lib):
     var, mean = lib.var_mean(lib.rand(3, 3, requires_grad=True), dim=0)
     assert var.grad_fn is mean.grad_fn and (var.output_nr, mean.output_nr) == (0, 1)
     assert [tuple(m.shape) for m in var.grad_fn._input_metadata] == [(3,), (3,)]
+
+
+def test_small_private_api_of_torch_s_tests(lib):
+    """Names torch's own autograd tests reach for: forward_ad._current_level (-1 with no level
+    open), autograd._profiler_enabled(), autograd.SavedTensor (the class of _raw_saved_*,
+    which Python may not make), function.BackwardCFunction (the class of a custom Function's
+    node: test_autograd_node_isinstance)."""
+    fw = lib.autograd.forward_ad
+    assert fw._current_level == -1
+    with fw.dual_level():
+        assert fw._current_level == 0
+    assert not lib.autograd._profiler_enabled()
+    with lib.autograd.profiler.profile():
+        assert lib.autograd._profiler_enabled()
+    with pytest.raises(RuntimeError, match="^Trying to create a SavedTensor object from Python"):
+        lib.autograd.SavedTensor()
+    x = lib.ones(2, requires_grad=True)
+    assert isinstance(x.exp().grad_fn._raw_saved_result, lib.autograd.SavedTensor)
+
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    node = Double.apply(x).grad_fn
+    assert isinstance(node, lib.autograd.function.BackwardCFunction)
+    assert isinstance(node, lib.autograd.graph.Node)
