@@ -39,6 +39,7 @@ class _State:
     check_nan = True
     listening = None
     first_bad_op = None  # the first forward op whose output had nan/inf (reported once)
+    running = []  # the nodes whose backward runs now, the innermost last (see _on_event)
 
 
 state = _State()
@@ -71,6 +72,7 @@ def _set(mode: bool, check_nan: bool) -> None:
     elif not mode and state.listening is not None:
         state.listening.remove()
         state.listening = None
+        state.running.clear()  # (a backward left running has no node to follow any more)
 
 
 class detect_anomaly(_DecoratorContextManager):  # noqa: N801 - torch's name
@@ -135,11 +137,19 @@ class set_detect_anomaly(_DecoratorContextManager):  # noqa: N801 - torch's name
 
 
 def _on_event(event) -> None:
+    """Record each op's forward stack, and the node whose backward recorded it (its parent:
+    an op recorded by a backward, for double backward); check results for NaN."""
     if isinstance(event, _events.OpRecorded):
         event.node.__dict__["_forward_stack"] = _user_stack()
+        if state.running:
+            event.node.__dict__["_anomaly_parent"] = state.running[-1]
         if state.check_nan and state.first_bad_op is None:
             _check_forward(event.node, event.outputs)
-    elif isinstance(event, _events.NodeFinished) and state.check_nan:
+    elif isinstance(event, _events.NodeStarted):
+        state.running.append(event.node)
+    elif isinstance(event, _events.NodeFinished):
+        _done(event.node)
+    if isinstance(event, _events.NodeFinished) and state.check_nan:
         for i, g in enumerate(event.grad_inputs):
             if (
                 g is not None
@@ -172,24 +182,43 @@ def _check_forward(node, outputs) -> None:
         return
 
 
+def _done(node) -> None:
+    """``node``'s backward has ended (or failed): it is no longer the one running."""
+    if state.running and state.running[-1] is node:
+        state.running.pop()
+
+
 def report(node, error: BaseException) -> None:
-    """Called by the engine when ``node``'s backward failed: warn with its forward stack."""
+    """Called by the engine when ``node``'s backward failed: warn with its forward stack, then
+    with that of each node whose backward recorded the one before (torch's "parents")."""
+    _done(node)
     if not state.enabled:
         return
     node.__dict__.setdefault("_anomaly", f"{type(error).__name__}: {error}")
-    stack = node.__dict__.get("_forward_stack")
+    _warn(_stack_message(node, node.__dict__.get("_forward_stack"), parent=False))
+    parent = node.__dict__.get("_anomaly_parent")
+    while parent is not None:
+        _warn(_stack_message(parent, parent.__dict__.get("_forward_stack"), parent=True))
+        parent = parent.__dict__.get("_anomaly_parent")
+
+
+def _stack_message(node, stack, parent: bool) -> str:
     if stack is None:  # torch's words, then why
-        message = (
+        return (
             f"Error detected in {node.name()}. No forward pass information available. Enable "
             "detect anomaly during forward pass for more information.\n  (The node was created "
             "before anomaly detection was on, so its forward traceback was not recorded.)"
         )
-    else:
-        where = "".join(_format(frame) for frame in stack)
-        message = (
-            f"Error detected in {node.name()}. Traceback of forward call that caused the error:"
-            f"\n{where}"
+    where = "".join(_format(frame) for frame in stack)
+    if parent:
+        return (
+            f"\n\nPrevious calculation was induced by {node.name()}. Traceback of forward call "
+            f"that induced the previous calculation:\n{where}"
         )
+    return f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{where}"
+
+
+def _warn(message: str) -> None:
     try:
         warnings.warn(message, UserWarning, stacklevel=_outside_teachgrad())
     except UserWarning:  # warnings are errors: print it and let the engine raise the real one

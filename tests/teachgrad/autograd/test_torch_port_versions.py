@@ -267,6 +267,68 @@ def test_anomaly_mode_names_the_node_and_output_that_made_a_nan(lib):
     assert any("apply(inp, inp, False)" in str(w.message) for w in caught)  # the forward line
 
 
+def _nested_nan_functions(lib, size):
+    """test_nested_anomaly_detect_nan's Functions: MyFunc's backward calls MyFunc2, whose
+    backward makes a NaN in its 0th or 1th gradient."""
+
+    class MyFunc(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp, fail_0th):
+            ctx.fail_0th = fail_0th
+            ctx.save_for_backward(inp)
+            return inp.sum(0, keepdim=True)
+
+        @staticmethod
+        def backward(ctx, grad):
+            (inp,) = ctx.saved_tensors
+            g = grad.clone().expand(size)
+            return MyFunc2.apply(g * inp, g + inp, ctx.fail_0th), None
+
+    class MyFunc2(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b, fail_0th):
+            ctx.fail_0th = fail_0th
+            return a * 2.0 + b
+
+        @staticmethod
+        def backward(ctx, grad):
+            g1, g2 = grad.clone(), grad.clone()
+            g1[0] = g2[0] = 0
+            (g1 if ctx.fail_0th else g2)[0] /= 0
+            return g1, g2, None
+
+    return MyFunc
+
+
+def test_nested_anomaly_detect_nan(lib):
+    """A node recorded by another's backward (double backward): anomaly mode warns with its
+    forward stack, then with the stack of the node whose backward recorded it."""
+    size = 10
+    my_func = _nested_nan_functions(lib, size)
+    inp = lib.rand(size, requires_grad=True)
+    (ginp,) = lib.autograd.grad(my_func.apply(inp, True), (inp,), create_graph=True)
+    ginp.sum().backward()  # no anomaly mode: no error
+
+    (ginp,) = lib.autograd.grad(my_func.apply(inp, True), (inp,), create_graph=True)
+    match = "Function 'MyFunc2Backward' returned nan values in its 0th output."
+    with pytest.raises(RuntimeError, match=match), warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with lib.autograd.detect_anomaly():
+            ginp.sum().backward()
+    assert "No forward pass information" in str(w[1].message)
+
+    match = "Function 'MyFunc2Backward' returned nan values in its 1th output."
+    with pytest.raises(RuntimeError, match=match), warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with lib.autograd.detect_anomaly():
+            out = my_func.apply(inp, False)
+            (ginp,) = lib.autograd.grad(out, (inp,), create_graph=True)
+            ginp.sum().backward()
+    assert "MyFunc2.apply(g * inp" in str(w[1].message)  # (the line in MyFunc's backward)
+    assert str(w[2].message).startswith("\n\nPrevious calculation was induced by MyFuncBackward.")
+    assert "my_func.apply(inp, False)" in str(w[2].message)
+
+
 def test_anomaly_mode_warns_where_the_failing_node_was_made(lib):
     error = "one of the variables needed for gradient computation has been modified by an inplace"
     with pytest.raises(RuntimeError, match=error), warnings.catch_warnings(record=True) as caught:
