@@ -79,6 +79,7 @@ from .autograd.grad_mode import (
 from .ops import *  # noqa: F403 - every op function is part of the public surface
 from .ops import return_types
 from .random import get_rng_state, set_rng_state
+from .serialization import load, save
 
 float = float32  # noqa: A001 - torch's aliases
 double = float64
