@@ -1,8 +1,7 @@
-"""Graphs keep Python's cyclic GC out of the way (``autograd/gc_pacing.py``).
+"""Big graphs keep Python's cyclic GC linear (``autograd/gc_pacing.py``).
 
-A recorded graph has no reference cycles; the pacing only spaces out collections while
-nodes are being recorded (young ones, and full ones while a graph is big), and hands the
-user's thresholds back afterwards."""
+A recorded graph has no reference cycles; the pacing only spaces out full collections
+while it is big, and hands the user's thresholds back afterwards."""
 
 import gc
 import pathlib
@@ -27,33 +26,29 @@ def user_thresholds():
     gc.collect()
 
 
-def objects_visited_per_node(n_nodes: int, generation: int = 2, chains: int = 1) -> float:
-    """Objects the collections of ``generation`` (2: full ones; 0: young ones, each with the
-    generations below it) visit while ``chains`` chains of ``n_nodes`` ops are recorded,
-    one after another, each then run backward."""
+def objects_visited_per_node(n_nodes: int) -> float:
+    """Objects the full collections visit while a chain of ``n_nodes`` ops is recorded."""
     visited = []
 
     def count(phase, info):
-        if phase == "start" and info["generation"] == generation:
-            visited.append(sum(len(gc.get_objects(g)) for g in range(generation + 1)))
+        if phase == "start" and info["generation"] == 2:
+            visited.append(sum(len(gc.get_objects(g)) for g in range(3)))
 
     x = tg.tensor(np.full(4, 0.1), requires_grad=True)
     gc.collect()
     gc.callbacks.insert(0, count)
     try:
-        for _ in range(chains):
-            y = x
-            for _ in range(n_nodes // 2):
-                y = (y * 0.9).tanh()
-            y.sum().backward()
-            del y
+        y = x
+        for _ in range(n_nodes // 2):
+            y = (y * 0.9).tanh()
+        y.sum().backward()
     finally:
         gc.callbacks.remove(count)
-    return sum(visited) / n_nodes / chains
+    return sum(visited) / n_nodes
 
 
 def test_the_pacing_is_registered_once():
-    assert gc.callbacks.count(gc_pacing.pace_collections) == 1
+    assert gc.callbacks.count(gc_pacing.pace_full_collections) == 1
 
 
 def test_a_recorded_graph_leaves_nothing_for_the_cyclic_gc():
@@ -81,16 +76,16 @@ from teachgrad.autograd import gc_pacing
 sys.path.insert(0, {here!r})
 from test_gc_pacing import objects_visited_per_node
 if {unpaced!r}:
-    gc.callbacks.remove(gc_pacing.pace_collections)
-print(objects_visited_per_node(*{run!r}))
+    gc.callbacks.remove(gc_pacing.pace_full_collections)
+print(objects_visited_per_node(60_000))
 """
 
 
-def _visits_in_a_fresh_process(unpaced: bool, run=(60_000,)) -> float:
+def _visits_in_a_fresh_process(unpaced: bool) -> float:
     """(A fresh interpreter: in a big test process the heap itself decides how often full
     collections run, and a 60,000-node graph may not set one off at all.)"""
     here = str(pathlib.Path(__file__).parent)
-    code = _VISITS.format(here=here, unpaced=unpaced, run=run)
+    code = _VISITS.format(here=here, unpaced=unpaced)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(done.stdout.split()[-1])
 
@@ -98,14 +93,6 @@ def _visits_in_a_fresh_process(unpaced: bool, run=(60_000,)) -> float:
 def test_full_collections_visit_a_big_graph_about_twice_not_five_times():
     paced, unpaced = _visits_in_a_fresh_process(False), _visits_in_a_fresh_process(True)
     assert paced < unpaced / 2, (paced, unpaced)
-
-
-def test_young_collections_mostly_miss_small_graphs_that_backward_frees():
-    """Chains of 1,000 ops, each run backward: Python's young collections (every 700 new
-    objects) visit each node several times; paced, most chains are freed unseen."""
-    run = (1_000, 0, 200)
-    paced, unpaced = _visits_in_a_fresh_process(False, run), _visits_in_a_fresh_process(True, run)
-    assert paced < unpaced / 4, (paced, unpaced)
 
 
 def recorded_during_a_full_collection(n_nodes: int):
@@ -129,15 +116,9 @@ def recorded_during_a_full_collection(n_nodes: int):
     return y
 
 
-def paced(user) -> bool:
-    """The thresholds are longer than the user's (each at least theirs), and not theirs."""
-    now = gc.get_threshold()
-    return now != user and all(ours >= theirs for ours, theirs in zip(now, user))
-
-
 def test_the_users_thresholds_come_back_once_no_graph_is_being_recorded(user_thresholds):
     y = recorded_during_a_full_collection(30_000)
-    assert paced((700, 10, 10))
+    assert gc.get_threshold()[2] > 10  # paced
     del y
     gc.collect()  # no new nodes: the user's thresholds are back
     assert gc.get_threshold() == (700, 10, 10)
@@ -145,10 +126,11 @@ def test_the_users_thresholds_come_back_once_no_graph_is_being_recorded(user_thr
 
 def test_thresholds_the_user_sets_are_obeyed(user_thresholds):
     y = recorded_during_a_full_collection(30_000)
-    assert paced((700, 10, 10))
+    assert gc.get_threshold()[2] > 10  # paced
     gc.set_threshold(500, 5, 7)  # the user's own choice, while paced
     z = recorded_during_a_full_collection(30_000)
-    assert paced((500, 5, 7)) and gc.get_threshold()[1] == 5  # only the waits get longer
+    young, middle, full = gc.get_threshold()
+    assert (young, middle) == (500, 5) and full >= 7  # only the wait is ever lengthened
     del y, z
     gc.collect()
     assert gc.get_threshold() == (500, 5, 7)
