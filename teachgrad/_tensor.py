@@ -395,25 +395,6 @@ class Tensor:
             "  A tensor always has its memory; `del x` drops the tensor itself."
         )
 
-    def __delattr__(self, name: str) -> None:
-        """``del t._grad_fn`` is refused, as torch refuses it: a tensor leaves its history by
-        ``detach()``. (Deleting the link would leave the tensor half in the graph: still its
-        node's output, with ``requires_grad`` set, but no way back to the node.)
-
-        >>> import teachgrad as tg
-        >>> y = tg.ones(2, requires_grad=True) * 2
-        >>> del y._grad_fn
-        Traceback (most recent call last):
-        RuntimeError: Deletion of _grad_fn not allowed. Detach tensor instead!
-          y.detach() is the same data without the history.
-        """
-        if name == "_grad_fn":
-            raise RuntimeError(
-                "Deletion of _grad_fn not allowed. Detach tensor instead!\n"
-                "  y.detach() is the same data without the history."
-            )
-        object.__delattr__(self, name)
-
     @property
     def volatile(self) -> bool:
         """Always False: volatile was removed in torch 0.4 (use ``no_grad()``); reading it warns.
