@@ -80,6 +80,18 @@ from .ops import *  # noqa: F403 - every op function is part of the public surfa
 from .ops import return_types
 from .random import get_rng_state, set_rng_state
 from .serialization import load, save
+from .tensortypes import (
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    tensortype,
+)
 
 float = float32  # noqa: A001 - torch's aliases
 double = float64

@@ -134,7 +134,7 @@ def test_no_new_import_hides_in_a_function():
 LAYERS = [
     ("_backend", "_events", "_grad_state", "_hooks", "_profiling", "_seam"),
     ("_tensor", "_printing", "_arguments", "_out", "_layout", "_creation", "random"),
-    ("serialization",),
+    ("serialization", "tensortypes"),
     ("autograd",),
     ("ops",),
     ("nn", "optim", "cuda", "testing", "linalg", "utils"),
