@@ -13,7 +13,8 @@ from .anomaly_mode import (
     is_anomaly_enabled,
     set_detect_anomaly,
 )
-from .engine import BackwardStep, _is_checkpoint_valid, backward, backward_steps, grad
+from .engine import BackwardStep, backward, backward_steps, grad
+from .engine import is_checkpoint_valid as _is_checkpoint_valid  # (torch's private name)
 from .explain import explain_grad
 from .function import Function, FunctionCtx, NestedIOFunction, once_differentiable
 from .grad_mode import (

@@ -441,18 +441,6 @@ def current_pass():
     return _running.passes[-1] if _running.passes else None
 
 
-def _is_checkpoint_valid() -> bool:
-    """Whether the backward pass now running may start a backward of its own that reaches the
-    leaves (a reentrant checkpoint does): not a pass towards chosen inputs (``grad()``,
-    ``backward(inputs=...)``), which such a backward would miss (torch's
-    ``torch.autograd._is_checkpoint_valid``).
-
-    >>> _is_checkpoint_valid()
-    True
-    """
-    return not isinstance(current_pass(), _PassTo)
-
-
 def will_run(node) -> bool:
     """Whether the backward pass now running runs ``node``, or catches the gradients that reach
     it (an input of ``grad()``): torch's ``_will_engine_execute_node``. A pass towards inputs
@@ -631,8 +619,10 @@ class _PassTo(_Pass):
         for node, nr in self.targets:
             if node is not None:
                 self.capture_at.setdefault(node, []).append(nr)
-        self.runs, self.accumulate = _nodes_to_run(roots, self.capture_at, accumulate), accumulate
-        self.reached = self.runs | self.capture_at.keys()
+        order = _post_order(roots)
+        self.runs, self.accumulate = _nodes_to_run(order, self.capture_at, accumulate), accumulate
+        # (an input the roots do not lead to is not reached: no gradient comes, nothing runs)
+        self.reached = self.runs | (self.capture_at.keys() & set(order))
 
     def node(self, node, grads):
         """Run one node. Most go round by ``with_extras``, where ``takes`` catches the
@@ -858,12 +848,13 @@ def _post_order(roots) -> list:
     return order
 
 
-def _nodes_to_run(roots, capture_at, accumulate) -> set:
-    """Nodes on a path to a target edge: the only ones that need to run. With
-    ``backward(inputs=...)`` (``accumulate``) the targets' own nodes run too, as in torch:
-    their hooks fire, and what they send on reaches only nodes that run."""
+def _nodes_to_run(order, capture_at, accumulate) -> set:
+    """Nodes on a path to a target edge: the only ones that need to run (``order``: the
+    reachable nodes, children first). With ``backward(inputs=...)`` (``accumulate``) the
+    targets' own nodes run too, as in torch: their hooks fire, and what they send on reaches
+    only nodes that run."""
     runs = set()
-    for node in _post_order(roots):  # children come before their parents
+    for node in order:  # children come before their parents
         target = accumulate and node in capture_at
         if target or not isinstance(node, AccumulateGrad) and _leads_to(node, runs, capture_at):
             runs.add(node)

@@ -187,6 +187,7 @@ _ATEN_NAMES = {
     "NumberRemainder": "aten::remainder",  # no derivative: the node is NotImplemented
     "ScatterReduce": "aten::scatter",
     "UnsafeView": "aten::_unsafe_view",  # torch's internal ops start with "_"
+    "Unique": "aten::_unique2",
     "Matmul": "aten::_unsafe_view",  # (a batched matmul: torch's last step names its node)
     "ReshapeAlias": "aten::_reshape_alias",
     "_IndexPut": "aten::_index_put_impl_",

@@ -653,6 +653,20 @@ class Node:
             self._metadata = {}
         return self._metadata
 
+    def _sequence_nr(self) -> int:
+        """The node's number in creation order: backward runs the latest first (torch's).
+
+        >>> import teachgrad as tg
+        >>> x = tg.ones(1, requires_grad=True); a, b = x * 2, x * 3
+        >>> b.grad_fn._sequence_nr() > a.grad_fn._sequence_nr()
+        True
+        """
+        return self._seq
+
+    def _set_sequence_nr(self, number: int) -> None:
+        """Give the node another place in backward's order (torch's private hook for it)."""
+        self._seq = number
+
     @property
     def _input_metadata(self) -> tuple:
         """What the node knows of each gradient it takes in, one per output of its forward

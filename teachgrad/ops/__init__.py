@@ -96,7 +96,16 @@ from .reduce import (
     var_mean,
 )
 from .shape import constant_pad_nd, flip, roll, tile, tril, triu
-from .sort import argsort, count_nonzero, nonzero, sort
+from .sort import (
+    argsort,
+    bucketize,
+    count_nonzero,
+    nonzero,
+    searchsorted,
+    sort,
+    unique,
+    unique_consecutive,
+)
 from .views import (
     cat,
     chunk,
@@ -381,6 +390,8 @@ _METHODS = {
     "argsort": argsort,
     "nonzero": nonzero,
     "count_nonzero": count_nonzero,
+    "unique": unique,
+    "unique_consecutive": unique_consecutive,
     "amax": amax,
     "amin": amin,
     "max": max,
@@ -722,6 +733,7 @@ __all__ = [  # fmt: skip
     "argmin",
     "argsort",
     "bmm",
+    "bucketize",
     "cat",
     "ceil",
     "chunk",
@@ -793,6 +805,7 @@ __all__ = [  # fmt: skip
     "rsqrt",
     "scatter",
     "scatter_add",
+    "searchsorted",
     "select",
     "sigmoid",
     "sign",
@@ -817,6 +830,8 @@ __all__ = [  # fmt: skip
     "triu",
     "unbind",
     "unflatten",
+    "unique",
+    "unique_consecutive",
     "unsqueeze",
     "var",
     "var_mean",
@@ -832,7 +847,8 @@ WITHOUT_OUT = (
     "flip", "index_put", "isfinite", "isinf", "isnan", "masked_fill", "movedim", "narrow",
     "permute", "relu", "reshape", "return_types", "roll", "select", "split", "squeeze", "t",
     "tile", "transpose", "unbind", "unflatten", "unsqueeze", "var_mean", "std_mean",
-    "sort", "argsort", "nonzero", "count_nonzero",
+    "sort", "argsort", "nonzero", "count_nonzero", "unique", "unique_consecutive", "searchsorted",
+    "bucketize",
 )
 # fmt: on
 OUT_FUNCTIONS = tuple(name for name in __all__ if name not in WITHOUT_OUT)

@@ -361,8 +361,8 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
     if hooks_in_force.before_change:
         hooks_in_force.before_change[-1](x)
     inference = x._inference and not _grad_state.inference and not x._counted
-    if inference and x._requires_grad and _grad_state.enabled:  # (an inference tensor is a leaf)
-        raise _leaf_in_place(op)  # torch's autograd layer refuses this one first
+    if inference and x._requires_grad and _grad_state.enabled and _meets_a_normal_tensor(op, args):
+        raise _leaf_in_place(op)  # torch's autograd layer refuses this one first (a leaf)
     if _grad_state.enabled and not inference:  # (an optimizer's step, under no_grad, skips it)
         _check_grad_rules(x, op, record)
     if op == "sub_" and args and (pointwise._is_bool(x) or pointwise._is_bool(args[0])):
@@ -376,6 +376,25 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
             "clone to get a normal tensor before doing inplace update.See "
             "https://github.com/pytorch/rfcs/pull/17 for more details."
         )
+
+
+# the in-place ops whose number operand torch makes a (normal) tensor: x.add_(1) is add_(x, tensor(1))
+_NUMBER_AS_TENSOR = ("add_", "sub_", "mul_", "div_")
+
+
+def _meets_a_normal_tensor(op, args) -> bool:
+    """Whether an in-place op on an inference tensor meets a normal tensor (an operand, an
+    index, a mask, or a number torch wraps as one): torch then runs its autograd layer, which
+    refuses a leaf that requires grad first; with inference tensors only it goes straight to
+    the kernel, and the inference tensor's refusal comes first."""
+    for a in args:
+        if isinstance(a, list | tuple) and _meets_a_normal_tensor(op, a):
+            return True
+        if isinstance(a, Tensor) and not a._inference:
+            return True
+        if isinstance(a, int | float) and op in _NUMBER_AS_TENSOR:
+            return True
+    return False
 
 
 def _check_overlaps(x, op, args) -> None:

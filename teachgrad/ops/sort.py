@@ -1,16 +1,19 @@
 """Sorting and finding: ``sort`` (values and the indices they came from), ``argsort``,
-``nonzero`` and ``count_nonzero``.
+``nonzero``, ``count_nonzero``, ``unique`` / ``unique_consecutive``, and ``searchsorted`` /
+``bucketize`` (where values would go in a sorted sequence).
 
 Only ``sort``'s values have a gradient: each value came from one input element (its index),
 so backward puts each value's gradient back there, the inverse of the gather that sorting
-is (``SortBackward0``). Indices and counts are integers: no gradient, as in torch. Ties keep
+is (``SortBackward0``). Indices and counts are integers: no gradient, as in torch.
+``unique``'s values are recorded, as torch records them, by a node whose backward refuses
+(torch has no derivative for them). Ties keep
 their order (a stable sort), as torch's CPU sort does; NaN counts as the largest value.
 """
 
 from __future__ import annotations
 
 from .._backend import array_module, stable_argsort
-from .._tensor import _given_and_wrapped, wrap_array
+from .._tensor import Tensor, _given_and_wrapped, wrap_array
 from ..autograd.builtin import Builtin
 from .index import Gather, Scatter
 from .reduce import flag, return_types, row_major
@@ -135,3 +138,149 @@ def count_nonzero(input, dim=None):
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     counts = (x != 0).sum(axis=dims)
     return wrap_array(array_module(x).asarray(counts, dtype="int64"))
+
+
+# --------------------------------------------------------------------------- unique
+
+
+class Unique(Builtin):
+    """``unique`` (all elements): the sorted distinct values, where each element went
+    (``inverse``) and how often each value came (``counts``); torch's node, with no
+    derivative."""
+
+    node_name = "Unique2Backward0"
+    formula = {"self": "no derivative: backward raises"}
+    op = "_unique2"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        x = a._data
+        xp = array_module(x)
+        flat = dim is None
+        found = xp.unique(
+            x.reshape(-1) if flat else x, return_inverse=True, return_counts=True, axis=dim
+        )
+        values, inverse, counts = found
+        inverse = inverse.reshape(x.shape if flat else (x.shape[dim],))
+        return values, inverse.astype("int64"), counts.astype("int64")
+
+    @classmethod
+    def backward(cls, ctx, *grads):
+        raise NotImplementedError(
+            f"the derivative for '{cls.op}' is not implemented.\n  Which element a distinct value "
+            "stands for is a choice, not a function of the input: no gradient flows through it."
+        )
+
+
+class UniqueDim(Unique):
+    """``unique(dim=...)``: distinct slices along ``dim``."""
+
+    node_name, op = "UniqueDimBackward0", "unique_dim"
+
+
+class UniqueConsecutive(Unique):
+    """``unique_consecutive``: each run of equal values (or slices along ``dim``) kept once,
+    in order."""
+
+    node_name, op = "UniqueConsecutiveBackward0", "unique_consecutive"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        x = a._data
+        xp = array_module(x)
+        rows = x.reshape(-1, 1) if dim is None else xp.moveaxis(x, dim, 0).reshape(x.shape[dim], -1)
+        starts = xp.ones(rows.shape[0], dtype=bool)
+        starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+        inverse = xp.cumsum(starts) - 1
+        first = xp.nonzero(starts)[0]
+        counts = xp.diff(xp.append(first, rows.shape[0]))
+        values = x.reshape(-1)[first] if dim is None else xp.take(x, first, axis=dim)
+        inverse = inverse.reshape(x.shape) if dim is None else inverse
+        return values, inverse.astype("int64"), counts.astype("int64")
+
+
+def _unique_results(found, return_inverse, return_counts):
+    """torch's shape of the answer: the values alone, or a tuple with what was asked for."""
+    values, inverse, counts = found
+    if not (return_inverse or return_counts):
+        return values
+    return (values, *((inverse,) if return_inverse else ()), *((counts,) if return_counts else ()))
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    """The distinct values (sorted), and optionally where each element went and how often
+    each value came; with ``dim``, the distinct slices along it.
+
+    >>> import teachgrad as tg
+    >>> tg.unique(tg.tensor([3, 1, 3, 2]), return_counts=True)
+    (tensor([1, 2, 3]), tensor([1, 1, 2]))
+    """
+    flag(sorted)
+    if dim is None:
+        return _unique_results(Unique.apply(input, None), return_inverse, return_counts)
+    _, dim = _given_and_wrapped(dim, input.dim())
+    return _unique_results(UniqueDim.apply(input, dim), return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Each run of equal consecutive values (or slices along ``dim``) kept once.
+
+    >>> import teachgrad as tg
+    >>> tg.unique_consecutive(tg.tensor([1, 1, 2, 2, 3, 1]))
+    tensor([1, 2, 3, 1])
+    """
+    if dim is not None:
+        _, dim = _given_and_wrapped(dim, input.dim())
+    found = UniqueConsecutive.apply(input, dim)
+    return _unique_results(found, return_inverse, return_counts)
+
+
+# --------------------------------------------------------------------------- searchsorted
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    """Where each value of ``input`` would go in ``sorted_sequence`` to keep it sorted (along
+    its last dim, row by row when it has more): before equal values, or after them with
+    ``right=True`` (``side="right"``).
+
+    >>> import teachgrad as tg
+    >>> tg.searchsorted(tg.tensor([1.0, 3.0, 5.0]), tg.tensor([3.0, 6.0]))
+    tensor([1, 3])
+    """
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(
+                f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}"
+            )
+        if right and side == "left":
+            raise RuntimeError(
+                "torch.searchsorted(): side and right can't be set to opposites, got side of "
+                "left while right was True"
+            )
+        right = side == "right"
+    seq = sorted_sequence._data
+    xp = array_module(seq)
+    if sorter is not None:
+        seq = xp.take_along_axis(seq, sorter._data, axis=-1)
+    scalar = not isinstance(input, Tensor)
+    values = xp.asarray(input, dtype=seq.dtype) if scalar else input._data
+    where = "right" if right else "left"
+    if seq.ndim == 1:
+        found = xp.searchsorted(seq, values, side=where)
+    else:
+        rows = seq.reshape(-1, seq.shape[-1])
+        wanted = values.reshape(rows.shape[0], -1)
+        found = xp.stack([xp.searchsorted(r, v, side=where) for r, v in zip(rows, wanted)])
+        found = found.reshape(values.shape)
+    return wrap_array(xp.asarray(found, dtype="int32" if out_int32 else "int64"))
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """The bucket of each value: ``i`` such that ``boundaries[i-1] < x <= boundaries[i]``
+    (``right=True``: ``boundaries[i-1] <= x < boundaries[i]``).
+
+    >>> import teachgrad as tg
+    >>> tg.bucketize(tg.tensor([1.0, 3.5, 7.0]), tg.tensor([1.0, 3.0, 5.0]))
+    tensor([0, 2, 3])
+    """
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)

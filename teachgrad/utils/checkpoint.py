@@ -35,7 +35,13 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.tape import saved_tensors_hooks
 
-__all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential", "noop_context_fn"]
+__all__ = [
+    "CheckpointError",
+    "checkpoint",
+    "checkpoint_sequential",
+    "noop_context_fn",
+    "set_checkpoint_early_stop",
+]
 
 
 class CheckpointError(RuntimeError):
@@ -54,6 +60,7 @@ def checkpoint(
     context_fn=noop_context_fn,
     determinism_check="default",
     debug=False,
+    early_stop=True,
     preserve_rng_state=True,
     **kwargs,
 ):
@@ -86,8 +93,34 @@ def checkpoint(
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
+    early_stop = early_stop if _early_stop.forced is None else _early_stop.forced
     run = _Recomputed(function, args, kwargs, preserve_rng_state, determinism_check, context_fn)
+    run.early_stop = early_stop
     return run.first()
+
+
+class _EarlyStop:
+    forced = None  # set_checkpoint_early_stop's choice inside its block, for every checkpoint
+
+
+_early_stop = _EarlyStop()
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """Inside the block, every non-reentrant checkpoint stops (or, with False, does not
+    stop) its second run once it has what backward needs, whatever its ``early_stop``.
+    Only the forward needs to be inside.
+
+    >>> import teachgrad as tg
+    >>> with set_checkpoint_early_stop(False):
+    ...     y = checkpoint(lambda v: v.exp(), tg.ones(2, requires_grad=True), use_reentrant=False)
+    """
+    before, _early_stop.forced = _early_stop.forced, enable
+    try:
+        yield
+    finally:
+        _early_stop.forced = before
 
 
 # --------------------------------------------------------------------------- use_reentrant=True
@@ -113,7 +146,7 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        if not engine._is_checkpoint_valid():
+        if not engine.is_checkpoint_valid():
             raise RuntimeError(
                 "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
                 "passing an `inputs` parameter to .backward(). To resolve this error, you can "
@@ -155,6 +188,7 @@ class _Recomputed:
         self.check = determinism_check == "default"
         self.context_fn = context_fn
         self.metadata = []  # (shape, dtype, device) of each tensor the first run saved
+        self.early_stop = True  # stop the second run once it has saved as many
         self.runs = {}  # backward pass -> the tensors the second run saved, by place
 
     def first(self):
@@ -191,7 +225,13 @@ class _Recomputed:
 
         def catch(t):
             caught.append(t.detach() if t.requires_grad else t)
-            if len(caught) == len(self.metadata):
+            if len(caught) > len(self.metadata):  # (without early stop)
+                raise CheckpointError(
+                    "torch.utils.checkpoint: trying to save more tensors during recomputation "
+                    "than during the original forward pass.\n  The function must run the same "
+                    "ops both times."
+                )
+            if self.early_stop and len(caught) == len(self.metadata):
                 raise _Enough  # (the rest of the run would make nothing backward needs)
             return len(caught) - 1
 

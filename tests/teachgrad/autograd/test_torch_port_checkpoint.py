@@ -167,3 +167,27 @@ def test_get_and_set_rng_state(lib):
         lib.set_rng_state(state)
         assert lib.rand(4).tolist() == a.tolist()
         assert state.dtype == lib.uint8
+
+
+def test_early_stop_off_runs_the_whole_function_again(lib):
+    """early_stop=False (or set_checkpoint_early_stop(False) around the forward): the second
+    run goes to the end, and one that saves more than the first is then an error."""
+    ck, runs = _ck(lib), []
+
+    def block(x):
+        runs.append(1)
+        return x.exp() if len(runs) == 1 else x.exp().exp()
+
+    x = _data(lib, 3)
+    y = ck.checkpoint(block, x, use_reentrant=False, early_stop=False)
+    with pytest.raises(RuntimeError, match="^torch.utils.checkpoint: trying to save more tensors"):
+        y.sum().backward()
+    runs.clear()
+    with ck.set_checkpoint_early_stop(False):
+        y = ck.checkpoint(block, x, use_reentrant=False)
+    with pytest.raises(RuntimeError, match="^torch.utils.checkpoint: trying to save more tensors"):
+        y.sum().backward()
+    runs.clear()
+    x.grad = None
+    ck.checkpoint(block, x, use_reentrant=False).sum().backward()  # (early stop: no error)
+    np.testing.assert_allclose(x.grad.tolist(), np.exp(x.tolist()))

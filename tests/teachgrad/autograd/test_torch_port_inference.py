@@ -342,3 +342,34 @@ def test_mix_inference_and_normal_tensor_view_op(lib, requires_grad):
     tmp2 = s.view_as(c)  # a view of s with c's shape: not a mix either
     assert not lib.is_inference(tmp2)
     assert tmp2.requires_grad == requires_grad
+
+
+IN_PLACE_ON_INFERENCE = {  # -> whether torch's autograd layer (the leaf error) comes first
+    "zero_": (lambda lib, c: c.zero_(), False),
+    "fill_(2.0)": (lambda lib, c: c.fill_(2.0), False),
+    "exp_": (lambda lib, c: c.exp_(), False),
+    "pow_(2)": (lambda lib, c: c.pow_(2), False),
+    "clamp_(0, 1)": (lambda lib, c: c.clamp_(0, 1), False),
+    "add_(itself)": (lambda lib, c: c.add_(c), False),
+    "c[0] = 1.0": (lambda lib, c: c.__setitem__(0, 1.0), False),
+    "add_(1)": (lambda lib, c: c.add_(1), True),
+    "div_(2)": (lambda lib, c: c.div_(2), True),
+    "copy_(tensor)": (lambda lib, c: c.copy_(lib.ones(3)), True),
+    "fill_(tensor)": (lambda lib, c: c.fill_(lib.tensor(2.0)), True),
+    "masked_fill_": (lambda lib, c: c.masked_fill_(lib.tensor([True, False, True]), 0.0), True),
+    "index_put_": (lambda lib, c: c.index_put_((lib.tensor([0]),), lib.tensor(5.0)), True),
+}
+
+
+@pytest.mark.parametrize("case", IN_PLACE_ON_INFERENCE.values(), ids=IN_PLACE_ON_INFERENCE.keys())
+def test_inference_mode_inf_tensor_in_normal_mode_inplace_op(lib, case):
+    """An inference tensor that requires grad, changed in place outside inference mode: with
+    only inference tensors (and numbers torch does not wrap) the op goes straight to the
+    kernel, whose inference error comes first; meeting a normal tensor, autograd's leaf
+    error does."""
+    change, leaf_first = case
+    with lib.inference_mode():
+        c = lib.ones(3, requires_grad=True)
+    first = "a leaf Variable that requires grad" if leaf_first else "Inplace update to inference"
+    with pytest.raises(RuntimeError, match=f"^{first}"):
+        change(lib, c)

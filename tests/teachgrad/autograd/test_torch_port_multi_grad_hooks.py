@@ -123,3 +123,19 @@ def test_a_pass_inside_a_hook_is_a_pass_of_its_own(lib):
     c.sum().backward()
     assert seen(calls) == [[True, True]] and seen(inner) == [[True]]
     assert port.same(inner[0][0], np.full(3, 3.0))
+
+
+@pytest.mark.parametrize("t1_kind", ["leaf", "non-leaf"])
+def test_all_mode_with_an_input_the_backward_does_not_reach(lib, t1_kind):
+    """test_multi_grad_all_hooks' step with ``inputs=(t1, t3)``: t1 is not in the graph of
+    the output, so no gradient will come for it; the hook still fires once, t1's gradient
+    None."""
+    t1 = lib.rand(2, requires_grad=True)
+    t1 = t1 if t1_kind == "leaf" else t1.mul(2)
+    t2, t3 = lib.rand(2, requires_grad=True), lib.rand(2, requires_grad=True)
+    res = []
+    lib.autograd.graph.register_multi_grad_hook(
+        (t1, t2, t3), lambda gs: res.append([g is not None for g in gs])
+    )
+    (t2 * t3).sum().backward(inputs=(t1, t3))
+    assert res == [[False, False, True]]

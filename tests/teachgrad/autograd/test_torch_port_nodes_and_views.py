@@ -286,3 +286,19 @@ def test_small_private_api_of_torch_s_tests(lib):
         lib.autograd.SavedTensor()
     x = lib.ones(2, requires_grad=True)
     assert isinstance(x.exp().grad_fn._raw_saved_result, lib.autograd.SavedTensor)
+
+
+def test_set_sequence_nr(lib):
+    """test_set_sequence_nr: backward runs the nodes by their sequence numbers, latest first,
+    and a node's number can be set."""
+    x, y, z = (lib.randn(10, requires_grad=True) for _ in range(3))
+    a, b = x + y, y + z
+    c = a + b
+    for node, number in ((a.grad_fn, 100), (b.grad_fn, 99), (c.grad_fn, 98)):
+        node._set_sequence_nr(number)
+        assert node._sequence_nr() == number
+    order = []
+    for t, name in ((a, "a"), (b, "b"), (c, "c")):
+        t.register_hook(lambda g, name=name: order.append(name))
+    c.sum().backward()
+    assert order == ["c", "a", "b"]
