@@ -45,9 +45,41 @@ class _Level:
 
 class _State:
     level = None  # the open _Level, or None: Function.apply checks only this
+    enabled = True  # forward grad mode (_set_fwd_grad_enabled): off, ops make no tangents
 
 
 state = _State()
+
+
+def _is_fwd_grad_enabled() -> bool:
+    """Whether ops push tangents through (torch's private forward grad mode, on by default).
+
+    >>> _is_fwd_grad_enabled()
+    True
+    """
+    return state.enabled
+
+
+class _set_fwd_grad_enabled(_DecoratorContextManager):  # noqa: N801 - torch's name
+    """Turn forward grad mode on or off at once (and back, as a context manager or
+    decorator): while off, no op gives its output a tangent.
+
+    >>> with _set_fwd_grad_enabled(False):
+    ...     _is_fwd_grad_enabled()
+    False
+    """
+
+    def __init__(self, mode: bool):
+        self.prev, state.enabled = state.enabled, bool(mode)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        state.enabled = self.prev
+
+    def clone(self):
+        return self.__class__(state.enabled)
 
 
 def __getattr__(name):
@@ -302,7 +334,7 @@ def push_tangents(cls, ctx, args, kwargs, outputs) -> None:
     tangents pass torch's checks first (``_custom_tangent``).
     """
     _inherit_forward_base(args, outputs)
-    if _grad_state.inference:
+    if _grad_state.inference or not state.enabled:  # (forward grad mode off: no tangents)
         return  # torch: inference mode turns forward AD off (views still read their base's)
     if cls._builtin and cls.view_of_input and args[0]._inference:
         return  # torch: nor does a view of an inference tensor (e.g. of its make_dual) get one

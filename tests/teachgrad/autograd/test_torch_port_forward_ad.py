@@ -383,3 +383,22 @@ def test_out_variant(lib):
             lib.add(bar, bar, out=foo)
         with pytest.raises(NotImplementedError, match=message):
             lib.add(foo, bar, out=bar)
+
+
+def test_set_fwd_grad_enabled(lib):
+    """test_fwd_grad_enabled / test_set_fwd_grad_enabled: the private forward grad mode, and
+    while it is off, ops on dual tensors give no tangent."""
+    fw = lib.autograd.forward_ad
+    assert fw._is_fwd_grad_enabled()
+    with fw._set_fwd_grad_enabled(False):
+        assert not fw._is_fwd_grad_enabled()
+        with fw._set_fwd_grad_enabled(True):
+            assert fw._is_fwd_grad_enabled()
+        assert not fw._is_fwd_grad_enabled()
+        with fw.dual_level():
+            dual = fw.make_dual(lib.ones(2), lib.ones(2))
+            assert fw.unpack_dual(dual * 2).tangent is None
+    assert fw._is_fwd_grad_enabled()
+    with fw.dual_level():
+        dual = fw.make_dual(lib.ones(2), lib.ones(2))
+        assert fw.unpack_dual(dual * 2).tangent.tolist() == [2.0, 2.0]
