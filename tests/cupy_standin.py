@@ -708,6 +708,7 @@ FUNCTIONS = {
     "append": ("arr", "axis", "values"),
     "searchsorted": ("a", "side", "sorter", "v"),
     "unique": ("ar", "axis", "equal_nan", "return_counts", "return_index", "return_inverse"),
+    "trace": ("a", "axis1", "axis2", "dtype", "offset", "out"),
     "diagonal": ("a", "axis1", "axis2", "offset"),
     "dot": ("a", "b", "out"),
     "einsum": None,

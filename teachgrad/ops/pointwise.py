@@ -1794,6 +1794,59 @@ def _check_two_tensors(input, other, op: str, first_position: int = 1):
             )
 
 
+class Atan2(_Binary):
+    """``atan2(y, x)``: the angle of the point (x, y), in (−π, π]."""
+
+    node_name = "Atan2Backward0"
+    formula = {
+        "self": "grad · other / (self² + other²)",
+        "other": "−grad · self / (self² + other²)",
+    }
+
+    @staticmethod
+    @quiet
+    def forward(ctx, a, b):
+        ctx.to_save = (a, b)
+        x, y = operands(a, b)
+        if x.dtype.kind in "biu":  # (integers: in the default float dtype, as torch)
+            x, y = float_data(a), float_data(b)
+        return torch_layout(array_module(x).arctan2(x, y), x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        scale = grad / (a * a + b * b)
+        return scale * b if need_a else None, -scale * a if need_b else None
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        a, b = ctx.inputs
+        scale = 1 / (a * a + b * b)
+        return tangent_sum(
+            None if ta is None else ta * b * scale, None if tb is None else -tb * a * scale
+        )
+
+
+def atan2(input, other):
+    """The angle of the point (other, input), elementwise: ``atan2(y, x)``.
+
+    >>> import teachgrad as tg
+    >>> tg.atan2(tg.tensor([1.0, -1.0]), tg.tensor([1.0, 0.0]))
+    tensor([ 0.7854, -1.5708])
+    """
+    for name, x, position in (("input", input, 1), ("other", other, 2)):
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"atan2(): argument '{name}' (position {position}) must be Tensor, not "
+                f"{type(x).__name__}\n  Wrap a number first: tg.tensor(2.0)."
+            )
+    return Atan2.apply(input, other)
+
+
+arctan2 = atan2  # (NumPy's name, which torch takes too)
+
+
 def maximum(input, other):
     """Elementwise maximum of two tensors (ties split the gradient).
 
@@ -1895,6 +1948,7 @@ def _predicate(name):
 isnan = _predicate("isnan")
 isinf = _predicate("isinf")
 isfinite = _predicate("isfinite")
+signbit = _predicate("signbit")  # (the sign bit itself: True for -0.0, as torch)
 
 
 @recorded_as("aten::logical_not")

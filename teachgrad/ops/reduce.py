@@ -512,6 +512,38 @@ def _quiet_mean(x, dims, keepdim):
     return x.mean(axis=dims, keepdims=keepdim)
 
 
+class Trace(Builtin):
+    """``trace``: the sum of a matrix's diagonal; its gradient is grad on the diagonal."""
+
+    node_name = "TraceBackward0"
+    saved_args = {"self_sym_sizes": "in_shape"}
+    formula = {"self": "grad · eye(self_sym_sizes)"}
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a._data
+        if x.ndim != 2:
+            raise RuntimeError(
+                f"trace: expected a matrix, but got tensor with dim {x.ndim}\n  trace sums the "
+                "diagonal of a 2-d tensor: for a batch, x.diagonal(dim1=-2, dim2=-1).sum(-1)."
+            )
+        ctx.in_shape = x.shape
+        return array_module(x).trace(x, dtype=sum_dtype(x, None))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * Trace.diagonal_of(ctx, grad)
+
+    @staticmethod
+    def jvp(ctx, t):
+        return (t * Trace.diagonal_of(ctx, t)).sum()
+
+    @staticmethod
+    def diagonal_of(ctx, like) -> Tensor:
+        """Ones on the diagonal of the input's shape, zeros elsewhere, in ``like``'s dtype."""
+        return wrap_array(array_module(like._data).eye(*ctx.in_shape, dtype=like._data.dtype))
+
+
 def _over(x, divisor) -> float:
     """``x / divisor``, inf for a divisor of 0 (as torch's float arithmetic gives: var of one
     value has N − correction = 0, and its gradient is then NaN, not an error)."""
@@ -1046,6 +1078,16 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """
     dim, unbiased, keepdim = _var_args(dim, unbiased, keepdim)
     return Std.apply(input, dim, _correction(unbiased, correction), flag(keepdim))
+
+
+def trace(input):
+    """The sum of the diagonal of a matrix.
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([[1.0, 2.0], [3.0, 4.0]]).trace()
+    tensor(5.)
+    """
+    return Trace.apply(input)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> tuple:

@@ -45,6 +45,8 @@ CALLS = {
     "any": lambda L: (_b(L),),
     "argmax": lambda L: (_a(L), 0),
     "argmin": lambda L: (_a(L), 0),
+    "arctan2": lambda L: (_a(L), _a(L)),
+    "atan2": lambda L: (_a(L), _a(L)),
     "bmm": lambda L: (L.ones(2, 2, 2), L.ones(2, 2, 2)),
     "cat": lambda L: ([_a(L), _a(L)],),
     "ceil": lambda L: (_a(L),),

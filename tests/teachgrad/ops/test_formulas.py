@@ -58,7 +58,7 @@ MATH_WORDS = {
     "avg_pool2d", "cat", "conv2d", "conv2d_input", "conv2d_weight", "cos", "cumsum", "einsum",
     "exp", "flip", "gather", "index_add", "index_select", "log", "mean", "nll_loss", "outer",
     "permute", "roll", "scatter", "scatter_add", "select", "sign", "sin", "squeeze", "stack",
-    "sum", "transpose", "tril", "triu", "where", "floor", "trunc",
+    "sum", "transpose", "tril", "triu", "where", "floor", "trunc", "eye",
 }  # fmt: skip
 # Names of arguments that are not Tensors or get no gradient (dims, indices, masks, number
 # bounds), and quantities a rule names: N the number of elements a mean divides by, rstd

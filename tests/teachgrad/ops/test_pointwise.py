@@ -132,6 +132,8 @@ BINARY = {
     "div": (lambda lib, x, y: lib.div(x, y), "real", "nonzero"),
     "x ** y": (lambda lib, x, y: x**y, "positive", "real"),
     "pow": (lambda lib, x, y: lib.pow(x, y), "positive", "real"),
+    "atan2": (lambda lib, x, y: lib.atan2(x, y), "real", "nonzero"),
+    "x.arctan2(y)": (lambda lib, x, y: x.arctan2(y), "real", "nonzero"),
     "maximum": (lambda lib, x, y: lib.maximum(x, y), "real", "real"),
     "minimum": (lambda lib, x, y: lib.minimum(x, y), "real", "real"),
     "where": (lambda lib, x, y: lib.where(x.detach() > 0, x, y), "nonzero", "real"),

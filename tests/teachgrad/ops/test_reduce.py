@@ -74,6 +74,8 @@ REDUCTIONS = {
         lambda lib, x: lib.std(x, -1, correction=0, keepdim=True),
         rank2() + rank3(),
     ),
+    "trace()": (lambda lib, x: x.trace(), rank2()),
+    "trace() of a wide matrix": (lambda lib, x: lib.trace(x.t()), rank2()),
     # two outputs of one node (VarMeanBackward0 / StdMeanBackward0)
     "var_mean()": (lambda lib, x: lib.var_mean(x), shapes(scalar=False)),
     "var_mean(dim=1)": (lambda lib, x: lib.var_mean(x, 1), rank2() + rank3()),
@@ -150,6 +152,7 @@ ARG_REDUCTIONS = {
     "nonzero()": (lambda lib, x: (x > 0).nonzero(), shapes()),
     "nonzero(as_tuple)": (lambda lib, x: lib.nonzero(x > 0, as_tuple=True), rank2() + rank3()),
     "count_nonzero()": (lambda lib, x: (x > 0).count_nonzero(), shapes()),
+    "signbit()": (lambda lib, x: (x - x.mean()).signbit(), shapes()),
     "count_nonzero((0, -1))": (lambda lib, x: lib.count_nonzero(x > 0, (0, -1)), rank3()),
 }
 
@@ -183,9 +186,10 @@ def test_reduction_matches_torch(torch, fn, args, dtype):
 @pytest.mark.parametrize("fn,args", ARG_CASES)
 def test_integer_results_match_torch(torch, fn, args):
     """argmax, argmin, argsort, nonzero and count_nonzero give torch's int64 results (one,
-    or one per dim), which are not part of the graph."""
+    or one per dim), signbit its bools; none is part of the graph."""
     ys, _ = compare_with_torch(torch, fn, args)
-    assert all(y.dtype is tg.int64 and not y.requires_grad and y.grad_fn is None for y in ys)
+    assert all(y.dtype in (tg.int64, tg.bool) and y.grad_fn is None for y in ys)
+    assert not any(y.requires_grad for y in ys)
 
 
 def test_max_with_dim_returns_a_values_indices_namedtuple(torch):
