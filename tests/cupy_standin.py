@@ -709,6 +709,7 @@ FUNCTIONS = {
     "searchsorted": ("a", "side", "sorter", "v"),
     "unique": ("ar", "axis", "equal_nan", "return_counts", "return_index", "return_inverse"),
     "trace": ("a", "axis1", "axis2", "dtype", "offset", "out"),
+    "isin": ("assume_unique", "element", "invert", "test_elements"),
     "diagonal": ("a", "axis1", "axis2", "offset"),
     "dot": ("a", "b", "out"),
     "einsum": None,

@@ -34,6 +34,7 @@ from ..ops.nn import (  # (F's: they live with the ops, as Tensor.softmax needs 
 from ..ops.pointwise import (
     DivByNumber,  # (torch's div.Scalar: cross_entropy's mean)
     MulByNumber,  # (torch's mul.Scalar: cross_entropy's label smoothing)
+    Threshold,
     broadcast_shape,
     same_device,
 )
@@ -134,6 +135,19 @@ def _refuse_non_float(input, kernel, int_kernels=()) -> None:
             f"\"{kernel}\" not implemented for '{_type_name(input)}'\n  It is defined on real "
             "numbers: convert the input first, e.g. input.float()."
         )
+
+
+def threshold(input, threshold, value, inplace=False):
+    """``input`` where it is greater than ``threshold``, else ``value``.
+
+    >>> import teachgrad as tg
+    >>> import teachgrad.nn.functional as F
+    >>> F.threshold(tg.tensor([-1.0, 0.5, 2.0]), 0.5, -9.0)
+    tensor([-9.0000, -9.0000,  2.0000])
+    """
+    if inplace:
+        return _inplace(input, "threshold_", Threshold.apply, threshold, value)
+    return Threshold.apply(input, threshold, value)
 
 
 def relu(input, inplace=False):

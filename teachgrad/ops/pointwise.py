@@ -1033,6 +1033,35 @@ class Relu(SavesResult):
         return _ReluGrad.apply(t, ctx.result)
 
 
+class Threshold(Builtin):
+    """``threshold(x, threshold, value)``: x where x > threshold, else value (relu is
+    ``threshold(x, 0, 0)``); the gradient passes where x > threshold."""
+
+    batchable = True
+    node_name = "ThresholdBackward0"
+    saved_names = ("self",)
+    saved_args = {"threshold": "threshold"}
+    formula = {"self": "grad · (self > threshold)"}
+
+    @staticmethod
+    def forward(ctx, a, threshold, value):
+        ctx.to_save, ctx.threshold = (a,), threshold
+        x = a._data
+        if x.dtype.kind == "b":
+            raise RuntimeError("\"threshold_cpu\" not implemented for 'Bool'")
+        kept = array_module(x).where(x > threshold, x, scalar_of(value, x.dtype))
+        return same_layout(kept.astype(x.dtype, copy=False), x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return where(a > ctx.threshold, grad, 0.0), None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        return where(ctx.inputs[0] > ctx.threshold, t, 0.0)
+
+
 def _relu_grad(g, y):
     """``g where y > 0, else 0``, on arrays: relu's backward, and _ReluGrad's forward.
     A NaN result passes the gradient, as in torch (which zeroes it where ``y <= 0``)."""
@@ -1792,6 +1821,53 @@ def _check_two_tensors(input, other, op: str, first_position: int = 1):
                 f"{op}(): argument '{name}' (position {position}) must be Tensor, not "
                 f"{type(x).__name__}\n  For a number, use clamp: x.clamp(min=1) is maximum(x, 1)."
             )
+
+
+class Logit(Builtin):
+    """``logit(x) = log(x / (1 − x))``, the inverse of sigmoid; with ``eps``, x is first
+    clamped to [eps, 1 − eps] (and gets no gradient where it was clamped)."""
+
+    batchable = True
+    node_name = "LogitBackward0"
+    saved_names = ("self",)
+    saved_args = {"eps": "eps"}
+    formula = {"self": "grad · (eps ≤ self ≤ 1 − eps) / (self · (1 − self))"}
+
+    @staticmethod
+    @quiet
+    def forward(ctx, a, eps):
+        ctx.to_save, ctx.eps = (a,), eps
+        x = float_data(a)
+        xp = array_module(x)
+        if eps is not None:
+            x = tie_keeps_first("minimum", tie_keeps_first("maximum", x, eps), 1 - eps)
+        return same_layout(xp.log(x / (1 - x)), a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return Logit.rate(ctx, a, grad), None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        return Logit.rate(ctx, ctx.inputs[0], t)
+
+    @staticmethod
+    def rate(ctx, a, g):
+        """``g / (a (1 − a))``; outside [eps, 1 − eps] 0, or without eps NaN outside [0, 1]."""
+        if ctx.eps is None:
+            return where((a < 0) | (a > 1), math.nan, g / (a * (1 - a)))
+        return where((a < ctx.eps) | (a > 1 - ctx.eps), 0.0, g / (a * (1 - a)))
+
+
+def logit(input, eps=None):
+    """``log(p / (1 − p))``: the inverse of sigmoid (``eps`` clamps p to [eps, 1 − eps]).
+
+    >>> import teachgrad as tg
+    >>> tg.logit(tg.tensor([0.5, 0.75]))
+    tensor([0.0000, 1.0986])
+    """
+    return Logit.apply(input, None if eps is None else float(eps))
 
 
 class Atan2(_Binary):

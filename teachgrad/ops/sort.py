@@ -1,6 +1,6 @@
 """Sorting and finding: ``sort`` (values and the indices they came from), ``argsort``,
-``nonzero``, ``count_nonzero``, ``unique`` / ``unique_consecutive``, and ``searchsorted`` /
-``bucketize`` (where values would go in a sorted sequence).
+``nonzero``, ``count_nonzero``, ``unique`` / ``unique_consecutive``, ``searchsorted`` /
+``bucketize`` (where values would go in a sorted sequence), and ``isin``.
 
 Only ``sort``'s values have a gradient: each value came from one input element (its index),
 so backward puts each value's gradient back there, the inverse of the gather that sorting
@@ -284,3 +284,19 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     tensor([0, 2, 3])
     """
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each of ``elements`` is among ``test_elements`` (either may be a number).
+
+    >>> import teachgrad as tg
+    >>> tg.isin(tg.tensor([1, 2, 3]), tg.tensor([2, 5]))
+    tensor([False,  True, False])
+    """
+    like = elements if isinstance(elements, Tensor) else test_elements
+    xp = array_module(like._data)
+    values = [
+        v._data if isinstance(v, Tensor) else xp.asarray(v) for v in (elements, test_elements)
+    ]
+    found = xp.isin(values[0], values[1], assume_unique=assume_unique, invert=invert)
+    return wrap_array(xp.asarray(found))

@@ -55,6 +55,7 @@ def _constant_row(lib, w, i):
 # name -> (fn(lib, *inputs), [inputs, ...]) or (fn, [inputs, ...], {"check_name": False})
 ACTIVATIONS = {
     "relu": (lambda lib, x: F(lib).relu(x), [(A(3, 4, domain="nonzero"),)]),
+    "threshold": (lambda lib, x: F(lib).threshold(x, 0.25, -2.0), [(A(3, 4, domain="nonzero"),)]),
     "gelu": (lambda lib, x: F(lib).gelu(x), [(A(3, 4),), (A(3, 4, layout=T),)]),
     "gelu, |x| past the series (erfc branch)": (lambda lib, x: F(lib).gelu(x * 6), [(A(12),)]),
     "gelu tanh": (lambda lib, x: F(lib).gelu(x, approximate="tanh"), [(A(3, 4),)]),

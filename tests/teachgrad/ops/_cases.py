@@ -66,6 +66,7 @@ DOMAINS = {
     "positive": lambda rng, shape: rng.uniform(0.5, 2.0, shape),  # sqrt, log, rsqrt, x ** y
     "nonzero": _away_from_zero,  # abs, sign, relu, reciprocal, division
     "unit": lambda rng, shape: rng.uniform(-0.8, 0.8, shape),  # tan, log1p
+    "probability": lambda rng, shape: rng.uniform(0.1, 0.9, shape),  # logit
     "distinct": _distinct,  # max/min/amax/norm(inf): no ties
     "midhalf": lambda rng, shape: (
         rng.uniform(0.1, 0.4, shape) * rng.choice([-1.0, 1.0], shape) + rng.integers(-2, 3, shape)

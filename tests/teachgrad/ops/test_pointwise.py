@@ -45,6 +45,8 @@ UNARY = {
     "abs": (lambda lib, x: x.abs(), "nonzero"),
     "abs-operator": (lambda lib, x: abs(x), "nonzero"),
     "reciprocal": (lambda lib, x: x.reciprocal(), "nonzero"),
+    "logit": (lambda lib, x: x.logit(), "probability"),
+    "logit(eps)": (lambda lib, x: lib.logit(x, eps=0.05), "probability"),
     "sqrt": (lambda lib, x: x.sqrt(), "positive"),
     "rsqrt": (lambda lib, x: lib.rsqrt(x), "positive"),
     "exp": (lambda lib, x: x.exp(), "real"),
@@ -747,3 +749,27 @@ def test_broadcast_shapes_and_clashes_match_torch(torch):
             assert str(ours.value).split("\n")[0] == str(error), (a, b)
         else:
             assert tuple((tg.ones(a) + tg.ones(b)).shape) == want, (a, b)
+
+
+@pytest.mark.parametrize("eps", [None, 0.2])
+def test_logit_at_the_edges_matches_torch(torch, eps):
+    """Outside [0, 1] the value and gradient are NaN (inf at 0 and 1); with eps, x is clamped
+    to [eps, 1 - eps] and gets no gradient where it was."""
+
+    def run(lib):
+        x = lib.tensor([-0.5, 0.0, 0.3, 1.0, 1.5, 0.9], dtype=lib.float64, requires_grad=True)
+        y = lib.logit(x, eps)
+        y.sum().backward()
+        return str(y.tolist()), str(x.grad.tolist()), y.grad_fn._saved_eps
+
+    assert run(tg) == run(torch)
+
+
+def test_threshold_in_place_and_of_ints_matches_torch(torch):
+    def run(lib):
+        y = lib.tensor([-0.5, 0.3, 0.9], dtype=lib.float64)
+        lib.nn.functional.threshold(y, 0.3, 7.0, inplace=True)
+        ints = lib.nn.functional.threshold(lib.tensor([1, 5]), 2, 0)
+        return y.tolist(), y._version, ints.tolist(), str(ints.dtype).split(".")[1]
+
+    assert run(tg) == run(torch)

@@ -1,4 +1,4 @@
-"""unique, unique_consecutive, searchsorted and bucketize (``ops/sort.py``) against torch:
+"""unique, unique_consecutive, searchsorted, bucketize and isin (``ops/sort.py``) against torch:
 values, dtypes, shapes, which results are in the graph, and the refused derivative
 (test_autograd.py's test_integer_outputs checks the last two)."""
 
@@ -71,6 +71,10 @@ PROGRAMS = {
         lib.unique_consecutive(x).sum().backward()
     ),
     "searchsorted(side='middle')": lambda lib, x: lib.searchsorted(x, x, side="middle"),
+    "isin": lambda lib, x: lib.isin(lib.tensor([1, 2, 3]), lib.tensor([2, 5])),
+    "isin(invert)": lambda lib, x: lib.isin(x, lib.tensor([1.0, 2.0]), invert=True),
+    "isin of a number": lambda lib, x: lib.isin(2, lib.tensor([1, 2])),
+    "isin a number": lambda lib, x: lib.isin(x, 3.0),
 }
 
 
