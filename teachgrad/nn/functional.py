@@ -143,7 +143,7 @@ def threshold(input, threshold, value, inplace=False):
     >>> import teachgrad as tg
     >>> import teachgrad.nn.functional as F
     >>> F.threshold(tg.tensor([-1.0, 0.5, 2.0]), 0.5, -9.0)
-    tensor([-9.0000, -9.0000,  2.0000])
+    tensor([-9., -9.,  2.])
     """
     if inplace:
         return _inplace(input, "threshold_", Threshold.apply, threshold, value)
