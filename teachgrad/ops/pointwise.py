@@ -1200,6 +1200,16 @@ class RoundDecimals(Round):
     node_name = "RoundBackward1"
 
 
+def _clamped(x, lo, hi):
+    """Array ``x`` clamped to [lo, hi] (numbers; None: no bound). Not clip: where x equals a
+    bound, torch keeps x (-0.0 stays)."""
+    if lo is not None:
+        x = tie_keeps_first("maximum", x, lo)
+    if hi is not None:
+        x = tie_keeps_first("minimum", x, hi)
+    return x
+
+
 class ClampScalar(Builtin):
     """``clamp(x, min, max)`` with number bounds: the gradient passes where min <= x <= max."""
 
@@ -1217,12 +1227,7 @@ class ClampScalar(Builtin):
         dt = result_type(a, *(v for v in (lo, hi) if v is not None)).numpy
         if dt.kind in "iu":  # an int bound converted as torch converts it (-3 wraps in uint8)
             lo, hi = (None if v is None else scalar_of(v, dt) for v in (lo, hi))
-        # not clip: where x equals a bound, torch keeps x (-0.0 stays)
-        if lo is not None:
-            out = tie_keeps_first("maximum", out, lo)
-        if hi is not None:
-            out = tie_keeps_first("minimum", out, hi)
-        return out.astype(dt, copy=False)
+        return _clamped(out, lo, hi).astype(dt, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -1810,8 +1815,12 @@ def clip(input, min=None, max=None):
     return clamp(input, min, max)
 
 
-def _check_two_tensors(input, other, op: str, first_position: int = 1):
-    """torch's maximum and minimum take two tensors, no number: for that there is ``clamp``.
+_FOR_A_NUMBER = "For a number, use clamp: x.clamp(min=1) is maximum(x, 1)."
+
+
+def _check_two_tensors(input, other, op: str, first_position: int = 1, hint=_FOR_A_NUMBER):
+    """torch's maximum and minimum (and atan2) take two tensors, no number: for maximum and
+    minimum there is ``clamp`` (``hint``: what the error suggests).
 
     ``first_position`` is 0 for the method (``x.maximum(other)``: ``other`` is argument 1).
     """
@@ -1819,7 +1828,7 @@ def _check_two_tensors(input, other, op: str, first_position: int = 1):
         if not isinstance(x, Tensor):
             raise TypeError(
                 f"{op}(): argument '{name}' (position {position}) must be Tensor, not "
-                f"{type(x).__name__}\n  For a number, use clamp: x.clamp(min=1) is maximum(x, 1)."
+                f"{type(x).__name__}\n  {hint}"
             )
 
 
@@ -1840,7 +1849,7 @@ class Logit(Builtin):
         x = float_data(a)
         xp = array_module(x)
         if eps is not None:
-            x = tie_keeps_first("minimum", tie_keeps_first("maximum", x, eps), 1 - eps)
+            x = _clamped(x, eps, 1 - eps)
         return same_layout(xp.log(x / (1 - x)), a._data)
 
     @staticmethod
@@ -1911,12 +1920,7 @@ def atan2(input, other):
     >>> tg.atan2(tg.tensor([1.0, -1.0]), tg.tensor([1.0, 0.0]))
     tensor([ 0.7854, -1.5708])
     """
-    for name, x, position in (("input", input, 1), ("other", other, 2)):
-        if not isinstance(x, Tensor):
-            raise TypeError(
-                f"atan2(): argument '{name}' (position {position}) must be Tensor, not "
-                f"{type(x).__name__}\n  Wrap a number first: tg.tensor(2.0)."
-            )
+    _check_two_tensors(input, other, "atan2", hint="Wrap a number first: tg.tensor(2.0).")
     return Atan2.apply(input, other)
 
 

@@ -13,10 +13,10 @@ their order (a stable sort), as torch's CPU sort does; NaN counts as the largest
 from __future__ import annotations
 
 from .._backend import array_module, stable_argsort
-from .._tensor import Tensor, _given_and_wrapped, wrap_array
-from ..autograd.builtin import Builtin
+from .._tensor import Tensor, _wrap_dim, wrap_array
+from ..autograd.builtin import Builtin, remember_dim
 from .index import Gather, Scatter
-from .reduce import flag, return_types, row_major
+from .reduce import flag, reduction_dims, return_types, row_major
 
 
 class Sort(Builtin):
@@ -32,7 +32,7 @@ class Sort(Builtin):
         x = a._data
         xp = array_module(x)
         ctx.in_shape = x.shape
-        ctx.given_dim, ctx.dim = _given_and_wrapped(dim, x.ndim)
+        remember_dim(ctx, dim, x.ndim)  # (ctx.given_dim shows, ctx.dim works)
         if x.ndim == 0:  # (one value: itself, from index 0)
             return x.copy(), xp.zeros((), dtype="int64")
         indices = _sorted_indices(x, ctx.dim, descending)
@@ -98,7 +98,7 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
     """
     flag(stable)
     x = input._data
-    _, dim = _given_and_wrapped(dim, x.ndim)
+    dim = _wrap_dim(dim, x.ndim)
     if x.ndim == 0:
         return wrap_array(array_module(x).zeros((), dtype="int64"))
     return wrap_array(row_major(_sorted_indices(x, dim, flag(descending))))
@@ -131,11 +131,7 @@ def count_nonzero(input, dim=None):
     tensor([1, 2])
     """
     x = input._data
-    dims = None if dim is None else tuple(dim) if isinstance(dim, tuple | list) else (dim,)
-    if dims is not None:
-        dims = tuple(_given_and_wrapped(d, x.ndim)[1] for d in dims)
-        for d in {d for d in dims if dims.count(d) > 1}:
-            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    dims = None if dim is None else reduction_dims(dim, x.ndim)
     counts = (x != 0).sum(axis=dims)
     return wrap_array(array_module(x).asarray(counts, dtype="int64"))
 
@@ -218,7 +214,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     flag(sorted)
     if dim is None:
         return _unique_results(Unique.apply(input, None), return_inverse, return_counts)
-    _, dim = _given_and_wrapped(dim, input.dim())
+    dim = _wrap_dim(dim, input.dim())
     return _unique_results(UniqueDim.apply(input, dim), return_inverse, return_counts)
 
 
@@ -230,7 +226,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     tensor([1, 2, 3, 1])
     """
     if dim is not None:
-        _, dim = _given_and_wrapped(dim, input.dim())
+        dim = _wrap_dim(dim, input.dim())
     found = UniqueConsecutive.apply(input, dim)
     return _unique_results(found, return_inverse, return_counts)
 

@@ -94,8 +94,9 @@ def checkpoint(
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
     early_stop = early_stop if _early_stop.forced is None else _early_stop.forced
-    run = _Recomputed(function, args, kwargs, preserve_rng_state, determinism_check, context_fn)
-    run.early_stop = early_stop
+    run = _Recomputed(
+        function, args, kwargs, preserve_rng_state, determinism_check, context_fn, early_stop
+    )
     return run.first()
 
 
@@ -182,13 +183,22 @@ class _Recomputed:
     """One call of the non-reentrant checkpoint: the function, its inputs, what its first
     run's ops saved (as shapes and dtypes), and per backward pass what the second run saved."""
 
-    def __init__(self, function, args, kwargs, preserve_rng_state, determinism_check, context_fn):
+    def __init__(
+        self,
+        function,
+        args,
+        kwargs,
+        preserve_rng_state,
+        determinism_check,
+        context_fn,
+        early_stop=True,
+    ):
         self.function, self.args, self.kwargs = function, args, kwargs
         self.rng_state = _random.get_rng_state() if preserve_rng_state else None
         self.check = determinism_check == "default"
         self.context_fn = context_fn
         self.metadata = []  # (shape, dtype, device) of each tensor the first run saved
-        self.early_stop = True  # stop the second run once it has saved as many
+        self.early_stop = early_stop  # stop the second run once it has saved as many
         self.runs = {}  # backward pass -> the tensors the second run saved, by place
 
     def first(self):
