@@ -177,3 +177,16 @@ def preserved_strides(a) -> tuple:
     if a.size and not dense(a):
         return iterator_strides(a.shape, [broadcast_strides(a, a.shape)])
     return tuple(s // a.itemsize for s in a.strides)
+
+
+def row_major(out):
+    """A reduction's result laid out row-major, as torch's always is (NumPy follows the
+    input's memory order: ``x.t().sum(0)`` of a 3-D ``x`` would keep the transposition).
+
+    >>> import numpy as np
+    >>> row_major(np.ones((2, 3, 4)).transpose(2, 1, 0).sum(1)).strides
+    (16, 8)
+    """
+    # (a size-1 dim's stride may differ; so may an empty view's: NumPy says 0 for its dims)
+    done = out.flags.c_contiguous and 1 not in out.shape and (out.size or out.base is None)
+    return out if done else with_strides(out, contiguous_strides(out.shape))

@@ -20,13 +20,13 @@ import warnings
 
 from .._backend import array_module, numpy_module
 from .._creation import scalar_of
-from .._layout import broadcast_strides, iterator_strides, with_strides
+from .._layout import broadcast_strides, iterator_strides, row_major, with_strides
 from .._printing import c_type_name, scalar_type_name
 from .._tensor import Tensor, _given_and_wrapped, _wrap_dim, type_name, wrap_array
 from ..autograd.builtin import Builtin, remember_dim, save_list
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import broadcast_shape, where
-from .reduce import flag, row_major
+from .reduce import flag
 from .views import basic_getitem, check_step, whole_slice
 
 

@@ -21,7 +21,7 @@ from collections import namedtuple
 from .._arguments import given, refusal
 from .._backend import array_module, as_dtype, expanded, quiet
 from .._backend import dtype as dtype_type
-from .._layout import contiguous_strides, with_strides
+from .._layout import row_major
 from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, _given_dim, _wrap_dim, type_name, wrap_array
@@ -82,19 +82,6 @@ def _duplicate(dims, ndim):
 def kept_shape(shape, dims) -> tuple:
     """``shape`` with the reduced ``dims`` set to 1 (the ``keepdim=True`` shape)."""
     return tuple(1 if i in dims else s for i, s in enumerate(shape))
-
-
-def row_major(out):
-    """A reduction's result laid out row-major, as torch's always is (NumPy follows the
-    input's memory order: ``x.t().sum(0)`` of a 3-D ``x`` would keep the transposition).
-
-    >>> import numpy as np
-    >>> row_major(np.ones((2, 3, 4)).transpose(2, 1, 0).sum(1)).strides
-    (16, 8)
-    """
-    # (a size-1 dim's stride may differ; so may an empty view's: NumPy says 0 for its dims)
-    done = out.flags.c_contiguous and 1 not in out.shape and (out.size or out.base is None)
-    return out if done else with_strides(out, contiguous_strides(out.shape))
 
 
 def expand_back(grad, in_shape, dims=(), keepdim=False):

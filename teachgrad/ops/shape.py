@@ -18,12 +18,12 @@ Not here: views (``views.py``); gather, scatter and index_select (``index.py``).
 from __future__ import annotations
 
 from .._backend import array_module, empty_strided
-from .._layout import preserved_copy, preserved_strides
+from .._layout import preserved_copy, preserved_strides, row_major
 from .._profiling import recorded_as
 from .._tensor import _as_int, _as_ints, _given_dim
 from ..autograd.builtin import Builtin, int_tuple
 from ..autograd.forward_ad import linear_jvp
-from .reduce import all_as_empty, reduction_dims, row_major
+from .reduce import all_as_empty, reduction_dims
 
 
 def _ints(values) -> tuple:

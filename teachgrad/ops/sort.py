@@ -13,10 +13,11 @@ their order (a stable sort), as torch's CPU sort does; NaN counts as the largest
 from __future__ import annotations
 
 from .._backend import array_module, stable_argsort
+from .._layout import row_major
 from .._tensor import Tensor, _wrap_dim, wrap_array
 from ..autograd.builtin import Builtin, remember_dim
 from .index import Gather, Scatter
-from .reduce import flag, reduction_dims, return_types, row_major
+from .reduce import flag, reduction_dims, return_types
 
 
 class Sort(Builtin):

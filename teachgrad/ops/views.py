@@ -22,6 +22,7 @@ import operator
 
 from .._arguments import refusal
 from .._backend import array_module, dtype, expanded, result_type, strided_view
+from .._layout import row_major
 from .._printing import legacy_type_name, scalar_name
 from .._profiling import recorded_as
 from .._tensor import (
@@ -36,7 +37,7 @@ from .._tensor import (
 from ..autograd.builtin import Builtin, int_tuple, remember_dim
 from ..autograd.forward_ad import linear_jvp
 from .pointwise import clone_like, same_device
-from .reduce import reduction_dims, row_major, sum_to
+from .reduce import reduction_dims, sum_to
 
 
 class _View(Builtin):

@@ -24,6 +24,9 @@ PROGRAMS = {
     "Add": (lambda: (_t(3, 4), _t(4)), lambda a, b: a + b * 2),
     "Add alpha": (lambda: (_t(3), _t(3)), lambda a, b: tg.add(a, b, alpha=3)),
     "Sub": (lambda: (_t(3, 4), _t(3, 1)), lambda a, b: a - b),
+    # a broadcast operand's gradient is summed back on the array (function._summed_back)
+    "Sub, leading and size-1 dims summed": (lambda: (_t(2, 3, 4), _t(3, 1)), lambda a, b: b - a),
+    "Add, summed to 0-d": (lambda: (_t(3, 4), _t()), lambda a, b: a + b),
     "Rsub": (lambda: (_t(3),), lambda a: 2 - a),
     "Mul": (lambda: (_t(2, 3), _t(3)), lambda a, b: a * b * 0.5),
     "Div": (lambda: (_t(2, 3), _t(2, 3, positive=True)), lambda a, b: a / b),
@@ -169,3 +172,35 @@ def test_a_linear_layers_gradients_become_their_grad_without_a_copy(monkeypatch)
     assert copies == []
     for p in model.parameters():  # each .grad has its parameter's strides (the layout contract)
         assert p.grad.shape == p.shape and p.grad.stride() == p.stride()
+
+
+def test_a_bias_added_with_core_ops_gets_its_row_sum_as_grad_without_a_copy(monkeypatch):
+    """``h @ w + b``: b's gradient, summed back over the batch on the array, is held by
+    nobody but the engine, and becomes ``b.grad`` itself, as in ``linear``."""
+    from teachgrad.autograd import tape
+
+    copies = []
+    real = tape._copy_with_layout
+    monkeypatch.setattr(tape, "_copy_with_layout", lambda g, var: copies.append(g) or real(g, var))
+    h, w, b = _t(6, 4), _t(4, 3), _t(3)
+    seed = tg.tensor(RNG.standard_normal((6, 3)))
+    (h @ w + b).backward(seed)
+    assert copies == []
+    np.testing.assert_allclose(b.grad.numpy(), seed.numpy().sum(0))
+
+
+def test_a_gradient_summed_back_past_float32s_range_is_inf_silently():
+    """torch's sum overflows to inf without a word; so does the sum back on the array."""
+    import warnings
+
+    a = tg.zeros(4, 3, requires_grad=True)
+    b = tg.zeros(3, requires_grad=True)
+    seed = tg.full((4, 3), 3e38)
+    out = a + b
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with tg.no_grad():  # the node called by hand: on arrays, outside a backward pass
+            by_hand = out.grad_fn(seed)[1]
+        out.backward(seed)
+    assert b.grad.tolist() == by_hand.tolist() == [float("inf")] * 3
+
