@@ -203,4 +203,3 @@ def test_a_gradient_summed_back_past_float32s_range_is_inf_silently():
             by_hand = out.grad_fn(seed)[1]
         out.backward(seed)
     assert b.grad.tolist() == by_hand.tolist() == [float("inf")] * 3
-
