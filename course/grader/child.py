@@ -26,8 +26,9 @@ its own finite differences. Every line it sends carries the run's nonce.
 
 One report is not a number: :class:`EngineWatch` notes when the student's code, run for a
 test, calls teachgrad's own autograd (``tg.autograd.grad``, ``.backward()``,
-``tg.autograd.functional``, a built-in op's own derivative rule ...) or an op a test
-refuses, and each message says so; the grader decides what that costs. Each message
+``tg.autograd.functional``, a built-in op's own derivative rule ...), an op a test
+refuses, or student code that computes with complex numbers (the complex step:
+``complex_step.py``), and each message says so; the grader decides what that costs. Each message
 also carries a canary (:func:`_canary`: a backward run here by the grader's code, noted
 under this run's name), so a watch a submission disarmed for good (its ``take``
 replaced, its noting turned off) costs every test. A submission that unwraps the watch
@@ -280,6 +281,7 @@ class EngineWatch:
     def __init__(self):
         self.running = []  # whose code runs now, innermost last; None: the grader's vjp
         self.calls = set()
+        self.complex_scan = self.complex_entry = None  # (watch_complex, once the cells ran)
 
     def watch_ops(self, node_names):
         """Note each call of the built-in ops whose node is named in ``node_names`` (a
@@ -369,6 +371,25 @@ class EngineWatch:
             yield
         finally:
             self.running.pop()
+
+    def watch_complex(self, scan, entry):
+        """From now on, note each call that reaches complex numbers (``note_complex``)."""
+        self.complex_scan, self.complex_entry = scan, entry
+
+    def note_complex(self, peer, message):
+        """Note a call whose function or arguments reach student code that computes with
+        complex numbers (``complex_step``: a derivative by the complex step), under the
+        entry ``wire.COMPLEX_ENTRY``. Arrays are not decoded: they hold no code."""
+        if self.complex_scan is None:
+            return
+        values = [message.get("fn"), *message.get("args", [])]
+        values = [v for v in values if not (isinstance(v, dict) and "A" in v)]
+        try:
+            reaches = self.complex_scan.reaches_complex(*map(peer.decode, values))
+        except Exception:  # noqa: BLE001 - a malformed request: serve_call answers it
+            return
+        if reaches:
+            self.calls.add((self.running[-1], self.complex_entry))
 
     def take(self):
         """The calls noted since the last take, as sorted [whose code, entry point] lists."""
@@ -470,6 +491,7 @@ def _peer(wire, ns, requests, replies, nonce, watch):
 
         def serve_call(self, message):
             with watch.running_as("*"):
+                watch.note_complex(self, message)
                 return super().serve_call(message)
 
         def serve_vjp(self, message):
@@ -511,6 +533,7 @@ def main(argv):
     if hello.get("tmpfs"):
         confine.mount_quota(os.getcwd(), **hello["tmpfs"])
     wire = _load("wire")  # with numpy and teachgrad: loaded before any rule is in force
+    complex_step = _load("complex_step")
     workdir = os.getcwd()
     readable = _readable(workdir)
     landlock = _load("landlock")
@@ -526,6 +549,7 @@ def main(argv):
     watch.watch_ops(set(hello.get("ops", [])))
     ns = {"__name__": "__main__"}
     errors, stopped = _run_cells(cells, ns, hello["cell_s"], set(hello["skip"]))
+    watch.watch_complex(complex_step.ComplexScan(ns, cells["labels"]), wire.COMPLEX_ENTRY)
     watch.watch_backwards(ns)
     peer = _peer(wire, ns, requests, replies, hello["nonce"], watch)
     defined = [name for name in hello["names"] if name in ns]

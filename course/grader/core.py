@@ -29,7 +29,8 @@ test allows that part of it (``@points(..., autograd=("grad", ...))``: 08's Hess
 ``grad``, 12's checkpointing recomputes its block); the engine's inner workings (its
 loop, a node's rule) are then allowed too, never otherwise. So does a test during which
 it called one of teachgrad's ops the test refuses (``refuses=``: the op the exercise
-writes, as 11's conv2d).
+writes, as 11's conv2d), or during which it reached student code that computes with complex
+numbers (a derivative by the complex step, exact to rounding: ``complex_step.py``).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from course.testing import CAUSES, Failure
 
 from .remote import Session
 from .sandbox import SOLUTIONS, Sandbox, SandboxError, Timeout, namespaces
-from .wire import Proxy, RemoteError, WireError
+from .wire import COMPLEX_ENTRY, Proxy, RemoteError, WireError
 
 __all__ = [
     "Graded",
@@ -339,6 +340,7 @@ def _refuse_delegating(session, test):
     _refuse_disarmed(session)
     _refuse_engine(session, test.autograd)
     _refuse_ops(session, test.refuses)
+    _refuse_complex_step(session)
 
 
 def _refuse_disarmed(session):
@@ -357,7 +359,7 @@ def _refuse_engine(session, allowed):
     """Fail when the student's code called a part of teachgrad's autograd (the sandbox
     noted it) that the test does not allow: a public entry point (``tg.autograd.grad``)
     not named in ``allowed``, or the engine's inner workings when ``allowed`` is empty."""
-    noted = [(whose, entry) for whose, entry in session.engine if not entry.startswith("op ")]
+    noted = [(whose, entry) for whose, entry in session.engine if _is_autograd(entry)]
     refused = [(whose, entry) for whose, entry in noted if not _allows(allowed, entry)]
     if not refused:
         return
@@ -375,6 +377,24 @@ def _refuse_engine(session, allowed):
         f"({whose}.backward must compute the gradient from the saved tensors, not ask "
         "teachgrad's autograd for it).",
     )
+
+
+def _refuse_complex_step(session):
+    """Fail when the code a test called computes with complex numbers (the sandbox noted
+    it: ``complex_step.py``): the complex step, ``Im f(x + ih) / h``, estimates a
+    derivative to the last digits, which the strict check on fresh inputs cannot tell."""
+    if any(entry == COMPLEX_ENTRY for _, entry in session.engine):
+        raise Failure(
+            "engine",
+            "your code computes with complex numbers: a derivative by the complex step, "
+            "Im f(x + ih) / h, is an estimate made by running f, like a finite difference. "
+            "Write the derivative itself (no exercise needs complex numbers).",
+        )
+
+
+def _is_autograd(entry):
+    """Whether a noted entry is a part of teachgrad's autograd (not an op, not complex)."""
+    return not entry.startswith("op ") and entry != COMPLEX_ENTRY
 
 
 def _is_public(entry):

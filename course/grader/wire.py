@@ -86,6 +86,7 @@ def canary_label(nonce: str) -> str:
 
 
 CANARY_ENTRY = "engine._execute"  # what every backward runs, whatever the way in
+COMPLEX_ENTRY = "complex numbers"  # noted for a call that reaches them (complex_step.py)
 
 
 def remote_error(kind, message):

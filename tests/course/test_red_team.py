@@ -10,7 +10,8 @@ handed in as the answer, the engine asked in a forward or in a plain function (n
 backward), the engine asked only when the grader's own backward calls (double
 backward), a helper of ``tg.autograd.functional`` that is the exercise itself (08's
 hvp), or teachgrad's own op for the op the exercise writes (06's softmax). Others are
-right only at the visible tests' inputs. Each is a submission for the exercise's
+right only at the visible tests' inputs, or estimate the derivative to the last digits
+by the complex step. Each is a submission for the exercise's
 released template (or its reference, with some answers replaced) with the tactic
 added, graded as the other tests of the grader do.
 """
@@ -219,6 +220,56 @@ def test_a_backward_that_asks_the_engine_only_under_grad_mode_earns_nothing(tmp_
     score, _, results = grade(tmp_path, code)
     assert score == 0, {r.name: r.output for r in results.values() if r.score}
     assert {r.cause for r in results.values()} == {"engine"}
+
+
+COMPLEX_STEPS = {
+    "literal": "return grad * tg.tensor(f(x.detach().numpy() + 1e-20j).imag / 1e-20)",
+    "complex_builtin": "return grad * tg.tensor(np.imag(f(x.numpy() + complex(0, 1e-20))) / 1e-20)",
+    "dtype_string": """
+        z = x.numpy().astype("c16")
+        z.imag = 1e-20
+        return grad * tg.tensor(f(z).imag / 1e-20)
+    """,
+    "cmath": """
+        import cmath
+        h = cmath.sqrt(-1e-40)  # 1e-20 i, with no complex literal
+        return grad * tg.tensor(f(x.numpy() + h).imag / 1e-20)
+    """,
+    "in_a_helper": "return grad * tg.tensor(slope(f, x.numpy()))",
+    "in_a_helper_method": "return grad * tg.tensor(Steps().slope(f, x.numpy()))",
+}
+COMPLEX_HELPERS = """
+
+    def slope(f, x):
+        return np.imag(f(x + 1e-20j)) / 1e-20
+
+
+    class Steps:
+        def slope(self, f, x):
+            return (f(x + np.complex128(1e-20j))).imag / 1e-20
+"""
+
+
+@pytest.mark.parametrize("tactic", COMPLEX_STEPS)
+def test_a_derivative_by_the_complex_step_earns_nothing(tmp_path, tactic):
+    """``Im f(x + ih) / h`` with a tiny h: exact to rounding, so the strict check on fresh
+    inputs passed it (10 of 10, each way here). It is an estimate made by running f, and
+    the sandbox notes code a test reaches that computes with complex numbers, however it
+    gets them (a literal, ``complex``, a dtype's string, ``cmath``, a helper or a method)."""
+    code = source("02_pointwise", student=True) + textwrap.dedent(
+        pointwise_functions(COMPLEX_STEPS[tactic]) + COMPLEX_HELPERS
+    )
+    score, _, results = grade(tmp_path, code)
+    assert score == 0, {r.name: r.output for r in results.values() if r.score}
+    assert all("complex step" in r.output for r in results.values())
+
+
+def test_complex_numbers_the_tests_never_reach_cost_nothing(tmp_path):
+    """A complex step the student tried in a cell of their own, which no graded Function
+    uses, leaves the reference's answers their points."""
+    scratch = "\n\ndef tried(f, x):\n    return f(x + 1e-20j).imag / 1e-20\n"
+    score, max_score, _ = grade(tmp_path, source("02_pointwise") + scratch)
+    assert score == max_score == 10
 
 
 # ------------------------------------------- 02: a library that differentiates for you
