@@ -48,6 +48,7 @@ from ._creation import (
     as_tensor,
     empty,
     empty_like,
+    empty_strided,
     eye,
     from_dlpack,
     from_numpy,

@@ -61,6 +61,7 @@ SIGNATURES = {
     "zeros": [f"tuple of ints size, *, {_OPTIONS}"],
     "ones": [f"tuple of ints size, *, {_OPTIONS}"],
     "empty": [f"tuple of ints size, *, {_OPTIONS}"],
+    "empty_strided": [f"tuple of ints size, tuple of ints stride, *, {_OPTIONS}"],
     "rand": [
         f"tuple of ints size, *, Generator generator, {_OPTIONS}",
         f"tuple of ints size, *, {_OPTIONS}",
@@ -168,6 +169,18 @@ _OPS = {
         "Tensor input, tuple of ints split_size, int dim = 0",
     ],
     "split_with_sizes": ["Tensor input, tuple of ints split_sizes, int dim = 0"],
+    "unsafe_split": ["Tensor input, int split_size, int dim = 0"],
+    "unsafe_split_with_sizes": ["Tensor input, tuple of ints split_sizes, int dim = 0"],
+    "unsafe_chunk": ["Tensor input, int chunks, int dim = 0"],
+    "median": [
+        "Tensor input",
+        "Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None",
+    ],
+    "addbmm": [
+        "Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, "
+        "Tensor out = None"
+    ],
+    "pdist": ["Tensor input, float p = 2"],
     "Tensor.split": [],  # (Python's words: a wrong count of arguments, as torch's)
     "softmax": [f"Tensor input, int dim, {_DTYPE}, {_OUT}"],
     "any": [
@@ -298,7 +311,8 @@ for _same, _names in {
     "tril": ("triu",),
     "add": ("sub",),
     "eq": ("ne", "lt", "le", "gt", "ge"),  # (remainder and fmod: written above)
-    "logical_and": ("logical_or", "logical_xor", "maximum", "minimum"),
+    "logical_and": ("logical_or", "logical_xor", "maximum", "minimum", "nextafter"),
+    "median": ("nanmedian",),
     "mm": ("bmm",),
     "Tensor.mm": ("Tensor.bmm",),
     "cat": ("stack",),

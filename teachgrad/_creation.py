@@ -411,6 +411,45 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _sized("empty", "empty", size, dtype, device, requires_grad)
 
 
+@recorded_as("aten::empty_strided")
+def empty_strided(
+    size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False
+) -> Tensor:
+    """An uninitialised tensor with the given ``stride`` (in elements, one per dim), on
+    memory just large enough for it (``layout`` and ``pin_memory``: torch's, as in ``empty``).
+
+    >>> import teachgrad as tg
+    >>> tg.empty_strided((2, 3), (1, 2)).stride()
+    (1, 2)
+    """
+    options = _options("empty_strided", (size, stride), dtype, device, requires_grad)
+    shape, strides = options["size"], options["stride"]
+    if len(shape) != len(strides):
+        raise RuntimeError(
+            f"dimensionality of sizes ({len(shape)}) must match dimensionality of strides "
+            f"({len(strides)})\n  Give one stride per dim."
+        )
+    _check_sizes("empty_strided", shape)
+    if any(s < 0 for s in strides):
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={list(shape)} and "
+            f"strides={list(strides)}\n  Strides count elements forward: none may be negative."
+        )
+    dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
+    dev = as_device(device)
+    # the last element sits at Σ (size − 1) · stride: the memory holds up to it
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
+    xp, where = _backend.on_device(dev)
+
+    def make():
+        with where:
+            return xp.empty(span, dt.numpy)
+
+    memory = _allocate(make, (span,), dt, dev)
+    in_bytes = tuple(s * dt.itemsize for s in strides)
+    return _finish(_backend.strided_view(memory, shape, in_bytes), requires_grad)
+
+
 # the C++ type torch names when a number does not fit a dtype (any fits bool and float64)
 _C_TYPES = {
     "uint8": "uint8_t",

@@ -92,11 +92,14 @@ DTYPE_RULES = {
     "logsumexp": (lambda res, out: out.kind == "f", RuntimeError,
                   "logsumexp(): Expected floating point type for result tensor, but got: {out}"),
     "linalg.vector_norm": _EXACT,
+    "addbmm": (_same, RuntimeError, "self and mat2 must have the same dtype, but got {out} and {res}"),
     **dict.fromkeys(("linalg.matrix_norm", "linalg.norm"),
                     (_same, RuntimeError, "{name} expected out tensor dtype {res} but got: {out}")),
 }  # fmt: skip
 # the reductions that compute in out's dtype, as if given dtype=out.dtype (its inputs cast first)
 IN_OUTS_DTYPE = ("sum", "prod", "cumsum")
+# the functions whose kernel resizes out itself, without torch's warning
+QUIET_RESIZE = ("addbmm",)
 
 _RESIZED = (
     "An output with one or more elements was resized since it had shape {had}, which does not "
@@ -138,7 +141,7 @@ def accepts_out(fn, name: str | None = None, *, makes: bool = False):
         if isinstance(result, tuple):  # (max(x, dim) ...: out is a tuple of tensors too)
             outs = _tuple_out(name, args, kwargs, out, len(result))
             return type(result)(*(_write(name, r, o) for r, o in zip(result, outs, strict=True)))
-        return _write(name, result, out, warn=not makes)  # 3. and 4.
+        return _write(name, result, out, warn=not (makes or name in QUIET_RESIZE))  # 3. and 4.
 
     return with_out
 

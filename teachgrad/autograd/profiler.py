@@ -193,6 +193,7 @@ _ATEN_NAMES = {
     "_IndexPut": "aten::_index_put_impl_",
     "SoftmaxBackwardData": "aten::_softmax_backward_data",
     "LogSoftmaxBackwardData": "aten::_log_softmax_backward_data",
+    "_PdistBackward": "aten::_pdist_backward",
 }
 
 

@@ -29,6 +29,7 @@ from ..ops.inplace import inplace as _inplace
 from ..ops.linalg import matmul
 from ..ops.nn import (  # (F's: they live with the ops, as Tensor.softmax needs them)
     log_softmax,
+    pdist,
     softmax,
 )
 from ..ops.pointwise import (
@@ -1436,4 +1437,5 @@ __all__ = [
     "layer_norm",
     "embedding",
     "one_hot",
+    "pdist",
 ]

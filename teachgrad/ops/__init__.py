@@ -21,7 +21,9 @@ from ..autograd.anomaly_mode import _outside_teachgrad
 from ..autograd.grad_mode import no_grad
 from . import index, inplace, linalg, nn, pointwise, reduce, shape, views  # noqa: F401 - the families
 from .index import gather, index_put, index_select, masked_fill, scatter, scatter_add
-from .linalg import bmm, dot, einsum, matmul, mm, mv, outer
+from .inplace import as_strided, as_strided_
+from .linalg import addbmm, bmm, dot, einsum, matmul, mm, mv, outer
+from .nn import pdist
 from .pointwise import (
     abs,
     add,
@@ -58,6 +60,7 @@ from .pointwise import (
     mul,
     ne,
     neg,
+    nextafter,
     pow,
     reciprocal,
     relu,
@@ -88,7 +91,9 @@ from .reduce import (
     logsumexp,
     max,
     mean,
+    median,
     min,
+    nanmedian,
     norm,
     prod,
     return_types,
@@ -125,12 +130,16 @@ from .views import (
     reshape,
     select,
     split,
+    split_with_sizes,
     squeeze,
     stack,
     t,
     transpose,
     unbind,
     unflatten,
+    unsafe_chunk,
+    unsafe_split,
+    unsafe_split_with_sizes,
     unsqueeze,
     view,
 )
@@ -313,6 +322,18 @@ def _where(self, condition, other):
     return where(condition, self, other)
 
 
+def _addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    """In-place ``addbmm``: ``self`` becomes ``beta · self + alpha · Σ_b batch1[b] @ batch2[b]``.
+
+    >>> import teachgrad as tg
+    >>> x = tg.ones(2, 2); x.addbmm_(tg.ones(3, 2, 1), tg.ones(3, 1, 2)); x._version
+    tensor([[4., 4.],
+            [4., 4.]])
+    1
+    """
+    return inplace.inplace(self, "addbmm_", addbmm, batch1, batch2, beta=beta, alpha=alpha)
+
+
 _AND, _OR, _XOR = (pointwise.bitwise(w, s) for w, s in (("and", "&"), ("or", "|"), ("xor", "^")))
 
 
@@ -445,7 +466,16 @@ _METHODS = {
     "select": select,
     "unbind": unbind,
     "split": split,
+    "split_with_sizes": split_with_sizes,
+    "unsafe_split": unsafe_split,
+    "unsafe_split_with_sizes": unsafe_split_with_sizes,
     "chunk": chunk,
+    "unsafe_chunk": unsafe_chunk,
+    "median": median,
+    "nanmedian": nanmedian,
+    "addbmm": addbmm,
+    "addbmm_": _addbmm_,
+    "nextafter": _with_a_tensor(nextafter, _P.Nextafter),
     "tril": tril,
     "triu": triu,
     "flip": flip,
@@ -735,6 +765,7 @@ Tensor.mT = property(_mT, doc="The last two dims swapped (matrices or batches of
 __all__ = [  # fmt: skip
     "abs",
     "add",
+    "addbmm",
     "all",
     "allclose",
     "amax",
@@ -743,6 +774,8 @@ __all__ = [  # fmt: skip
     "argmax",
     "argmin",
     "argsort",
+    "as_strided",
+    "as_strided_",
     "arctan2",
     "atan2",
     "bmm",
@@ -795,18 +828,22 @@ __all__ = [  # fmt: skip
     "max",
     "maximum",
     "mean",
+    "median",
     "min",
     "minimum",
     "mm",
     "movedim",
     "mul",
     "mv",
+    "nanmedian",
     "narrow",
     "ne",
     "neg",
+    "nextafter",
     "nonzero",
     "norm",
     "outer",
+    "pdist",
     "permute",
     "pow",
     "prod",
@@ -829,6 +866,7 @@ __all__ = [  # fmt: skip
     "softmax",
     "sort",
     "split",
+    "split_with_sizes",
     "sqrt",
     "square",
     "squeeze",
@@ -849,6 +887,9 @@ __all__ = [  # fmt: skip
     "unflatten",
     "unique",
     "unique_consecutive",
+    "unsafe_chunk",
+    "unsafe_split",
+    "unsafe_split_with_sizes",
     "unsqueeze",
     "var",
     "var_mean",
@@ -865,7 +906,8 @@ WITHOUT_OUT = (
     "permute", "relu", "reshape", "return_types", "roll", "select", "split", "squeeze", "t",
     "tile", "transpose", "unbind", "unflatten", "unsqueeze", "var_mean", "std_mean",
     "sort", "argsort", "nonzero", "count_nonzero", "unique", "unique_consecutive", "searchsorted",
-    "bucketize", "trace", "signbit", "isin", "logit",
+    "bucketize", "trace", "signbit", "isin", "logit", "as_strided", "as_strided_",
+    "median", "nanmedian", "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk", "pdist",
 )
 # fmt: on
 OUT_FUNCTIONS = tuple(name for name in __all__ if name not in WITHOUT_OUT)

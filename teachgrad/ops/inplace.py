@@ -44,7 +44,7 @@ from .._backend import (
 from .._creation import scalar_of
 from .._printing import c_type_name, scalar_name
 from .._profiling import state as _profiling
-from .._tensor import Tensor, type_name, wrap_array
+from .._tensor import Tensor, _as_ints, _given_dim, type_name, wrap_array
 from ..autograd.anomaly_mode import _outside_teachgrad
 from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import inplace_tangent, linear_jvp, zero_tangent
@@ -62,10 +62,10 @@ from ..autograd.tape import (
     stamp,
     torch_cpp_node,
 )
-from . import fused, index, pointwise
+from . import fused, index, pointwise, views
 from .index import Index, _IndexPut, _is_advanced
 from .pointwise import broadcast_shape, constant_zeros, where
-from .views import basic_getitem, expand_error, whole_slice
+from .views import IN_PLACE, basic_getitem, expand_error, whole_slice
 
 # --------------------------------------------------------------------------- where a view sits in its base
 
@@ -260,6 +260,125 @@ def _reads_from(base):
     stand_in = base._alias()
     stand_in._requires_grad = True
     return stand_in
+
+
+# --------------------------------------------------------------------------- as_strided: a view by strides
+
+
+class AsStridedView(Builtin):
+    """``x.as_strided(size, stride, storage_offset)``: a view of x's memory (its *storage*,
+    the memory of x's base) laid out by the strides given. Backward, as torch's: the output's
+    gradients are added up per memory cell (cells it repeats get several), and each element
+    of x reads its cell's sum (divided among x's elements that share a cell, if x repeats
+    memory itself)."""
+
+    node_name = "AsStridedBackward0"
+    view_of_input = True
+    saved_args = {"size": "size", "stride": "stride", "storage_offset": "given_offset"}
+    formula = {"self": "zeros with grad added at the output's positions, read back at self's"}
+
+    @staticmethod
+    def forward(ctx, a, size, stride, storage_offset):
+        ctx.size, ctx.stride, ctx.given_offset = size, stride, storage_offset  # (None: a's)
+        offset = _offset(a, storage_offset)
+        memory = _storage_memory(a)  # (the storage, in memory order)
+        ctx.cells = memory.size  # then the cell of each element: of the output, of the input
+        ctx.out_cells, ctx.in_cells = _cells(memory, size, stride, offset), _cells_of(a)
+        ctx.sharing = _sharing(ctx.in_cells, memory.size, a._data.dtype)
+        return strided_view(memory[offset:], size, tuple(s * memory.itemsize for s in stride))
+
+    @staticmethod
+    def backward(ctx, grad):
+        per_cell = embed_region(grad, ctx.out_cells, (ctx.cells,))  # (repeated cells add up)
+        g = take_region(per_cell, ctx.in_cells).reshape(ctx.in_cells.shape)
+        return (g if ctx.sharing is None else g / ctx.sharing), None, None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        t = t if ctx.sharing is None else t / ctx.sharing  # (each cell's tangent, once)
+        return take_region(embed_region(t, ctx.in_cells, (ctx.cells,)), ctx.out_cells)
+
+
+IN_PLACE[AsStridedView] = views.in_place_twin(AsStridedView, "AsStridedBackward1")  # as_strided_
+
+
+def _storage_memory(t):
+    """The memory of ``t``'s storage as a 1-d array, in memory order (a view, no copy)."""
+    return t._storage_array().ravel(order="K")
+
+
+def _cells(memory, size, stride, offset):
+    """The memory cell (index into ``_storage_memory``) of each element of a layout."""
+    xp = array_module(memory)
+    cells = xp.arange(memory.size, dtype="int64")[offset:]
+    return strided_view(cells, size, tuple(s * cells.itemsize for s in stride)).copy()
+
+
+def _sharing(cells, n_cells, dtype):
+    """For an input that repeats memory (an expanded one): how many of its elements share
+    each element's cell, as a tensor; None when no two do."""
+    shared = array_module(cells).bincount(cells.ravel(), minlength=n_cells)[cells]
+    return wrap_array(shared.astype(dtype)) if (shared > 1).any() else None
+
+
+def _offset(t, storage_offset) -> int:
+    """The storage offset of an ``as_strided`` of ``t``: the one given, else ``t``'s own."""
+    return t.storage_offset() if storage_offset is None else int(storage_offset)
+
+
+def _cells_of(t):
+    """The memory cell of each element of tensor ``t``."""
+    return _cells(_storage_memory(t), t._data.shape, t.stride(), t.storage_offset())
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of ``input``'s memory with the given ``size`` and ``stride`` (in elements),
+    starting ``storage_offset`` elements into its storage (``input``'s own, if None).
+    Nothing is checked but the bounds: elements may overlap, as in torch.
+
+    >>> import teachgrad as tg
+    >>> tg.arange(4.0).as_strided((3, 2), (1, 1))  # sliding windows of two
+    tensor([[0., 1.],
+            [1., 2.],
+            [2., 3.]])
+    """
+    size, stride = _as_ints(size), _as_ints(stride)
+    _check_strided_layout(input, size, stride, _offset(input, storage_offset))
+    return AsStridedView.apply(input, size, stride, storage_offset)
+
+
+def _check_strided_layout(input, size, stride, offset) -> None:
+    """torch's refusals of an as_strided layout (in torch's order), each with what is wrong."""
+    if len(size) != len(stride):
+        raise RuntimeError(
+            f"mismatch in length of strides and shape\n  size {list(size)} has {len(size)} dims "
+            f"but stride {list(stride)} has {len(stride)}: give one stride per dim."
+        )
+    if any(n < 0 for n in size):
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={list(size)} and strides="
+            f"{list(stride)}\n  A size can't be negative."
+        )
+    if any(s < 0 for s in stride):
+        raise RuntimeError(
+            "as_strided: Negative strides are not supported at the moment, got strides: "
+            f"{list(stride)}\n  To read memory backwards, flip() the result instead."
+        )
+    if offset < 0:
+        raise RuntimeError(
+            f"Tensor: invalid storage offset {offset}\n  The offset counts elements from the "
+            "start of the storage: 0 or more."
+        )
+    cells = _storage_memory(input).size
+    needed = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    if needed > cells:
+        itemsize = input._data.itemsize
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+            f"itemsize {itemsize} requiring a storage size of {needed * itemsize} are out of "
+            f"bounds for storage of size {cells * itemsize}\n  The layout reaches past the "
+            f"memory of the tensor's storage ({cells} elements)."
+        )
 
 
 # --------------------------------------------------------------------------- the in-place mechanism
@@ -753,6 +872,88 @@ def _check_broadcasts_to(shape, target) -> None:
         )
 
 
+# --------------------------------------------------------------------------- in-place view ops
+
+
+def view_in_place(x, op: str, cls, *args):
+    """``x.t_()``, ``x.squeeze_()`` ...: x itself becomes the view ``cls.apply(x, *args)``
+    (the same memory, another shape and strides), and takes that view's node as its
+    history, under torch's name for the in-place op (``TBackward1``: ``views.IN_PLACE``).
+    Its version is bumped, as by any in-place op: what saved x's old layout can tell.
+
+    >>> import teachgrad as tg
+    >>> x = tg.ones(2, 3, requires_grad=True) * 2
+    >>> x.t_().shape, x.grad_fn, x._version
+    (teachgrad.Size([3, 2]), <TBackward1 object at ...>, 1)
+    """
+    check_inplace(x, op, _grad_state.enabled and x._requires_grad)
+    if x._base is not None and _grad_state.enabled:
+        x._refresh_view()  # (the history the new node points at must be current)
+    out = IN_PLACE[cls].apply(x, *args)  # (retain_grad() stays with the old node, as in torch)
+    x._data = out._data
+    if out._grad_fn is not None:
+        x._grad_fn, x._output_nr = out._grad_fn, out._output_nr
+    if out._fw_grad is not None:  # forward AD: x's tangent is laid out as x now is
+        x._fw_grad, x._fw_level = out._fw_grad, out._fw_level
+    x._counter.bump(op)
+    if x._base is not None:  # (its history is its own and up to date: no regenerating)
+        x._view_base_fn, x._view_version = x._base._grad_fn, x._counter.version
+    return x
+
+
+def as_strided_(input, size, stride, storage_offset=None):
+    """``as_strided`` in place: ``input`` itself takes the new layout (node AsStridedBackward1).
+
+    >>> import teachgrad as tg
+    >>> tg.arange(4.0).as_strided_((2,), (2,))
+    tensor([0., 2.])
+    """
+    size, stride = _as_ints(size), _as_ints(stride)
+    _check_strided_layout(input, size, stride, _offset(input, storage_offset))
+    return view_in_place(input, "as_strided_", AsStridedView, size, stride, storage_offset)
+
+
+def _view_method(op, cls_and_args):
+    """The method ``x.<op>(...)`` of an in-place view op: ``cls_and_args(x, ...)`` says which
+    view op it is and its arguments (torch's errors for bad ones come from there)."""
+
+    def method(self, *args, **kwargs):
+        cls, view_args = cls_and_args(self, *args, **kwargs)
+        return view_in_place(self, op, cls, *view_args)
+
+    method.__name__ = op
+    args, shape = _VIEW_EXAMPLES.get(op, ("0, 1", "[2, 1]"))
+    method.__doc__ = (
+        f"In place, ``{op.rstrip('_')}``: this tensor becomes that view of its memory (its "
+        f"version is bumped).\n\n    >>> import teachgrad as tg\n    >>> x = tg.zeros(1, 2)\n"
+        f"    >>> x.{op}({args}).shape\n    teachgrad.Size({shape})\n"
+    )
+    return method
+
+
+def _transposed(x, dim0, dim1):
+    ndim = x._data.ndim
+    return views.Transpose, (_given_dim(dim0, ndim), _given_dim(dim1, ndim))
+
+
+# the example of each method on a (1, 2) tensor: (arguments, shape); others take "0, 1"
+_VIEW_EXAMPLES = {"t_": ("", "[2, 1]"), "squeeze_": ("", "[2]"), "unsqueeze_": ("-1", "[1, 2, 1]")}
+
+VIEW_METHODS = {
+    "t_": _view_method("t_", lambda x: (views.T, views.t_dims(x, "t_"))),
+    "transpose_": _view_method("transpose_", _transposed),
+    "swapaxes_": _view_method("swapaxes_", _transposed),
+    "swapdims_": _view_method("swapdims_", _transposed),
+    "squeeze_": _view_method(
+        "squeeze_", lambda x, dim=None: (views.squeeze_node(x, dim), (views.squeeze_dims(x, dim),))
+    ),
+    "unsqueeze_": _view_method(
+        "unsqueeze_", lambda x, dim: (views.Unsqueeze, (_given_dim(dim, x._data.ndim + 1),))
+    ),
+    "as_strided_": as_strided_,
+}
+
+
 # --------------------------------------------------------------------------- the methods
 
 
@@ -798,6 +999,7 @@ _EXAMPLE_ARGS = {
     "__itruediv__": "2.0",
     "remainder_": "2.0",
     "fmod_": "2.0",
+    **dict.fromkeys(pointwise.COMPARED_IN_PLACE, "1.0"),
 }
 
 
@@ -920,6 +1122,9 @@ METHODS = {
     "fmod_": _method("fmod_", pointwise.fmod),
     "__imod__": _method("remainder_", pointwise.remainder),
     "__setitem__": setitem,
+    "as_strided": as_strided,
+    **VIEW_METHODS,
+    **{op: _method(op, fn) for op, fn in pointwise.COMPARED_IN_PLACE.items()},
 }
 
 

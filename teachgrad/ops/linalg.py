@@ -15,6 +15,7 @@ Each case keeps torch's node name (``MmBackward0``, ``MvBackward0`` ...).
 from __future__ import annotations
 
 import math
+import operator
 import string
 
 from .._backend import array_module, bool_, int64, promote_types, quiet, result_type
@@ -27,7 +28,7 @@ from ..autograd.forward_ad import tangent_sum, zero_if_none
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from .pointwise import broadcast_shape, operands, same_device
 from .reduce import row_major, sum_to
-from .views import diagonal, permute, view_strides
+from .views import diagonal, expanded_shape, permute, view_strides
 
 
 class Matmul(Builtin):
@@ -128,6 +129,67 @@ class Mm(Matmul):
 
 class Bmm(Matmul):
     node_name = "BmmBackward0"
+
+
+class Addbmm(Builtin):
+    """``beta · self + alpha · Σ_b batch1[b] @ batch2[b]``: bmm's products, summed over the
+    batch, added to ``self`` (broadcast to the result's shape)."""
+
+    node_name = "AddbmmBackward0"
+    saved_names = ("batch1", "batch2")
+    saved_args = {
+        "alpha": "alpha",
+        "beta": "beta",
+        "batch1_sym_argsize_0": ("sizes", operator.itemgetter(0)),
+        "batch1_sym_argsize_1": ("sizes", operator.itemgetter(1)),
+        "batch2_sym_argsize_2": ("sizes", operator.itemgetter(2)),
+    }
+    formula = {
+        "self": "grad · beta",
+        "batch1": "alpha · grad @ batch2ᵀ, for each of the batch",
+        "batch2": "alpha · batch1ᵀ @ grad, for each of the batch",
+    }
+
+    @staticmethod
+    @quiet
+    def forward(ctx, input, batch1, batch2, beta, alpha):
+        _, need_1, need_2 = ctx.needs_input_grad[:3]
+        ctx.to_save = (batch1 if need_2 else None, batch2 if need_1 else None)
+        ctx.beta, ctx.alpha = beta, alpha
+        b1, b2 = batch1._data, batch2._data
+        ctx.sizes = (b1.shape[0], b1.shape[1], b2.shape[2])  # (the batch, n and p)
+        x = input._data
+        products = array_module(x).matmul(b1, b2).sum(axis=0, dtype=x.dtype)
+        if x.dtype.kind in "iu":  # (an integer result takes whole factors, as torch's)
+            alpha, beta = int(alpha), int(beta)
+        if beta == 0:  # (self is then ignored, as torch's: its NaNs do not show)
+            return _times(products, alpha)
+        return _times(products, alpha) + _times(x, beta)
+
+    @staticmethod
+    def backward(ctx, grad):
+        batch1, batch2 = ctx.saved_tensors
+        need_self, need_1, need_2 = ctx.needs_input_grad[:3]
+        each = grad.unsqueeze(0).expand(ctx.sizes)  # (every product got the whole grad)
+        return (
+            _times(grad, ctx.beta) if need_self else None,
+            _times(each @ batch2.mT, ctx.alpha) if need_1 else None,
+            _times(batch1.mT @ each, ctx.alpha) if need_2 else None,
+            None,
+            None,
+        )
+
+    @staticmethod
+    def jvp(ctx, t_self, t1, t2, *_):
+        input, batch1, batch2 = ctx.inputs[:3]
+        t1, t2 = zero_if_none(t1, batch1), zero_if_none(t2, batch2)  # (the result's shape)
+        products = (t1 @ batch2).sum(0) + (batch1 @ t2).sum(0)
+        return tangent_sum(None if t_self is None else t_self * ctx.beta, products * ctx.alpha)
+
+
+def _times(x, factor):
+    """``x · factor``, or ``x`` itself for a factor of 1 (torch's ``maybe_multiply``)."""
+    return x if factor == 1 else x * factor
 
 
 class Mv(Matmul):
@@ -428,6 +490,37 @@ def bmm(input, mat2):
     _check_ndim(input, mat2, "bmm")
     _check_bmm(input, mat2, input.shape[0], mat2.shape[0])
     return Bmm.apply(input, mat2)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta · input + alpha · Σ_b batch1[b] @ batch2[b]``: a batch of matrix products,
+    summed, added to ``input`` (which broadcasts to the result's shape).
+
+    >>> import teachgrad as tg
+    >>> tg.addbmm(tg.zeros(2, 2), tg.ones(3, 2, 1), tg.ones(3, 1, 2), alpha=2)
+    tensor([[6., 6.],
+            [6., 6.]])
+    """
+    same_device(input, batch1, batch2)
+    expanded_shape(input, (batch1.size(1), batch2.size(2)))  # (torch expands input first)
+    _check_ndim(batch1, batch2, "bmm")
+    (batches, n, m), (other_batches, k, p) = batch1.shape, batch2.shape
+    hint = f"addbmm adds up batch1[b] @ batch2[b]; got shapes {(batches, n, m)} and {(other_batches, k, p)}."
+    if batches != other_batches:
+        _fail(
+            f"batch1 and batch2 must have same number of batches, got {batches} and {other_batches}",
+            hint,
+        )
+    if m != k:
+        _fail(f"Incompatible matrix sizes for bmm ({n}x{m} and {k}x{p})", hint)
+    for name, t in (("self", input), ("mat1", batch1)):  # (torch's names, from addmm)
+        if t._data.dtype != batch2._data.dtype:
+            _fail(
+                f"{name} and mat2 must have the same dtype, but got {scalar_name(t._data.dtype.name)} "
+                f"and {scalar_name(batch2._data.dtype.name)}",
+                "Matrix products don't promote dtypes: convert one operand first, e.g. b.to(a.dtype).",
+            )
+    return Addbmm.apply(input, batch1, batch2, beta, alpha)
 
 
 def mv(input, vec):

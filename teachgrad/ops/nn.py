@@ -555,6 +555,129 @@ class Addmm(Builtin):
         return tangent_sum(t_bias, zero_if_none(t1, mat1) @ mat2, mat1 @ zero_if_none(t2, mat2))
 
 
+# --------------------------------------------------------------------------- pdist
+
+
+def _row_pairs(x):
+    """The rows ``i < j`` of a matrix, pair by pair in torch's order (the upper triangle,
+    row by row), and their differences ``x[i] − x[j]``."""
+    i, j = array_module(x).triu_indices(x.shape[0], 1)
+    return i, j, x[i] - x[j]
+
+
+@quiet
+def _p_norms(diff, p):
+    """The p-norm of each row of ``diff`` (p = 0 counts the nonzero entries)."""
+    xp, size = array_module(diff), abs(diff)
+    if p == 0:
+        return (size != 0).sum(-1).astype(diff.dtype)
+    if p == math.inf:  # (rows of no entries: 0, as torch's)
+        return size.max(-1) if diff.shape[-1] else xp.zeros(diff.shape[:-1], diff.dtype)
+    if p == 1:
+        return size.sum(-1)
+    if p == 2:
+        return xp.sqrt((diff * diff).sum(-1))
+    return (size**p).sum(-1) ** (1 / p)
+
+
+@quiet
+def _p_norm_slopes(diff, dist, p):
+    """∂ dist / ∂ diff for each entry, with torch's values where the norm has no slope: 0 at
+    equal rows (dist 0), and for p < 1 where an entry is 0; for p = inf each entry as large
+    as the norm gets the whole slope (ties are not shared)."""
+    xp, size, dist = array_module(diff), abs(diff), dist[:, None]
+    if p == 0:  # (a count: flat almost everywhere)
+        return xp.zeros_like(diff)
+    if p == math.inf:
+        return xp.sign(diff) * (size == dist)
+    slopes = xp.sign(diff) * size ** (p - 1) / dist ** (p - 1)  # (p = 2: diff / dist)
+    flat = (dist == 0) | ((diff == 0) & (p < 1))
+    return xp.where(flat, 0, slopes).astype(diff.dtype)
+
+
+class Pdist(Builtin):
+    """``pdist``: the p-norm distance between every two rows of a matrix."""
+
+    node_name = "PdistBackward0"
+    saved_names = ("self", "result")
+    saved_args = {"p": "p"}
+    formula = {"self": "grad · ∂‖selfᵢ − selfⱼ‖ₚ of each pair, added to rows i and j (with − at j)"}
+
+    @staticmethod
+    def forward(ctx, a, p):
+        ctx.p = p
+        return _p_norms(_row_pairs(a._data)[2], p)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.to_save = (inputs[0], output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        return _PdistBackward.apply(grad, x, ctx.p, result), None
+
+    @staticmethod
+    def jvp(ctx, *_):
+        raise NotImplementedError(
+            "Trying to use forward AD with _pdist_forward that does not support it because it "
+            "has not been implemented yet.\n  torch has no tangent rule for pdist: use "
+            "reverse mode (backward) for its gradient."
+        )
+
+
+class _PdistBackward(Builtin):
+    """pdist's gradient: each pair's slope times its grad, added to row i, taken from row j.
+    torch has no derivative of it (no double backward through pdist)."""
+
+    node_name = "PdistBackwardBackward0"
+    formula = {"grad": "no derivative: backward raises (as in torch)"}
+
+    @staticmethod
+    def forward(ctx, grad, x, p, result):
+        x = x._data
+        i, j, diff = _row_pairs(x)
+        each = _p_norm_slopes(diff, result._data, p) * grad._data[:, None]
+        n, m = x.shape
+        columns = array_module(x).arange(m)
+        added = _scatter_add(i[:, None] * m + columns, each, n * m)
+        taken = _scatter_add(j[:, None] * m + columns, each, n * m)
+        return (added - taken).reshape(n, m).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, *_):
+        raise NotImplementedError(
+            "the derivative for '_pdist_backward' is not implemented.\n  torch has no second "
+            "derivative of pdist: for one, write the distances with ops, e.g. "
+            "(x[i] - x[j]).norm(p, dim=-1)."
+        )
+
+
+def pdist(input, p=2):
+    """The p-norm distances between every two rows of a matrix: for rows i < j, in the order
+    of the upper triangle, row by row.
+
+    >>> import teachgrad as tg
+    >>> tg.pdist(tg.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))
+    tensor([5.0000, 1.0000, 4.2426])
+    """
+    if input.ndim != 2:
+        raise RuntimeError(
+            f"pdist only supports 2D tensors, got: {input.ndim}D\n  pdist compares the rows "
+            "of one (n, m) matrix."
+        )
+    if not input.is_floating_point():
+        raise RuntimeError(
+            "pdist only supports floating-point dtypes\n  Convert first, e.g. x.float()."
+        )
+    if p < 0:
+        raise RuntimeError(
+            "pdist only supports non-negative p values\n  p is the norm's order: 0, 1, 2 "
+            "... or inf."
+        )
+    return Pdist.apply(input, float(p))
+
+
 # --------------------------------------------------------------------------- losses
 
 

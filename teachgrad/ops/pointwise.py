@@ -1927,6 +1927,48 @@ def atan2(input, other):
 arctan2 = atan2  # (NumPy's name, which torch takes too)
 
 
+class Nextafter(_Binary):
+    """``nextafter(x, y)``: the next float after x in the direction of y (y itself if equal).
+    torch calls its slope 1 in x (it is x plus one tiny step) and 0 in y."""
+
+    node_name = "NextafterBackward0"
+    formula = {"self": "grad · (self ≠ other)", "other": "0"}
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.to_save = (a, b)
+        x, y = operands(a, b)
+        if x.dtype.kind != "f":
+            raise NotImplementedError(
+                f"\"nextafter_cpu\" not implemented for '{scalar_name(x.dtype.name)}'\n  The "
+                "next number after an integer is the integer + 1: nextafter is for floats."
+            )
+        return torch_layout(array_module(x).nextafter(x, y), x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        # (where x equals y the result is y: it no longer moves with x)
+        return grad * (a != b) if need_a else None, constant_zeros(grad) if need_b else None
+
+    @staticmethod
+    def jvp(ctx, ta, tb):  # (torch's: y's tangent does not count)
+        a, b = ctx.inputs
+        return None if ta is None else ta * (a != b)
+
+
+def nextafter(input, other):
+    """The next floating-point number after ``input`` towards ``other``, elementwise.
+
+    >>> import teachgrad as tg
+    >>> tg.nextafter(tg.tensor([1.0]), tg.tensor([2.0])) - 1
+    tensor([1.1921e-07])
+    """
+    _check_two_tensors(input, other, "nextafter", hint="Wrap a number first: tg.tensor(2.0).")
+    return Nextafter.apply(input, other)
+
+
 def maximum(input, other):
     """Elementwise maximum of two tensors (ties split the gradient).
 
@@ -2014,6 +2056,48 @@ lt = _comparison("lt", "less")
 le = _comparison("le", "less_equal")
 gt = _comparison("gt", "greater")
 ge = _comparison("ge", "greater_equal")
+
+
+class _ComparedInPlace(_ZeroGrad):
+    """``x.eq_(y)`` and the other in-place comparisons: x becomes 1 where the comparison
+    holds, else 0, in x's own dtype. torch records these (not the comparisons that make a
+    bool tensor), with a zero gradient for x and for y."""
+
+    formula = {"self": "0", "other": "0"}
+    compare = "equal"  # the name of the array module's function
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        x, y = operands(a, b)  # (promoted: a bool x is compared with 0.5 as a number)
+        return as_array(getattr(array_module(x), cls.compare)(x, y)).astype(a._data.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        zeros = constant_zeros(grad)
+        return zeros, zeros  # (y's is summed back to y's shape, or dropped for a number)
+
+
+def _compared_in_place(name, compare):
+    """``x.<name>_(y)`` out of place, for ``inplace``: recorded as torch's node
+    ``<Name>Backward0`` for a number y, ``<Name>Backward1`` for a tensor."""
+    nodes = [
+        type(f"{name.title()}{n}", (_ComparedInPlace,), {"node_name": f"{name.title()}Backward{n}",
+             "compare": compare, "__module__": __name__})
+        for n in (0, 1)
+    ]  # fmt: skip
+
+    def compared(input, other):
+        return nodes[isinstance(other, Tensor)].apply(input, other)
+
+    compared.__name__ = compared.__qualname__ = f"{name}_in_place"
+    return compared
+
+
+COMPARED_IN_PLACE = {
+    f"{name}_": _compared_in_place(name, compare)
+    for name, compare in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"))
+    + (("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal"))
+}
 
 
 def _predicate(name):

@@ -14,14 +14,16 @@ gradient back down to a shape) is here too; the engine uses it for every op.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections import namedtuple
 
 from .._arguments import given, refusal
-from .._backend import array_module, as_dtype, expanded, quiet
+from .._backend import array_module, as_dtype, expanded, quiet, stable_argsort
 from .._backend import dtype as dtype_type
 from .._layout import row_major
+from .._out import accepts_out
 from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, _given_dim, _wrap_dim, type_name, wrap_array
@@ -663,11 +665,16 @@ class _ExtremeAlongDim(Builtin):
         ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, flag(keepdim)
         if x.ndim == 0:
             return x.copy(), xp.zeros((), dtype="int64")
-        indices = getattr(xp, "arg" + cls.pick)(x, axis=dim, keepdims=True)
+        indices = cls.chosen(x, dim)
         values = xp.take_along_axis(x, indices, axis=dim)
         if not keepdim:
             values, indices = values.squeeze(dim), indices.squeeze(dim)
         return row_major(values), row_major(indices.astype("int64", copy=False))
+
+    @classmethod
+    def chosen(cls, x, dim):
+        """The index of the chosen element along ``dim`` (kept as a dim of size 1)."""
+        return getattr(array_module(x), "arg" + cls.pick)(x, axis=dim, keepdims=True)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -711,6 +718,109 @@ class MinDim(_ExtremeAlongDim):
     pick = "min"
 
 
+# --------------------------------------------------------------------------- median
+
+
+def median_index(x, dim, skip_nan=False):
+    """The index of the (lower) median along ``dim``, kept as a dim of size 1: torch's, which
+    ranks the elements by (value, index), NaN last. ``median`` picks the first NaN of a line
+    that has one (its median is NaN); ``nanmedian`` ranks only the other values."""
+    xp = array_module(x)
+    order = stable_argsort(x, dim)  # (equal values in their order, NaNs at the end)
+    n = x.shape[dim]
+    nans = xp.isnan(x).sum(axis=dim, keepdims=True)
+    if skip_nan:  # (a line of NaNs only: its first, as C's (-1) / 2 = 0 gives)
+        rank = xp.maximum((n - nans - 1) // 2, 0)
+    else:
+        rank = xp.where(nans > 0, n - nans, (n - 1) // 2)
+    return xp.take_along_axis(order, rank, axis=dim)
+
+
+def _refuse_bools(x, kernel):
+    if x.dtype.kind == "b":
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for 'Bool'\n  A median of bools means little: "
+            "convert first, e.g. x.long()."
+        )
+
+
+class MedianAll(_ExtremeOfAll):
+    """``median()``: the lower of the two middle values (NaN if there is one); ties share
+    the gradient, as max()'s do."""
+
+    node_name = "MedianBackward0"
+    saved_args = {}
+    skip_nan = False
+
+    @classmethod
+    def forward(cls, ctx, a, dim, keepdim):
+        _Reduction.remember(ctx, a, dim, keepdim)
+        x = a._data.reshape(-1)
+        _refuse_bools(x, "median_cpu")
+        if not x.size:  # (torch's median of nothing is NaN, not an error)
+            return array_module(x).full((), math.nan, x.dtype)
+        return x[median_index(x, 0, cls.skip_nan)[0]]
+
+
+class NanmedianAll(MedianAll):
+    node_name = "NanmedianBackward0"
+    skip_nan = True
+
+
+class MedianDim(_ExtremeAlongDim):
+    node_name = "MedianBackward1"
+    pick = "median"  # (the name in the error for an empty dim, nanmedian's too)
+    skip_nan = False
+
+    @classmethod
+    def chosen(cls, x, dim):
+        _refuse_bools(x, "median_out")
+        return median_index(x, dim, cls.skip_nan)
+
+
+class NanmedianDim(MedianDim):
+    node_name = "NanmedianBackward1"
+    skip_nan = True
+
+
+def median(input, dim=None, keepdim=False, *, out=None):
+    """The median (for an even count, the lower middle value); with ``dim``, the
+    ``(values, indices)`` along it. A NaN makes the median NaN (``nanmedian`` skips them).
+
+    >>> import teachgrad as tg
+    >>> x = tg.tensor([[1.0, 4.0, 2.0, 3.0], [5.0, 0.0, 6.0, 6.0]])
+    >>> x.median(), x.median(dim=1)
+    (tensor(3.), teachgrad.return_types.median(
+    values=tensor([2., 5.]),
+    indices=tensor([2, 0])))
+    """
+    if dim is None and keepdim is False and out is None:  # (with keepdim, a dim must be given)
+        return MedianAll.apply(input, None, False)
+    return _median_along(input, dim, keepdim, out=out)
+
+
+@functools.partial(accepts_out, name="median")  # (only along a dim: torch's median() has no out=)
+def _median_along(input, dim, keepdim):
+    return return_types.median(*MedianDim.apply(input, dim, keepdim))
+
+
+def nanmedian(input, dim=None, keepdim=False, *, out=None):
+    """``median`` of the values that are not NaN (NaN only where all are).
+
+    >>> import teachgrad as tg
+    >>> tg.tensor([1.0, float("nan"), 3.0, 2.0]).nanmedian()
+    tensor(2.)
+    """
+    if dim is None and keepdim is False and out is None:
+        return NanmedianAll.apply(input, None, False)
+    return _nanmedian_along(input, dim, keepdim, out=out)
+
+
+@functools.partial(accepts_out, name="nanmedian")
+def _nanmedian_along(input, dim, keepdim):
+    return return_types.nanmedian(*NanmedianDim.apply(input, dim, keepdim))
+
+
 def _return_type(name):
     base = namedtuple(name, ["values", "indices"])
     cls = type(
@@ -733,6 +843,8 @@ class return_types:  # noqa: N801 - mirrors torch.return_types
     max = _return_type("max")
     min = _return_type("min")
     sort = _return_type("sort")  # (ops/sort.py)
+    median = _return_type("median")
+    nanmedian = _return_type("nanmedian")
 
 
 # --------------------------------------------------------------------------- logsumexp and norm

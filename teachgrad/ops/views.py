@@ -378,14 +378,23 @@ def squeeze(input, dim=None):
     >>> tg.zeros(1, 3, 1).squeeze().shape, tg.zeros(1, 3, 1).squeeze(0).shape
     (teachgrad.Size([3]), teachgrad.Size([3, 1]))
     """
+    return squeeze_node(input, dim).apply(input, squeeze_dims(input, dim))
+
+
+def squeeze_node(input, dim):
+    """Which of torch's squeeze nodes ``squeeze(input, dim)`` records: all dims, one, several."""
+    return SqueezeAll if dim is None else SqueezeDims if isinstance(dim, tuple | list) else Squeeze
+
+
+def squeeze_dims(input, dim) -> tuple:
+    """The dims ``squeeze(input, dim)`` looks at, as given (torch's errors for bad ones)."""
     ndim = input._data.ndim
     if dim is None:
-        return SqueezeAll.apply(input, tuple(range(ndim)))
-    one = not isinstance(dim, tuple | list)  # (an int, or what reads as one: _wrap_dim)
+        return tuple(range(ndim))
     # (a 0-d tensor takes dim 0 or -1, and has nothing to squeeze; a dim given twice is refused)
     reduction_dims(dim, ndim)  # (torch's errors: a dim out of range, or given twice)
-    dims = (dim,) if one else dim
-    return (Squeeze if one else SqueezeDims).apply(input, tuple(_given_dim(d, ndim) for d in dims))
+    dims = dim if isinstance(dim, tuple | list) else (dim,)  # (an int, or what reads as one)
+    return tuple(_given_dim(d, ndim) for d in dims)
 
 
 class Unsqueeze(_View):
@@ -520,10 +529,35 @@ def t(input):
     >>> tg.zeros(2, 3).t().shape
     teachgrad.Size([3, 2])
     """
+    return T.apply(input, *t_dims(input, "t"))
+
+
+def t_dims(input, op: str) -> tuple:
+    """The two dims ``t()`` swaps: (0, 1), or (0, 0) for a 0-d or 1-d tensor (``op``: the
+    name torch's error gives, ``t`` or ``t_``)."""
     ndim = input._data.ndim
     if ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
-    return T.apply(input, 0, 1) if ndim == 2 else T.apply(input, 0, 0)
+        raise RuntimeError(f"{op}() expects a tensor with <= 2 dimensions, but self is {ndim}D")
+    return (0, 1) if ndim == 2 else (0, 0)
+
+
+def in_place_twin(cls, node_name):
+    """The view op ``cls`` under torch's name for its in-place form's node: the same rule."""
+    return type(f"{cls.__name__}InPlace", (cls,), {"node_name": node_name, "__module__": __name__})
+
+
+# x.t_(), x.squeeze_() ...: the nodes of the in-place view ops (``inplace.view_in_place``)
+IN_PLACE = {
+    cls: in_place_twin(cls, name)
+    for cls, name in (
+        (T, "TBackward1"),
+        (Transpose, "TransposeBackward1"),
+        (SqueezeAll, "SqueezeBackward3"),
+        (Squeeze, "SqueezeBackward4"),
+        (SqueezeDims, "SqueezeBackward5"),
+        (Unsqueeze, "UnsqueezeBackward1"),
+    )
+}
 
 
 @recorded_as("aten::movedim")
@@ -593,6 +627,11 @@ def expand(input, *sizes):
     if not sizes:  # (even for a 0-d tensor, which needs none: torch's signature wants them)
         raise TypeError('expand() missing 1 required positional arguments: "size"')
     sizes = tuple(map(operator.index, _shape_args(sizes)))
+    return Expand.apply(input, expanded_shape(input, sizes))
+
+
+def expanded_shape(input, sizes) -> tuple:
+    """The shape ``input.expand(*sizes)`` has (-1: the size it had), or torch's error."""
     shape = input._data.shape
     lead = len(sizes) - len(shape)  # new leading dims
     if lead < 0:
@@ -602,7 +641,7 @@ def expand(input, *sizes):
     for i, (old, new) in reversed(pairs):  # (torch checks from the last dim)
         if new < 0 or old != new and old != 1:
             raise expand_error(input, sizes, i)
-    return Expand.apply(input, target)
+    return target
 
 
 def expand_error(input, sizes, i) -> RuntimeError:
@@ -1099,6 +1138,24 @@ class SplitEqual(Split):
     }
 
 
+class UnsafeSplitWithSizes(Split):
+    """``unsafe_split_with_sizes``: the same pieces on the same memory, but not views to
+    autograd: no ``_base``, a version counter of their own, so changing one in place is
+    allowed and goes unnoticed by the input (that is the "unsafe": the caller promises not
+    to, as torch's RNN code does)."""
+
+    node_name = "UnsafeSplitWithSizesBackward0"
+    view_of_input = returns_many_views = False
+
+
+class UnsafeSplit(UnsafeSplitWithSizes):
+    node_name = "UnsafeSplitBackward0"
+    saved_args = SplitEqual.saved_args
+
+
+_SAFE, _UNSAFE = (SplitEqual, Split), (UnsafeSplit, UnsafeSplitWithSizes)
+
+
 def split(input, split_size_or_sections, dim=0):
     """Pieces along ``dim``: of ``split_size`` each (last may be smaller), or of the listed sizes.
 
@@ -1116,7 +1173,47 @@ def split(input, split_size_or_sections, dim=0):
         raise refusal("split" if one else "split_with_sizes", args, {}, error)  # noqa: B904
 
 
-def _split(input, split_size_or_sections, dim):
+def split_with_sizes(input, split_sizes, dim=0):
+    """Pieces of the listed sizes along ``dim`` (views); the sizes must add up to the dim.
+
+    >>> import teachgrad as tg
+    >>> [t.tolist() for t in tg.arange(5).split_with_sizes([1, 4])]
+    [[0], [1, 2, 3, 4]]
+    """
+    return _split(input, _sizes(split_sizes), dim)
+
+
+def unsafe_split(input, split_size, dim=0):
+    """``split(split_size)`` whose pieces are not views to autograd (``UnsafeSplitBackward0``):
+    they share the input's memory, but changing one in place goes unnoticed.
+
+    >>> import teachgrad as tg
+    >>> pieces = tg.arange(5).unsafe_split(2); pieces, pieces[0]._base
+    ((tensor([0, 1]), tensor([2, 3]), tensor([4])), None)
+    """
+    return _split(input, _as_int(split_size), dim, _UNSAFE)
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    """``split_with_sizes`` whose pieces are not views to autograd (see ``unsafe_split``).
+
+    >>> import teachgrad as tg
+    >>> tg.arange(3).unsafe_split_with_sizes([2, 1])
+    (tensor([0, 1]), tensor([2]))
+    """
+    return _split(input, _sizes(split_sizes), dim, _UNSAFE)
+
+
+def _sizes(split_sizes) -> list:
+    """A list of sizes, as the ``_with_sizes`` ops take (one int is refused: a TypeError,
+    which ``checked`` words as torch's parser does)."""
+    if not isinstance(split_sizes, tuple | list):
+        raise TypeError("split_sizes is a list of ints")
+    return list(split_sizes)
+
+
+def _split(input, split_size_or_sections, dim, classes=_SAFE):
+    """split's work: ``classes`` are the nodes of one size and of listed sizes."""
     if input._data.ndim == 0:
         raise RuntimeError(
             "split expects at least a 1-dimensional tensor\n  A 0-d tensor has no dim to split."
@@ -1134,7 +1231,7 @@ def _split(input, split_size_or_sections, dim):
                 "  Pieces of size 0 would never cover the dim; pick a size >= 1."
             )
         sizes = [min(size, n - start) for start in range(0, n, size)] if n else [0]
-        cls = SplitEqual
+        cls = classes[0]
     else:
         sizes = [operator.index(s) for s in split_size_or_sections]
         if any(s < 0 for s in sizes):
@@ -1147,7 +1244,7 @@ def _split(input, split_size_or_sections, dim):
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                 f"dimension {given_dim}), but got split_sizes={sizes}"
             )
-        cls = Split
+        cls = classes[1]
     out = cls.apply(input, tuple(sizes), given_dim)
     return out if isinstance(out, tuple) else (out,)
 
@@ -1160,6 +1257,20 @@ def chunk(input, chunks, dim=0):
     >>> [t.tolist() for t in tg.arange(5).chunk(2)]
     [[0, 1, 2], [3, 4]]
     """
+    return _chunk(input, chunks, dim, _SAFE)
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    """``chunk`` whose pieces are not views to autograd (see ``unsafe_split``).
+
+    >>> import teachgrad as tg
+    >>> [t.tolist() for t in tg.arange(5).unsafe_chunk(2)]
+    [[0, 1, 2], [3, 4]]
+    """
+    return _chunk(input, chunks, dim, _UNSAFE)
+
+
+def _chunk(input, chunks, dim, classes):
     if input._data.ndim == 0:
         raise RuntimeError(
             "chunk expects at least a 1-dimensional tensor\n  A 0-d tensor has no dim to split."
@@ -1169,8 +1280,8 @@ def chunk(input, chunks, dim=0):
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = input._data.shape[_wrap_dim(dim, input._data.ndim)]
     if n == 0:  # torch still gives `chunks` pieces, all empty
-        return split(input, [0] * chunks, dim)
-    return split(input, -(-n // chunks), dim)
+        return _split(input, [0] * chunks, dim, classes)
+    return _split(input, -(-n // chunks), dim, classes)
 
 
 def _diagonal_view(array, offset, dim1, dim2):

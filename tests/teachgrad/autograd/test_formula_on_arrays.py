@@ -58,6 +58,10 @@ PROGRAMS = {
     "Tanh": (lambda: (_t(4),), lambda a: a.tanh()),
     "Sigmoid": (lambda: (_t(4),), lambda a: a.sigmoid()),
     "Relu": (lambda: (_t(6),), lambda a: a.relu()),
+    "in-place squeeze_ and unsqueeze_": (
+        lambda: (_t(1, 3, 1),),
+        lambda a: (a * 1).squeeze_().unsqueeze_(1).squeeze_(1).unsqueeze_(0).squeeze_((0,)),
+    ),
     "Sum": (lambda: (_t(2, 3, 4),), lambda a: a.sum(1) + a.sum((0, 2), keepdim=True).sum()),
     "SumAll": (lambda: (_t(2, 3),), lambda a: a.sum()),
     "Mean": (lambda: (_t(2, 3),), lambda a: a.mean(0)),

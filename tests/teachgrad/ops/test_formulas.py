@@ -65,17 +65,17 @@ MATH_WORDS = {
 # and x_hat layer norm's 1/std and normalised input, fn the in-place node CopySlices wraps.
 ARGUMENT_WORDS = {
     "N", "accumulate", "alpha", "correction", "diagonal", "dim", "dim0", "dim1", "dim2",
-    "dims", "divisor", "fn", "i", "index", "indices", "mask", "max", "min", "offset", "output",
+    "dims", "divisor", "fn", "i", "j", "index", "indices", "mask", "max", "min", "offset", "output",
     "padding_idx", "rstd", "shifts", "view", "x_hat",
 }  # fmt: skip
 # Plain words, for the rules best said in words ("grad summed over the expanded dims").
 PLAIN_WORDS = {
-    "added", "along", "and", "applied", "at", "back", "backward", "copies", "cropped",
+    "added", "along", "and", "applied", "as", "at", "back", "backward", "batch", "copies", "cropped",
     "derivative", "device", "dtype", "each", "expanded", "for", "gradient", "in", "inside",
-    "into", "inverse", "no", "not", "number", "of", "off", "on", "outside", "over", "padding",
+    "into", "inverse", "no", "not", "number", "of", "off", "on", "outside", "over", "padding", "pair",
     "plane", "positions", "put", "raises", "read", "reshaped", "rest", "rows", "rule", "rules",
     "same", "shape", "sizes", "slice", "split", "spread", "summed", "the", "ties", "to",
-    "unless", "window", "with", "zeroed", "zeros",
+    "torch", "unless", "window", "with", "zeroed", "zeros",
 }  # fmt: skip
 ALLOWED_WORDS = MATH_WORDS | ARGUMENT_WORDS | PLAIN_WORDS
 

@@ -56,6 +56,15 @@ NAMED = {
     "dot": (lambda lib, a, b: lib.dot(a, b), [(A(4), A(4)), (A(3, layout="strided"), A(3))]),
     "outer": (lambda lib, a, b: lib.outer(a, b), [(A(3), A(4)), (A(1), A(2))]),
     "x.outer": (lambda lib, a, b: a.outer(b), [(A(2, layout="strided"), A(3))]),
+    "addbmm(beta=0.5, alpha=2)": (
+        lambda lib, x, a, b: lib.addbmm(x, a, b, beta=0.5, alpha=2),
+        [(A(2, 4), A(3, 2, 5), A(3, 5, 4)), (A(4), A(2, 2, 3, layout=T), A(2, 3, 4, layout=T))],
+    ),
+    "x.addbmm": (lambda lib, x, a, b: x.addbmm(a, b), [(A(2, 1), A(1, 2, 3), A(1, 3, 2))]),
+    "x.addbmm_(alpha=-1)": (
+        lambda lib, x, a, b: (x * 1).addbmm_(a, b, alpha=-1),
+        [(A(2, 2), A(2, 2, 3), A(2, 3, 2))],
+    ),
 }
 
 NAMED_CASES = [
@@ -252,6 +261,33 @@ ERRORS = {
     "bmm dtype mismatch": (
         lambda lib: lib.bmm(lib.ones(2, 2, 3), lib.ones(2, 3, 2, dtype=lib.float64)),
         "expected scalar type Float but found Double",
+    ),
+    "addbmm of an input that does not broadcast": (
+        lambda lib: lib.addbmm(lib.ones(2, 5), lib.ones(4, 3, 2), lib.ones(4, 2, 5)),
+        "The expanded size of the tensor (3) must match the existing size (2) at non-singleton "
+        "dimension 0.  Target sizes: [3, 5].  Tensor sizes: [2, 5]",
+    ),
+    "addbmm of different batches": (
+        lambda lib: lib.addbmm(lib.ones(3, 5), lib.ones(4, 3, 2), lib.ones(3, 2, 5)),
+        "batch1 and batch2 must have same number of batches, got 4 and 3",
+    ),
+    "addbmm inner mismatch": (
+        lambda lib: lib.addbmm(lib.ones(3, 5), lib.ones(4, 3, 2), lib.ones(4, 1, 5)),
+        "Incompatible matrix sizes for bmm (3x2 and 1x5)",
+    ),
+    "addbmm of a matrix": (
+        lambda lib: lib.addbmm(lib.ones(3, 5), lib.ones(2, 3), lib.ones(4, 2, 5)),
+        "batch1 must be a 3D tensor",
+    ),
+    "addbmm input dtype mismatch": (
+        lambda lib: lib.addbmm(
+            lib.ones(3, 5), lib.ones(4, 3, 2).double(), lib.ones(4, 2, 5).double()
+        ),
+        "self and mat2 must have the same dtype, but got Float and Double",
+    ),
+    "addbmm batch1 dtype mismatch": (
+        lambda lib: lib.addbmm(lib.ones(3, 5), lib.ones(4, 3, 2).double(), lib.ones(4, 2, 5)),
+        "mat1 and mat2 must have the same dtype, but got Double and Float",
     ),
 }
 

@@ -147,6 +147,8 @@ BINARY = {
     "remainder": (lambda lib, x, y: lib.remainder(x, y), "real", "nonzero"),
     "fmod": (lambda lib, x, y: lib.fmod(x, y), "real", "nonzero"),
     "x.fmod(y)": (lambda lib, x, y: x.fmod(y), "real", "nonzero"),
+    "nextafter": (lambda lib, x, y: lib.nextafter(x, y), "real", "real"),
+    "x.nextafter(y)": (lambda lib, x, y: x.nextafter(y), "real", "nonzero"),
 }
 
 BINARY_CASES = [

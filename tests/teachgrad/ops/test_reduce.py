@@ -108,6 +108,13 @@ REDUCTIONS = {
     "min(dim=-1)": (lambda lib, x: x.min(dim=-1), rank2("distinct") + rank3("distinct")),
     "min(1, keepdim)": (lambda lib, x: x.min(1, True), rank2("distinct")),
     "max(dim=1).values": (lambda lib, x: x.max(dim=1).values * 2, rank2("distinct")),
+    # the (lower) median: MedianBackward0 / MedianBackward1, and nanmedian's nodes
+    "median()": (lambda lib, x: x.median(), shapes("distinct")),
+    "median(dim=1)": (lambda lib, x: x.median(dim=1), rank2("distinct") + rank3("distinct")),
+    "median(-1, keepdim)": (lambda lib, x: lib.median(x, -1, keepdim=True), rank2("distinct")),
+    "median(dim=0) of 0-d": (lambda lib, x: x.median(0), [A(domain="distinct")]),
+    "nanmedian()": (lambda lib, x: lib.nanmedian(x), shapes("distinct")),
+    "nanmedian(dim=0)": (lambda lib, x: x.nanmedian(0), rank2("distinct") + rank3("distinct")),
     "logsumexp(dim=1)": (lambda lib, x: x.logsumexp(dim=1), rank2() + rank3()),
     "logsumexp((0,1), keepdim)": (
         lambda lib, x: lib.logsumexp(x, (0, 1), keepdim=True),

@@ -162,6 +162,21 @@ OPS = {
     "chunk(3, -1)": (lambda lib, x: x.chunk(3, -1), [(A(2, 7),), (A(2, 7, layout=T),)]),
     "chunk(2) of empty": (lambda lib, x: tuple(c * 2 for c in x.chunk(2)), [(A(0, 2),)]),
     "split([1, 3], -1)": (lambda lib, x: lib.split(x, [1, 3], -1), [(A(2, 4),)]),
+    # split_with_sizes and the unsafe_ ops: split's pieces under torch's other nodes
+    "split_with_sizes([1, 3], -1)": (
+        lambda lib, x: x.split_with_sizes([1, 3], -1),
+        [(A(2, 4),), (A(2, 4, layout=T),)],
+    ),
+    "unsafe_split(2)": (lambda lib, x: lib.unsafe_split(x, 2), [(A(5, 2),), (A(3, 2, layout=T),)]),
+    "unsafe_split_with_sizes((2, 0, 1), 1)": (
+        lambda lib, x: x.unsafe_split_with_sizes((2, 0, 1), 1),
+        [(A(2, 3),)],
+    ),
+    "unsafe_chunk(3, -1)": (lambda lib, x: x.unsafe_chunk(3, -1), [(A(2, 7),)]),
+    "unsafe_chunk(2) of empty": (
+        lambda lib, x: tuple(c * 2 for c in lib.unsafe_chunk(x, 2)),
+        [(A(0, 2),)],
+    ),
     "unbind(-1)": (lambda lib, x: x.unbind(-1), [(A(2, 3),), (A(2, 3, layout=T),)]),
     "diagonal(-1, 2, 1)": (lambda lib, x: x.diagonal(-1, 2, 1), [(A(2, 3, 4),)]),
     "narrow(-1, -3, 2)": (lambda lib, x: x.narrow(-1, -3, 2), [(A(2, 4, layout=T),)]),
@@ -742,6 +757,46 @@ ERRORS = {
         lambda lib: lib.ones(2, 4).split([1, 2], -1),
         RuntimeError,
         "split_with_sizes expects split_sizes to sum exactly to 4 (input tensor's size at dimension -1)",
+    ),
+    "split_with_sizes of sizes of the wrong sum": (
+        lambda lib: lib.split_with_sizes(lib.ones(4), [1, 2]),
+        RuntimeError,
+        "split_with_sizes expects split_sizes to sum exactly to 4 (input tensor's size at dimension 0)",
+    ),
+    "split_with_sizes of one size": (
+        lambda lib: lib.ones(4).split_with_sizes(2),
+        TypeError,
+        "split_with_sizes(): argument 'split_sizes' (position 1) must be tuple of ints, not int",
+    ),
+    "unsafe_split with a negative size": (
+        lambda lib: lib.ones(4).unsafe_split(-1),
+        RuntimeError,
+        "split expects split_size be non-negative, but got split_size=-1",
+    ),
+    "unsafe_split of a list": (
+        lambda lib: lib.unsafe_split(lib.ones(4), [1, 3]),
+        TypeError,
+        "unsafe_split(): argument 'split_size' (position 2) must be int, not list",
+    ),
+    "unsafe_split_with_sizes with a negative size": (
+        lambda lib: lib.ones(3).unsafe_split_with_sizes([4, -1]),
+        RuntimeError,
+        "split_with_sizes expects split_sizes have only non-negative entries",
+    ),
+    "unsafe_split_with_sizes of a 0-d tensor": (
+        lambda lib: lib.unsafe_split_with_sizes(lib.ones(()), [1]),
+        RuntimeError,
+        "split expects at least a 1-dimensional tensor",
+    ),
+    "unsafe_chunk into 0": (
+        lambda lib: lib.ones(3).unsafe_chunk(0),
+        RuntimeError,
+        "chunk expects `chunks` to be greater than 0, got: 0",
+    ),
+    "unsafe_chunk along a dim out of range": (
+        lambda lib: lib.ones(3).unsafe_chunk(2, 1),
+        IndexError,
+        "Dimension out of range (expected to be in range of [-1, 0], but got 1)",
     ),
     "unbind of a 0-d tensor": (
         lambda lib: lib.ones(()).unbind(),

@@ -543,3 +543,272 @@ def test_class_weights_and_ignored_targets_give_torch_s_loss_and_gradient(
 
     for got, want in zip(run(tg), run(torch), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
+
+
+# --------------------------------------------------------------------------- unsafe_split / unsafe_chunk
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        "unsafe_split(2, 1)",
+        "unsafe_chunk(2, 2)",
+        "unsafe_split_with_sizes([1, 2], 1)",
+        "split(2, 1)",
+    ],
+)
+def test_unsafe_pieces_share_memory_but_not_the_version_counter(op):
+    """The unsafe_ ops' pieces lie on the input's memory (a change of one shows in the other)
+    but are no views: no _base, a version counter of their own, and changing them in place
+    is allowed (split's views refuse it)."""
+
+    def program(lib):
+        x = lib.arange(24.0).reshape(2, 3, 4)
+        piece = eval(f"x.{op}")[0]  # noqa: S307 - the op's own text, from the table above
+        before = piece._version
+        x.add_(100)
+        facts = [piece._base is x, piece._version - before, numpy(piece)]
+        y = lib.ones(2, 3, requires_grad=True) * 1
+        eval(f"y.{op.replace(', 2)', ', 1)')}")[0].mul_(2)  # noqa: S307
+        return facts, piece.data_ptr() - x.data_ptr(), numpy(y), y.grad_fn.name()
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- median and nanmedian
+
+MEDIAN_LINES = {
+    "odd": [3.0, 1.0, 2.0],
+    "even: the lower middle": [4.0, 1.0, 3.0, 2.0],
+    "ties": [2.0, 1.0, 2.0, 1.0, 2.0, 1.0],
+    "all equal": [5.0, 5.0, 5.0, 5.0],
+    "a NaN": [float("nan"), 5.0, 4.0, 5.0],
+    "NaNs around": [float("nan"), 1.0, float("nan"), 2.0, float("nan")],
+    "NaNs after": [1.0, float("nan"), float("nan"), float("nan")],
+    "-0.0 and 0.0": [0.0, -0.0, 1.0, -0.0],
+    "one NaN only": [float("nan")],
+}
+
+
+@pytest.mark.parametrize("line", MEDIAN_LINES.values(), ids=MEDIAN_LINES.keys())
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_median_picks_torch_s_element_and_sends_it_the_gradient(name, line):
+    """Of equal values torch picks by position (the median's rank among (value, index)
+    pairs); a NaN makes median NaN (its first NaN chosen) and is skipped by nanmedian. The
+    gradient goes to the chosen index; without dim it is shared by every tie (NaNs too)."""
+
+    def program(lib):
+        x = lib.tensor([line, line[::-1]], dtype=lib.float64, requires_grad=True)
+        values, indices = getattr(x, name)(dim=1)
+        all_of = getattr(x, name)()
+        (g_dim,) = lib.autograd.grad(values.sum(), x)
+        (g_all,) = lib.autograd.grad(all_of, x)
+        return numpy(values), numpy(indices), numpy(g_dim), numpy(all_of), numpy(g_all)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "x.median()",
+        "x.median(0)",
+        "x.nanmedian()",
+        "x.nanmedian(1, keepdim=True)",
+        "x.median(-1, True)",
+        "x.int().median(0)",
+        "x.bool().median()",
+        "x.bool().median(0)",
+        "x.bool().nanmedian()",
+        "x[:, :0].median(1)",
+        "x[:, :0].nanmedian(-1)",
+        "x[:, :0].median(0)",
+        "x[:0].median()",
+        "x.median(2)",
+        "x.median(0.5)",
+        "x.median(keepdim=True)",
+        "x.t().median(1)",
+    ],
+)
+def test_median_s_results_and_errors_are_torch_s(call):
+    """Values, indices, dtypes, strides, and torch's errors (bools, an empty dim, a bad dim)."""
+
+    def program(lib):
+        x = lib.tensor([[3.0, 1.0, 2.0], [0.0, -1.0, 7.0]])  # noqa: F841 - read by eval
+        out = eval(call)  # noqa: S307 - the table's own text
+        parts = out if isinstance(out, tuple) else (out,)
+        return type(out).__name__, [(numpy(t), t.stride()) for t in parts]
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- nextafter
+
+
+def test_nextafter_steps_as_torch_and_differentiates_as_torch():
+    """One float step towards other (other itself where equal, NaN with a NaN); torch's
+    gradient is grad where self != other, else 0, and zeros (no graph) for other; its tangent
+    is self's, masked the same way."""
+    nan = float("nan")
+
+    def program(lib):
+        a = lib.tensor([1.0, 2.0, 2.0, 0.0, -0.0, nan, 1.0], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([2.0, 2.0, 0.0, -0.0, 1.0, 1.0, nan], dtype=lib.float64, requires_grad=True)
+        out = lib.nextafter(a, b)
+        up = lib.arange(1.0, 8.0, dtype=lib.float64)
+        ga, gb = lib.autograd.grad(out, (a, b), up, create_graph=True)
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            dual = fw.make_dual(a.detach(), lib.ones_like(a))
+            tangent = fw.unpack_dual(dual.nextafter(b.detach())).tangent
+        facts = (out.grad_fn.name(), gb.requires_grad, out.dtype == lib.float64)
+        return facts, numpy(out), numpy(ga), numpy(gb), numpy(tangent)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "lib.nextafter(lib.tensor([1.0]), lib.tensor(2.0, dtype=lib.float64))",
+        "lib.nextafter(lib.tensor([1.0, 2.0]), lib.tensor([[2.0], [0.0]]))",
+        "lib.nextafter(lib.tensor([1.0], dtype=lib.float16), lib.tensor([2.0], dtype=lib.float16))",
+        "lib.nextafter(lib.tensor([1, 2]), lib.tensor([3, 1]))",
+        "lib.nextafter(lib.tensor([1.0]), 2.0)",
+        "lib.tensor([1.0]).nextafter(2.0)",
+    ],
+)
+def test_nextafter_s_dtypes_broadcasting_and_errors_are_torch_s(call):
+    assert_like_torch(lambda lib: numpy(eval(call)))  # noqa: S307 - the table's own text
+
+
+# --------------------------------------------------------------------------- addbmm
+
+
+def test_addbmm_with_beta_zero_ignores_input_and_addbmm__writes_in_place():
+    """beta = 0: the input's NaNs do not show (its gradient is grad · 0); addbmm_ records
+    AddbmmBackward0 as the tensor's new history and bumps its version."""
+
+    def program(lib):
+        x = lib.full((2, 3), float("nan"), dtype=lib.float64, requires_grad=True)
+        b1 = lib.ones(4, 2, 5, dtype=lib.float64, requires_grad=True)
+        b2 = lib.ones(4, 5, 3, dtype=lib.float64)
+        out = lib.addbmm(x, b1, b2, beta=0, alpha=0.5)
+        (g,) = lib.autograd.grad(out.sum(), x)
+        y = x.detach() * 1
+        y.requires_grad_()
+        z = y * 2
+        z.addbmm_(b1, b2, beta=2)
+        z.sum().backward()
+        return numpy(out), numpy(g), z.grad_fn.name(), z._version, numpy(y.grad)
+
+    assert_like_torch(program)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "lib.addbmm(lib.ones(3, 5), lib.ones(4, 3, 2), lib.ones(4, 2, 5), beta=2, alpha=3)",
+        "lib.ones(5).addbmm(lib.ones(4, 3, 2), lib.ones(4, 2, 5))",
+        "lib.addbmm(lib.ones(3, 5, dtype=lib.int64), lib.ones(4, 3, 2, dtype=lib.int64), "
+        "lib.ones(4, 2, 5, dtype=lib.int64), alpha=2)",
+        "lib.addbmm(lib.ones(3, 5), lib.ones(0, 3, 2), lib.ones(0, 2, 5))",
+    ],
+)
+def test_addbmm_s_results_are_torch_s(call):
+    assert_like_torch(lambda lib: (numpy(eval(call)), eval(call).stride()))  # noqa: S307
+
+
+# --------------------------------------------------------------------------- pdist
+
+PDIST_INPUTS = {
+    "distinct rows": [[0.0, 1.0, 2.0], [1.0, -1.0, 4.0], [3.0, 1.0, 2.5], [0.5, 0.5, 0.5]],
+    "equal rows": [[0.0, 1.0, 2.0], [0.0, 1.0, 2.0], [1.0, -1.0, 4.0]],
+    "rows equal in one column": [[1.0, 2.0], [1.0, 5.0]],
+    "ties of the largest entry": [[0.0, 0.0], [1.0, -1.0]],
+    "one row": [[1.0, 2.0]],
+    "no columns": [[], [], []],
+}
+
+
+@pytest.mark.parametrize("rows", PDIST_INPUTS.values(), ids=PDIST_INPUTS.keys())
+@pytest.mark.parametrize("p", [2, 1, 0, float("inf"), 3, 0.5, 1.5])
+def test_pdist_values_and_gradient_are_torch_s(p, rows):
+    """torch's gradient where the norm has no slope: 0 at equal rows, 0 at a zero entry for
+    p < 1, and each of the tied largest entries gets the whole slope for p = inf."""
+
+    def program(lib):
+        x = lib.tensor(rows, dtype=lib.float64, requires_grad=True)
+        out = lib.nn.functional.pdist(x, p)
+        up = lib.arange(1.0, 1.0 + out.numel(), dtype=lib.float64)
+        (g,) = lib.autograd.grad(out, x, up, create_graph=True)
+        node = out.grad_fn
+        facts = (node.name(), node._saved_p, g.grad_fn.name(), out.stride())
+        return facts, numpy(out), numpy(g)
+
+    assert_like_torch(program)
+
+
+def test_pdist_passes_gradcheck():
+    x = tg.tensor(np.random.default_rng(3).standard_normal((4, 3)), requires_grad=True)
+    for p in (2, 1, 3, 0.5, float("inf")):
+        assert tg.autograd.gradcheck(lambda t, p=p: tg.pdist(t, p), (x,))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "lib.autograd.grad(lib.autograd.grad(lib.pdist(x).sum(), x, create_graph=True)[0].sum(), x)",
+        "fw_pdist(lib, x)",
+        "lib.pdist(x[0])",
+        "lib.pdist(x[None])",
+        "lib.pdist(x, -1)",
+        "lib.pdist(x.long())",
+        "lib.pdist(x.t())",
+        "lib.pdist(x.float(), p=1.0)",
+    ],
+)
+def test_pdist_s_errors_and_missing_derivatives_are_torch_s(call):
+    """No second derivative and no forward-mode tangent, as torch; bad inputs fail at the
+    call with torch's errors."""
+
+    def fw_pdist(lib, x):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            return fw.unpack_dual(lib.pdist(fw.make_dual(x.detach(), lib.ones_like(x)))).tangent
+
+    def program(lib):
+        x = lib.tensor([[0.0, 1.0], [2.0, 0.5], [1.0, 1.0]], dtype=lib.float64, requires_grad=True)
+        out = eval(call, {"lib": lib, "x": x, "fw_pdist": fw_pdist})  # noqa: S307
+        return numpy(out if not isinstance(out, tuple) else out[0])
+
+    assert_like_torch(program)
+
+
+# --------------------------------------------------------------------------- empty_strided
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "lib.empty_strided((2, 3), (1, 2))",
+        "lib.empty_strided([2, 3], [3, 1], dtype=lib.float64, requires_grad=True)",
+        "lib.empty_strided((2, 3), (0, 1))",
+        "lib.empty_strided((), ())",
+        "lib.empty_strided((2, 3), (1,))",
+        "lib.empty_strided((2, -3), (1, 2))",
+        "lib.empty_strided((2, 3), (1, -2))",
+        "lib.empty_strided(2, 3)",
+        "lib.empty_strided((2, 3), (3, 1), dtype=lib.int64, requires_grad=True)",
+        "lib.empty_strided((2, 3), (1, 2), layout=lib.strided, device='cpu', pin_memory=False)",
+    ],
+)
+def test_empty_strided_is_torch_s(call):
+    """Its shape, strides, dtype and flags (not its values: they are whatever memory held)."""
+
+    def program(lib):
+        t = eval(call)  # noqa: S307 - the table's own text
+        facts = (tuple(t.shape), t.stride(), str(t.dtype).split(".")[-1], t.requires_grad)
+        return facts + (t.is_contiguous(), t._base is None, t.storage_offset())
+
+    assert_like_torch(program)
