@@ -756,6 +756,55 @@ class Tensor:
         """True when this tensor is a view of another (``_base``)."""
         return self._base is not None
 
+    def _view_func(self, new_base):
+        """This view made again on ``new_base`` in place of its base, as torch replays a view:
+        the same sizes, strides and offset, into ``new_base``'s memory (``as_strided``, so
+        the chain of view ops that made it is replayed at once). None when ``new_base`` is
+        not laid out as the base is (sizes, strides, offset, storage size), or for no view.
+
+        >>> import teachgrad as tg
+        >>> v = tg.arange(6.0).view(2, 3)[:, 1:].t()
+        >>> v._view_func(tg.arange(10.0, 16.0))
+        tensor([[11., 14.],
+                [12., 15.]])
+        >>> v._view_func(tg.arange(8.0)) is None  # (another storage size)
+        True
+        """
+        return self._replay_view(new_base, "_view_func", check_layout=True)
+
+    def _view_func_unsafe(self, new_base):
+        """``_view_func`` without the check of ``new_base``'s layout: the caller vouches for it.
+
+        >>> import teachgrad as tg
+        >>> tg.arange(6.0)[4:]._view_func_unsafe(tg.arange(10.0, 18.0))
+        tensor([14., 15.])
+        """
+        return self._replay_view(new_base, "_view_func_unsafe", check_layout=False)
+
+    def _replay_view(self, new_base, name: str, check_layout: bool):
+        if not isinstance(new_base, Tensor):
+            raise TypeError(
+                f"{name}(): argument 'new_base' (position 1) must be Tensor, not "
+                f"{type(new_base).__name__}\n  Pass the tensor to make this view of again."
+            )
+        base = self._base
+        if base is None:
+            return None
+        if check_layout and not (  # (torch's has_same_meta; a dim of size 1 has no real stride)
+            new_base.shape == base.shape
+            and new_base.storage_offset() == base.storage_offset()
+            and new_base._storage_array().size == base._storage_array().size
+            and (
+                base.numel() == 0
+                or all(
+                    n == 1 or a == b
+                    for n, a, b in zip(base.shape, new_base.stride(), base.stride())
+                )
+            )
+        ):
+            return None
+        return new_base.as_strided(self.shape, self.stride(), self.storage_offset())
+
     # ------------------------------------------------------------------ conversions
     def item(self):
         """The value of a one-element tensor as a Python number.

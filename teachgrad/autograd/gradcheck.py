@@ -6,6 +6,8 @@ What lives here:
 - ``gradgradcheck(func, inputs)``: checks second derivatives, by gradchecking the
   function that computes ``func``'s gradients with ``create_graph=True``.
 - ``GradcheckError``: what they raise on a mismatch (a ``RuntimeError``, like torch's).
+- ``get_numerical_jacobian``/``get_analytical_jacobian``: torch's deprecated helpers that
+  hand back the two Jacobians themselves, computed by the same code as gradcheck's.
 
 The idea fits in three lines. For one output ``y = f(x)`` (both flattened), the
 Jacobian is ``J[r, c] = d y[r] / d x[c]``, a (y.numel() x x.numel()) matrix. Then
@@ -43,7 +45,13 @@ from . import forward_ad as fwAD
 
 np = _backend.numpy_module()  # host-side only: formatting failure messages
 
-__all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
+__all__ = [
+    "GradcheckError",
+    "get_analytical_jacobian",
+    "get_numerical_jacobian",
+    "gradcheck",
+    "gradgradcheck",
+]
 
 
 class GradcheckError(RuntimeError):
@@ -207,6 +215,69 @@ def gradgradcheck(
     return True
 
 
+def get_numerical_jacobian(fn, inputs, target=None, eps=1e-3, grad_out=1.0):
+    """Deprecated (torch's private helper): the Jacobians of ``fn(inputs)``'s first output
+    by central differences, one per tensor of ``target`` (default: ``inputs``) that requires
+    grad, in torch's layout: (that tensor's numel, the output's numel). ``fn`` takes the
+    inputs as one tuple; a target may be a tensor ``fn`` only reads (a weight it closes over).
+
+    >>> import teachgrad as tg, warnings
+    >>> from teachgrad.autograd.gradcheck import get_numerical_jacobian
+    >>> x = tg.tensor([1.0, 2.0], dtype=tg.float64, requires_grad=True)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)
+    ...     (J,) = get_numerical_jacobian(lambda inputs: inputs[0] ** 2, (x,))
+    >>> J.round(decimals=6)  # (differences are exact to rounding only)
+    tensor([[2., 0.],
+            [0., 4.]], dtype=teachgrad.float64)
+    """
+    _warn_private("get_numerical_jacobian")
+    _check_grad_out(grad_out, "get_numerical_jacobian")
+    inputs = _as_tuple(inputs)
+
+    def func(*args):  # (gradcheck's func takes the inputs as arguments; torch's fn as a tuple)
+        return fn(args)
+
+    outputs = _as_tuple(func(*inputs))
+    targets = [t for t in _as_tuple(inputs if target is None else target) if _requires_grad(t)]
+    return tuple(
+        _torch_layout(_numerical_jacobians(func, inputs, outputs, t, [0], eps)[0]) for t in targets
+    )
+
+
+def get_analytical_jacobian(inputs, output, nondet_tol=0.0, grad_out=1.0):
+    """Deprecated (torch's private helper): the Jacobians of ``output`` with respect to each
+    of ``inputs`` that requires grad, by backward passes, in torch's layout (input numel,
+    output numel); then, as torch returns them, whether two runs agreed within
+    ``nondet_tol`` (reentrant), whether every gradient had its input's dtype, and whether it
+    had its input's shape. (No error: gradcheck raises one for each of these.)
+
+    >>> import teachgrad as tg, warnings
+    >>> from teachgrad.autograd.gradcheck import get_analytical_jacobian
+    >>> x = tg.tensor([1.0, 2.0], dtype=tg.float64, requires_grad=True)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)
+    ...     (J,), reentrant, dtypes_ok, sizes_ok = get_analytical_jacobian((x,), x**2)
+    >>> J, reentrant, dtypes_ok, sizes_ok
+    (tensor([[2., 0.],
+            [0., 4.]], dtype=teachgrad.float64), True, True, True)
+    """
+    _warn_private("get_analytical_jacobian")
+    _check_grad_out(grad_out, "get_analytical_jacobian")
+    ok = {"dtypes": True, "sizes": True}
+
+    def note(g, x, _j):  # (torch looks at the dtype only when the shape is right)
+        if tuple(g.shape) != tuple(x.shape):
+            ok["sizes"] = False
+        elif g.dtype != x.dtype:
+            ok["dtypes"] = False
+
+    xs = [x for x in _as_tuple(inputs) if _requires_grad(x)]
+    J, J_again = (_backward_jacobians(output, xs, note) for _ in range(2))
+    reentrant = _first_difference(J, J_again, nondet_tol) is None
+    return tuple(_torch_layout(J_j) for J_j in J), reentrant, ok["dtypes"], ok["sizes"]
+
+
 # --------------------------------------------------------------------------- the checks
 
 
@@ -272,8 +343,8 @@ def _gradcheck(func, inputs, *, check_undefined_grad, check_batched_grad, check_
 def _slow_check(S, backward, forward):
     """Compare full Jacobians, for every (output i, input j) pair."""
     J_numerical = {}  # (i, j) -> J, shape (y_i.numel(), x_j.numel())
-    for j, k in enumerate(S.x_pos):
-        for i, J in enumerate(_numerical_jacobians(S, k, S.y_pos)):
+    for j, x in enumerate(S.xs):
+        for i, J in enumerate(_numerical_jacobians(S.func, S.inputs, S.outputs, x, S.y_pos, S.eps)):
             J_numerical[i, j] = J
     if backward:
         J_analytical = {}
@@ -330,14 +401,13 @@ def _fast_check(S, backward, forward):
 # --------------------------------------------------------------------------- Jacobians
 
 
-def _numerical_jacobians(S, k, y_pos):
-    """J_numerical of each output ``outputs[y_pos[i]]`` w.r.t. ``inputs[k]``, column by column.
+def _numerical_jacobians(func, inputs, outputs, x, y_pos, eps):
+    """J_numerical of each output ``outputs[y_pos[i]]`` of ``func(*inputs)`` w.r.t. the
+    tensor ``x`` (one of the inputs, or one func reads otherwise), column by column.
 
     Column c is (f(x + eps e_c) - f(x - eps e_c)) / (2 eps). We perturb x's array in
     place and put the original value back, so func sees the very tensor it was given.
     """
-    func, inputs, outputs, eps = S.func, S.inputs, S.outputs, S.eps
-    x = inputs[k]
     xp = _backend.array_module(x)
     J = [xp.zeros((outputs[p].numel(), x.numel()), dtype=outputs[p]._data.dtype) for p in y_pos]
     for c, index in enumerate(_indices(x.shape)):
@@ -411,24 +481,27 @@ def _central_differences(f_minus, f_plus, y_pos, eps, index=None):
 
 
 def _reverse_jacobians(S, i):
-    """J_analytical of output i w.r.t. each input, one row per output element: row r = e_r^T J.
+    """J_analytical of output i w.r.t. each input, computed twice, to check that backward is
+    reentrant (and each gradient on the way, with ``_check_grad``)."""
+    check = functools.partial(_check_grad, check_grad_dtypes=S.check_grad_dtypes)
+    J, J_again = (_backward_jacobians(S.ys[i], S.xs, check) for _ in range(2))
+    _check_reentrant(J, J_again, i, S.nondet_tol)
+    return J
 
-    Every row is computed twice, to check that backward is reentrant.
-    """
-    y, xs = S.ys[i], S.xs
+
+def _backward_jacobians(y, xs, check):
+    """J of y w.r.t. each x, one backward pass per row: row r = e_r^T J. ``check(g, x, j)``
+    sees each gradient before it is written in (a None gradient leaves its row zero)."""
     xp = _backend.array_module(y)
     J = [xp.zeros((y.numel(), x.numel()), dtype=x._data.dtype) for x in xs]
-    J_again = [xp.zeros_like(J_j) for J_j in J]
     for r, index in enumerate(_indices(y.shape)):
-        for J_run in (J, J_again):
-            e_r = tg.zeros_like(y)  # a fresh one each time: a gradient may alias grad_output
-            e_r._data[index] = 1
-            grads = tg.autograd.grad(y, xs, e_r, retain_graph=True, allow_unused=True)
-            for j, (g, x) in enumerate(zip(grads, xs)):
-                if g is not None:
-                    _check_grad(g, x, j, S.check_grad_dtypes)
-                    J_run[j][r] = g._data.reshape(-1)
-    _check_reentrant(J, J_again, i, S.nondet_tol)
+        e_r = tg.zeros_like(y)  # a fresh one each time: a gradient may alias grad_output
+        e_r._data[index] = 1
+        grads = tg.autograd.grad(y, xs, e_r, retain_graph=True, allow_unused=True)
+        for j, (g, x) in enumerate(zip(grads, xs)):
+            if g is not None:
+                check(g, x, j)
+                J[j][r] = g._data.reshape(-1)
     return J
 
 
@@ -547,18 +620,27 @@ def _check_grad(g, x, j, check_grad_dtypes):
 
 def _check_reentrant(J, J_again, i, nondet_tol):
     """Running backward twice on the same grad_output must give (nearly) the same result."""
+    differs = _first_difference(J, J_again, nondet_tol)
+    if differs is not None:
+        j, difference = differs
+        raise GradcheckError(
+            "Backward is not reentrant, i.e., running backward with same input and grad_output "
+            "multiple times gives different values, although analytical gradient matches "
+            f"numerical gradient.The tolerance for nondeterminism was {nondet_tol}.\n  "
+            f"For output {i} and input {j} the two runs differ by up to {difference:.3g}.\n"
+            "hint: backward must not depend on random numbers or on state that changes "
+            "between calls (a counter, a buffer updated in place). If the difference is "
+            "expected (e.g. atomic additions on a GPU), pass nondet_tol=<tolerance>."
+        )
+
+
+def _first_difference(J, J_again, nondet_tol):
+    """``(j, difference)`` for the first input whose two runs differ by more than
+    ``nondet_tol``; None when every pair agrees."""
     for j, (a, b) in enumerate(zip(J, J_again)):
         if a.size and float(abs(a - b).max()) > nondet_tol:
-            raise GradcheckError(
-                "Backward is not reentrant, i.e., running backward with same input and grad_output "
-                "multiple times gives different values, although analytical gradient matches "
-                f"numerical gradient.The tolerance for nondeterminism was {nondet_tol}.\n  "
-                f"For output {i} and input {j} the two runs differ by up to "
-                f"{float(abs(a - b).max()):.3g}.\n"
-                "hint: backward must not depend on random numbers or on state that changes "
-                "between calls (a counter, a buffer updated in place). If the difference is "
-                "expected (e.g. atomic additions on a GPU), pass nondet_tol=<tolerance>."
-            )
+            return j, float(abs(a - b).max())
+    return None
 
 
 def _check_no_differentiable_outputs(S, fast_mode):
@@ -569,7 +651,7 @@ def _check_no_differentiable_outputs(S, fast_mode):
             u = _random_unit_vector(x, seed=0)
             Js = _numerical_jvps(S.func, S.inputs, k, y_pos, u, S.eps)
         else:
-            Js = _numerical_jacobians(S, k, y_pos)
+            Js = _numerical_jacobians(S.func, S.inputs, S.outputs, x, y_pos, S.eps)
         if any(bool((J != 0).any()) for J in Js):
             raise GradcheckError(
                 "Numerical gradient for function expected to be zero\n  No output of func requires "
@@ -773,7 +855,7 @@ def _raise_fast_failure(S, failures, mode=""):
         lines.append("Re-run with fast_mode=False to compare the full Jacobians entry by entry.")
         raise _mismatch_error("\n".join(lines), i, j)
 
-    J_numerical = _numerical_jacobians(S, S.x_pos[j], [S.y_pos[i]])[0]
+    J_numerical = _numerical_jacobians(S.func, S.inputs, S.outputs, S.xs[j], [S.y_pos[i]], S.eps)[0]
     J_analytical = _reverse_jacobians(S, i)[j]
     lines += ["", "The full Jacobians for this pair, recomputed without fast mode:"]
     if _close_all(J_analytical, J_numerical, S.atol, S.rtol):
@@ -961,6 +1043,32 @@ def _explain_second_order(err, inputs, grad_outputs):
 
 
 # --------------------------------------------------------------------------- small helpers
+
+
+def _warn_private(name):
+    """torch's deprecation of its two Jacobian helpers."""
+    warnings.warn(
+        f"`{name}` was part of PyTorch's private API and not meant to be exposed. We are "
+        "deprecating it and it will be removed in a future version of PyTorch. If you have a "
+        "specific use for this or feature request for this to be a stable API, please file us "
+        "an issue at https://github.com/pytorch/pytorch/issues/new\n  (for a Jacobian, use "
+        "teachgrad.autograd.functional.jacobian)",
+        FutureWarning,
+        stacklevel=3,
+    )
+
+
+def _check_grad_out(grad_out, name):
+    if grad_out != 1.0:
+        raise ValueError(
+            f"Expected grad_out to be 1.0. {name} no longer supports values of grad_out != 1.0.\n"
+            "  A Jacobian does not depend on grad_out: scale the result instead."
+        )
+
+
+def _torch_layout(J):
+    """A Jacobian as torch's helpers return it: a tensor with rows by input elements."""
+    return tg.Tensor._make(J.T.copy())
 
 
 def _as_tuple(x):

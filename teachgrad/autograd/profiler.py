@@ -23,7 +23,8 @@ Three kinds of event are recorded (``FunctionEvent.kind``):
   ops it runs inside it (``_profiling.recorded_as``). The ops a backward formula runs
   are forward events inside its node;
 * ``"backward"``: one backward node run by the engine, named by ``node.name()``,
-  e.g. ``MulBackward0`` (torch's names);
+  e.g. ``MulBackward0`` (torch's names); its ``sequence_nr`` is that of the forward op
+  that recorded the node, so the two can be paired;
 * ``"user"``: a ``record_function(name)`` range you put around your own code.
 
 With ``profile_memory`` an event also says how many bytes of new arrays it made:
@@ -73,6 +74,8 @@ import warnings
 from .. import _backend
 from .._profiling import state as _profiling
 from .._tensor import Tensor
+from . import tape
+from .grad_mode import state as _grad_state
 from .profiler_nvprof import Kernel as Kernel
 from .profiler_nvprof import load_nvprof as load_nvprof
 from .profiler_util import BACKWARD, FORWARD, USER, EventList, FunctionEvent, FunctionEventAvg
@@ -121,14 +124,15 @@ class _Hook:
         return self._around(op_name(cls), FORWARD, inputs, run)
 
     def backward(self, node, run, grads, batch):
-        return self._around(node.name(), BACKWARD, grads, lambda: run(node, grads, batch))
+        return self._around(node.name(), BACKWARD, grads, lambda: run(node, grads, batch), node)
 
     def op(self, name, fn, args, kwargs):
         return self._around(name, FORWARD, args, lambda: fn(*args, **kwargs))
 
-    def _around(self, name, kind, inputs, run):
-        """``run()``, between ``enter`` and ``exit`` (also when it raises)."""
-        token = self.enter(name, kind, inputs)
+    def _around(self, name, kind, inputs, run, node=None):
+        """``run()``, between ``enter`` and ``exit`` (also when it raises); ``node``: the
+        backward node being run."""
+        token = self.enter(name, kind, inputs, node)
         out = None
         try:
             out = run()
@@ -208,18 +212,20 @@ class _Recorder(_Hook):
         self.cupy = cupy  # set when CUDA work is timed (use_cuda)
         self.cuda_marks = []  # (event, device, start CUDA event, end CUDA event)
         self._open = {}  # thread ident -> stack of open frames
+        self._fwd_threads = {}  # sequence_nr -> the thread of the forward op that took it
         self._finished = False
         if cupy is not None:  # the GPU clock's zero: CUDA events are timed relative to it
             self.cuda_zero = cupy.cuda.Event()
             self.cuda_zero.record()
         self.t0 = time.perf_counter_ns()
 
-    def enter(self, name, kind, inputs):
+    def enter(self, name, kind, inputs, node=None):
         if self._finished:
             return None
         frames = self._open.setdefault(threading.get_ident(), [])
         parent = frames[-1] if frames else None
         event = FunctionEvent(len(self.events), name, threading.get_native_id(), kind=kind)
+        self._number(event, inputs, node)
         if self.record_shapes:
             event.input_shapes = _shapes(inputs)
         if self.with_stack:
@@ -237,6 +243,21 @@ class _Recorder(_Hook):
             frame.cuda_start.record()
         frame.start_ns = time.perf_counter_ns()  # last: the bookkeeping above is not timed
         return frame
+
+    def _number(self, event, inputs, node) -> None:
+        """torch's ``sequence_nr`` and ``fwd_thread``. An op on tensors run in grad mode gets
+        the number the tape gives its next node (the op's own, unless the op records none,
+        or runs others that record first); the backward event of a node gets the node's
+        number, and the thread of the op that took that number (its own when that op ran
+        before the profile began). An AccumulateGrad has no number: -1, as torch shows it."""
+        event.fwd_thread = 0
+        on_tensors = any(isinstance(t, Tensor) for t in inputs)  # (torch: not tg.ones(...))
+        if event.kind == FORWARD and _grad_state.enabled and on_tensors:
+            event.sequence_nr = tape.peek_sequence_nr()
+            self._fwd_threads[event.sequence_nr] = event.thread
+        elif node is not None and not isinstance(node, tape.AccumulateGrad):
+            event.sequence_nr = node._sequence_nr()
+            event.fwd_thread = self._fwd_threads.get(event.sequence_nr, event.thread)
 
     def exit(self, frame, outputs, inputs):
         end_ns = time.perf_counter_ns()  # first, for the same reason
@@ -503,7 +524,7 @@ class _NvtxEmitter(_Hook):
         self.nvtx = nvtx
         self.record_shapes = record_shapes
 
-    def enter(self, name, kind, inputs):
+    def enter(self, name, kind, inputs, node=None):
         if self.record_shapes and kind != USER:
             name = f"{name}, sizes = {_shapes(inputs)}"
         self.nvtx.RangePush(name)

@@ -30,9 +30,14 @@ class FunctionEvent:
     (``profile_memory``), ``stack`` (``with_stack``: your frames, innermost first),
     CUDA times (``use_cuda``).
 
+    ``sequence_nr`` ties an op to its backward, as torch: an op run in grad mode gets the
+    sequence number of the node it records (``grad_fn._sequence_nr()``), and that node's
+    backward event the same number, with ``fwd_thread``, the ``thread`` the op ran on; the
+    other events have -1 and ``fwd_thread`` 0 (the profiler's; None for events made by hand).
+
     The constructor takes torch's arguments (``id, name, thread, start_us, end_us`` and, by
-    keyword, ``node_id``, ``input_shapes``, ``stack``, ``is_user_annotation``) and
-    teachgrad's ``kind``.
+    keyword, ``node_id``, ``input_shapes``, ``stack``, ``is_user_annotation``,
+    ``sequence_nr``, ``fwd_thread``) and teachgrad's ``kind``.
 
     >>> e = FunctionEvent(0, "aten::mul", thread=1, start_us=2.0, end_us=5.0)
     >>> e.cpu_time_total, e.self_cpu_time_total, e.is_user_annotation
@@ -52,12 +57,16 @@ class FunctionEvent:
         input_shapes=None,
         stack=None,
         is_user_annotation=False,
+        sequence_nr=-1,
+        fwd_thread=None,
     ):
         self.id = id
         self.name = name
         # "forward", "backward", "user" (a record_function range); load_nvprof: "nvtx", "runtime"
         self.kind = USER if is_user_annotation else kind
         self.thread = thread
+        self.sequence_nr = sequence_nr
+        self.fwd_thread = fwd_thread
         self.node_id = node_id  # (torch's: the machine of a distributed run; -1 here)
         self.start_us = start_us
         self.end_us = end_us

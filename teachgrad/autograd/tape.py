@@ -49,7 +49,19 @@ from .grad_mode import state as _grad_state
 # Nodes run latest-created first; AccumulateGrad nodes get the largest number so a
 # leaf's gradient is stored as soon as it is complete (torch does the same).
 _sequence = itertools.count()
-gc_pacing.watch(_sequence.__next__)  # (taking a number leaves a gap in the order: harmless)
+
+
+def peek_sequence_nr() -> int:
+    """The number the next node will get (torch's ``at::sequence_number::peek``): the count
+    of nodes recorded so far, for the GC's pacing, and an op's number in the profiler.
+
+    >>> peek_sequence_nr() >= 0
+    True
+    """
+    return int(repr(_sequence)[len("count(") : -1])  # (a count tells its next number only so)
+
+
+gc_pacing.watch(peek_sequence_nr)
 
 
 def spec_of(array) -> tuple:

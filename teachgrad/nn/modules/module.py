@@ -36,7 +36,7 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops import _to_arguments
 from ..parameter import Parameter
-from .backward_hooks import BackwardHook
+from .backward_hooks import BackwardHook, hook_output_node
 
 
 def _typename(obj) -> str:
@@ -94,7 +94,8 @@ class Module:
         set_(self, "_forward_pre_hooks_with_kwargs", set())
         set_(self, "_forward_hooks", HookDict())
         set_(self, "_forward_hooks_with_kwargs", set())
-        set_(self, "_backward_hooks", HookDict())  # full backward hooks (backward_hooks.py)
+        set_(self, "_backward_hooks", HookDict())  # full or legacy ones (backward_hooks.py):
+        set_(self, "_is_full_backward_hook", None)  # which (None: neither yet), as torch
         set_(self, "_backward_pre_hooks", HookDict())
 
     def forward(self, *args, **kwargs):
@@ -258,11 +259,10 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
-        watch = self._backward_hooks or self._backward_pre_hooks  # (see backward_hooks.py)
+        full, legacy = self._get_backward_hooks()
+        watch = full or self._backward_pre_hooks  # (see backward_hooks.py)
         if watch:
-            watch = BackwardHook(
-                self, [*self._backward_hooks.values()], [*self._backward_pre_hooks.values()]
-            )
+            watch = BackwardHook(self, full, [*self._backward_pre_hooks.values()])
             args = watch.setup_input_hook(args)
         output = self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_hooks.items()):
@@ -272,7 +272,11 @@ class Module:
                 result = hook(self, args, output)
             if result is not None:
                 output = result
-        return watch.setup_output_hook(output) if watch else output
+        if watch:
+            output = watch.setup_output_hook(output)
+        if legacy:
+            hook_output_node(self, legacy, args, output)
+        return output
 
     def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False):
         """Call ``hook(module, args)`` before each forward; a returned value replaces the args.
@@ -314,7 +318,41 @@ class Module:
         >>> x = tg.ones(2, requires_grad=True); m(x).sum().backward(); x.grad
         tensor([10., 10.])
         """
+        self._set_backward_hook_kind(full=True)
         return self._add_hook(self._backward_hooks, set(), hook, prepend, False)
+
+    def register_backward_hook(self, hook):
+        """Deprecated (use ``register_full_backward_hook``): call ``hook(module, grad_input,
+        grad_output)`` with the gradients of the one node that made the module's output (its
+        grad_inputs and grad_outputs), which are the module's only when its forward is a
+        single op; a returned tuple replaces that node's grad_inputs.
+
+        >>> import teachgrad as tg, warnings
+        >>> m = tg.nn.Linear(2, 1, bias=False)
+        >>> h = m.register_backward_hook(lambda mod, gin, gout: print(len(gin), gout[0].shape))
+        >>> with warnings.catch_warnings():  # (torch's FutureWarning: MmBackward0 is not all of m)
+        ...     warnings.simplefilter("ignore", FutureWarning)
+        ...     y = m(tg.ones(3, 2))
+        >>> y.sum().backward()
+        2 teachgrad.Size([3, 1])
+        """
+        self._set_backward_hook_kind(full=False)
+        return self._add_hook(self._backward_hooks, set(), hook, False, False)
+
+    def _set_backward_hook_kind(self, full: bool) -> None:
+        """``_backward_hooks`` holds full hooks or legacy ones, never both: torch's rule."""
+        if self._is_full_backward_hook is (not full):
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single "
+                "Module. Please use only one of them.\n  (register_backward_hook is the "
+                "deprecated one: use register_full_backward_hook alone)"
+            )
+        self._is_full_backward_hook = full
+
+    def _get_backward_hooks(self) -> tuple[list, list]:
+        """The module's full backward hooks and its legacy ones (one of the two is empty)."""
+        hooks = [*self._backward_hooks.values()]
+        return (hooks, []) if self._is_full_backward_hook else ([], hooks)
 
     def register_full_backward_pre_hook(self, hook, prepend: bool = False):
         """Call ``hook(module, grad_output)`` when backward reaches the module's outputs; a

@@ -563,14 +563,13 @@ def test_error_phrases_match_torch():
 
 def test_numerical_jacobian_matches_torch():
     torch = needs.oracle()
-    from teachgrad.autograd.gradcheck import _numerical_jacobians, _Setup
+    from teachgrad.autograd.gradcheck import _numerical_jacobians
 
     W = [[1.0, -2.0, 0.5], [0.0, 1.5, 2.0]]
     f_tg = lambda x: (x64(tg, W, requires_grad=False) @ x).sin()
     f_torch = lambda x: (x64(torch, W, requires_grad=False) @ x).sin()
     x = x64(tg, X)
-    S = _Setup(f_tg, (x,), (f_tg(x),), [0], [0], 1e-6, 1e-5, 1e-3, 0.0, False)  # eps, tolerances
-    (J,) = _numerical_jacobians(S, 0, [0])
+    (J,) = _numerical_jacobians(f_tg, (x,), (f_tg(x),), x, [0], 1e-6)  # (x nudged by eps 1e-6)
     expected = torch.autograd.functional.jacobian(f_torch, x64(torch, X))
     assert J.shape == (2, 3)  # rows: output elements, columns: input elements
     J = tg.as_tensor(J).cpu().numpy()  # (an array on the tensors' device)
@@ -616,3 +615,81 @@ def test_failure_kinds_match_torch(kind):
             check(func, inputs)
         assert type(info.value).__name__ == error_name, (lib.__name__, info.value)
         assert phrase in str(info.value), (lib.__name__, info.value)
+
+
+# ------------------------------------------- torch's deprecated get_numerical/analytical_jacobian
+_PRIVATE = "^`get_{}_jacobian` was part of PyTorch's private API and not meant to be exposed"
+
+
+def _jacobian_helpers(lib):
+    module = importlib.import_module(f"{lib.__name__}.autograd.gradcheck")  # (not the function)
+    return module.get_numerical_jacobian, module.get_analytical_jacobian
+
+
+def test_the_jacobian_helpers_return_torchs_layout_and_agree(lib):
+    """Both in torch's layout (rows: input elements), for every input requiring grad; the
+    numerical one for fn's first output only, and for a ``target`` fn only closes over."""
+    numerical, analytical = _jacobian_helpers(lib)
+    x = x64(lib, X)
+    W = x64(lib, [[1.0, -2.0, 0.5], [0.0, 1.5, 2.0]])
+    fn = lambda inputs: ((W @ inputs[0]).sin(), inputs[0])  # (the second output is ignored)
+    with pytest.warns(FutureWarning, match=_PRIVATE.format("numerical")):
+        J_x = numerical(fn, (x, 3, x64(lib, X, requires_grad=False)), eps=1e-6)
+    with pytest.warns(FutureWarning):
+        (J_W,) = numerical(fn, (x,), target=(W,), eps=1e-6)
+    y = fn((x,))[0]
+    with pytest.warns(FutureWarning, match=_PRIVATE.format("analytical")):
+        (A_x, A_W), reentrant, dtypes_ok, sizes_ok = analytical((x, 3, W), y)
+    assert type(J_x) is tuple and len(J_x) == 1 and reentrant and dtypes_ok and sizes_ok
+    assert [tuple(J.shape) for J in (J_x[0], J_W, A_x, A_W)] == [(3, 2), (6, 2), (3, 2), (6, 2)]
+    assert all(J.dtype == lib.float64 and J.is_contiguous() for J in (J_x[0], J_W, A_x, A_W))
+    assert lib.allclose(J_x[0], A_x, atol=1e-8) and lib.allclose(J_W, A_W, atol=1e-8)
+    expected = lib.autograd.functional.jacobian(lambda x: (W.detach() @ x).sin(), x.detach())
+    assert lib.allclose(A_x, expected.T)
+
+
+def test_the_jacobian_helpers_numbers_match_torch(torch):
+    fn = lambda lib: lambda inputs: (inputs[0] * inputs[1]).exp()
+    x, y = ([[0.5, -1.0], [2.0, 0.25]], [1.5, -0.5])
+    J = {}
+    for lib in (tg, torch):
+        numerical, analytical = _jacobian_helpers(lib)
+        inputs = (x64(lib, x), x64(lib, y))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            J[lib] = (
+                *numerical(fn(lib), inputs),  # (eps 1e-3: the same differences as torch's)
+                *analytical(inputs, fn(lib)(inputs))[0],
+            )
+    for mine, theirs in zip(J[tg], J[torch], strict=True):
+        assert torch.allclose(torch.from_numpy(mine.cpu().numpy()), theirs, rtol=1e-12, atol=1e-12)
+
+
+def test_the_analytical_helper_reports_a_non_reentrant_backward(lib):
+    """A flag where gradcheck raises: ``(J, reentrant, dtypes_ok, sizes_ok)``, as torch orders
+    them (the last two hold whenever autograd.grad returns: the engine already casts and
+    checks each gradient); an unused input's Jacobian is zeros."""
+    _, analytical = _jacobian_helpers(lib)
+    x, unused = x64(lib, X), x64(lib, [1.0])
+    for nondet_tol, reentrant in ((1e-12, False), (1e-3, True)):  # (it drifts by 1e-9 a call)
+        with pytest.warns(FutureWarning):
+            (J, J_unused), *flags = analytical(
+                (x, unused), drifting_function(lib).apply(x), nondet_tol=nondet_tol
+            )
+        assert flags == [reentrant, True, True]
+        assert J.dtype == lib.float64 and J_unused.tolist() == [[0.0, 0.0, 0.0]]
+
+
+@pytest.mark.parametrize("which", ["numerical", "analytical"])
+def test_the_jacobian_helpers_refuse_a_grad_out_other_than_1(lib, which):
+    numerical, analytical = _jacobian_helpers(lib)
+    x = x64(lib, X)
+    with pytest.warns(FutureWarning), pytest.raises(ValueError) as info:
+        if which == "numerical":
+            numerical(lambda inputs: inputs[0], (x,), grad_out=2.0)
+        else:
+            analytical((x,), x * 2, grad_out=2.0)
+    assert str(info.value).startswith(
+        f"Expected grad_out to be 1.0. get_{which}_jacobian no longer supports values of "
+        "grad_out != 1.0."
+    )

@@ -1121,3 +1121,86 @@ def test_emit_nvtx_pushes_ranges_through_cupy(monkeypatch):
         (x * 2).sum().backward()
     assert "aten::mul" in pushed and "MulBackward0" in pushed
     assert x.grad.tolist() == [2.0] * 4
+
+
+# ---- sequence_nr and fwd_thread: torch's test_profiler_seq_nr (test_autograd.py)
+def _seq_program(lib):
+    """torch's test_profiler_seq_nr program, plus an op in no_grad and a record_function."""
+    x = lib.randn(10, 10, requires_grad=True)
+    y = lib.randn(10, 10, requires_grad=True)
+    with lib.autograd.profiler.profile() as p, lib.autograd.profiler.record_function("step"):
+        z = x + y
+        s = z.sum(dim=None)
+        with lib.no_grad():
+            x * 2
+        s.backward()
+    return p.function_events
+
+
+@pytest.mark.parametrize("lib", ["teachgrad", "torch"], indirect=True)
+def test_an_op_and_its_backward_node_share_a_sequence_number(lib):
+    events = _seq_program(lib)
+    numbers = []
+    for op_name, node_name in (("aten::add", "AddBackward"), ("aten::sum", "SumBackward")):
+        (op,) = [e for e in events if e.name == op_name]
+        (node,) = [e for e in events if e.name.startswith(node_name)]  # (SumBackward1 here)
+        assert op.sequence_nr >= 0 and node.sequence_nr == op.sequence_nr
+        assert op.fwd_thread == 0 and node.fwd_thread == op.thread
+        numbers.append(op.sequence_nr)
+    assert numbers[1] > numbers[0]  # (in creation order)
+    unnumbered = [
+        e.name
+        for e in events
+        if e.sequence_nr == -1 and not e.name.startswith(("autograd::engine", "detach"))
+    ]
+    # the range, the op in no_grad, ops inside backward nodes (grad mode is off there) and
+    # AccumulateGrad; torch also lists the kernels it runs inside ops (aten::empty ...)
+    assert {"step", "aten::mul", "torch::autograd::AccumulateGrad"} <= set(unnumbered)
+    assert all(e.fwd_thread == 0 for e in events if e.sequence_nr == -1)
+
+
+def test_an_op_without_a_node_takes_the_next_nodes_number_and_factories_none(torch):
+    """torch numbers each op on tensors in grad mode with the number the next node will get
+    (it peeks), even when the op records none; creating a tensor is no such op."""
+    seqs = {}
+    for lib in (tg, torch):
+        a, b = lib.ones(2), lib.ones(2, requires_grad=True)
+        with lib.autograd.profiler.profile() as p:
+            lib.zeros(2)  # (a factory: -1)
+            a * 2  # (no input requires grad: no node, but a number)
+            c = b * 2
+            d = c * 3
+        first = c.grad_fn._sequence_nr()
+        seqs[lib] = [
+            (e.name, e.sequence_nr - first if e.sequence_nr >= 0 else -1)
+            for e in p.function_events
+            if e.cpu_parent is None
+        ]
+        assert d.grad_fn._sequence_nr() == first + 1
+    assert (
+        seqs[tg]
+        == seqs[torch]
+        == [
+            ("aten::zeros", -1),
+            ("aten::mul", 0),
+            ("aten::mul", 0),
+            ("aten::mul", 1),
+        ]
+    )
+
+
+def test_a_backward_node_of_an_op_run_on_another_thread_names_that_thread():
+    import threading
+
+    x = tg.ones(2, requires_grad=True)
+    made = []
+    with profile() as prof:
+        worker = threading.Thread(target=lambda: made.append((x * 2).sum()))
+        worker.start()
+        worker.join()
+        made[0].backward()
+    forward = {e.sequence_nr: e.thread for e in prof.function_events if e.kind == "forward"}
+    backward = [e for e in prof.function_events if e.name in ("MulBackward0", "SumBackward0")]
+    assert len(backward) == 2
+    for e in backward:
+        assert e.fwd_thread == forward[e.sequence_nr] != e.thread

@@ -3,14 +3,14 @@ be changed, and the memory the profiler counts, as PyTorch's own autograd tests
 (test_autograd.py: test_autograd_node_isinstance, test_custom_function_cycle,
 test_inplace_not_requires_grad, test_autograd_inplace_view_of_view, test_memory_profiler (the
 CPU allocations), test_hook_closure_cycle, test_setup_context_when_forward_has_default_args)
-check them.
+check them; and a view replayed on another base (``Tensor._view_func``, as test_ops'
+view-replay check and torch's fake tensors use it).
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts. torch's ``_WeakTensorRef`` is a ``weakref.ref`` here; left out:
 that torch's Node is a "virtual" base class (not in a node class's mro), the private
 ``torch._C._functions`` classes, the memory a ``del`` frees (teachgrad's profiler does not count
-frees: docs/differences-from-torch.md) and test_profiler_seq_nr (teachgrad's profiler events have
-no sequence numbers).
+frees: docs/differences-from-torch.md).
 """
 
 import contextlib
@@ -302,3 +302,52 @@ def test_set_sequence_nr(lib):
         t.register_hook(lambda g, name=name: order.append(name))
     c.sum().backward()
     assert order == ["c", "a", "b"]
+
+
+# ---- Tensor._view_func / _view_func_unsafe: a view made again on another base
+def _a_view(lib):
+    """A view through three view ops: its base is the 12 elements of the arange."""
+    return lib.arange(12.0).reshape(3, 4)[1:, ::2].t()
+
+
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_view_func_replays_a_view_on_a_new_base(lib, unsafe):
+    v = _a_view(lib)
+    new_base = lib.arange(100.0, 112.0, requires_grad=True)
+    replay = v._view_func_unsafe if unsafe else v._view_func
+    w = replay(new_base)
+    assert w.tolist() == [[104.0, 108.0], [106.0, 110.0]]
+    assert w._base is new_base and w.shape == v.shape
+    assert (w.stride(), w.storage_offset()) == (v.stride(), v.storage_offset())
+    assert w.grad_fn.name() == "AsStridedBackward0"  # (one as_strided replays the whole chain)
+    w.sum().backward()
+    assert new_base.grad.tolist() == [0.0] * 4 + [1.0, 0, 1, 0, 1, 0, 1, 0]
+
+
+def test_view_func_wants_a_base_laid_out_as_the_old_one(lib):
+    """None, no error, when the new base differs in size, offset, strides or storage (the
+    unsafe form replays anyway); the dtype may differ; a size-1 dim's stride does not count."""
+    v = _a_view(lib)
+    for other in (
+        lib.arange(12.0).reshape(3, 4).clone(),  # (another shape)
+        lib.arange(20.0)[:12],  # (a bigger storage)
+        lib.arange(20.0)[2:14],  # (another offset)
+        lib.arange(24.0)[::2],  # (other strides)
+    ):
+        assert v._view_func(other) is None
+    assert v._view_func_unsafe(lib.arange(20.0)).tolist() == [[4.0, 8.0], [6.0, 10.0]]
+    assert v._view_func(lib.arange(12, dtype=lib.float64)).dtype == lib.float64
+    row = lib.zeros(1, 4)[0]
+    lying = lib.arange(4.0).as_strided((1, 4), (1, 1))  # (strides (1, 1), not (4, 1))
+    assert row._view_func(lying).tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_view_func_of_a_tensor_that_is_no_view_is_none(lib):
+    x = lib.ones(3)
+    detached = lib.ones(4, requires_grad=True).detach()[1:3]  # (still a view, of the detached)
+    assert x._view_func(lib.ones(3)) is None and x._view_func_unsafe(lib.ones(3)) is None
+    assert detached._view_func(lib.arange(4.0)).tolist() == [1.0, 2.0]
+    with pytest.raises(TypeError) as info:
+        _a_view(lib)._view_func(3)
+    first_line = str(info.value).splitlines()[0]
+    assert first_line == "_view_func(): argument 'new_base' (position 1) must be Tensor, not int"
