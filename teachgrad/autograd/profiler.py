@@ -156,7 +156,8 @@ def op_name(cls) -> str:
     For teachgrad's own ops that is torch's name for the same op, ``aten::`` and the op's
     name: the name of its node without ``Backward<N>``, in snake_case (torch names a node
     after its op: ``MulBackward0`` is the node of ``aten::mul``, ``Log1PBackward0`` of
-    ``aten::log1p``), except for the few ops in ``_ATEN_NAMES``. For your own Functions
+    ``aten::log1p``), except for the few ops in ``_ATEN_NAMES`` and those that say it
+    (``aten_name``). For your own Functions
     it is the class's name, as in torch.
 
     >>> from teachgrad.ops import nn, pointwise
@@ -174,6 +175,8 @@ def op_name(cls) -> str:
 def _aten_name(cls) -> str:
     if cls.__name__ in _ATEN_NAMES:
         return _ATEN_NAMES[cls.__name__]
+    if "aten_name" in vars(cls):  # (an op made by a factory names it: ops/upsample.py)
+        return cls.aten_name
     op = re.sub(r"Backward\d+$", "", cls.node_name)
     return "aten::" + re.sub(r"(?<!^)(?=[A-Z][a-z])", "_", op).lower()
 

@@ -39,5 +39,8 @@ from .modules import (
     Softmax,
     Tanh,
     Unflatten,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
 )
 from .parameter import Parameter

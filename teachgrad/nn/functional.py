@@ -41,6 +41,7 @@ from ..ops.pointwise import (
 )
 from ..ops.pointwise import relu as _relu
 from ..ops.shape import constant_pad_nd
+from ..ops.upsample import interpolate  # (it lives with its ops: torch's rules, its tables)
 from ..ops.views import expand_error
 
 # --------------------------------------------------------------------------- helpers
@@ -1438,4 +1439,5 @@ __all__ = [
     "embedding",
     "one_hot",
     "pdist",
+    "interpolate",
 ]

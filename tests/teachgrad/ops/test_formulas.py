@@ -58,7 +58,7 @@ MATH_WORDS = {
     "avg_pool2d", "cat", "conv2d", "conv2d_input", "conv2d_weight", "cos", "cumsum", "einsum",
     "exp", "flip", "gather", "index_add", "index_select", "log", "mean", "nll_loss", "outer",
     "permute", "roll", "scatter", "scatter_add", "select", "sign", "sin", "squeeze", "stack",
-    "sum", "transpose", "tril", "triu", "where", "floor", "trunc", "eye",
+    "sum", "transpose", "tril", "triu", "where", "floor", "trunc", "eye", "solve_triangular",
 }  # fmt: skip
 # Names of arguments that are not Tensors or get no gradient (dims, indices, masks, number
 # bounds), and quantities a rule names: N the number of elements a mean divides by, rstd
@@ -70,12 +70,13 @@ ARGUMENT_WORDS = {
 }  # fmt: skip
 # Plain words, for the rules best said in words ("grad summed over the expanded dims").
 PLAIN_WORDS = {
-    "added", "along", "and", "applied", "as", "at", "back", "backward", "batch", "copies", "cropped",
+    "added", "along", "and", "applied", "as", "at", "back", "backward", "batch", "columns", "copies",
+    "cropped", "when",
     "derivative", "device", "dtype", "each", "expanded", "for", "gradient", "in", "inside",
     "into", "inverse", "no", "not", "number", "of", "off", "on", "outside", "over", "padding", "pair",
     "plane", "positions", "put", "raises", "read", "reshaped", "rest", "rows", "rule", "rules",
     "same", "shape", "sizes", "slice", "split", "spread", "summed", "the", "ties", "to",
-    "torch", "unless", "window", "with", "zeroed", "zeros",
+    "torch", "unless", "weights", "window", "with", "zeroed", "zeros",
 }  # fmt: skip
 ALLOWED_WORDS = MATH_WORDS | ARGUMENT_WORDS | PLAIN_WORDS
 
