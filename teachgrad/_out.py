@@ -27,7 +27,7 @@ import functools
 import warnings
 
 from . import _backend, _seam
-from ._arguments import invalid_combination
+from ._arguments import has_signature, invalid_combination
 from ._grad_state import state as _grad_state
 from ._printing import c_type_name, scalar_name
 from ._tensor import Tensor, type_name
@@ -91,7 +91,8 @@ DTYPE_RULES = {
                      "index_select(): self and result must have the same scalar type"),
     "logsumexp": (lambda res, out: out.kind == "f", RuntimeError,
                   "logsumexp(): Expected floating point type for result tensor, but got: {out}"),
-    "linalg.vector_norm": _EXACT,
+    **dict.fromkeys(("linalg.vector_norm", "linalg.qr", "qr"), _EXACT),
+    "linalg.solve_triangular": (_same, RuntimeError, "expected scalar type {res} but found {out}"),
     "addbmm": (_same, RuntimeError, "self and mat2 must have the same dtype, but got {out} and {res}"),
     **dict.fromkeys(("linalg.matrix_norm", "linalg.norm"),
                     (_same, RuntimeError, "{name} expected out tensor dtype {res} but got: {out}")),
@@ -204,6 +205,11 @@ def _tuple_out(name, args, kwargs, out, n) -> tuple:
     error when it is not a tuple of ``n`` tensors)."""
     if isinstance(out, list | tuple) and len(out) == n and all(isinstance(o, Tensor) for o in out):
         return tuple(out)
+    if not has_signature(name):  # (a function of one signature: torch names the argument)
+        raise TypeError(
+            f"{name.replace('.', '_')}(): argument 'out' must be tuple of Tensors, not "
+            f"{type_name(out)}\n  It returns {n} tensors: give out=(one, another)."
+        )
     raise invalid_combination(name, args, {**kwargs, "out": out})
 
 

@@ -1,4 +1,5 @@
-"""``tg.linalg``: the norms of ``torch.linalg`` (``vector_norm``, ``matrix_norm``, ``norm``).
+"""``tg.linalg``: the norms of ``torch.linalg`` (``vector_norm``, ``matrix_norm``, ``norm``), and
+``qr`` with ``solve_triangular`` (ops, written in ``ops/linalg.py``).
 
 ``vector_norm`` is one op, the one ``Tensor.norm`` records (``LinalgVectorNormBackward0``).
 The matrix norms are built from it as torch builds them, so their graphs are torch's:
@@ -23,10 +24,11 @@ import math
 from ._out import accepts_out
 from ._printing import scalar_type_name
 from ._tensor import _wrap_dim
+from .ops.linalg import linalg_qr, solve_triangular
 from .ops.reduce import amax, amin
 from .ops.reduce import norm as _tensor_norm
 
-__all__ = ["matrix_norm", "norm", "vector_norm"]
+__all__ = ["matrix_norm", "norm", "qr", "solve_triangular", "vector_norm"]
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
@@ -118,6 +120,8 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 vector_norm = accepts_out(vector_norm, "linalg.vector_norm")
 matrix_norm = accepts_out(matrix_norm, "linalg.matrix_norm")
 norm = accepts_out(norm, "linalg.norm")
+qr = accepts_out(linalg_qr, "linalg.qr")
+solve_triangular = accepts_out(solve_triangular, "linalg.solve_triangular")
 
 
 def _two_dims(dim, ndim: int) -> tuple:

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import numbers
 import pathlib
 import sys
@@ -723,6 +724,7 @@ FUNCTIONS = {
     "full_like": ("a", "dtype", "fill_value", "order", "shape", "subok"),
     "isclose": ("a", "atol", "b", "equal_nan", "rtol"),
     "lib.stride_tricks.as_strided": ("shape", "strides", "x"),
+    "linalg.qr": ("a", "mode"),
     "linspace": ("axis", "dtype", "endpoint", "num", "retstep", "start", "stop"),
     "matmul": ("axes", "axis", "casting", "dtype", "keepdims", "order", "out", "signature"),
     "max": ("a", "axis", "keepdims", "out"),
@@ -845,6 +847,7 @@ def _build_module() -> types.SimpleNamespace:
         ndarray=ndarray,
         count_syncs=count_syncs,
         lib=types.SimpleNamespace(stride_tricks=types.SimpleNamespace()),
+        linalg=types.SimpleNamespace(),
         random=types.SimpleNamespace(default_rng=Generator, Generator=Generator),
         cuda=types.SimpleNamespace(
             Device=Device,
@@ -857,10 +860,8 @@ def _build_module() -> types.SimpleNamespace:
         setattr(ns, name, ufunc(name))
     for name, allowed in FUNCTIONS.items():
         function = _OWN.get(name) or _function(name, allowed)
-        if name == "lib.stride_tricks.as_strided":
-            ns.lib.stride_tricks.as_strided = function
-        else:
-            setattr(ns, name, function)
+        *path, last = name.split(".")  # (a dotted name lives in a submodule: linalg.qr)
+        setattr(functools.reduce(getattr, path, ns), last, function)
     return ns
 
 

@@ -1,4 +1,5 @@
-"""Matrix products: matmul (``@``), mm, bmm, mv, dot, outer, and einsum.
+"""Matrix products: matmul (``@``), mm, bmm, mv, dot, outer, and einsum; the QR
+decomposition (``linalg.qr``, ``qr``) and the triangular solve its gradient needs.
 
 For ``C = A @ B`` the gradients are ``dA = dC @ Bᵀ`` and ``dB = Aᵀ @ dC``. One
 ``Matmul`` Function covers every case: 1-d operands are treated as a row or
@@ -17,6 +18,7 @@ from __future__ import annotations
 import math
 import operator
 import string
+import warnings
 
 from .._backend import array_module, bool_, int64, promote_types, quiet, result_type
 from .._layout import contiguous_strides, iterator_strides, with_strides
@@ -27,8 +29,8 @@ from ..autograd.builtin import Builtin
 from ..autograd.forward_ad import tangent_sum, zero_if_none
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from .pointwise import broadcast_shape, operands, same_device
-from .reduce import row_major, sum_to
-from .views import diagonal, expanded_shape, permute, view_strides
+from .reduce import return_types, row_major, sum_to
+from .views import cat, diagonal, expanded_shape, permute, view_strides
 
 
 class Matmul(Builtin):
@@ -963,3 +965,313 @@ def einsum(equation=None, *operands):  # (no equation: torch's ValueError below)
         operands = (operands[0].long(),)  # torch sums ints and bools as int64
     cls = EinsumMul if not summed else EinsumSum if len(operands) == 1 else Einsum
     return cls.apply((terms, out, sizes), *operands)
+
+
+# --------------------------------------------------------------------------- QR and triangular solves
+
+
+def _column_major(x):
+    """Each matrix of ``x`` stored column by column, as LAPACK writes it (torch's strides)."""
+    xp = array_module(x)
+    return xp.swapaxes(xp.ascontiguousarray(xp.swapaxes(x, -1, -2)), -1, -2)
+
+
+def _check_qr_differentiable(mode, rows, n):
+    """torch's refusals to differentiate a QR that does not determine Q (``rows``, ``n``: R's
+    last two sizes; a complete R has A's m rows)."""
+    if mode == "r":
+        raise RuntimeError(
+            "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+            "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
+            "linalg.qr.\n  mode='r' returns an empty Q: ask for mode='reduced' to train through it."
+        )
+    if mode == "complete" and rows > n:
+        raise RuntimeError(
+            "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.\n"
+            f"  The last {rows - n} columns of Q are any orthonormal completion: nothing in A fixes "
+            "them. Use mode='reduced'."
+        )
+
+
+class LinalgQr(Builtin):
+    """``linalg.qr``: ``A = Q R``, Q with orthonormal columns, R upper triangular, by
+    Householder reflections (LAPACK's geqrf and orgqr; NumPy and CuPy run the same steps, so
+    the signs are torch's: R's diagonal may be negative).
+
+    The gradient (torch's ``linalg_qr_backward``), with the incoming gradients gQ and gR
+    (``grad0``, ``grad1``) and ``M = gR Rᵀ − Qᵀ gQ``:
+
+    * A tall or square (m ≥ n): ``gA = (gQ + Q S) R⁻ᵀ`` with ``S = triu(M) + triu(M, 1)ᵀ``,
+      the symmetric matrix with M's upper triangle. Differentiating ``QᵀQ = I`` and
+      ``A = QR`` ties dQ and dR together through ``Qᵀ dA R⁻¹``: S is what that tie sends
+      back. ``R⁻ᵀ`` is never formed: ``X Rᵀ = gQ + Q S`` is a triangular solve
+      (substitution, O(n²) per row of X, and more accurate than an inverse), with
+      ``solve_triangular``, itself an op, so that double backward works.
+    * A wide (m < n), ``A = [A₁ | A₂]``, ``R = [R₁ | R₂]`` with A₁ and R₁ square: Q depends
+      on A₁ only, so ``gA = Q gR + [Q tril(Mᵀ − M) R₁⁻ᵀ | 0]``.
+    """
+
+    node_name = "LinalgQrBackward0"
+    saved_names = ("Q", "R")
+    saved_args = {"mode": "mode"}
+    formula = {
+        "A": "(grad0 + Q · (triu(M) + triu(M, 1)ᵀ)) · R⁻ᵀ, for rows ≥ columns; "
+        "M = grad1 · Rᵀ − Qᵀ · grad0"
+    }
+
+    @staticmethod
+    def forward(ctx, A, mode):
+        if not isinstance(A, Tensor):
+            raise TypeError(
+                f"linalg_qr(): argument 'A' (position 1) must be Tensor, not {type_name(A)}"
+            )
+        if not isinstance(mode, str):
+            raise TypeError(f"linalg_qr(): argument 'mode' must be str, not {type_name(mode)}")
+        x = A._data
+        if x.ndim < 2:
+            _fail(
+                "linalg.qr: The input tensor A must have at least 2 dimensions.",
+                f"A has {x.ndim}: QR factors a matrix (or a batch of them), e.g. A.unsqueeze(-1).",
+            )
+        if x.dtype.kind != "f":
+            _fail(
+                "linalg.qr: Expected a floating point or complex tensor as input. Got "
+                f"{scalar_name(x.dtype.name)}",
+                "Convert it first, e.g. A.double().",
+            )
+        if mode not in ("reduced", "complete", "r"):
+            _fail(
+                f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
+                "(default), 'r', or 'complete'",
+                "'reduced': Q is m×k and R k×n (k = min(m, n)); 'complete': Q is m×m; "
+                "'r': R alone.",
+            )
+        if x.dtype.itemsize == 2:
+            raise NotImplementedError(
+                "\"geqrf_cpu\" not implemented for 'Half'\n  LAPACK factors float32 and "
+                "float64: A.float() first."
+            )
+        ctx.mode = mode
+        xp = array_module(x)
+        if mode == "r":  # (torch returns an empty Q)
+            return xp.empty((0,), x.dtype), _column_major(xp.linalg.qr(x, mode="r"))
+        q, r = xp.linalg.qr(x, mode=mode)
+        return _column_major(q), _column_major(r)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.to_save = output
+
+    @staticmethod
+    def backward(ctx, gQ, gR):
+        Q, R = ctx.saved_tensors
+        _check_qr_differentiable(ctx.mode, *R.shape[-2:])
+        m, n = Q.shape[-2], R.shape[-1]
+        gQ = Q.new_zeros(Q.shape) if gQ is None else gQ  # (only R's gradient came, or Q's)
+        gR = R.new_zeros(R.shape) if gR is None else gR
+        M = gR @ R.mT - Q.mT @ gQ
+        if m >= n:
+            S = M.triu() + M.triu(1).mT
+            return solve_triangular(R.mT, gQ + Q @ S, upper=False, left=False), None
+        gA1 = solve_triangular(R[..., :m].mT, Q @ (M.mT - M).tril(), upper=False, left=False)
+        return cat([gA1, gA1.new_zeros(R.shape[:-1] + (n - m,))], -1) + Q @ gR, None
+
+    @staticmethod
+    def jvp(ctx, dA, _):
+        """torch's ``linalg_qr_jvp``: from ``dA = dQ R + Q dR``, with ``QᵀdQ`` antisymmetric
+        and ``dR R⁻¹`` upper triangular. Tall: ``X = Qᵀ dA R⁻¹`` splits as
+        ``dR R⁻¹ = triu(X) + triu(Xᵀ, 1)`` and ``dQ = dA R⁻¹ − Q dR R⁻¹``. Wide: ``X`` from
+        the square block (``Qᵀ dA₁ R₁⁻¹``) gives ``QᵀdQ = tril(X, −1) − tril(X, −1)ᵀ``, then
+        ``dR = QᵀdA − QᵀdQ R``."""
+        Q, R = ctx.outputs
+        _check_qr_differentiable(ctx.mode, *R.shape[-2:])
+        m, n = dA.shape[-2], dA.shape[-1]
+        if m >= n:
+            dA_Rinv = solve_triangular(R, dA, upper=True, left=False)
+            X = Q.mT @ dA_Rinv
+            dR_Rinv = X.triu() + X.mT.triu(1)
+            return dA_Rinv - Q @ dR_Rinv, dR_Rinv @ R
+        QtdA = Q.mT @ dA
+        X = solve_triangular(R[..., :m], QtdA[..., :m], upper=True, left=False).tril(-1)
+        QtdQ = X - X.mT
+        return Q @ QtdQ, QtdA - QtdQ @ R
+
+
+class LinalgSolveTriangular(Builtin):
+    """``linalg.solve_triangular``: X with ``A X = B`` (``left=False``: ``X A = B``) for a
+    triangular A, by substitution; only A's upper (``upper=True``) or lower triangle is read,
+    and its diagonal is taken as ones when ``unitriangular``.
+
+    Gradients (left): ``gB = A⁻ᵀ grad``, a solve with Aᵀ, triangular the other way; ``gA =
+    −gB Xᵀ``, kept to A's triangle (the other one was never read). Right: ``gB = grad A⁻ᵀ``,
+    ``gA = −Xᵀ gB``.
+    """
+
+    node_name = "LinalgSolveTriangularBackward0"
+    saved_names = ("self", "result")
+    saved_args = {"upper": "upper", "left": "left", "unitriangular": "unitriangular"}
+    formula = {
+        "self": "−triu(gB · resultᵀ), tril when not upper, resultᵀ · gB when not left; "
+        "gB = solve_triangular(selfᵀ, grad)",
+        "B": "solve_triangular(selfᵀ, grad)",
+    }
+
+    @staticmethod
+    @quiet  # (a zero on the diagonal gives inf and nan, as torch's, silently)
+    def forward(ctx, A, B, upper, left, unitriangular):
+        a, b = A._data, B._data
+        ctx.upper, ctx.left, ctx.unitriangular = upper, left, unitriangular
+        xp = array_module(a)
+        b = b.astype(a.dtype, copy=False)  # (torch solves in A's dtype)
+        if left:
+            x = _substitute(a, b, upper, unitriangular)
+        else:  # X A = B is Aᵀ Xᵀ = Bᵀ, and Aᵀ is triangular the other way
+            at, bt = xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2)
+            x = xp.swapaxes(_substitute(at, bt, not upper, unitriangular), -1, -2)
+        return _column_major(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.to_save = (inputs[0], output)
+
+    @staticmethod
+    def backward(ctx, grad):
+        A, X = ctx.saved_tensors
+        upper, left, unit = ctx.upper, ctx.left, ctx.unitriangular
+        need_A, need_B = ctx.needs_input_grad[:2]
+        gB = solve_triangular(A.mT, grad, upper=not upper, left=left, unitriangular=unit)
+        gA = None
+        if need_A:
+            gA = -(gB @ X.mT) if left else -(X.mT @ gB)
+            gA = gA.triu(int(unit)) if upper else gA.tril(-int(unit))
+        return gA, gB if need_B else None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, dA, dB, *_):
+        """``dX = A⁻¹ (dB − dA X)`` (left), dA kept to A's triangle."""
+        A, B = ctx.inputs[:2]
+        X = ctx.result
+        upper, left, unit = ctx.upper, ctx.left, ctx.unitriangular
+        dX = zero_if_none(dB, B)
+        if dA is not None:
+            dA = dA.triu(int(unit)) if upper else dA.tril(-int(unit))
+            dX = dX - (dA @ X if left else X @ dA)
+        return solve_triangular(A, dX, upper=upper, left=left, unitriangular=unit)
+
+
+def _substitute(a, b, upper, unitriangular):
+    """X with ``a X = b`` for a triangular ``a`` (batches broadcast): row i of X is
+    ``(b_i − Σ_j a_ij x_j) / a_ii``, the sum over the rows j already found: those below i
+    for an upper ``a`` (back substitution, from the last row up), above it for a lower one."""
+    xp = array_module(a)
+    n = a.shape[-1]
+    batch = broadcast_shape(b.shape[:-2], a.shape[:-2])  # (torch names B first when they clash)
+    x = xp.zeros(batch + b.shape[-2:], a.dtype)
+    for i in range(n - 1, -1, -1) if upper else range(n):
+        found = slice(i + 1, n) if upper else slice(0, i)
+        row = b[..., i, :] - (a[..., i : i + 1, found] @ x[..., found, :])[..., 0, :]
+        x[..., i, :] = row if unitriangular else row / a[..., i, i : i + 1]
+    return x
+
+
+def _check_solve_triangular(A, B, flags):
+    """torch's checks of ``linalg.solve_triangular``'s arguments, in torch's order."""
+    for name, value in flags.items():
+        if value is not True and value is not False:
+            raise TypeError(
+                f"linalg_solve_triangular(): argument '{name}' must be bool, not {type_name(value)}"
+            )
+    for t, which in ((A, "'A' (position 1)"), (B, "'B' (position 2)")):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"linalg_solve_triangular(): argument {which} must be Tensor, not {type_name(t)}"
+            )
+    same_device(A, B)
+    if A.ndim < 2:
+        _fail(
+            "linalg.solve_triangular: The input tensor A must have at least 2 dimensions.",
+            "A is a triangular matrix (or a batch of them).",
+        )
+    if A.shape[-1] != A.shape[-2]:
+        _fail(
+            "linalg.solve_triangular: A must be batches of square matrices, but they are "
+            f"{A.shape[-2]} by {A.shape[-1]} matrices",
+            "A triangular system has as many equations as unknowns.",
+        )
+    if B.ndim < 2:
+        _fail(
+            "linalg.solve_triangular: The input tensor B must have at least 2 dimensions.",
+            "For a vector b, solve with b.unsqueeze(-1) and squeeze the result.",
+        )
+    n, left = A.shape[-1], flags["left"]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        equation = "AX = B" if left else "XA = B"
+        _fail(
+            "linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+            f"{equation} ({A.shape[-2]}x{n} and {B.shape[-2]}x{B.shape[-1]})",
+            f"For {equation}, B needs {n} {'rows' if left else 'columns'}, as A has.",
+        )
+    for t in (A, B):
+        if t._data.dtype.kind != "f" or t._data.dtype.itemsize == 2:
+            raise NotImplementedError(
+                f"\"triangular_solve_cpu\" not implemented for '{scalar_name(t.dtype.name)}'\n"
+                "  LAPACK solves in float32 and float64: convert first, e.g. A.double()."
+            )
+
+
+def solve_triangular(A, B, *, upper=None, left=True, unitriangular=False):
+    """X with ``A X = B`` (``left=False``: ``X A = B``) for an upper (``upper=True``) or lower
+    triangular A; a batch of them broadcasts. The other triangle of A is not read.
+
+    >>> import teachgrad as tg
+    >>> A = tg.tensor([[2.0, 1.0], [0.0, 4.0]])
+    >>> tg.linalg.solve_triangular(A, tg.tensor([[3.0], [4.0]]), upper=True)
+    tensor([[1.],
+            [1.]])
+    """
+    if upper is None:
+        raise TypeError(
+            'linalg_solve_triangular() missing 1 required positional arguments: "upper"\n'
+            "  Say which triangle of A to read: upper=True or upper=False."
+        )
+    flags = {"upper": upper, "left": left, "unitriangular": unitriangular}
+    _check_solve_triangular(A, B, flags)
+    return LinalgSolveTriangular.apply(A, B, upper, left, unitriangular)
+
+
+def linalg_qr(A, mode="reduced"):
+    """``(Q, R)`` with ``A = Q R``: for an m×n A (or a batch of them) and k = min(m, n),
+    mode ``'reduced'`` gives Q m×k with orthonormal columns and R k×n upper triangular;
+    ``'complete'`` Q m×m orthogonal and R m×n; ``'r'`` only R (Q is empty), which cannot be
+    differentiated.
+
+    >>> import teachgrad as tg
+    >>> Q, R = tg.linalg.qr(tg.tensor([[3.0, 1.0], [4.0, 2.0]])); R
+    tensor([[-5.0000, -2.2000],
+            [ 0.0000,  0.4000]])
+    """
+    return return_types.linalg_qr(*LinalgQr.apply(A, mode))
+
+
+def qr(input, some=True):
+    """``linalg.qr``'s older name (deprecated, as in torch): ``some=True`` is
+    ``mode='reduced'``, ``some=False`` ``mode='complete'``.
+
+    >>> import warnings, teachgrad as tg
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     tg.tensor([[0.0, 2.0], [1.0, 0.0]]).qr().R
+    tensor([[-1.,  0.],
+            [ 0., -2.]])
+    """
+    if some is not True and some is not False:
+        raise TypeError(f"qr(): argument 'some' must be bool, not {type_name(some)}")
+    warnings.warn(
+        "teachgrad.qr is deprecated in favor of teachgrad.linalg.qr and will be removed in a "
+        "future PyTorch release.\nThe boolean parameter 'some' has been replaced with a string "
+        "parameter 'mode'.\nQ, R = teachgrad.qr(A, some)\nshould be replaced with\nQ, R = "
+        "teachgrad.linalg.qr(A, 'reduced' if some else 'complete')",
+        UserWarning,
+        stacklevel=2,
+    )
+    return return_types.qr(*LinalgQr.apply(input, "reduced" if some else "complete"))

@@ -821,30 +821,34 @@ def _nanmedian_along(input, dim, keepdim):
     return return_types.nanmedian(*NanmedianDim.apply(input, dim, keepdim))
 
 
-def _return_type(name):
-    base = namedtuple(name, ["values", "indices"])
+def _return_type(name, fields=("values", "indices")):
+    base = namedtuple(name, fields)
     cls = type(
         name,
         (base,),
         {
             "__repr__": lambda self: (
-                f"teachgrad.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+                f"teachgrad.return_types.{name}(\n"
+                + ",\n".join(f"{field}={value!r}" for field, value in zip(fields, self))
+                + ")"
             ),
             "__slots__": (),
-            "__doc__": f"``(values, indices)`` returned by ``{name}(dim=...)``.",
+            "__doc__": f"``({', '.join(fields)})`` returned by ``{name}(...)``.",
         },
     )
     return cls
 
 
 class return_types:  # noqa: N801 - mirrors torch.return_types
-    """Named results of ops that return (values, indices)."""
+    """Named results of ops that return (values, indices), or (Q, R)."""
 
     max = _return_type("max")
     min = _return_type("min")
     sort = _return_type("sort")  # (ops/sort.py)
     median = _return_type("median")
     nanmedian = _return_type("nanmedian")
+    linalg_qr = _return_type("linalg_qr", ("Q", "R"))  # (ops/linalg.py)
+    qr = _return_type("qr", ("Q", "R"))
 
 
 # --------------------------------------------------------------------------- logsumexp and norm

@@ -95,6 +95,7 @@ CALLS = {
     "outer": lambda L: (_v(L), _v(L)),
     "pow": lambda L: (_a(L), 2),
     "prod": lambda L: (_a(L), 0),
+    "qr": lambda L: (_a(L),),  # (two results: out must be a tuple of two tensors)
     "reciprocal": lambda L: (_a(L),),
     "remainder": lambda L: (_a(L), 2.0),
     "round": lambda L: (_a(L),),
@@ -128,6 +129,7 @@ CALLS = {
     "linalg.vector_norm": lambda L: (_a(L),),
     "linalg.matrix_norm": lambda L: (_a(L), 1),
     "linalg.norm": lambda L: (_v(L), 3),
+    "linalg.qr": lambda L: (_a(L),),
 }
 RANDOM = {"randn": (2, 2), "rand": (3,), "randint": (0, 5, (4,)), "empty": (2, 3)}
 OUTS = {  # name -> out, for a library
@@ -174,13 +176,14 @@ def test_the_functions_that_take_out_are_torchs(torch):
 
 
 def _takes_out(torch, name) -> bool:
-    """Whether torch's ``name`` takes ``out=`` (a RuntimeError about out's dtype says yes)."""
+    """Whether torch's ``name`` takes ``out=`` (a RuntimeError about out's dtype says yes;
+    so does qr's TypeError asking for a tuple: its out is ``(Q, R)``)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             getattr(torch, name)(*CALLS[name](torch), out=OUTS["float32, empty"](torch))
-        except TypeError:
-            return False
+        except TypeError as error:
+            return name == "qr" and "must be tuple of Tensors" in str(error)
         except RuntimeError:
             pass
     return True

@@ -61,6 +61,15 @@ def _distinct_abs(rng, shape):
     return (mags * rng.choice([-1.0, 1.0], n)).reshape(shape)
 
 
+def _full_rank(rng, shape):
+    """Normal values with ±3 added on the diagonal: each leading square block is well
+    conditioned, far from rank-deficient (QR, triangular solves)."""
+    x = rng.standard_normal(shape)
+    k = min(shape[-2:])
+    x[..., range(k), range(k)] += 3 * rng.choice([-1.0, 1.0], k)
+    return x
+
+
 DOMAINS = {
     "real": lambda rng, shape: rng.standard_normal(shape),
     "positive": lambda rng, shape: rng.uniform(0.5, 2.0, shape),  # sqrt, log, rsqrt, x ** y
@@ -74,6 +83,7 @@ DOMAINS = {
     "one_zero": _with_zeros(1),  # prod
     "two_zeros": _with_zeros(2),  # prod
     "distinct_abs": _distinct_abs,  # norm(p=inf)
+    "full_rank": _full_rank,  # linalg.qr, linalg.solve_triangular
 }
 
 

@@ -1,14 +1,18 @@
 """Matrix products: matmul (every rank combination, batched and broadcast), mm, bmm, mv,
-dot, outer. Gradients are right (gradcheck, gradgradcheck); values, gradients, dtypes
-and node names match PyTorch; shape, rank and dtype mistakes raise torch's errors.
+dot, outer; the QR decomposition (linalg.qr, qr) and linalg.solve_triangular. Gradients are
+right (gradcheck, gradgradcheck, forward AD); values, gradients, dtypes and node names match
+PyTorch; shape, rank and dtype mistakes raise torch's errors.
 """
+
+import dataclasses
+import warnings
 
 import numpy as np
 import pytest
 
 import teachgrad as tg
 
-from ._cases import A, case_id, compare_with_torch, run_gradchecks
+from ._cases import A, assert_same, assert_same_error, case_id, compare_with_torch, run_gradchecks
 
 T = "transposed"
 
@@ -301,3 +305,251 @@ def test_bad_product_raises_torchs_error(torch, fn, phrase):
     with pytest.raises(RuntimeError) as err:
         fn(tg)
     assert phrase in str(err.value)
+
+
+# --------------------------------------------------------------------------- QR
+
+
+def F(*shape, layout="contiguous"):
+    """A well-conditioned input: full rank, far from a QR whose R has a tiny diagonal."""
+    return A(*shape, domain="full_rank", layout=layout)
+
+
+QR_SHAPES = {
+    "square": F(3, 3),
+    "tall": F(4, 2),
+    "wide": F(2, 4),
+    "transposed tall": F(4, 3, layout=T),
+    "batched tall": F(2, 3, 2),
+    "batched wide": F(2, 2, 3),
+    "batched square": F(2, 1, 2, 2),
+}
+WIDE_OR_SQUARE = ("square", "wide", "batched wide", "batched square")
+# what is differentiated: both outputs, or only one (the other's gradient never comes)
+QR_OUTPUTS = {
+    "(Q, R)": lambda lib, x, mode: tuple(lib.linalg.qr(x, mode)),
+    "Q": lambda lib, x, mode: lib.linalg.qr(x, mode=mode).Q,
+    "R": lambda lib, x, mode: lib.linalg.qr(x, mode=mode).R,
+}
+QR_CASES = [
+    pytest.param(
+        lambda lib, x, out=out, mode=mode: QR_OUTPUTS[out](lib, x, mode),
+        [arg],
+        id=f"{mode}-{out}-{name}",
+    )
+    for mode in ("reduced", "complete")
+    for out in QR_OUTPUTS
+    for name, arg in QR_SHAPES.items()
+    if mode == "reduced" or name in WIDE_OR_SQUARE  # (complete and tall: not differentiable)
+]
+
+
+@pytest.mark.parametrize("fn,args", QR_CASES)
+def test_qr_gradcheck_and_gradgradcheck(fn, args):
+    """Backward (torch's linalg_qr_backward), double backward through its triangular solve,
+    and forward AD (linalg_qr_jvp) agree with finite differences."""
+    run_gradchecks(fn, args)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("fn,args", QR_CASES)
+def test_qr_matches_torch(torch, fn, args, dtype):
+    """Q and R (LAPACK's signs: R's diagonal may be negative, as torch's), their shapes and
+    dtype, the node (LinalgQrBackward0: _saved_Q, _saved_R, _saved_mode) and the gradient
+    for a random upstream gradient equal torch's."""
+    compare_with_torch(torch, fn, args, dtype)
+
+
+@pytest.mark.parametrize("mode", ["r", "complete"])
+@pytest.mark.parametrize("arg", QR_SHAPES.values(), ids=QR_SHAPES.keys())
+def test_qr_values_where_torch_does_not_differentiate(torch, mode, arg):
+    """mode='r' (an empty Q) and complete tall matrices: the values, as torch's (the refused
+    gradients: QR_ERRORS)."""
+    constant = dataclasses.replace(arg, requires_grad=False)
+    compare_with_torch(torch, lambda lib, x: tuple(lib.linalg.qr(x, mode)), [constant])
+
+
+def test_qr_returns_torchs_namedtuple_and_layout(torch):
+    """``linalg_qr(Q=..., R=...)``; Q and R stored column by column, as LAPACK (and torch)."""
+    data = [[3.0, 1.0], [4.0, 2.0], [0.0, 1.0]]
+    got, want = tg.linalg.qr(tg.tensor(data, device="cpu")), torch.linalg.qr(torch.tensor(data))
+    assert type(got).__name__ == type(want).__name__ == "linalg_qr" and got._fields == ("Q", "R")
+    assert repr(got).replace("teachgrad", "torch") == repr(want)
+    assert [t.stride() for t in got] == [t.stride() for t in want]
+    batched = tg.linalg.qr(tg.ones(2, 3, 2)), torch.linalg.qr(torch.ones(2, 3, 2))
+    assert [t.stride() for t in batched[0]] == [t.stride() for t in batched[1]]
+
+
+def test_deprecated_qr_is_linalg_qr(torch):
+    """``qr(A, some)`` and ``A.qr()``: torch's deprecation warning, its namedtuple ``qr``, and
+    mode ``'reduced'`` (some=True) or ``'complete'`` (some=False) on the same node."""
+    x = tg.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]], requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        reduced, complete = tg.qr(x), x.qr(some=False)
+    assert str(caught[0].message).startswith(
+        "teachgrad.qr is deprecated in favor of teachgrad.linalg.qr"
+    )
+    assert caught[0].category is UserWarning and len(caught) == 2
+    assert (
+        type(reduced).__name__ == "qr" and reduced.Q.shape == (3, 2) and complete.Q.shape == (3, 3)
+    )
+    assert (reduced.R.grad_fn._saved_mode, complete.R.grad_fn._saved_mode) == (
+        "reduced",
+        "complete",
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = torch.qr(torch.tensor(x.tolist()), some=False)
+    for a, b in zip(complete, want, strict=True):
+        assert_same(a, b, "float32")
+
+
+def test_qr_out_takes_a_tuple(torch):
+    """``out=(Q, R)``: both written, resized, returned in the namedtuple."""
+    outs = []
+    for lib in (tg, torch):
+        Q, R = lib.empty(0, dtype=lib.float64), lib.empty(0, dtype=lib.float64)
+        result = lib.linalg.qr(lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64), out=(Q, R))
+        assert result.Q is Q and result.R is R
+        outs.append((Q.tolist(), R.tolist()))
+    np.testing.assert_allclose(np.array(outs[0]), np.array(outs[1]), rtol=1e-12)
+
+
+def _dual_qr(lib, mode):
+    """Forward AD through linalg.qr."""
+    fwAD = lib.autograd.forward_ad
+    with fwAD.dual_level():
+        return lib.linalg.qr(fwAD.make_dual(lib.eye(3, 2), lib.ones(3, 2)), mode)
+
+
+QR_ERRORS = {
+    "a vector": lambda lib: lib.linalg.qr(lib.ones(3)),
+    "an unknown mode": lambda lib: lib.linalg.qr(lib.eye(2), mode="raw"),
+    "a mode that is no string": lambda lib: lib.linalg.qr(lib.eye(2), mode=1),
+    "integers": lambda lib: lib.linalg.qr(lib.ones(2, 2, dtype=lib.int64)),
+    "a list": lambda lib: lib.linalg.qr([[1.0]]),
+    "out= a tensor": lambda lib: lib.linalg.qr(lib.eye(2), out=lib.empty(0)),
+    "out= of another dtype": lambda lib: lib.linalg.qr(
+        lib.eye(2), out=(lib.empty(0), lib.empty(0, dtype=lib.float64))
+    ),
+    "backward of mode='r'": lambda lib: (
+        lib.linalg.qr(lib.eye(3, requires_grad=True), mode="r").R.sum().backward()
+    ),
+    "backward of complete, tall": lambda lib: (
+        lib.linalg.qr(lib.eye(3, 2, requires_grad=True), mode="complete").Q.sum().backward()
+    ),
+    "forward AD of mode='r'": lambda lib: _dual_qr(lib, "r"),
+    "forward AD of complete, tall": lambda lib: _dual_qr(lib, "complete"),
+    "qr(some=) not a bool": lambda lib: lib.qr(lib.eye(2), some="yes"),
+}
+
+
+@pytest.mark.parametrize("call", QR_ERRORS.values(), ids=QR_ERRORS.keys())
+def test_qr_refused_in_torchs_words(torch, call):
+    """torch's exception class and first line (teachgrad adds a line that teaches)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (qr's deprecation)
+        assert_same_error(torch, call)
+
+
+# --------------------------------------------------------------------------- solve_triangular
+
+SOLVE_CALLS = {
+    "upper": lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=True),
+    "lower": lambda lib, a, b: lib.linalg.solve_triangular(a, b, upper=False),
+    "upper, right": lambda lib, a, b: lib.linalg.solve_triangular(a, b.mT, upper=True, left=False),
+    "lower, unit diagonal": lambda lib, a, b: lib.linalg.solve_triangular(
+        a, b, upper=False, unitriangular=True
+    ),
+    "upper, right, unit diagonal": lambda lib, a, b: lib.linalg.solve_triangular(
+        a, b.mT, upper=True, left=False, unitriangular=True
+    ),
+}
+SOLVE_SHAPES = {
+    "3x3, 3x2": (F(3, 3), A(3, 2)),
+    "transposed A": (F(3, 3, layout=T), A(3, 1)),
+    "batched A, one B": (F(2, 3, 3), A(3, 2)),
+    "broadcast batches": (F(1, 2, 2), A(3, 1, 2, 2)),
+}
+SOLVE_CASES = [
+    pytest.param(fn, args, id=f"{call}-{shapes}")
+    for call, fn in SOLVE_CALLS.items()
+    for shapes, args in SOLVE_SHAPES.items()
+]
+
+
+@pytest.mark.parametrize("fn,args", SOLVE_CASES)
+def test_solve_triangular_gradcheck_and_gradgradcheck(fn, args):
+    """Only A's triangle gets a gradient (the other is never read); B's comes by a solve with
+    Aᵀ: both agree with finite differences, twice, and in forward mode."""
+    run_gradchecks(fn, args)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("fn,args", SOLVE_CASES)
+def test_solve_triangular_matches_torch(torch, fn, args, dtype):
+    """X, the node (LinalgSolveTriangularBackward0: _saved_self, _saved_result, _saved_upper,
+    _saved_left, _saved_unitriangular) and both gradients equal torch's."""
+    compare_with_torch(torch, fn, args, dtype)
+
+
+def test_solve_triangular_reads_one_triangle_and_divides_by_zero_as_torch(torch):
+    """The other triangle's values do not matter; a zero on the diagonal gives inf and nan,
+    without an error; X comes out in A's dtype, column by column."""
+    data = [[0.0, 2.0, 1.0], [5.0, 1.0, 1.0], [7.0, 8.0, 4.0]]
+    for upper, unit in ((True, False), (False, True), (True, True)):
+        got, want = (
+            lib.linalg.solve_triangular(
+                lib.tensor(data), lib.ones(3, 2, dtype=lib.float64), upper=upper, unitriangular=unit
+            )
+            for lib in (tg, torch)
+        )
+        np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+        assert (str(got.dtype), got.stride()) == (
+            str(want.dtype).replace("torch", "teachgrad"),
+            want.stride(),
+        )
+
+
+def test_solve_triangular_out(torch):
+    for lib in (tg, torch):
+        out = lib.zeros(1)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert (
+                lib.linalg.solve_triangular(lib.eye(2) * 2, lib.ones(2, 2), upper=True, out=out)
+                is out
+            )
+        assert out.tolist() == [[0.5, 0.5], [0.5, 0.5]] and "was resized" in str(caught[0].message)
+
+
+SOLVE_ERRORS = {
+    "no upper": lambda lib: lib.linalg.solve_triangular(lib.eye(2), lib.ones(2, 1)),
+    "upper not a bool": lambda lib: lib.linalg.solve_triangular(
+        lib.eye(2), lib.ones(2, 1), upper=1
+    ),
+    "a vector A": lambda lib: lib.linalg.solve_triangular(lib.ones(2), lib.ones(2, 1), upper=True),
+    "a non-square A": lambda lib: lib.linalg.solve_triangular(
+        lib.ones(3, 2), lib.ones(3), upper=True
+    ),
+    "a vector B": lambda lib: lib.linalg.solve_triangular(lib.eye(2), lib.ones(2), upper=True),
+    "sizes, left": lambda lib: lib.linalg.solve_triangular(lib.eye(3), lib.ones(4, 2), upper=True),
+    "sizes, right": lambda lib: lib.linalg.solve_triangular(
+        lib.eye(3), lib.ones(3, 2), upper=True, left=False
+    ),
+    "batches": lambda lib: lib.linalg.solve_triangular(
+        lib.ones(2, 3, 3), lib.ones(4, 3, 2), upper=True
+    ),
+    "integers": lambda lib: lib.linalg.solve_triangular(
+        lib.ones(2, 2, dtype=lib.int64), lib.ones(2, 1), upper=True
+    ),
+    "out of another dtype": lambda lib: lib.linalg.solve_triangular(
+        lib.eye(2), lib.ones(2, 1), upper=True, out=lib.empty(0, dtype=lib.float64)
+    ),
+}
+
+
+@pytest.mark.parametrize("call", SOLVE_ERRORS.values(), ids=SOLVE_ERRORS.keys())
+def test_solve_triangular_refused_in_torchs_words(torch, call):
+    assert_same_error(torch, call)
