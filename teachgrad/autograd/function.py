@@ -90,6 +90,7 @@ class FunctionCtx:
     dirty_tensors = ()
     non_differentiable = ()
     materialize_grads = True
+    _pure_view = False  # (set through _is_pure_view)
     _materialize_non_diff_grads = True  # (torch's private flag; False: see _materialize)
     _outputs_left_none = ()  # the non-differentiable outputs' positions, when that flag is False
     needs_input_grad = ()
@@ -123,6 +124,41 @@ class FunctionCtx:
     def set_materialize_grads(self, value: bool) -> None:
         """With False, backward receives None (not zeros) for outputs that got no gradient."""
         self.materialize_grads = bool(value)
+
+    @property
+    def _is_pure_view(self):
+        """Write-only, as torch's: see the setter."""
+        raise AttributeError(
+            "attribute '_is_pure_view' of 'torch._C._FunctionBase' objects is not readable\n"
+            "  It can only be set (ctx._is_pure_view = True), in forward or setup_context."
+        )
+
+    @_is_pure_view.setter
+    def _is_pure_view(self, value: bool) -> None:
+        """``ctx._is_pure_view = True``: forward returns a plain view of its one input (or
+        of a temporary), whose backward the built-in view rules may replace. Its output is
+        then an ordinary view: changing it in place rewrites the graph as for ``narrow``
+        (the custom backward is bypassed), instead of being refused as custom Functions'
+        views are. Only for one input tensor and one output tensor (torch's private flag).
+
+        >>> import teachgrad as tg
+        >>> class Head(tg.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx._is_pure_view = True
+        ...         return x[:1]
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         return tg.cat([grad, tg.zeros(1)])
+        >>> y = Head.apply(tg.ones(2, requires_grad=True) * 2); y += 1; y.grad_fn.name()
+        'AsStridedBackward0'
+        """
+        if not isinstance(value, bool):
+            raise TypeError(
+                "set_pure_view received an invalid combination of arguments - got (), but "
+                f"expected (bool)\n  It was given {type(value).__name__}: write True or False."
+            )
+        self._pure_view = value
 
     @property
     def saved_tensors(self) -> tuple:
@@ -850,17 +886,31 @@ def wrap_outputs(outs, args, ctx, cls, record=False) -> tuple:
                 o = wrap_array(o)
         result.append(o)
     if not cls._builtin:  # (recorded or not, in any grad mode, as torch)
-        _restrict_views(result, ctx.dirty_tensors)
+        if ctx._pure_view:
+            _check_pure_view(args, result)
+        _restrict_views(result, ctx.dirty_tensors, ctx._pure_view)
     return tuple(result)
 
 
-def _restrict_views(outputs, dirty) -> None:
+def _check_pure_view(args, outputs) -> None:
+    """torch's limit on a Function that set ``ctx._is_pure_view``: one tensor in, one out."""
+    inputs = [a for a in args if isinstance(a, Tensor)]
+    if len(inputs) != 1 or len([o for o in outputs if isinstance(o, Tensor)]) != 1:
+        raise RuntimeError(
+            "Pure view custom Function can only have one input Tensor and one output Tensor. "
+            f"Open an issue if you need to support more.\n  It got {len(inputs)} input tensors "
+            f"and returned {len(outputs)} values."
+        )
+
+
+def _restrict_views(outputs, dirty, pure_view=False) -> None:
     """The views a custom Function returns (an input returned as-is is one too) may not be
     changed in place later, as in torch: autograd's view+in-place rewrite would bypass the
     custom backward ("custom_function"; "multi_output" when it returns several values with
     grad mode on). An input marked dirty is not restricted: its history is rewritten as any
-    in-place op's."""
+    in-place op's; nor is the output of a ``pure_view`` Function (``ctx._is_pure_view``)."""
     meta = "multi_output" if len(outputs) > 1 and _grad_state.enabled else "custom_function"
+    meta = None if pure_view else meta
     for o in outputs:
         if isinstance(o, Tensor) and o._base is not None and not _contains(dirty, o):
             o._creation_meta = meta

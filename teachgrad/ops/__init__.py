@@ -19,10 +19,10 @@ from .._profiling import recorded_as
 from .._tensor import Tensor
 from ..autograd.anomaly_mode import _outside_teachgrad
 from ..autograd.grad_mode import no_grad
-from . import index, inplace, linalg, nn, pointwise, reduce, shape, views  # noqa: F401 - the families
+from . import index, inplace, linalg, nn, pointwise, reduce, shape, storage, views  # noqa: F401 - the families
 from .index import gather, index_put, index_select, masked_fill, scatter, scatter_add
 from .inplace import as_strided, as_strided_
-from .linalg import addbmm, bmm, dot, einsum, matmul, mm, mv, outer
+from .linalg import addbmm, bmm, dot, einsum, matmul, mm, mv, outer, qr
 from .nn import pdist
 from .pointwise import (
     abs,
@@ -443,6 +443,7 @@ _METHODS = {
     "mv": mv,
     "dot": dot,
     "outer": outer,
+    "qr": qr,
     "softmax": softmax,
     "log_softmax": log_softmax,
     "reshape": reshape,
@@ -531,7 +532,8 @@ _METHODS = {
 }
 
 
-_METHODS.update(inplace.METHODS)  # the in-place family's own table (add_, mul_, ...)
+# the in-place families' own tables (add_, mul_, ...; resize_, set_: ops/storage.py)
+_METHODS.update({**inplace.METHODS, **storage.METHODS})
 
 for _name, _fn in _METHODS.items():
     # torch's argument errors (teachgrad/_arguments.py), worded after a call failed; not
@@ -847,6 +849,7 @@ __all__ = [  # fmt: skip
     "permute",
     "pow",
     "prod",
+    "qr",
     "reciprocal",
     "remainder",
     "relu",
@@ -920,3 +923,10 @@ for _name in OUT_FUNCTIONS:
 for _name in __all__:
     if has_signature(_name) and _name not in PYTHON_FUNCTIONS:
         globals()[_name] = checked(globals()[_name], _name)
+
+# torch's multi-tensor ops (``_foreach_exp`` ...), public at its top level too: they take no
+# ``out=`` and have teachgrad's own argument checks (ops/foreach.py)
+from . import foreach  # noqa: E402 - after the table above, which they are not part of
+
+globals().update({_name: getattr(foreach, _name) for _name in foreach.__all__})
+__all__ += foreach.__all__

@@ -24,6 +24,14 @@ PROGRAMS = {
     "Add": (lambda: (_t(3, 4), _t(4)), lambda a, b: a + b * 2),
     "Add alpha": (lambda: (_t(3), _t(3)), lambda a, b: tg.add(a, b, alpha=3)),
     "Sub": (lambda: (_t(3, 4), _t(3, 1)), lambda a, b: a - b),
+    "AddByNumber (foreach's add_ of a number)": (
+        lambda: (_t(3),),
+        lambda a: tg._foreach_add_([a * 1], 2.0)[0],
+    ),
+    "SubByNumber (foreach's sub_ of a number)": (
+        lambda: (_t(3),),
+        lambda a: tg._foreach_sub_([a * 1], 2.0)[0],
+    ),
     # a broadcast operand's gradient is summed back on the array (function._summed_back)
     "Sub, leading and size-1 dims summed": (lambda: (_t(2, 3, 4), _t(3, 1)), lambda a, b: b - a),
     "Add, summed to 0-d": (lambda: (_t(3, 4), _t()), lambda a, b: a + b),
