@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from .. import _seam
-from .._backend import address, array_module, is_writeable
+from .._backend import address, array_module, is_writeable, strided_view
 from .._tensor import Tensor, wrap_array
 from .grad_mode import _DecoratorContextManager
 from .grad_mode import state as _grad_state
@@ -197,9 +197,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level=None) -> Tensor:
             f"given forward gradient is of size {list(tangent.shape)}."
         )
     if not _same_layout(tangent, tensor):  # torch: the tangent takes the primal's layout
-        copy = array_module(tensor._data).empty_like(tensor._data, dtype=tangent._data.dtype)
-        copy[...] = tangent._data
-        tangent = Tensor._make(copy)
+        tangent = _laid_out_like(tensor, tangent)
     if tensor._inference:  # torch: an inference tensor's dual is no view (it has no version)
         dual = tensor.detach()
         if tangent._inference:
@@ -208,6 +206,18 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level=None) -> Tensor:
         dual = _forward_root_view(tensor)
     _set_tangent(dual, tangent)
     return dual
+
+
+def _laid_out_like(tensor: Tensor, tangent: Tensor) -> Tensor:
+    """A copy of ``tangent`` with the primal's strides and offset, in zeros as big as the
+    primal's storage, as torch's: a view of the dual that reaches past the primal (an
+    ``as_strided``) finds zeros there."""
+    data = tensor._data
+    memory = array_module(data).zeros(tensor._storage_array().size, dtype=tangent._data.dtype)
+    strides = tuple(s // data.itemsize * memory.itemsize for s in data.strides)
+    copy = strided_view(memory[tensor.storage_offset() :], data.shape, strides)
+    copy[...] = tangent._data
+    return Tensor._make(copy)
 
 
 def _same_layout(tangent: Tensor, tensor: Tensor) -> bool:

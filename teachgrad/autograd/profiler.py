@@ -375,6 +375,8 @@ class profile:
     the CPU only). ``record_shapes``: keep the input shapes of each op.
     ``profile_memory``: count the bytes of the new arrays each event makes.
     ``with_stack``: keep the Python call stack (your frames) of each event.
+    ``use_kineto`` is accepted and changes nothing: teachgrad has one profiler, torch
+    picks its C++ backend with it.
     Blocks cannot nest. Results, after the block: ``function_events``,
     ``key_averages()``, ``table()``, ``total_average()``, ``self_cpu_time_total``,
     ``export_chrome_trace(path)``.
@@ -400,6 +402,7 @@ class profile:
         record_shapes=False,
         profile_memory=False,
         with_stack=False,
+        use_kineto=False,
     ):
         self.enabled = enabled
         self.use_cuda = use_cuda or use_device == "cuda"

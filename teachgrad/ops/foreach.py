@@ -97,10 +97,11 @@ def _routes(node, inputs) -> dict:
     return routes
 
 
-def _foreach(name, op, calls, n_inputs, kwargs=None):
+def _foreach(name, op, calls, n_inputs, kwargs=None, saved=None):
     """``op(*args, **kwargs)`` for each ``(args, places)`` of ``calls``; ``places`` maps an
     argument position to the input (edge) number it is. The outputs, as a tuple, share one
-    node named ``name`` when any of them was recorded."""
+    node named ``name`` when any of them was recorded; it shows the numbers of ``saved``
+    (``{"scalars": (0.0, 1.0)}``) as torch's does (``grad_fn._saved_scalars``)."""
     outputs = [op(*args, **(kwargs or {})) for args, _ in calls]
     if all(o._grad_fn is None for o in outputs):
         return tuple(outputs)
@@ -109,6 +110,8 @@ def _foreach(name, op, calls, n_inputs, kwargs=None):
         inputs = {k: args[pos] for pos, k in places.items()}
         steps.append((o._grad_fn, o._grad_fn and _routes(o._grad_fn, inputs)))
     node = ForeachBackward(name, tuple(steps), n_inputs, outputs)
+    for key, value in (saved or {}).items():
+        setattr(node, f"_saved_{key}", value)
     for nr, o in enumerate(outputs):
         o._grad_fn, o._output_nr, o._requires_grad = node, nr, True
     return tuple(outputs)
@@ -327,6 +330,16 @@ _BOUNDS = {
 }  # fmt: skip
 
 
+def _saved_numbers(op: str, form: str, other) -> dict:
+    """The numbers torch's node of ``_foreach_maximum``/``minimum`` keeps: ``scalar`` or
+    ``scalars`` (its ``clamp_min``/``clamp_max`` nodes keep none)."""
+    if op not in ("maximum", "minimum") or form not in ("Scalar", "ScalarList"):
+        return {}
+    if form == "ScalarList":
+        return {"scalars": tuple(other)}
+    return {"scalar": other.item() if isinstance(other, Tensor) else other}
+
+
 def _bound(op: str):
     """``_foreach_maximum`` ... out of place (their in-place forms are not here)."""
     by_tensor, by_number, suffixes = _BOUNDS[op]
@@ -338,7 +351,8 @@ def _bound(op: str):
             raise _refuse(op, xs, other)
         fn = by_tensor if form == "List" else by_number
         name = f"Foreach{_camel(op)}Backward{suffixes[form]}"
-        return _foreach(name, fn, _pairs(xs, other, form), _n_inputs(xs, form))
+        pairs, n_inputs = _pairs(xs, other, form), _n_inputs(xs, form)
+        return _foreach(name, fn, pairs, n_inputs, saved=_saved_numbers(op, form, other))
 
     out_of_place.__doc__ = (
         f"``{op}`` of each tensor of a list with a list of tensors, a number or a list of "

@@ -29,6 +29,7 @@ import warnings
 
 from .._backend import array_module, strided_view
 from .._printing import c_type_name
+from .._profiling import recorded_as
 from .._tensor import Size, Tensor, _as_ints, type_name, wrap_array
 from ..autograd.anomaly_mode import _outside_teachgrad
 from ..autograd.builtin import Builtin
@@ -47,18 +48,20 @@ def _sizes(sizes) -> tuple:
     return _as_ints(sizes)
 
 
+@recorded_as("aten::resize_")
 def resize_(self, *sizes, memory_format=None):
     """Give this tensor the shape ``sizes``, laid out row-major from its storage offset: in
     its storage if that is big enough, else in new memory holding the old storage's values
     first (the rest uninitialised). The same shape changes nothing; another bumps the
-    version. Refused for a tensor that requires grad.
+    version. Refused for a tensor that requires grad, except in inference mode (where
+    torch skips autograd's checks).
 
     >>> import teachgrad as tg
     >>> x = tg.arange(4.0); x.resize_(3), x._version
     (tensor([0., 1., 2.]), 1)
     """
     sizes = _sizes(sizes)
-    if self.requires_grad:
+    if self.requires_grad and not _grad_state.inference:
         raise RuntimeError(
             "cannot resize variables that require grad\n  Its gradient would no longer match "
             "its shape: resize x.detach() (which shares the memory), or use reshape()."
@@ -91,6 +94,7 @@ def _grown_storage(t, memory, size):
     return new
 
 
+@recorded_as("aten::resize_as_")
 def resize_as_(self, the_template, *, memory_format=None):
     """``resize_`` to ``the_template``'s shape.
 
@@ -169,6 +173,8 @@ def set_(self, source=None):
     """Make this tensor read ``source``'s memory with ``source``'s shape, strides and offset
     (no argument: empty new memory). The two then share memory but not their versions: this
     tensor's is bumped. Recorded when either requires grad, with a node without derivative.
+    A leaf gets a new AccumulateGrad node, as in torch: graphs made before send gradients
+    to the old one, which ``autograd.grad(out, x)`` no longer finds.
 
     >>> import teachgrad as tg
     >>> x, y = tg.zeros(2), tg.arange(3.0)
@@ -198,6 +204,7 @@ def set_(self, source=None):
         self._rebase_history(_Set.apply(old, source)._grad_fn, 0)
     self._data = source._data
     self._counter.bump("set_")
+    self._acc_ref = None  # (torch's reset_grad_accumulator: the old node is not this tensor's)
     return self
 
 

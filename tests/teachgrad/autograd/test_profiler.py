@@ -1159,6 +1159,17 @@ def test_an_op_and_its_backward_node_share_a_sequence_number(lib):
     assert all(e.fwd_thread == 0 for e in events if e.sequence_nr == -1)
 
 
+@pytest.mark.parametrize("lib", ["teachgrad", "torch"], indirect=True)
+def test_profile_takes_use_kineto(lib):
+    """torch's tests pass ``use_kineto`` (its C++ backend; teachgrad has one profiler);
+    test_profiler_unboxed_only (test_autograd.py) profiles a resize_."""
+    x = lib.rand(3, 4)
+    with lib.autograd.profiler.profile(use_kineto=False) as prof:
+        x.resize_([3, 2])
+    assert tuple(x.shape) == (3, 2)
+    assert "aten::resize_" in [e.name for e in prof.function_events]
+
+
 def test_an_op_without_a_node_takes_the_next_nodes_number_and_factories_none(torch):
     """torch numbers each op on tensors in grad mode with the number the next node will get
     (it peeks), even when the op records none; creating a tensor is no such op."""

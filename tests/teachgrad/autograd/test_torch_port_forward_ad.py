@@ -6,7 +6,7 @@ test_view_inplace_non_differentiable_views, test_view_inplace_differentiable_vie
 test_grad_cleanup, test_detach_view_tracking; and from test_autograd.py's TestAutogradForwardMode:
 test_make_dual_forbid_integral_dtype, test_make_dual_inference_tensor_in_inference_mode,
 test_view_inplace_always_creates_a_view, test_non_differentiable, test_backward_graph_destruction,
-test_out_variant)
+test_out_variant, test_metadata_check_checks_storage_numel)
 check it.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
@@ -402,3 +402,21 @@ def test_set_fwd_grad_enabled(lib):
     with fw.dual_level():
         dual = fw.make_dual(lib.ones(2), lib.ones(2))
         assert fw.unpack_dual(dual * 2).tangent.tolist() == [2.0, 2.0]
+
+
+def test_metadata_check_checks_storage_numel(lib):
+    """torch's test: a primal that does not span its storage gets a copy of its tangent,
+    laid out as it is in zeros as big as its storage, so an ``as_strided`` of the dual that
+    reaches past the primal reads a zero tangent there (torch's check that
+    ``len(primal.storage()) == 5`` is left out: teachgrad has no ``Tensor.storage()``)."""
+    full = rand(lib, 5)
+    primal = full[:4].detach()
+    tangent = rand(lib, 4, seed=1)
+    with lib.autograd.forward_ad.dual_level():
+        dual = lib.autograd.forward_ad.make_dual(primal, tangent)
+        _, unpacked_tangent = lib.autograd.forward_ad.unpack_dual(dual)
+        tangent_clone = tangent.clone()
+        unpacked_tangent *= 2
+        assert same(tangent_clone, tangent)
+        whole = lib.autograd.forward_ad.unpack_dual(dual.as_strided((5,), (1,), 0)).tangent
+        assert same(whole, np.concatenate([port.values(tangent) * 2, [0.0]]))

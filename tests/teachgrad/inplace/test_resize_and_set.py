@@ -118,6 +118,25 @@ def test_resize_under_no_grad_is_still_refused_for_requires_grad():
     assert facts["tg"].message.splitlines()[0] == facts["torch"].message.splitlines()[0]
 
 
+def test_resize_in_inference_mode_skips_the_requires_grad_check():
+    """torch's test_inference_mode_inf_tensor_in_inf_mode_inplace_op (test_autograd.py):
+    inference mode skips autograd's checks, for an inference tensor and a normal one."""
+
+    def program(lib):
+        facts = []
+        with lib.inference_mode():
+            c = lib.ones(1, 2, 3, requires_grad=True)
+            c.resize_(1, 2)
+            facts += [tuple(c.shape), c.requires_grad, lib.is_inference(c)]
+            c.resize_as_(lib.ones(3))
+            facts += [tuple(c.shape), c.requires_grad]
+            x = lib.ones(2, requires_grad=True)
+            x.resize_(1)
+        return facts + [tuple(x.shape), x._version, x.requires_grad, lib.is_inference(x)]
+
+    assert_both_same(program)
+
+
 def test_deprecated_resize_warns_and_has_a_custom_node():
     def program(lib):
         x = lib.arange(6.0, requires_grad=True)
@@ -185,3 +204,33 @@ def test_set_after_saving_is_caught_at_backward():
     facts = both(program)
     assert facts["tg"].type == facts["torch"].type == "RuntimeError"
     assert "modified by an inplace operation" in facts["tg"].message
+
+
+def test_set_gives_a_leaf_a_new_accumulate_grad_node():
+    """torch's test_grad_to_node_set and test_parameter_resize (test_autograd.py): after
+    ``set_``, a graph made before sends its gradient to the old AccumulateGrad node (still
+    reachable as a GradientEdge), and ``autograd.grad(out, x)`` finds x unused; a new graph
+    gets a node of the new shape."""
+
+    def program(lib):
+        x = lib.ones(2, requires_grad=True)
+        edge = lib.autograd.graph.get_gradient_edge(x)
+        out = x.clone()
+        with lib.no_grad():
+            x.set_(lib.zeros(2))
+        facts = [numpy(lib.autograd.grad(out.sum(), edge, retain_graph=True)[0])]
+        try:
+            lib.autograd.grad(out.sum(), x)
+        except RuntimeError as error:
+            facts.append(torch_phrase(str(error).splitlines()[0]))
+        p = lib.nn.Parameter(lib.ones(4, dtype=lib.float64))
+        for _ in range(2):
+            with lib.no_grad():
+                p.set_(p[1:])
+                p.grad = None
+            m = lib.cat((p, p))
+            m.sum().backward()
+            facts.append(numpy(p.grad))
+        return facts
+
+    assert_both_same(program)

@@ -120,6 +120,24 @@ def test_an_output_whose_input_needs_no_grad_still_has_the_node():
     assert_both_same(program)
 
 
+def test_maximum_and_minimum_nodes_show_their_numbers():
+    """torch's test_grad_fn_attr_bindings (test_autograd.py): ``_saved_scalars``, and
+    ``_saved_scalar`` for one number (a 0-d tensor reads as its number); clamp nodes
+    keep none."""
+
+    def program(lib):
+        xs = _inputs(lib)
+        facts = []
+        for op in ("_foreach_maximum", "_foreach_minimum", "_foreach_clamp_min"):
+            for other in ([0.0, 1.5, -2.0], 0.5, make(lib, 2.0)):
+                node = getattr(lib, op)(xs, other)[0].grad_fn
+                saved = [getattr(node, f"_saved_{k}", None) for k in ("scalar", "scalars")]
+                facts.append((node.name(), saved))
+        return facts
+
+    assert_both_same(program)
+
+
 def test_nothing_recorded_without_grad_or_under_no_grad():
     def program(lib):
         plain = _facts(lib, lib._foreach_exp(_inputs(lib, requires_grad=False)), [])
