@@ -42,7 +42,7 @@ LAB_FIRST     := notebooks/00_tour.ipynb
 # such a skip fails the run (tests/needs.py).
 # Then the CUDA path, without a GPU: the op, engine, in-place, view, nn, optim, functional,
 # forward-AD, saved-tensor and snapshot tests again, with "cuda" as the default device on
-# a strict CuPy stand-in (tests/cupy_standin.py; about 11,400 tests, 45 s on 2 CPUs).
+# a strict CuPy stand-in (tests/cupy_standin.py; about 13,000 tests, 50 s on 2 CPUs).
 # The grids that compare every op's dtypes and layouts with torch's run there as well: the
 # stand-in lays out results and rounds floor division, % and a max/min tie as CuPy's
 # kernels do, so it does not just give the CPU's answers again. torch's OpInfo samples
