@@ -201,6 +201,8 @@ _ATEN_NAMES = {
     "SoftmaxBackwardData": "aten::_softmax_backward_data",
     "LogSoftmaxBackwardData": "aten::_log_softmax_backward_data",
     "_PdistBackward": "aten::_pdist_backward",
+    "Im2Col": "aten::im2col",  # (the digit: snake_case would make it im2_col)
+    "Col2Im": "aten::col2im",
 }
 
 

@@ -25,6 +25,7 @@ from .._profiling import recorded_as
 from .._tensor import Tensor, check_bool, type_name
 from ..autograd.grad_mode import is_grad_enabled
 from ..ops import nn as _nn
+from ..ops.fold import fold, unfold  # (they live with their ops, as interpolate does)
 from ..ops.inplace import inplace as _inplace
 from ..ops.linalg import matmul
 from ..ops.nn import (  # (F's: they live with the ops, as Tensor.softmax needs them)
@@ -1440,4 +1441,6 @@ __all__ = [
     "one_hot",
     "pdist",
     "interpolate",
+    "unfold",
+    "fold",
 ]

@@ -700,6 +700,62 @@ def test_teachgrad_s_own_op_for_the_exercise_s_op_earns_nothing(tmp_path, name, 
     assert any(f"its node: {node}" in r.output for r in results.values())
 
 
+# teachgrad's own im2col and col2im, F.unfold and F.fold, three ways
+IM2COL_BY_UNFOLD = {
+    "F.unfold and F.fold": """
+        def im2col(x, kh, kw):
+            return tg.nn.functional.unfold(tg.tensor(x), (kh, kw)).numpy()
+
+        def col2im(cols, x_shape, kh, kw):
+            return tg.nn.functional.fold(tg.tensor(cols), x_shape[2:], (kh, kw)).numpy()
+    """,
+    "nn.Unfold and nn.Fold": """
+        def im2col(x, kh, kw):
+            return tg.nn.Unfold((kh, kw))(tg.tensor(x)).numpy()
+
+        def col2im(cols, x_shape, kh, kw):
+            return tg.nn.Fold(x_shape[2:], (kh, kw))(tg.tensor(cols)).numpy()
+    """,
+    "their private helpers": """
+        from teachgrad.ops import fold as tg_fold  # the arrays' functions, not the ops
+
+        def im2col(x, kh, kw):
+            return tg_fold._unfold(x, (kh, kw), (1, 1), (0, 0), (1, 1))
+
+        def col2im(cols, x_shape, kh, kw):
+            return tg_fold._fold(cols, x_shape[2:], (kh, kw), (1, 1), (0, 0), (1, 1))
+    """,
+    "conv2d's helper as fold.py imports it, and the op class": """
+        from teachgrad.ops import fold as tg_fold
+
+        def im2col(x, kh, kw):
+            n, c, h, w = x.shape
+            cols = tg_fold._im2col(x, (kh, kw), (1, 1), (1, 1), (h - kh + 1, w - kw + 1), 1)
+            return cols.reshape(n, c * kh * kw, -1)
+
+        def col2im(cols, x_shape, kh, kw):
+            pairs = ((kh, kw), (1, 1), (0, 0), (1, 1))
+            return tg_fold.Col2Im.apply(tg.tensor(cols), x_shape[2:], *pairs).numpy()
+    """,
+}
+
+
+@pytest.mark.parametrize("student", [True, False], ids=["template", "reference"])
+@pytest.mark.parametrize("tactic", list(IM2COL_BY_UNFOLD))
+def test_teachgrad_s_unfold_and_fold_for_11_s_im2col_and_col2im_earn_nothing(
+    tmp_path, tactic, student
+):
+    """11's im2col and col2im handed to teachgrad's F.unfold and F.fold (the same ops: 4
+    points on the template, all 9 with the reference's Conv2d built on them): the tests
+    refuse them (Im2ColBackward0, Col2ImBackward0), whichever way the code reaches them."""
+    name = "11_conv2d_im2col"
+    code = source(name, student=student) + textwrap.dedent(IM2COL_BY_UNFOLD[tactic])
+    score, _, results = grade(tmp_path, code, name)
+    assert score == 0
+    assert "its node: Im2ColBackward0" in results["test_im2col"].output
+    assert "its node: Col2ImBackward0" in results["test_col2im"].output
+
+
 # ---------------------------------------------- 12: teachgrad's own checkpoint
 
 CHECKPOINT_BY_TEACHGRAD = {

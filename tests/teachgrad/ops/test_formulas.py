@@ -55,7 +55,8 @@ SKIPPED = {
 
 # Functions and operators a rule may call (with teachgrad's/torch's meaning).
 MATH_WORDS = {
-    "avg_pool2d", "cat", "conv2d", "conv2d_input", "conv2d_weight", "cos", "cumsum", "einsum",
+    "avg_pool2d", "cat", "col2im", "conv2d", "conv2d_input", "conv2d_weight", "cos", "cumsum",
+    "einsum", "im2col",
     "exp", "flip", "gather", "index_add", "index_select", "log", "mean", "nll_loss", "outer",
     "permute", "roll", "scatter", "scatter_add", "select", "sign", "sin", "squeeze", "stack",
     "sum", "transpose", "tril", "triu", "where", "floor", "trunc", "eye", "solve_triangular",
