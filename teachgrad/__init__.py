@@ -24,6 +24,9 @@ from . import (  # noqa: E402
 )
 from ._backend import bool_ as bool  # noqa: A004 - torch's name
 from ._backend import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
     device,
     dtype,
     float16,
@@ -37,6 +40,8 @@ from ._backend import (
     int64,
     layout,
     manual_seed,
+    memory_format,
+    preserve_format,
     promote_types,
     set_default_device,
     set_default_dtype,

@@ -42,13 +42,14 @@ import functools
 import inspect
 import operator
 
-from ._backend import device, dtype
+from ._backend import device, dtype, memory_format
 from ._tensor import Tensor, type_name  # (the Tensor's own setters need it too)
 
 _OPTIONS = (
     "teachgrad.dtype dtype = None, teachgrad.device device = None, bool requires_grad = False"
 )
-_LIKE = f"Tensor input, *, {_OPTIONS}"
+_MEMORY_FORMAT = "teachgrad.memory_format memory_format = None"
+_LIKE = f"Tensor input, *, {_MEMORY_FORMAT}, {_OPTIONS}"
 
 # torch's signatures of each function, in its own notation: "type name", "= default" for
 # an optional parameter, and "*" before the parameters that are keywords only
@@ -60,7 +61,7 @@ SIGNATURES = {
     "as_tensor": ["object data, teachgrad.dtype dtype = None, teachgrad.device device = None"],
     "zeros": [f"tuple of ints size, *, {_OPTIONS}"],
     "ones": [f"tuple of ints size, *, {_OPTIONS}"],
-    "empty": [f"tuple of ints size, *, {_OPTIONS}"],
+    "empty": [f"tuple of ints size, *, {_MEMORY_FORMAT}, {_OPTIONS}"],
     "empty_strided": [f"tuple of ints size, tuple of ints stride, *, {_OPTIONS}"],
     "rand": [
         f"tuple of ints size, *, Generator generator, {_OPTIONS}",
@@ -74,9 +75,9 @@ SIGNATURES = {
     "zeros_like": [_LIKE],
     "ones_like": [_LIKE],
     "empty_like": [_LIKE],
-    "full_like": [f"Tensor input, Number fill_value, *, {_OPTIONS}"],
-    "rand_like": [f"Tensor input, *, Generator generator, {_OPTIONS}", _LIKE],
-    "randn_like": [f"Tensor input, *, Generator generator, {_OPTIONS}", _LIKE],
+    "full_like": [f"Tensor input, Number fill_value, *, {_MEMORY_FORMAT}, {_OPTIONS}"],
+    "rand_like": [f"Tensor input, *, Generator generator, {_MEMORY_FORMAT}, {_OPTIONS}", _LIKE],
+    "randn_like": [f"Tensor input, *, Generator generator, {_MEMORY_FORMAT}, {_OPTIONS}", _LIKE],
     "new_zeros": [f"tuple of ints size, *, {_OPTIONS}"],
     "new_ones": [f"tuple of ints size, *, {_OPTIONS}"],
     "new_empty": [f"tuple of ints size, *, {_OPTIONS}"],
@@ -114,7 +115,7 @@ SIGNATURES = {
 # ``out`` (``Tensor.<name>`` where the method's differ; an in-place ``add_`` reads ``add``'s).
 # "hidden": an old overload torch still accepts but does not list.
 _OUT = "*, Tensor out = None"
-_FORMAT = "teachgrad.memory_format memory_format = preserve_format"
+_FORMAT = "teachgrad.memory_format? memory_format = preserve_format"
 _DTYPE = "teachgrad.dtype dtype = None"
 _OPS = {
     "sum": [
@@ -274,6 +275,7 @@ _OPS = {
     "Tensor.view_as": ["Tensor other"],
     # (the methods with options only, whose count of arguments torch's parser checks)
     "Tensor.cpu": [f"*, {_FORMAT}"],
+    "clone": [f"Tensor input, *, {_FORMAT}"],
     "Tensor.contiguous": ["*, teachgrad.memory_format memory_format = contiguous_format"],
     "Tensor.numpy": ["*, bool force = False"],
     "Tensor.pin_memory": ["teachgrad.device device = None"],
@@ -298,6 +300,15 @@ _OPS = {
         for padding in ("tuple of ints padding = 0", 'str padding = "valid"')
     ],
     "pad": ['Tensor input, tuple of ints pad, str mode = "constant", float? value = None'],
+    # F.unfold and F.fold hand their arguments on to these, as pairs, by position
+    "im2col": [
+        "Tensor input, tuple of ints kernel_size, tuple of ints dilation, "
+        "tuple of ints padding, tuple of ints stride"
+    ],
+    "col2im": [
+        "Tensor input, tuple of ints output_size, tuple of ints kernel_size, "
+        "tuple of ints dilation, tuple of ints padding, tuple of ints stride"
+    ],
 }
 for _same, _names in {
     "Tensor.cpu": ("Tensor.float", "Tensor.double", "Tensor.half", "Tensor.long", "Tensor.int")
@@ -724,7 +735,7 @@ _FITS = {
     "Generator": lambda v: v is None,  # teachgrad has no generator objects: only the default
     "teachgrad.dtype": lambda v: v is None or isinstance(v, dtype) or v in (float, int, bool),
     "teachgrad.device": lambda v: v is None or isinstance(v, device | str) or _is_int(v),
-    "teachgrad.memory_format": lambda v: True,  # (teachgrad has no formats: any is ignored)
+    "teachgrad.memory_format": lambda v: isinstance(v, memory_format),
 }
 
 

@@ -203,13 +203,11 @@ def scalar_dtype(x) -> dtype:
     raise TypeError(f"expected a Tensor or a Python number, but got {type(x).__name__}")
 
 
-class layout:
-    """How a tensor's elements lie in memory, like ``torch.layout``. teachgrad has one:
-    ``strided`` (dense, with a stride per dim); torch also has sparse layouts.
+class _Named:
+    """A constant known by its name, printed as ``teachgrad.<name>`` (one instance per name).
 
-    >>> import teachgrad as tg
-    >>> tg.zeros(2).layout
-    teachgrad.strided
+    >>> _Named("example")
+    teachgrad.example
     """
 
     __slots__ = ("name",)
@@ -224,7 +222,39 @@ class layout:
         return self.name
 
 
+class layout(_Named):
+    """How a tensor's elements lie in memory, like ``torch.layout``. teachgrad has one:
+    ``strided`` (dense, with a stride per dim); torch also has sparse layouts.
+
+    >>> import teachgrad as tg
+    >>> tg.zeros(2).layout
+    teachgrad.strided
+    """
+
+    __slots__ = ()
+
+
 strided = layout("strided")
+
+
+class memory_format(_Named):
+    """The order of a dense tensor's dims in memory, like ``torch.memory_format``:
+    ``contiguous_format`` (row-major), ``channels_last`` (a 4-d (N, C, H, W) tensor with the
+    channels fastest: each pixel's C values side by side), ``channels_last_3d`` (its 5-d
+    sibling), or ``preserve_format`` (a copy keeps the order of its source).
+
+    >>> import teachgrad as tg
+    >>> tg.empty(1, 3, 2, 2, memory_format=tg.channels_last).stride()
+    (12, 1, 6, 3)
+    """
+
+    __slots__ = ()
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
 
 
 # --------------------------------------------------------------------------- devices

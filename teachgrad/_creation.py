@@ -21,7 +21,7 @@ from . import _backend
 from ._arguments import checked, given, parse
 from ._backend import as_device, as_dtype, get_default_dtype, quiet
 from ._grad_state import state as _grad_state
-from ._layout import preserved_strides, with_strides
+from ._layout import format_strides, preserved_strides, with_strides
 from ._out import creation_out
 from ._profiling import recorded_as
 from ._tensor import Size, Tensor, _new, new_counter, type_name
@@ -368,9 +368,9 @@ def _filled(fn, fill, shape, dt, dev, requires_grad):
     return _finish(_allocate(make, shape, dt, dev), requires_grad)
 
 
-def _sized(fn, fill, size, dtype, device, requires_grad, default=None):
+def _sized(fn, fill, size, dtype, device, requires_grad, default=None, **more):
     """``zeros``, ``ones``, ``empty`` (and ``full``): check the arguments, then fill."""
-    shape = _options(fn, size, dtype, device, requires_grad)["size"]
+    shape = _options(fn, size, dtype, device, requires_grad, **more)["size"]
     dt = as_dtype(dtype) if dtype is not None else (default or get_default_dtype())
     return _filled(fn, fill, shape, dt, as_device(device), requires_grad)
 
@@ -401,14 +401,16 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 @creation_out
 @recorded_as("aten::empty")
-def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """An uninitialised tensor (its values are whatever was in memory).
+def empty(*size, memory_format=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """An uninitialised tensor (its values are whatever was in memory), laid out in
+    ``memory_format`` (row-major by default).
 
     >>> import teachgrad as tg
     >>> tg.empty(2, 3).shape
     teachgrad.Size([2, 3])
     """
-    return _sized("empty", "empty", size, dtype, device, requires_grad)
+    out = _sized("empty", "empty", size, dtype, device, requires_grad, memory_format=memory_format)
+    return out if memory_format is None else _in_format(out, memory_format)
 
 
 @recorded_as("aten::empty_strided")
@@ -548,68 +550,83 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     return _filled("full", (value,), shape, dt, as_device(device), requires_grad)
 
 
-def _like(fn, fill, input, dtype, device, requires_grad, *value):
+def _like(fn, fill, input, dtype, device, requires_grad, memory_format, *value):
     """``zeros_like`` and its siblings: ``input``'s shape, and its dtype and device by default."""
-    _options(fn, (input, *value), dtype, device, requires_grad)
+    _options(fn, (input, *value), dtype, device, requires_grad, memory_format=memory_format)
     dt = dtype if dtype is not None else input.dtype
     dev = device if device is not None else input.device
     if fill == "full":
         out = full(tuple(input.shape), value[0], dtype=dt, device=dev, requires_grad=requires_grad)
     else:
         out = _filled(fn, fill, tuple(input.shape), as_dtype(dt), as_device(dev), requires_grad)
-    return _preserve_layout(out, input)
+    return _in_format(out, memory_format, input)
 
 
-def _preserve_layout(out: Tensor, input: Tensor) -> Tensor:
-    """``out``, just made row-major, laid out as ``input``: torch's ``preserve_format``, the
-    default of the ``*_like`` makers (a transposed input gives a transposed result; see
-    ``_layout.preserved_strides``)."""
-    out._data = with_strides(out._data, preserved_strides(input._data))
+def _in_format(out: Tensor, memory_format, like: Tensor | None = None) -> Tensor:
+    """``out``, just made row-major, laid out in ``memory_format``. ``preserve_format`` (the
+    default of the ``*_like`` makers) lays it out as ``like``: a transposed input gives a
+    transposed result (see ``_layout.preserved_strides``)."""
+    if like is not None and memory_format in (None, _backend.preserve_format):
+        strides = preserved_strides(like._data)
+    else:
+        strides = format_strides(out.shape, memory_format)
+    out._data = with_strides(out._data, strides)
     return out
 
 
 @recorded_as("aten::zeros_like")
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def zeros_like(
+    input, *, memory_format=None, dtype=None, device=None, requires_grad=False
+) -> Tensor:
     """Zeros with ``input``'s shape, dtype and device.
 
     >>> import teachgrad as tg
     >>> tg.zeros_like(tg.ones(2, dtype=tg.float64))
     tensor([0., 0.], dtype=teachgrad.float64)
     """
-    return _like("zeros_like", "zeros", input, dtype, device, requires_grad)
+    return _like("zeros_like", "zeros", input, dtype, device, requires_grad, memory_format)
 
 
 @recorded_as("aten::ones_like")
-def ones_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones_like(input, *, memory_format=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Ones with ``input``'s shape, dtype and device.
 
     >>> import teachgrad as tg
     >>> tg.ones_like(tg.zeros(2, dtype=tg.int64))
     tensor([1, 1])
     """
-    return _like("ones_like", "ones", input, dtype, device, requires_grad)
+    return _like("ones_like", "ones", input, dtype, device, requires_grad, memory_format)
 
 
 @recorded_as("aten::empty_like")
-def empty_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Uninitialised, with ``input``'s shape, dtype and device.
+def empty_like(
+    input, *, memory_format=None, dtype=None, device=None, requires_grad=False
+) -> Tensor:
+    """Uninitialised, with ``input``'s shape, dtype and device, laid out as ``input``
+    (``preserve_format``) or in ``memory_format``.
 
     >>> import teachgrad as tg
     >>> tg.empty_like(tg.zeros(2, 3)).shape
     teachgrad.Size([2, 3])
+    >>> tg.empty_like(tg.zeros(1, 3, 2, 2), memory_format=tg.channels_last).stride()
+    (12, 1, 6, 3)
     """
-    return _like("empty_like", "empty", input, dtype, device, requires_grad)
+    return _like("empty_like", "empty", input, dtype, device, requires_grad, memory_format)
 
 
 @recorded_as("aten::full_like")
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full_like(
+    input, fill_value, *, memory_format=None, dtype=None, device=None, requires_grad=False
+) -> Tensor:
     """``fill_value`` everywhere, with ``input``'s shape, dtype and device.
 
     >>> import teachgrad as tg
     >>> tg.full_like(tg.zeros(2), 7.0)
     tensor([7., 7.])
     """
-    return _like("full_like", "full", input, dtype, device, requires_grad, fill_value)
+    return _like(
+        "full_like", "full", input, dtype, device, requires_grad, memory_format, fill_value
+    )
 
 
 # --------------------------------------------------------------------------- ranges
@@ -881,8 +898,8 @@ def randint(
     return _finish(_allocate(make, shape, dt, dev), requires_grad)
 
 
-def _random_like(fn, input, dtype, device, requires_grad):
-    _options(fn, (input,), dtype, device, requires_grad)
+def _random_like(fn, input, dtype, device, requires_grad, memory_format):
+    _options(fn, (input,), dtype, device, requires_grad, memory_format=memory_format)
     maker = randn if fn == "randn_like" else rand
     out = maker(
         tuple(input.shape),
@@ -890,29 +907,31 @@ def _random_like(fn, input, dtype, device, requires_grad):
         device=device or input.device,
         requires_grad=requires_grad,
     )
-    return _preserve_layout(out, input)
+    return _in_format(out, memory_format, input)
 
 
 @recorded_as("aten::randn_like")
-def randn_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn_like(
+    input, *, memory_format=None, dtype=None, device=None, requires_grad=False
+) -> Tensor:
     """Standard normal samples with ``input``'s shape, dtype and device.
 
     >>> import teachgrad as tg
     >>> tg.randn_like(tg.zeros(2, 3)).shape
     teachgrad.Size([2, 3])
     """
-    return _random_like("randn_like", input, dtype, device, requires_grad)
+    return _random_like("randn_like", input, dtype, device, requires_grad, memory_format)
 
 
 @recorded_as("aten::rand_like")
-def rand_like(input, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand_like(input, *, memory_format=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform [0, 1) samples with ``input``'s shape, dtype and device.
 
     >>> import teachgrad as tg
     >>> tg.rand_like(tg.zeros(4)).shape
     teachgrad.Size([4])
     """
-    return _random_like("rand_like", input, dtype, device, requires_grad)
+    return _random_like("rand_like", input, dtype, device, requires_grad, memory_format)
 
 
 # --------------------------------------------------------------------------- Tensor.new_*

@@ -5,9 +5,10 @@ result of advanced indexing, with its TensorIterator: the dims are ordered by th
 strides, the first operand with a clear order deciding (``iterator_strides``). NumPy's
 ufuncs agree when the first operand is row-major; where it is not, ``torch_layout``
 re-lays the result. Copies and the ``*_like`` makers keep a dense layout and order any
-other one the same way (``preserved_strides``). The ops (``ops/``) and the makers
-(``_creation.py``) use these; they use nothing above the arrays and the Tensor's own
-row-major rule.
+other one the same way (``preserved_strides``); a copy asked for in a memory format
+(``channels_last`` ...) gets that format's strides (``format_strides``). The ops (``ops/``)
+and the makers (``_creation.py``) use these; they use nothing above the arrays and the
+Tensor's own row-major rule.
 
     >>> import numpy as np
     >>> preserved_strides(np.ones((3, 2)).T)
@@ -16,7 +17,16 @@ row-major rule.
 
 from __future__ import annotations
 
-from ._backend import array_module, dense, numpy_module, strided_view
+from ._backend import (
+    array_module,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    dense,
+    numpy_module,
+    preserve_format,
+    strided_view,
+)
 from ._tensor import _row_major_strides
 
 _ndarray = numpy_module().ndarray
@@ -58,8 +68,17 @@ def iterator_strides(shape, operand_strides) -> tuple:
                 break
     if perm == list(range(ndim - 1, -1, -1)):  # row-major: torch's contiguous strides,
         return contiguous_strides(shape)  # where a dim of size 0 counts as 1
-    out, step = [0] * ndim, 1
-    for d in perm:
+    return dense_strides(shape, perm)
+
+
+def dense_strides(shape, order) -> tuple:
+    """The strides that lay ``shape`` out densely with its dims in ``order``, fastest first.
+
+    >>> dense_strides((2, 3), (0, 1))  # dim 0 fastest: a transposed layout
+    (1, 2)
+    """
+    out, step = [0] * len(shape), 1
+    for d in order:
         out[d], step = step, step * shape[d]
     return tuple(out)
 
@@ -151,9 +170,20 @@ def with_strides(out, strides):
         return out
     if out.size == 0:  # nothing to copy: the same (empty) array, seen with these strides
         return strided_view(out, out.shape, tuple(s * size for s in strides))
-    fresh = array_module(out).empty(out.size, out.dtype)
-    laid = strided_view(fresh, out.shape, tuple(s * size for s in strides))
-    laid[...] = out
+    return strided_copy(out, strides, out.dtype)
+
+
+def strided_copy(a, strides, dtype):
+    """A copy of ``a`` as ``dtype``, in new memory, with these strides (in elements; they must
+    lay ``a``'s shape out densely).
+
+    >>> import numpy as np
+    >>> strided_copy(np.ones((3, 2)), (1, 3), np.float32).strides
+    (4, 12)
+    """
+    fresh = array_module(a).empty(a.size, dtype)
+    laid = strided_view(fresh, a.shape, tuple(s * fresh.itemsize for s in strides))
+    laid[...] = a
     return laid
 
 
@@ -170,6 +200,107 @@ def preserved_copy(a, dtype):
     if a.size and a.flags.c_contiguous and 1 not in a.shape:  # plain row-major: NumPy's copy
         return a.astype(dtype)
     return with_strides(a.astype(dtype, order="K"), preserved_strides(a))
+
+
+def format_copy(a, memory_format, dtype):
+    """A copy of ``a`` as ``dtype`` laid out in ``memory_format``: torch's ``clone``, ``to``
+    and ``contiguous`` copies (``preserve_format``: as ``a``, see ``preserved_copy``).
+
+    >>> import numpy as np
+    >>> format_copy(np.ones((1, 3, 2, 2)), channels_last, np.float64).strides  # (12, 1, 6, 3)
+    (96, 8, 48, 24)
+    """
+    if memory_format is preserve_format:
+        return preserved_copy(a, dtype)
+    if memory_format is contiguous_format:
+        return a.astype(dtype, order="C")  # (NumPy's own row-major copy: torch's strides)
+    return strided_copy(a, format_strides(a.shape, memory_format), dtype)
+
+
+def format_strides(shape, memory_format) -> tuple:
+    """The strides torch gives a new tensor of ``shape`` in ``memory_format``: row-major, or
+    for ``channels_last`` the channels (dim 1) fastest, then the spatial dims from the last,
+    then the batch (no size counts as 1 here, unlike the row-major rule).
+
+    >>> format_strides((2, 3, 4, 5), channels_last)
+    (60, 1, 15, 3)
+    """
+    if memory_format is contiguous_format:
+        return contiguous_strides(shape)
+    if memory_format is preserve_format:  # (a new tensor has no source to keep the layout of)
+        raise RuntimeError(
+            "unsupported memory format Preserve\n  preserve_format keeps the layout of a "
+            "tensor being copied: a new one has none (use contiguous_format)."
+        )
+    return dense_strides(shape, channels_last_order(memory_format, len(shape)))
+
+
+_RANKS = {channels_last: 4, channels_last_3d: 5}  # the rank each channels-last format needs
+
+
+def channels_last_order(memory_format, ndim: int) -> tuple:
+    """The dims of a ``channels_last`` (4-d) or ``channels_last_3d`` (5-d) tensor, fastest
+    first: channels, the spatial dims from the last, then the batch.
+
+    >>> channels_last_order(channels_last, 4)
+    (1, 3, 2, 0)
+    """
+    rank = _RANKS[memory_format]  # (another value fails here: the caller words its type)
+    if ndim != rank:
+        raise RuntimeError(
+            f"required rank {rank} tensor to use {memory_format.name} format\n  "
+            f"{memory_format.name} orders the dims of {rank}-d (N, C, spatial...) tensors; "
+            f"this one has {ndim}."
+        )
+    return (1, *range(ndim - 1, 1, -1), 0)
+
+
+def channels_last_contiguous(shape, strides, memory_format) -> bool:
+    """torch's ``is_contiguous(memory_format)`` for ``channels_last`` or ``channels_last_3d``:
+    dense in that format's order (False for a tensor of another rank).
+
+    >>> channels_last_contiguous((2, 3, 4, 5), (60, 1, 15, 3), channels_last)
+    True
+    """
+    rank = _RANKS[memory_format]  # (another value fails here: the caller words its type)
+    order = channels_last_order(memory_format, rank)
+    return len(shape) == rank and dense_in_order(shape, strides, order)
+
+
+def dense_in_order(shape, strides, order) -> bool:
+    """Whether ``strides`` lay ``shape`` out densely with its dims in ``order``, fastest
+    first; a dim of size 1 may have any stride (torch's ``is_contiguous`` test).
+
+    >>> dense_in_order((2, 1, 3), (1, 99, 2), (0, 1, 2))
+    True
+    """
+    expected = 1
+    for d in order:
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
+def suggested_format(shape, strides):
+    """The memory format torch reads from a tensor's strides (``suggest_memory_format``):
+    channels-last when the strides grow in that format's order, else ``contiguous_format``.
+    Ambiguous strides (a channel dim of stride 0, an N111 tensor) read as contiguous.
+
+    >>> suggested_format((2, 3, 4, 5), (60, 1, 15, 3))
+    teachgrad.channels_last
+    """
+    for memory_format, rank in _RANKS.items():
+        if len(shape) == rank and strides[1] != 0:
+            low = 0  # (torch's is_channels_last_strides_2d_s4 and _3d_s5)
+            for d in channels_last_order(memory_format, rank):
+                if shape[d] == 0 or strides[d] < low or d == 0 and low == strides[1]:
+                    break
+                low = strides[d] * max(shape[d], 1)
+            else:
+                return memory_format
+    return contiguous_format
 
 
 def preserved_strides(a) -> tuple:

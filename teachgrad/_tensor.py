@@ -716,15 +716,6 @@ class Tensor:
             strides = tuple(s // data.itemsize for s in data.strides)
         return strides if dim is None else strides[_wrap_size_dim(dim, data.ndim)]
 
-    def is_contiguous(self, memory_format=None) -> bool:
-        """True if the elements lie in memory in row-major order without gaps.
-
-        >>> import teachgrad as tg
-        >>> tg.zeros(2, 3).is_contiguous(), tg.zeros(2, 3).t().is_contiguous()
-        (True, False)
-        """
-        return bool(self._data.flags.c_contiguous)
-
     def data_ptr(self) -> int:
         """Address of this tensor's first element (views of one storage differ by their offset).
 

@@ -12,8 +12,9 @@ import warnings
 
 from .. import _backend, _seam, _tensor
 from .._arguments import PYTHON_FUNCTIONS, checked, has_signature, invalid_combination, no_arguments
-from .._backend import as_device, as_dtype, check_cuda_index
+from .._backend import as_device, as_dtype, check_cuda_index, contiguous_format, preserve_format
 from .._backend import device as device_type
+from .._layout import channels_last_contiguous, suggested_format
 from .._out import accepts_out
 from .._profiling import recorded_as
 from .._tensor import Tensor
@@ -545,19 +546,44 @@ for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 
 
-def _contiguous(self, *, memory_format=None):
-    """``self`` if already row-major contiguous, else a contiguous copy (in the graph).
+def _is_contiguous(self, *, memory_format=contiguous_format) -> bool:
+    """True if the elements lie in memory without gaps in ``memory_format``'s order
+    (row-major by default); the stride of a dim of size 1 does not matter.
+
+    >>> import teachgrad as tg
+    >>> tg.zeros(2, 3).is_contiguous(), tg.zeros(2, 3).t().is_contiguous()
+    (True, False)
+    >>> tg.zeros(2, 3, 4, 5).is_contiguous(memory_format=tg.channels_last)
+    False
+    """
+    if memory_format is contiguous_format or memory_format is preserve_format:
+        return bool(self._data.flags.c_contiguous)
+    return channels_last_contiguous(self.shape, self.stride(), memory_format)
+
+
+def _contiguous(self, *, memory_format=contiguous_format):
+    """``self`` if already contiguous in ``memory_format`` (row-major by default), else a
+    copy laid out so (in the graph).
 
     >>> import teachgrad as tg
     >>> tg.zeros(2, 3).t().contiguous().stride()
     (2, 1)
+    >>> tg.zeros(1, 3, 2, 2).contiguous(memory_format=tg.channels_last).stride()
+    (12, 1, 6, 3)
     """
-    return self if self._data.flags.c_contiguous else _contiguous_copy(self)
+    if _is_contiguous(self, memory_format=memory_format):
+        return self
+    if memory_format is preserve_format:
+        raise RuntimeError(
+            "preserve memory format is unsupported by the contiguous operator\n  "
+            "contiguous() makes a layout: ask for contiguous_format or channels_last."
+        )
+    return _contiguous_copy(self, memory_format)
 
 
 @recorded_as("aten::contiguous")  # (only a copy is an op: torch records nothing otherwise)
-def _contiguous_copy(self):
-    return _P.Clone.apply(self, "C")
+def _contiguous_copy(self, memory_format):
+    return _P.Clone.apply(self, memory_format)
 
 
 def _to_arguments(args, kwargs) -> tuple:
@@ -588,18 +614,22 @@ def _to_arguments(args, kwargs) -> tuple:
 
 
 def _to(self, *args, **kwargs):
-    """Cast and/or move: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``.
+    """Cast and/or move: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``;
+    ``memory_format=`` lays the result out in that format.
 
-    Returns ``self`` when nothing changes (unless ``copy=True``), as torch does.
+    Returns ``self`` when nothing changes (unless ``copy=True``), as torch does: for a
+    memory format, when torch reads that format from ``self``'s strides already.
 
     >>> import teachgrad as tg
     >>> x = tg.ones(2); x.to(tg.float64).dtype, x.to("cpu") is x
     (teachgrad.float64, True)
+    >>> tg.ones(1, 3, 2, 2).to(memory_format=tg.channels_last).stride()
+    (12, 1, 6, 3)
     """
     if not _fits_to(**kwargs):
         raise invalid_combination("to", args, kwargs, method=True)
     copy = kwargs.pop("copy", False)
-    kwargs.pop("memory_format", None)
+    memory_format = kwargs.pop("memory_format", None) or preserve_format
     dev, dt = _to_arguments(args, kwargs)
     if dev is not None and dev.type == "cuda":
         check_cuda_index(dev)
@@ -609,18 +639,23 @@ def _to(self, *args, **kwargs):
         or dev == self.device
         or (dev.type == "cuda" and dev.index is None and self.device.type == "cuda")
     )
-    if same_dtype and same_device and not copy:
+    same_format = memory_format is preserve_format or memory_format is suggested_format(
+        self.shape, self.stride()
+    )
+    if same_dtype and same_device and same_format and not copy:
         return self
     np_dtype, dev = None if dt is None else dt.numpy, None if same_device else dev
     if np_dtype is not None and np_dtype.kind not in "fc":
         # an integer or bool result is not differentiable: torch records no node, so it does
         # not read (nor check) the history of a view whose base changed in place
         with no_grad():
-            return _P.ToCopy.apply(self, np_dtype, dev)
-    return _P.ToCopy.apply(self, np_dtype, dev)
+            return _P.ToCopy.apply(self, np_dtype, dev, memory_format)
+    return _P.ToCopy.apply(self, np_dtype, dev, memory_format)
 
 
-def _fits_to(dtype=None, device=None, non_blocking=False, copy=False, **_) -> bool:
+def _fits_to(
+    dtype=None, device=None, non_blocking=False, copy=False, memory_format=None, **_
+) -> bool:
     """Whether ``to``'s keyword arguments have the types torch's signatures take (a dtype given
     by name, ``dtype="float32"``, is not one: torch refuses it)."""
     return (
@@ -628,6 +663,7 @@ def _fits_to(dtype=None, device=None, non_blocking=False, copy=False, **_) -> bo
         and (device is None or isinstance(device, str | int | device_type))
         and isinstance(non_blocking, bool)
         and isinstance(copy, bool)
+        and (memory_format is None or isinstance(memory_format, _backend.memory_format))
     )
 
 
@@ -654,17 +690,18 @@ _METHOD_NAMES = {
 
 
 Tensor.contiguous = _contiguous
+Tensor.is_contiguous = _is_contiguous
 Tensor.to = _to
 
 
-def _cpu(self):
-    """A copy on the CPU (``self`` if it is there already).
+def _cpu(self, *, memory_format=preserve_format):
+    """A copy on the CPU (``self`` if it is there already, in that memory format).
 
     >>> import teachgrad as tg
     >>> tg.ones(2).cpu().device
     device(type='cpu')
     """
-    return _to(self, "cpu")
+    return _to(self, "cpu", memory_format=memory_format)
 
 
 def _cuda(self, device=None, non_blocking=False):

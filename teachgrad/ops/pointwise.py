@@ -22,11 +22,14 @@ from .._arguments import invalid_combination
 from .._backend import (
     array_module,
     as_array,
+    contiguous_format,
     empty_strided,
     expanded,
     floor_quotient,
     get_default_dtype,
+    memory_format,
     numpy_module,
+    preserve_format,
     quiet,
     result_type,
     strides_for,
@@ -34,7 +37,7 @@ from .._backend import (
     to_device,
 )
 from .._creation import scalar_of
-from .._layout import contiguous_strides, preserved_copy, same_layout, torch_layout, with_strides
+from .._layout import contiguous_strides, format_copy, same_layout, torch_layout, with_strides
 from .._printing import scalar_name, scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, wrap_array
@@ -1452,7 +1455,8 @@ def _masked(xp, mask, x, y):
 
 
 class ToCopy(Builtin):
-    """``x.to(dtype/device)``: the gradient is cast/moved back to the input's dtype and device."""
+    """``x.to(dtype/device/memory_format)``: the gradient is cast/moved back to the input's
+    dtype and device."""
 
     records_inference = True  # (torch copies into a plain tensor it made, and records that)
     batchable = True
@@ -1460,25 +1464,24 @@ class ToCopy(Builtin):
     formula = {"self": "grad, back to self's dtype and device"}
 
     @staticmethod
-    def forward(ctx, a, np_dtype, dev):
+    def forward(ctx, a, np_dtype, dev, memory_format=preserve_format):
         ctx.in_dtype, ctx.in_device = a.dtype, a.device
         out = a._data if dev is None else to_device(a._data, dev)
-        if np_dtype is not None and out.dtype != np_dtype:
-            out = preserved_copy(out, np_dtype)
-        elif out is a._data:
-            out = preserved_copy(out, out.dtype)
+        cast = np_dtype is not None and out.dtype != np_dtype
+        if cast or out is a._data or memory_format is not preserve_format:
+            out = format_copy(out, memory_format, np_dtype if cast else out.dtype)
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.to(dtype=ctx.in_dtype, device=ctx.in_device), None, None
+        return grad.to(dtype=ctx.in_dtype, device=ctx.in_device), None, None, None
 
     jvp = staticmethod(linear_jvp)
 
 
 class Clone(Builtin):
-    """A copy. ``layout``: 'K' keeps the strides (when the tensor is dense and non-overlapping,
-    else row-major, as torch's preserve_format), 'C' is row-major, or an array whose layout to copy."""
+    """A copy. ``layout``: a memory format (``preserve_format`` keeps the strides of a dense
+    tensor, see ``_layout.preserved_copy``), or an array whose layout to copy."""
 
     records_inference = True  # (torch copies into a plain tensor it made, and records that)
     batchable = True
@@ -1486,10 +1489,10 @@ class Clone(Builtin):
     formula = {"self": "grad"}
 
     @staticmethod
-    def forward(ctx, a, layout="K"):
+    def forward(ctx, a, layout=preserve_format):
         x = a._data
-        if isinstance(layout, str):
-            return preserved_copy(x, x.dtype) if layout == "K" else x.copy(order=layout)
+        if isinstance(layout, memory_format):
+            return format_copy(x, layout, x.dtype)
         # the very layout of `layout` (a dense array), whose dtype may be another
         out = empty_strided(x, strides_for(layout, x.itemsize))
         out[...] = x
@@ -2018,18 +2021,21 @@ def where(condition, input, other):
 
 
 def clone(input, *, memory_format=None):
-    """A copy that is part of the graph (gradient flows through), strides preserved.
+    """A copy that is part of the graph (gradient flows through), laid out in
+    ``memory_format`` (by default ``preserve_format``: strides kept).
 
     >>> import teachgrad as tg
     >>> x = tg.ones(2, requires_grad=True); x.clone().grad_fn
     <CloneBackward0 object at ...>
+    >>> tg.ones(1, 3, 2, 2).clone(memory_format=tg.channels_last).stride()
+    (12, 1, 6, 3)
     """
-    return Clone.apply(input, "C" if memory_format == "contiguous_format" else "K")
+    return Clone.apply(input, preserve_format if memory_format is None else memory_format)
 
 
 def clone_like(input, layout_of=None):
     """A copy of ``input`` with the strides of the array ``layout_of`` (row-major if None)."""
-    return Clone.apply(input, "C" if layout_of is None else layout_of)
+    return Clone.apply(input, contiguous_format if layout_of is None else layout_of)
 
 
 def _comparison(name, ufunc_name):

@@ -1,5 +1,6 @@
 """Ops that change which memory a tensor uses: ``resize_``, ``resize_as_``, ``set_`` (and
-the deprecated out-of-place ``resize``).
+the deprecated out-of-place ``resize``); and that memory itself, as torch shows it:
+``x.untyped_storage()`` (bytes), ``x.storage()`` (elements of x's dtype, deprecated).
 
 A tensor reads a *storage* (its base's memory, see ``Tensor._storage_array``) through
 its shape, strides and offset. ``resize_`` gives it a new shape, laid out row-major from
@@ -27,7 +28,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from .._backend import array_module, strided_view
+from .._backend import address, array_module, device_of, strided_view
 from .._printing import c_type_name
 from .._profiling import recorded_as
 from .._tensor import Size, Tensor, _as_ints, type_name, wrap_array
@@ -208,9 +209,110 @@ def set_(self, source=None):
     return self
 
 
+# --------------------------------------------------------------------------- storages
+
+
+class UntypedStorage:
+    """A tensor's storage as torch's ``UntypedStorage``: the bytes of the memory it and its
+    views read (``Tensor._storage_array``), whatever their dtype.
+
+    >>> import teachgrad as tg
+    >>> x = tg.zeros(2, 3)
+    >>> x[1].untyped_storage().nbytes(), x[1].untyped_storage().data_ptr() == x.data_ptr()
+    (24, True)
+    """
+
+    def __init__(self, memory):
+        self._memory = memory  # (the owning array: views of one storage find the same one)
+
+    def nbytes(self) -> int:
+        """The storage's size in bytes."""
+        return self._memory.nbytes
+
+    def size(self) -> int:
+        """Its length: bytes, for an untyped storage."""
+        return len(self)
+
+    def __len__(self) -> int:
+        return self.nbytes() // self.element_size()
+
+    def element_size(self) -> int:
+        """Bytes per element: 1 here (an untyped storage holds bytes)."""
+        return 1
+
+    def data_ptr(self) -> int:
+        """Where the storage starts in memory (a view's ``data_ptr()`` adds its offset)."""
+        return address(self._memory)
+
+    @property
+    def device(self):
+        """The device the memory is on."""
+        return device_of(self._memory)
+
+
+class TypedStorage(UntypedStorage):
+    """A tensor's storage counted in elements of its dtype: ``x.storage()``, which torch
+    deprecates in favour of ``x.untyped_storage()``.
+
+    >>> import teachgrad as tg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     len(tg.zeros(5)[:4].storage())
+    5
+    """
+
+    def __init__(self, memory, dtype):
+        super().__init__(memory)
+        self.dtype = dtype
+
+    def element_size(self) -> int:
+        """Bytes per element of the storage's dtype."""
+        return self.dtype.itemsize
+
+    def untyped(self) -> UntypedStorage:
+        """The same memory, in bytes."""
+        return UntypedStorage(self._memory)
+
+
+def untyped_storage(self) -> UntypedStorage:
+    """The memory this tensor reads, in bytes (shared by all its views).
+
+    >>> import teachgrad as tg
+    >>> tg.zeros(3).untyped_storage().nbytes()
+    12
+    """
+    return UntypedStorage(self._storage_array())
+
+
+def storage(self) -> TypedStorage:
+    """The memory this tensor reads, counted in its dtype's elements. Deprecated, as in torch
+    (the first call warns): use ``untyped_storage()``.
+
+    >>> import teachgrad as tg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     len(tg.zeros(2, 3).t().storage())
+    6
+    """
+    if not _TYPED_STORAGE_WARNED:  # (torch warns once per process)
+        _TYPED_STORAGE_WARNED.append(True)
+        warnings.warn(_TYPED_STORAGE_DEPRECATED, UserWarning, stacklevel=_outside_teachgrad())
+    return TypedStorage(self._storage_array(), self.dtype)
+
+
+_TYPED_STORAGE_WARNED = []
+_TYPED_STORAGE_DEPRECATED = (
+    "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
+    "only storage class. This should only matter to you if you are using storages directly.  "
+    "To access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()"
+)
+
+
 METHODS = {
     "resize_": resize_,
     "resize_as_": resize_as_,
     "resize": resize,
     "set_": set_,
+    "storage": storage,
+    "untyped_storage": untyped_storage,
 }

@@ -1,13 +1,13 @@
 """More of PyTorch's TestAutogradDeviceType (on the CPU) and the parts of its
 TestMultithreadAutograd where threads do not race (test_autograd.py): test_where_functional,
-test_copy_, test_strided_leaf_grad_layout (the row-major and the not-dense cases),
+test_copy_, test_strided_leaf_grad_layout,
 test_movedim, test_mv_grad_stride_0, test_advanced_indexing_backwards_memory_format (row-major
 indices), test_simple_backward, test_simple_backward_same_input (its ``grad()`` half: the
 ``backward()`` half has ten threads racing to add into one ``.grad``), test_preserve_backtrace,
 test_dataparallel_saved_tensors_hooks (saved-tensor hook blocks are per thread).
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
-facts torch's test asserts. Left out: channels_last layouts, ``set_``, ``empty_strided``,
+facts torch's test asserts. Left out: ``set_``, ``empty_strided``,
 ``atleast_*``, cdist, ctc_loss, the RNNs and everything that needs CUDA or several devices.
 """
 
@@ -77,15 +77,24 @@ def test_copy_(lib):
 
 
 def test_strided_leaf_grad_layout(lib):
-    # (1) a dense leaf's gradient has the leaf's strides (here row-major)
-    a = lib.rand(2, 3, 4, 5).requires_grad_()
-    b = lib.rand(2, 3, 4, 5).requires_grad_()
-    a.sum().backward()
-    assert a.grad.stride() == a.stride()
-    a.grad = None
-    (a * b).sum().backward()
-    assert a.grad.stride() == a.stride()
-    assert b.grad.stride() == b.stride()
+    # (1) a dense leaf's gradient has the leaf's strides (row-major or channels_last)
+    for fmt_a in (lib.contiguous_format, lib.channels_last):
+        for fmt_b in (lib.contiguous_format, lib.channels_last):
+            a = lib.rand((2, 3, 4, 5)).to(memory_format=fmt_a)
+            b = lib.rand((2, 3, 4, 5)).to(memory_format=fmt_b)
+            a.requires_grad_()
+            b.requires_grad_()
+            # broadcast gradients
+            a.sum().backward()
+            assert a.grad.stride() == a.stride()
+            b.sum().backward()
+            assert b.grad.stride() == b.stride()
+            # gradients that are not broadcast
+            a.grad = None
+            b.grad = None
+            (a * b).sum().backward()
+            assert a.grad.stride() == a.stride()
+            assert b.grad.stride() == b.stride()
 
     # (2) a leaf that is not dense gets a row-major gradient
     c = lib.zeros(2, 4)[:, ::2]

@@ -16,6 +16,10 @@ What these tests prove:
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import warnings
+
 import pytest
 
 from ._common import assert_both_same, make, name, numpy, values
@@ -325,3 +329,62 @@ def test_docs_transpose_is_a_non_contiguous_view_and_contiguous_copies():
 
     facts = assert_both_same(program)
     assert facts["tg"][:5] == (True, True, False, False, True)
+
+
+# --------------------------------------------------------------------------- storage objects
+
+STORAGE_OF = {  # fn(lib, x): a tensor whose storage is x's (2, 3, 4) float64 memory, or another
+    "x": lambda lib, x: x,
+    "x[1] (a view)": lambda lib, x: x[1],
+    "x.transpose(0, 2) (strided)": lambda lib, x: x.transpose(0, 2),
+    "x[:, ::2] (with gaps)": lambda lib, x: x[:, ::2],
+    "x[:1].expand(3, 3, 4) (expanded)": lambda lib, x: x[:1].expand(3, 3, 4),
+    "x[0, 0, 1:3] (a slice)": lambda lib, x: x[0, 0, 1:3],
+    "x.float() (a copy)": lambda lib, x: x.float(),
+    "x.transpose(0, 2).contiguous() (a copy)": lambda lib, x: x.transpose(0, 2).contiguous(),
+}
+
+
+@pytest.mark.parametrize("fn", STORAGE_OF.values(), ids=STORAGE_OF.keys())
+def test_storage_and_untyped_storage_measure_the_memory_as_torchs(fn):
+    """``len(t.storage())`` counts t's dtype's elements of the whole storage (not t's own);
+    ``untyped_storage()`` counts bytes; both start where the storage starts, which views share."""
+
+    def program(lib):
+        x = base(lib)
+        t = fn(lib, x)
+        with warnings.catch_warnings():  # (the first storage() warns: tested below)
+            warnings.simplefilter("ignore")
+            typed = t.storage()
+        untyped = t.untyped_storage()
+        start = t.data_ptr() - t.storage_offset() * t.element_size()
+        return (
+            (len(typed), typed.size(), typed.nbytes(), typed.element_size()),
+            (len(untyped), untyped.size(), untyped.nbytes(), untyped.element_size()),
+            typed.untyped().nbytes(),
+            str(typed.dtype).partition(".")[2],
+            typed.data_ptr() == untyped.data_ptr() == start,
+            untyped.data_ptr() == x.untyped_storage().data_ptr(),
+            typed.device == untyped.device == t.device,
+        )
+
+    assert_both_same(program)
+
+
+def test_typed_storage_is_deprecated_with_torchs_warning():
+    """torch's first ``storage()`` in a process warns (a UserWarning), later ones do not; so
+    the message is compared with a fresh process of each library."""
+    script = (
+        "import warnings, sys; lib = __import__(sys.argv[1])\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always'); x = lib.zeros(2); x.storage(); x[1:].storage()\n"
+        "print([(m.category.__name__, str(m.message)) for m in w])\n"
+    )
+    said = {
+        lib: subprocess.run(
+            [sys.executable, "-c", script, lib], capture_output=True, text=True, check=True
+        ).stdout
+        for lib in ("teachgrad", "torch")
+    }
+    assert said["teachgrad"] == said["torch"]
+    assert "TypedStorage is deprecated" in said["torch"]
