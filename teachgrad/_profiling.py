@@ -6,8 +6,10 @@ backward node is timed by ``state.recorder``:
 
 * ``recorder.forward(cls, args, kwargs)`` runs ``cls.apply(*args, **kwargs)`` and times it
   (it sets ``state.bypass`` so that call does not come back here);
-* ``recorder.backward(node, run, grads, batch)`` times ``run(node, grads, batch)``, one
-  backward node, and returns what it returns;
+* ``recorder.evaluate(node, run, grads)`` times ``run(node, grads)``, the engine's whole
+  work on one backward node (hooks included), and returns what it returns;
+* ``recorder.backward(node, run, grads, batch)`` times ``run(node, grads, batch)``, that
+  node's formula, inside it;
 * ``recorder.op(name, fn, args, kwargs)`` times ``fn(*args, **kwargs)``, a public function
   made of several ops that torch counts as one: the ``@recorded_as(name)`` decorator below.
 

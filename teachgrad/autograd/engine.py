@@ -557,12 +557,16 @@ class _Pass:
             node._release_saved()
         return grad_outputs, grad_inputs
 
-    def with_extras(self, node, grads):
+    def with_extras(self, node, grads, timed=False):
         """``node`` with torch's extras around the formula: tensor hooks, pre-hooks, the
         ``NodeStarted`` event, the formula (timed by ``profile()``, or on a batch), post-hooks,
         ``NodeFinished``; and, with anomaly detection on (which listens to those events), the
         node's forward line when one of them fails. Returns None for a node a pass towards
-        inputs does not need."""
+        inputs does not need. Inside ``profile()`` all of it is timed as torch's engine event
+        for the node (``timed``: that event is already open)."""
+        if _profiling.active and not timed:
+            run = lambda node, grads: self.with_extras(node, grads, timed=True)  # noqa: E731
+            return _profiling.recorder.evaluate(node, run, grads)
         try:
             if self.reached is not None:  # a pass towards inputs: see _PassTo.takes
                 grads = self.takes(node, grads)

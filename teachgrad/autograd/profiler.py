@@ -22,9 +22,11 @@ Three kinds of event are recorded (``FunctionEvent.kind``):
   public function that torch counts as one op (``F.linear``) is one event too, with the
   ops it runs inside it (``_profiling.recorded_as``). The ops a backward formula runs
   are forward events inside its node;
-* ``"backward"``: one backward node run by the engine, named by ``node.name()``,
-  e.g. ``MulBackward0`` (torch's names); its ``sequence_nr`` is that of the forward op
-  that recorded the node, so the two can be paired;
+* ``"backward"``: one backward node run by the engine, as two nested events (torch's):
+  ``autograd::engine::evaluate_function: MulBackward0``, the engine's whole work on the
+  node (its hooks too), and inside it ``MulBackward0``, the node's backward formula, named
+  by ``node.name()`` (torch's names). Both carry the ``sequence_nr`` of the forward op
+  that recorded the node, so the op and its backward can be paired;
 * ``"user"``: a ``record_function(name)`` range you put around your own code.
 
 With ``profile_memory`` an event also says how many bytes of new arrays it made:
@@ -83,6 +85,9 @@ from .profiler_util import BACKWARD, FORWARD, USER, EventList, FunctionEvent, Fu
 # where teachgrad's own files live: ``with_stack`` leaves those frames out
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
+# the name of the engine's event around each node: this, then the node's name (torch's)
+_EVALUATE = "autograd::engine::evaluate_function: "
+
 _ALREADY_ENABLED = (
     "Profiler is already enabled on this thread\n  profile() and emit_nvtx() blocks cannot nest: "
     "one recorder watches every op. Use a single profile() and mark the parts you want to "
@@ -110,9 +115,9 @@ class _Frame:
 class _Hook:
     """What ``profile`` and ``emit_nvtx`` install as ``_profiling.state.recorder``.
 
-    ``forward``/``backward``/``op`` are the calls the engine and the ops make; each brackets
-    the work with ``enter(name, kind, inputs)`` and ``exit(token, outputs, inputs)``, which
-    subclasses define (``record_function`` calls them too).
+    ``forward``/``evaluate``/``backward``/``op`` are the calls the engine and the ops make;
+    each brackets the work with ``enter(name, kind, inputs)`` and ``exit(token, outputs,
+    inputs)``, which subclasses define (``record_function`` calls them too).
     """
 
     def forward(self, cls, args, kwargs):
@@ -123,7 +128,14 @@ class _Hook:
         inputs = cls.torch_inputs(args, kwargs) if cls._builtin else args
         return self._around(op_name(cls), FORWARD, inputs, run)
 
+    def evaluate(self, node, run, grads):
+        """The engine's whole work on one node, ``run(node, grads)``: torch's outer event
+        ``autograd::engine::evaluate_function: <node>``. It records no inputs (torch shows
+        no shapes for it); ``backward`` below times the formula inside it."""
+        return self._around(_EVALUATE + node.name(), BACKWARD, (), lambda: run(node, grads), node)
+
     def backward(self, node, run, grads, batch):
+        """The node's backward formula, ``run(node, grads, batch)``: the event ``<node>``."""
         return self._around(node.name(), BACKWARD, grads, lambda: run(node, grads, batch), node)
 
     def op(self, name, fn, args, kwargs):
@@ -254,7 +266,8 @@ class _Recorder(_Hook):
         the number the tape gives its next node (the op's own, unless the op records none,
         or runs others that record first); the backward event of a node gets the node's
         number, and the thread of the op that took that number (its own when that op ran
-        before the profile began). An AccumulateGrad has no number: -1, as torch shows it."""
+        before the profile began); so does the engine's event around it. An AccumulateGrad
+        has no number: -1, as torch shows it."""
         event.fwd_thread = 0
         on_tensors = any(isinstance(t, Tensor) for t in inputs)  # (torch: not tg.ones(...))
         if event.kind == FORWARD and _grad_state.enabled and on_tensors:
@@ -391,8 +404,8 @@ class profile:
     >>> mul = prof.function_events[0]
     >>> mul.name, mul.input_shapes, mul.cpu_memory_usage
     ('aten::mul', [[2, 3], []], 24)
-    >>> [e.name for e in prof.function_events if e.kind == "backward"]
-    ['SumBackward0', 'MulBackward0', 'torch::autograd::AccumulateGrad']
+    >>> [e.name for e in prof.function_events if e.kind == "backward"][:2]
+    ['autograd::engine::evaluate_function: SumBackward0', 'SumBackward0']
     """
 
     def __init__(

@@ -76,14 +76,20 @@ def _nodes(root):
 # =============================================================================== events
 
 
-def test_every_op_and_every_backward_node_is_one_event():
+_ENGINE = "autograd::engine::evaluate_function: "  # torch's event around each node it runs
+
+
+def test_every_op_is_one_event_and_every_backward_node_two():
+    """A node is an engine event with the node's own event inside it, as in torch (this test
+    said "one event" per node before teachgrad recorded the engine's event too)."""
     x = tg.ones(2, 3, requires_grad=True)
     w = tg.full((2, 3), 2.0, requires_grad=True)
     y = (x * w).sum()
     nodes = _nodes(y.grad_fn)  # SumBackward0, MulBackward0, AccumulateGrad x2
     with profile() as prof:
         y.backward()
-    assert sorted(_names(prof.function_events, "backward")) == sorted(nodes)
+    engine = [_ENGINE + n for n in nodes]
+    assert sorted(_names(prof.function_events, "backward")) == sorted(nodes + engine)
 
     prof, *_ = _program()
     events = prof.function_events
@@ -92,13 +98,18 @@ def test_every_op_and_every_backward_node_is_one_event():
     assert [(e.name, e.kind) for e in top] == [
         ("aten::mul", "forward"),
         ("aten::sum", "forward"),
-        ("SumBackward0", "backward"),
-        ("MulBackward0", "backward"),
-        ("torch::autograd::AccumulateGrad", "backward"),
-        ("torch::autograd::AccumulateGrad", "backward"),
+        (_ENGINE + "SumBackward0", "backward"),
+        (_ENGINE + "MulBackward0", "backward"),
+        (_ENGINE + "torch::autograd::AccumulateGrad", "backward"),
+        (_ENGINE + "torch::autograd::AccumulateGrad", "backward"),
+    ]
+    # inside each engine event, only the node's own event
+    assert [[c.name for c in e.cpu_children] for e in top[2:]] == [
+        [e.name.removeprefix(_ENGINE)] for e in top[2:]
     ]
     # the ops a backward formula runs are forward events inside its node
-    assert [c.name for c in events[0].cpu_children[3].cpu_children] == ["aten::mul", "aten::mul"]
+    (mul_backward,) = events[0].cpu_children[3].cpu_children
+    assert [c.name for c in mul_backward.cpu_children] == ["aten::mul", "aten::mul"]
     assert events[0].kind == "user" and events[0].is_user_annotation
     assert [e.id for e in events] == list(range(len(events)))
 
@@ -108,14 +119,10 @@ def test_backward_names_match_torchs_nodes(torch):
     tx = torch.ones(2, 3, requires_grad=True)
     with torch.autograd.profiler.profile() as tprof:
         (tx * 2).sum().backward()
-    # torch's node events are "SumBackward0", "MulBackward0", "torch::autograd::AccumulateGrad"
-    # (each inside an "autograd::engine::evaluate_function: <node>" event, with aten:: ops and
-    # detach inside them: left out here)
-    theirs = {
-        e.name
-        for e in tprof.function_events
-        if not e.name.startswith(("aten::", "autograd::engine", "detach"))
-    }
+    # torch's node events are "SumBackward0", "MulBackward0", "torch::autograd::AccumulateGrad",
+    # each inside an "autograd::engine::evaluate_function: <node>" event (the aten:: ops and
+    # detach inside them are left out here)
+    theirs = {e.name for e in tprof.function_events if not e.name.startswith(("aten::", "detach"))}
     x = tg.ones(2, 3, requires_grad=True)
     with profile() as prof:
         (x * 2).sum().backward()
@@ -1157,6 +1164,71 @@ def test_an_op_and_its_backward_node_share_a_sequence_number(lib):
     # AccumulateGrad; torch also lists the kernels it runs inside ops (aten::empty ...)
     assert {"step", "aten::mul", "torch::autograd::AccumulateGrad"} <= set(unnumbered)
     assert all(e.fwd_thread == 0 for e in events if e.sequence_nr == -1)
+
+
+@pytest.mark.parametrize("lib", ["teachgrad", "torch"], indirect=True)
+def test_profiler_seq_nr(lib):
+    """torch's test_profiler_seq_nr (test_autograd.py): an op, the engine's event for its node
+    and the node's own event share one sequence number; both backward events name the
+    op's thread. torch also checks that ``aten::empty`` (run inside its ops) has none:
+    teachgrad runs no such op, so that check finds nothing here."""
+    with lib.autograd.profiler.profile() as p:
+        x = lib.randn(10, 10, requires_grad=True)
+        y = lib.randn(10, 10, requires_grad=True)
+        z = x + y
+        s = z.sum(dim=None)
+        s.backward()
+    autograd_ops = {("aten::add", "Add"): [], ("aten::sum", "Sum"): []}
+    accumulate_ops = []
+    for e in p.function_events:
+        for (fwd_name, bwd_name), ops in autograd_ops.items():
+            if e.name == fwd_name or (bwd_name in e.name and "Backward" in e.name):
+                ops.append(e)
+        if "AccumulateGrad" in e.name:
+            accumulate_ops.append(e)
+        if e.name == "aten::empty":
+            assert e.sequence_nr == -1
+    for idx, ((fwd_name, bwd_name), ops) in enumerate(autograd_ops.items()):
+        node = f"{bwd_name}Backward{idx}"
+        assert [e.name for e in ops] == [fwd_name, _ENGINE + node, node]
+        assert ops[0].sequence_nr >= 0
+        assert ops[1].sequence_nr == ops[2].sequence_nr == ops[0].sequence_nr
+        assert ops[0].fwd_thread == 0
+        assert ops[1].fwd_thread == ops[2].fwd_thread == ops[0].thread
+    # (beyond torch's test) AccumulateGrad: engine event, node event, twice; no number
+    assert [e.name for e in accumulate_ops] == [_ENGINE + _ACCUMULATE, _ACCUMULATE] * 2
+    assert {(e.sequence_nr, e.fwd_thread) for e in accumulate_ops} == {(-1, 0)}
+
+
+_ACCUMULATE = "torch::autograd::AccumulateGrad"
+
+
+def _engine_events(lib, **options):
+    """Each engine event of ``(x * 2).sum().backward()``: (name, its children's names, its
+    input shapes), and the names ``key_averages()`` and ``table()`` show."""
+    x = lib.ones(3, requires_grad=True)
+    with lib.autograd.profiler.profile(**options) as p:
+        (x * 2).sum().backward()
+    events = [e for e in p.function_events if e.name.startswith(_ENGINE)]
+    for e in events:  # the engine's own time is what its node's event leaves
+        assert e.self_cpu_time_total == pytest.approx(
+            e.cpu_time_total - e.cpu_children[0].cpu_time_total
+        )
+    averaged = [a.key for a in p.key_averages() if a.key.startswith(_ENGINE)]
+    shown = p.table(max_name_column_width=80).count(_ENGINE)
+    rows = [(e.name, [c.name for c in e.cpu_children], e.input_shapes) for e in events]
+    return rows, averaged, shown
+
+
+def test_the_engine_events_are_torchs(torch):
+    """Names, nesting, shapes (none: torch records no inputs for them) and the rows of
+    ``key_averages()`` (one per node kind) and ``table()`` (one per event) are torch's."""
+    ours = _engine_events(tg, record_shapes=True)
+    assert ours == _engine_events(torch, record_shapes=True)
+    rows, averaged, shown = ours
+    nodes = ("SumBackward0", "MulBackward0", _ACCUMULATE)
+    assert rows == [(_ENGINE + n, [n], []) for n in nodes]
+    assert (len(averaged), shown) == (3, 3)
 
 
 @pytest.mark.parametrize("lib", ["teachgrad", "torch"], indirect=True)
