@@ -256,6 +256,13 @@ _OPS = {
         "Tensor input, Tensor mask, Tensor value",
         "Tensor input, Tensor mask, Number value",
     ],
+    "lerp": [
+        f"Tensor input, Tensor end, Tensor weight, {_OUT}",
+        f"Tensor input, Tensor end, Number weight, {_OUT}",
+    ],
+    "addcmul": [
+        "Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, Tensor out = None"
+    ],
     "clamp": [
         f"Tensor input, Tensor min = None, Tensor max = None, {_OUT}",
         f"Tensor input, Number min = None, Number max = None, {_OUT}",
@@ -321,6 +328,7 @@ for _same, _names in {
     "any": ("all",),
     "tril": ("triu",),
     "add": ("sub",),
+    "addcmul": ("addcdiv",),
     "eq": ("ne", "lt", "le", "gt", "ge"),  # (remainder and fmod: written above)
     "logical_and": ("logical_or", "logical_xor", "maximum", "minimum", "nextafter"),
     "median": ("nanmedian",),

@@ -38,7 +38,7 @@ from .._backend import (
 )
 from .._creation import scalar_of
 from .._layout import contiguous_strides, format_copy, same_layout, torch_layout, with_strides
-from .._printing import scalar_name, scalar_type_name
+from .._printing import c_type_name, scalar_name, scalar_type_name
 from .._profiling import recorded_as
 from .._tensor import Tensor, wrap_array
 from ..autograd.builtin import Builtin
@@ -1970,6 +1970,277 @@ def nextafter(input, other):
     """
     _check_two_tensors(input, other, "nextafter", hint="Wrap a number first: tg.tensor(2.0).")
     return Nextafter.apply(input, other)
+
+
+# --------------------------------------------------------------------------- lerp, addcmul, addcdiv
+
+
+def _tensor_operands(*operands):
+    """The arrays of tensor operands, promoted to torch's result dtype, once their
+    shapes are known to broadcast (else torch's error)."""
+    same_device(*operands)
+    broadcast_shape(*(t._data.shape for t in operands))
+    dt = result_type(*operands).numpy
+    return [t._data.astype(dt, copy=False) for t in operands]
+
+
+def _fused_multiply_add(a, b, c):
+    """``a * b + c`` rounded once, as torch's CPU kernels compute it (an FMA instruction),
+    which NumPy has not. For float32 (and float16) the product is exact in float64: the
+    float64 sum, rounded back, gives torch's numbers. float64 is rounded twice here, so it
+    can differ from torch's in the last bit; integers are exact either way."""
+    dt = c.dtype
+    if dt.kind != "f" or dt.itemsize == 8:
+        return a * b + c
+    return (array_module(c).multiply(a, b, dtype="float64") + c).astype(dt)
+
+
+def _lerp_arrays(xp, x, y, w):
+    """torch's lerp kernel: ``x + w · (y − x)`` for |w| < 0.5, else ``y − (1 − w) · (y − x)``,
+    which is exact at both ends (w = 0 gives x, w = 1 gives y); one rounding each."""
+    if hasattr(w, "shape"):  # a tensor weight: each element picks its form
+        small = xp.abs(w) < 0.5
+        return _fused_multiply_add(xp.where(small, w, w - 1), y - x, xp.where(small, x, y))
+    return (
+        _fused_multiply_add(w, y - x, x) if abs(w) < 0.5 else _fused_multiply_add(w - 1, y - x, y)
+    )
+
+
+def _lerp_operands(kernel, a, b, w=None):
+    """The arrays of lerp's operands, with torch's checks: lerp computes in ``input``'s dtype,
+    so ``end`` and a tensor weight must have it (a 0-d weight is let through, and promotes,
+    as in torch), and that dtype must be a float one."""
+    others = {"end": b} if w is None or w._data.ndim == 0 else {"end": b, "weight": w}
+    for name, t in others.items():
+        if t._data.dtype != a._data.dtype:
+            raise RuntimeError(
+                f"expected dtype {c_type_name(a._data.dtype.name)} for `{name}` but got dtype "
+                f"{c_type_name(t._data.dtype.name)}\n  lerp does not promote: cast with .to()."
+            )
+    arrays = _tensor_operands(a, b) if w is None else _tensor_operands(a, b, w)
+    if arrays[0].dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{scalar_name(arrays[0].dtype.name)}'\n  "
+            "lerp is for floats: cast the tensors with .float()."
+        )
+    return arrays
+
+
+class LerpScalar(Builtin):
+    """``lerp(x, end, w)`` with a number ``w``: ``x + w · (end − x)``."""
+
+    batchable = True
+    node_name = "LerpBackward0"
+    saved_args = {"weight": "weight"}
+    formula = {"self": "grad · (1 − weight)", "end": "grad · weight"}
+
+    @staticmethod
+    @quiet
+    def forward(ctx, a, b, weight):
+        x, y = _lerp_operands("lerp_kernel_scalar", a, b)
+        ctx.weight = weight
+        return torch_layout(_lerp_arrays(array_module(x), x, y, x.dtype.type(weight)), x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_a, need_b, _ = ctx.needs_input_grad
+        w = ctx.weight
+        return grad * (1 - w) if need_a else None, grad * w if need_b else None, None
+
+    @staticmethod
+    def jvp(ctx, ta, tb, _):
+        w = ctx.weight
+        return tangent_sum(None if ta is None else ta * (1 - w), None if tb is None else tb * w)
+
+
+class LerpTensor(Builtin):
+    """``lerp(x, end, w)`` with a tensor ``w``, which gets a gradient too: ``end − x``."""
+
+    batchable = True
+    node_name = "LerpBackward1"
+    saved_names = ("self", "end", "weight")
+    formula = {
+        "self": "grad · (1 − weight)",
+        "end": "grad · weight",
+        "weight": "grad · (end − self)",
+    }
+
+    @staticmethod
+    @quiet
+    def forward(ctx, a, b, w):
+        ctx.to_save = (a, b, w)
+        x, y, z = _lerp_operands("lerp_kernel_tensor", a, b, w)
+        return torch_layout(_lerp_arrays(array_module(x), x, y, z), x, y, z)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, w = ctx.saved_tensors
+        need_a, need_b, need_w = ctx.needs_input_grad
+        return (
+            grad * (1 - w) if need_a else None,
+            grad * w if need_b else None,
+            grad * (b - a) if need_w else None,
+        )
+
+    @staticmethod
+    def jvp(ctx, ta, tb, tw):
+        a, b, w = ctx.inputs
+        return tangent_sum(
+            None if ta is None else ta * (1 - w),
+            None if tb is None else tb * w,
+            None if tw is None else tw * (b - a),
+        )
+
+
+def lerp(input, end, weight):
+    """``input + weight * (end - input)``, elementwise: the straight line from ``input``
+    (weight 0) to ``end`` (weight 1); ``weight`` is a number or a tensor.
+
+    >>> import teachgrad as tg
+    >>> tg.lerp(tg.tensor([0.0, 10.0]), tg.tensor([10.0, 20.0]), 0.25)
+    tensor([ 2.5000, 12.5000])
+    """
+    if isinstance(weight, Tensor):
+        return LerpTensor.apply(input, end, weight)
+    if not isinstance(weight, int | float):
+        raise TypeError(f"lerp(): weight must be a number or a Tensor, not {type(weight).__name__}")
+    return LerpScalar.apply(input, end, weight)
+
+
+def _value(value, dt, op: str):
+    """addcmul's and addcdiv's ``value`` as a number of the result's dtype ``dt`` (a 0-d tensor
+    is the number it holds): torch casts it, so 1.5 is 1 for an integer result."""
+    if isinstance(value, Tensor) and value._data.ndim == 0:
+        value = value.item()
+    if not isinstance(value, int | float):
+        raise TypeError(f"{op}(): argument 'value' must be Number, not {type(value).__name__}")
+    return dt.type(value)
+
+
+class _AddcOp(Builtin):
+    """``input + value · (tensor1 ∘ tensor2)``, ∘ a product or a quotient; ``combine`` computes
+    it on arrays as torch's kernel does."""
+
+    batchable = True
+    saved_names = ("tensor1", "tensor2")
+    saved_args = {"value": "value"}
+
+    @classmethod
+    @quiet
+    def forward(cls, ctx, a, t1, t2, value):
+        x, y, z = _tensor_operands(a, t1, t2)
+        cls.check(x, t1, t2)
+        ctx.to_save = (t1, t2)
+        ctx.value = value
+        v = _value(value, x.dtype, cls.name)
+        return torch_layout(cls.combine(x, v * y, z), x, y, z)
+
+
+class Addcmul(_AddcOp):
+    """``addcmul(x, t1, t2, value)``: ``x + value · t1 · t2``."""
+
+    node_name = "AddcmulBackward0"
+    name = "addcmul"
+    combine = staticmethod(lambda x, vy, z: _fused_multiply_add(vy, z, x))
+    formula = {
+        "self": "grad",
+        "tensor1": "grad · tensor2 · value",
+        "tensor2": "grad · tensor1 · value",
+    }
+
+    @staticmethod
+    def check(x, t1, t2):
+        if x.dtype.kind == "b":
+            raise NotImplementedError(
+                "\"addcmul_cpu_out\" not implemented for 'Bool'\n  For bools use logical_or "
+                "and logical_and."
+            )
+
+    @staticmethod
+    def backward(ctx, grad):
+        t1, t2 = ctx.saved_tensors
+        need_a, need_1, need_2, _ = ctx.needs_input_grad
+        v = ctx.value
+        return (
+            grad if need_a else None,
+            grad * (t2 * v) if need_1 else None,
+            grad * (t1 * v) if need_2 else None,
+            None,
+        )
+
+    @staticmethod
+    def jvp(ctx, ta, t1t, t2t, _):
+        _, t1, t2, v = ctx.inputs
+        return tangent_sum(
+            ta, None if t1t is None else t1t * t2 * v, None if t2t is None else t2t * t1 * v
+        )
+
+
+class Addcdiv(_AddcOp):
+    """``addcdiv(x, t1, t2, value)``: ``x + value · t1 / t2``."""
+
+    node_name = "AddcdivBackward0"
+    name = "addcdiv"
+    combine = staticmethod(lambda x, vy, z: x + vy / z)
+    formula = {
+        "self": "grad",
+        "tensor1": "grad · value / tensor2",
+        "tensor2": "−grad · value · tensor1 / tensor2²",
+    }
+
+    @staticmethod
+    def check(x, t1, t2):
+        if all(t._data.dtype.kind in "biu" for t in (t1, t2)):
+            raise RuntimeError(
+                "Integer division with addcdiv is no longer supported, and in a future  release "
+                "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+                "behavior can be implemented as (input + value * teachgrad.trunc(tensor1 / tensor2))"
+                ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) "
+                "for float inputs. The future addcdiv behavior is just the latter implementation: "
+                "(input + value * tensor1 / tensor2), for all dtypes."
+            )
+
+    @staticmethod
+    def backward(ctx, grad):
+        t1, t2 = ctx.saved_tensors
+        need_a, need_1, need_2, _ = ctx.needs_input_grad
+        v = ctx.value
+        return (
+            grad if need_a else None,
+            grad * (v / t2) if need_1 else None,
+            -grad * (v * t1 / t2) / t2 if need_2 else None,
+            None,
+        )
+
+    @staticmethod
+    def jvp(ctx, ta, t1t, t2t, _):
+        _, t1, t2, v = ctx.inputs
+        return tangent_sum(
+            ta,
+            None if t1t is None else t1t * (v / t2),
+            None if t2t is None else -t2t * (v * t1 / t2) / t2,
+        )
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2``, elementwise, broadcasting all three.
+
+    >>> import teachgrad as tg
+    >>> tg.addcmul(tg.ones(2), tg.tensor([1.0, 2.0]), tg.tensor([3.0, 4.0]), value=0.5)
+    tensor([2.5000, 5.0000])
+    """
+    return Addcmul.apply(input, tensor1, tensor2, value)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2``, elementwise, broadcasting all three (a true
+    division: integer tensor1 and tensor2 are refused, as in torch).
+
+    >>> import teachgrad as tg
+    >>> tg.addcdiv(tg.ones(2), tg.tensor([1.0, 2.0]), tg.tensor([4.0, 4.0]), value=2)
+    tensor([1.5000, 2.0000])
+    """
+    return Addcdiv.apply(input, tensor1, tensor2, value)
 
 
 def maximum(input, other):

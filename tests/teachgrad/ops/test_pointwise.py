@@ -149,6 +149,8 @@ BINARY = {
     "x.fmod(y)": (lambda lib, x, y: x.fmod(y), "real", "nonzero"),
     "nextafter": (lambda lib, x, y: lib.nextafter(x, y), "real", "real"),
     "x.nextafter(y)": (lambda lib, x, y: x.nextafter(y), "real", "nonzero"),
+    "lerp(x, y, 0.3)": (lambda lib, x, y: lib.lerp(x, y, 0.3), "real", "real"),
+    "x.lerp(y, -1.5)": (lambda lib, x, y: x.lerp(y, -1.5), "real", "real"),
 }
 
 BINARY_CASES = [
@@ -174,6 +176,55 @@ def clamp3(lib, x, lo, hi):
     return lib.clamp(x, lo - 0.5, hi + 0.5)
 
 
+# ops of three tensors, broadcasting all three; the in-place forms (on a copy of x, which
+# must have the broadcast shape) use the shapes whose first one is the largest
+TRIPLES = [
+    ((3, 4), (3, 4), (3, 4)),
+    ((3, 4), (4,), (3, 1)),
+    ((2, 3), (), (3,)),
+    ((), (), ()),
+]
+BROADCAST_TRIPLES = [((), (2, 3), ()), ((4,), (2, 3, 4), (3, 1))]
+
+
+def triple_inputs(dom_z, shapes):
+    args = [(A(*sx), A(*sy), A(*sz, domain=dom_z)) for sx, sy, sz in shapes]
+    args.append((A(3, 4, layout="transposed"), A(4, layout="strided"), A(3, 4, domain=dom_z)))
+    return args
+
+
+# name -> (fn(lib, x, y, z), domain of z, in place); the weight of lerp spans |w| < 0.5 and more
+TERNARY = {
+    "lerp(x, y, w)": (lambda lib, x, y, w: lib.lerp(x, y, w), "real", False),
+    "x.lerp(y, 2 * w)": (lambda lib, x, y, w: x.lerp(y, 2 * w), "real", False),
+    "x.lerp_(y, w)": (lambda lib, x, y, w: (x * 1).lerp_(y, w), "real", True),
+    "addcmul": (lambda lib, x, y, z: lib.addcmul(x, y, z), "real", False),
+    "x.addcmul(y, z, value=-0.5)": (
+        lambda lib, x, y, z: x.addcmul(y, z, value=-0.5),
+        "real",
+        False,
+    ),
+    "x.addcmul_(y, z, value=2)": (
+        lambda lib, x, y, z: (x * 1).addcmul_(y, z, value=2),
+        "real",
+        True,
+    ),
+    "addcdiv": (lambda lib, x, y, z: lib.addcdiv(x, y, z), "nonzero", False),
+    "x.addcdiv(y, z, value=3)": (lambda lib, x, y, z: x.addcdiv(y, z, value=3), "nonzero", False),
+    "x.addcdiv_(y, z, value=0.5)": (
+        lambda lib, x, y, z: (x * 1).addcdiv_(y, z, value=0.5),
+        "nonzero",
+        True,
+    ),
+}
+
+TERNARY_CASES = [
+    pytest.param(fn, args, in_place, id=f"{name}-{case_id(args)}")
+    for name, (fn, dz, in_place) in TERNARY.items()
+    for args in triple_inputs(dz, TRIPLES + ([] if in_place else BROADCAST_TRIPLES))
+]
+
+
 # --------------------------------------------------------------------------- gradcheck
 
 
@@ -193,6 +244,16 @@ def test_binary_gradcheck_and_gradgradcheck_with_broadcasting(fn, args):
 def test_clamp_with_tensor_bounds_gradcheck(args):
     """clamp(x, min_tensor, max_tensor) sends each gradient to whichever value was chosen."""
     run_gradchecks(clamp3, args)
+
+
+@pytest.mark.parametrize("fn,args,in_place", TERNARY_CASES)
+def test_ternary_gradcheck_and_gradgradcheck(fn, args, in_place):
+    """lerp (a tensor weight), addcmul and addcdiv differentiate right w.r.t. all three inputs.
+    In place, forward mode stops at first order: through backward it would need a tangent
+    on the copy of the old ``x`` that lerp_ saves, which no in-place node (mul_ ...) keeps."""
+    run_gradchecks(fn, args, second_order=not in_place)
+    if in_place:
+        run_gradchecks(fn, args, forward_ad=False)
 
 
 # --------------------------------------------------------------------------- PyTorch oracle
@@ -219,6 +280,35 @@ def test_binary_matches_torch(torch, fn, args, dtype):
 def test_clamp_with_tensor_bounds_matches_torch(torch, args, dtype):
     """clamp with two tensor bounds (even crossed ones) matches torch in value and all three grads."""
     compare_with_torch(torch, clamp3, args, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fn,args,in_place", TERNARY_CASES)
+def test_ternary_matches_torch(torch, fn, args, in_place, dtype):
+    """Value, node name (LerpBackward1, AddcmulBackward0 ...), saved attributes and all three
+    gradients equal torch's, in place too."""
+    compare_with_torch(torch, fn, args, dtype)
+
+
+THREE_OPS = {
+    "lerp(x, y, 0.3)": lambda lib, x, y, z: lib.lerp(x, y, 0.3),
+    "lerp(x, y, 0.7)": lambda lib, x, y, z: lib.lerp(x, y, 0.7),
+    "lerp(x, y, z)": lambda lib, x, y, z: lib.lerp(x, y, z),
+    "addcmul": lambda lib, x, y, z: lib.addcmul(x, y, z, value=0.3),
+    "addcdiv": lambda lib, x, y, z: lib.addcdiv(x, y, z, value=0.3),
+}
+
+
+@pytest.mark.parametrize("step", [1, 3])
+@pytest.mark.parametrize("fn", THREE_OPS.values(), ids=THREE_OPS.keys())
+def test_lerp_addcmul_addcdiv_are_torch_s_bit_for_bit_in_float32(torch, fn, step):
+    """torch's CPU kernels round ``a * b + c`` once (a fused multiply-add): lerp and addcmul
+    give its float32 numbers to the last bit (contiguous or not), addcdiv too."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.uniform(-2, 2, 3000).astype(np.float32) for _ in range(3)]
+    ours = fn(tg, *(tg.tensor(a)[::step] for a in arrays))
+    theirs = fn(torch, *(torch.tensor(a)[::step] for a in arrays))
+    np.testing.assert_array_equal(to_numpy(ours).view(np.int32), theirs.numpy().view(np.int32))
 
 
 def test_ties_split_the_gradient_like_torch(torch):
@@ -323,6 +413,27 @@ PROMOTION = {
     "int.relu()": lambda lib: lib.tensor([-3, 2]).relu(),
     "int.reciprocal()": lambda lib: lib.tensor([1, 2]).reciprocal(),
     "int.where(cond, 0.5)": lambda lib: lib.tensor([1, 2]).where(lib.tensor([True, False]), 0.5),
+    "addcmul(int, int, int, value=1.5)": lambda lib: lib.addcmul(
+        lib.tensor([1, 2]), lib.tensor([2, 3]), lib.tensor([2, 2]), value=1.5
+    ),
+    "addcmul(int, float32, float64)": lambda lib: lib.addcmul(
+        lib.tensor([1, 2]), lib.ones(2), lib.ones(2, dtype=lib.float64), value=2.5
+    ),
+    "addcdiv(bool, int, float32)": lambda lib: lib.addcdiv(
+        lib.tensor([True, False]), lib.tensor([1, 2]), lib.tensor([2.0, 4.0])
+    ),
+    "lerp(float16)": lambda lib: lib.lerp(
+        lib.zeros(2, dtype=lib.float16), lib.ones(2, dtype=lib.float16), 0.3
+    ),
+    "lerp(float32, weight float64 0-d)": lambda lib: lib.lerp(
+        lib.zeros(2), lib.ones(2), lib.tensor(0.25, dtype=lib.float64)
+    ),
+    "lerp(int, int, weight float64 0-d)": lambda lib: lib.lerp(
+        lib.tensor([0, 4]), lib.tensor([2, 8]), lib.tensor(0.25, dtype=lib.float64)
+    ),
+    "lerp(0-d float32s, weight float64 0-d)": lambda lib: lib.lerp(
+        lib.tensor(0.0), lib.tensor(1.0), lib.tensor(0.3, dtype=lib.float64)
+    ),
     "float32.where(cond, float64)": lambda lib: lib.ones(2).where(
         lib.tensor([True, False]), lib.zeros(2, dtype=lib.float64)
     ),
@@ -722,6 +833,61 @@ ERRORS = {
         lambda lib: lib.div(lib.ones(2), 2, rounding_mode="round"),
         RuntimeError,
         "rounding_mode",
+    ),
+    "lerp to an end of another dtype": (
+        lambda lib: lib.lerp(lib.ones(2), lib.ones(2, dtype=lib.float64), 0.5),
+        RuntimeError,
+        "expected dtype float for `end` but got dtype double",
+    ),
+    "lerp with a weight of another dtype": (
+        lambda lib: lib.lerp(lib.ones(2), lib.ones(2), lib.tensor([1, 0])),
+        RuntimeError,
+        "expected dtype float for `weight` but got dtype long int",
+    ),
+    "lerp of integers": (
+        lambda lib: lib.tensor([1, 2]).lerp(lib.tensor([3, 4]), 0.5),
+        NotImplementedError,
+        "\"lerp_kernel_scalar\" not implemented for 'Long'",
+    ),
+    "lerp with a number end": (
+        lambda lib: lib.lerp(lib.ones(2), 2.0, 0.5),
+        TypeError,
+        "lerp() received an invalid combination of arguments",
+    ),
+    "lerp_ to a broadcast shape": (
+        lambda lib: lib.ones(1).lerp_(lib.ones(3), lib.ones(3)),
+        RuntimeError,
+        "output with shape [1] doesn't match the broadcast shape [3]",
+    ),
+    "addcmul of bools": (
+        lambda lib: lib.addcmul(*[lib.tensor([True])] * 3),
+        NotImplementedError,
+        "\"addcmul_cpu_out\" not implemented for 'Bool'",
+    ),
+    "addcmul_ of floats into ints": (
+        lambda lib: lib.tensor([1, 2]).addcmul_(lib.ones(2), lib.ones(2)),
+        RuntimeError,
+        "result type Float can't be cast to the desired output type Long",
+    ),
+    "addcmul with a number tensor1": (
+        lambda lib: lib.addcmul(lib.ones(2), 2, lib.ones(2)),
+        TypeError,
+        "argument 'tensor1' (position 2) must be Tensor, not int",
+    ),
+    "addcmul with a str value": (
+        lambda lib: lib.addcmul(lib.ones(2), lib.ones(2), lib.ones(2), value="2"),
+        TypeError,
+        "argument 'value' must be Number, not str",
+    ),
+    "addcdiv broadcast": (
+        lambda lib: lib.addcdiv(lib.ones(2), lib.ones(3), lib.ones(2)),
+        RuntimeError,
+        "must match the size of tensor",
+    ),
+    "addcdiv of integers": (
+        lambda lib: lib.addcdiv(lib.ones(2), lib.tensor([1, 2]), lib.tensor([True, True])),
+        RuntimeError,
+        "Integer division with addcdiv is no longer supported",
     ),
     "requires_grad on int": (
         lambda lib: lib.tensor([1, 2]).requires_grad_(),
