@@ -643,7 +643,8 @@ def inplace(x, op: str, fn, *args, **kwargs):
     # the old value, with the old history: the op's node will point at it
     old = Tensor._make(x._data.copy())
     old._grad_fn, old._output_nr, old._requires_grad = x._grad_fn, x._output_nr, x._requires_grad
-    old._fw_grad, old._fw_level = x._fw_grad, x._fw_level  # (and the old tangent, in forward AD)
+    if x._fw_grad is not None:  # and the old tangent, in forward AD: a copy, for x's own is
+        old._fw_grad, old._fw_level = pointwise.clone(x._fw_grad), x._fw_level  # overwritten
     out = fn(old, *args, **kwargs)
     _write(x, out, op, args, kwargs)
     node = out._grad_fn

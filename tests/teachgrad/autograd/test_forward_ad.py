@@ -353,3 +353,19 @@ def test_reverse_over_forward_differentiates_a_tangent(torch):
             (g,) = lib.autograd.grad(tangent.sum(), p)
         results.append(g.cpu().numpy())
     np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "op",
+    ["mul_", "div_", "exp_", "sigmoid_", "tanh_", "sin_", "pow_"],
+)
+def test_forward_over_reverse_through_an_in_place_op_that_saved_the_old_value(op):
+    """An in-place op's node saves the old value of x (a copy); in forward over reverse its
+    tangent is the old tangent, which the op then overwrites in x: the copy keeps its own
+    (mul_ gave a wrong second derivative before, where torch's gradgradcheck passes)."""
+    x = tg.randn(3, dtype=tg.float64, requires_grad=True)
+    y = tg.rand(3, dtype=tg.float64, requires_grad=True)
+    call = {"pow_": lambda t, u: t.pow_(2) * u, "mul_": lambda t, u: t.mul_(u)}.get(
+        op, lambda t, u: getattr(t, op)(*((u + 1,) if op == "div_" else ())) * u
+    )
+    assert tg.autograd.gradgradcheck(lambda a, b: call(a * 1, b), (x, y), check_fwd_over_rev=True)

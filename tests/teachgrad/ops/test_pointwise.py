@@ -248,12 +248,10 @@ def test_clamp_with_tensor_bounds_gradcheck(args):
 
 @pytest.mark.parametrize("fn,args,in_place", TERNARY_CASES)
 def test_ternary_gradcheck_and_gradgradcheck(fn, args, in_place):
-    """lerp (a tensor weight), addcmul and addcdiv differentiate right w.r.t. all three inputs.
-    In place, forward mode stops at first order: through backward it would need a tangent
-    on the copy of the old ``x`` that lerp_ saves, which no in-place node (mul_ ...) keeps."""
-    run_gradchecks(fn, args, second_order=not in_place)
-    if in_place:
-        run_gradchecks(fn, args, forward_ad=False)
+    """lerp (a tensor weight), addcmul and addcdiv differentiate right w.r.t. all three inputs,
+    in place too (forward over reverse there reads the tangent of the old ``x`` the node
+    saved: a copy, as ``inplace`` keeps it)."""
+    run_gradchecks(fn, args)
 
 
 # --------------------------------------------------------------------------- PyTorch oracle
