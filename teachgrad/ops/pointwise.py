@@ -2119,7 +2119,8 @@ def _value(value, dt, op: str):
 
 class _AddcOp(Builtin):
     """``input + value · (tensor1 ∘ tensor2)``, ∘ a product or a quotient; ``combine`` computes
-    it on arrays as torch's kernel does."""
+    it on arrays as torch's kernel does; ``through_1``/``through_2`` carry a gradient (or a
+    tangent) ``g`` through to tensor1/tensor2."""
 
     batchable = True
     saved_names = ("tensor1", "tensor2")
@@ -2134,6 +2135,27 @@ class _AddcOp(Builtin):
         ctx.value = value
         v = _value(value, x.dtype, cls.name)
         return torch_layout(cls.combine(x, v * y, z), x, y, z)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        t1, t2 = ctx.saved_tensors
+        need_a, need_1, need_2, _ = ctx.needs_input_grad
+        v = ctx.value
+        return (
+            grad if need_a else None,
+            cls.through_1(grad, t1, t2, v) if need_1 else None,
+            cls.through_2(grad, t1, t2, v) if need_2 else None,
+            None,
+        )
+
+    @classmethod
+    def jvp(cls, ctx, ta, t1t, t2t, _):  # (linear in each tangent: the same rules)
+        _, t1, t2, v = ctx.inputs
+        return tangent_sum(
+            ta,
+            None if t1t is None else cls.through_1(t1t, t1, t2, v),
+            None if t2t is None else cls.through_2(t2t, t1, t2, v),
+        )
 
 
 class Addcmul(_AddcOp):
@@ -2156,24 +2178,8 @@ class Addcmul(_AddcOp):
                 "and logical_and."
             )
 
-    @staticmethod
-    def backward(ctx, grad):
-        t1, t2 = ctx.saved_tensors
-        need_a, need_1, need_2, _ = ctx.needs_input_grad
-        v = ctx.value
-        return (
-            grad if need_a else None,
-            grad * (t2 * v) if need_1 else None,
-            grad * (t1 * v) if need_2 else None,
-            None,
-        )
-
-    @staticmethod
-    def jvp(ctx, ta, t1t, t2t, _):
-        _, t1, t2, v = ctx.inputs
-        return tangent_sum(
-            ta, None if t1t is None else t1t * t2 * v, None if t2t is None else t2t * t1 * v
-        )
+    through_1 = staticmethod(lambda g, t1, t2, v: g * (t2 * v))
+    through_2 = staticmethod(lambda g, t1, t2, v: g * (t1 * v))
 
 
 class Addcdiv(_AddcOp):
@@ -2200,26 +2206,8 @@ class Addcdiv(_AddcOp):
                 "(input + value * tensor1 / tensor2), for all dtypes."
             )
 
-    @staticmethod
-    def backward(ctx, grad):
-        t1, t2 = ctx.saved_tensors
-        need_a, need_1, need_2, _ = ctx.needs_input_grad
-        v = ctx.value
-        return (
-            grad if need_a else None,
-            grad * (v / t2) if need_1 else None,
-            -grad * (v * t1 / t2) / t2 if need_2 else None,
-            None,
-        )
-
-    @staticmethod
-    def jvp(ctx, ta, t1t, t2t, _):
-        _, t1, t2, v = ctx.inputs
-        return tangent_sum(
-            ta,
-            None if t1t is None else t1t * (v / t2),
-            None if t2t is None else -t2t * (v * t1 / t2) / t2,
-        )
+    through_1 = staticmethod(lambda g, t1, t2, v: g * (v / t2))
+    through_2 = staticmethod(lambda g, t1, t2, v: -g * (v * t1 / t2) / t2)
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):
