@@ -90,9 +90,10 @@ def _visits_in_a_fresh_process(unpaced: bool) -> float:
     return float(done.stdout.split()[-1])
 
 
-def test_full_collections_visit_a_big_graph_about_twice_not_five_times():
+def test_full_collections_visit_a_big_graph_under_three_times_per_node():
     paced, unpaced = _visits_in_a_fresh_process(False), _visits_in_a_fresh_process(True)
-    assert paced < unpaced / 2, (paced, unpaced)
+    # (measured: about 1.8 objects per node paced, 21 unpaced; a wait of 3 N gave 6.9)
+    assert paced < 3 < unpaced / 4, (paced, unpaced)
 
 
 def recorded_during_a_full_collection(n_nodes: int):
@@ -122,6 +123,21 @@ def test_the_users_thresholds_come_back_once_no_graph_is_being_recorded(user_thr
     del y
     gc.collect()  # no new nodes: the user's thresholds are back
     assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_the_pacing_goes_on_from_one_big_graph_to_the_next(user_thresholds):
+    y = recorded_during_a_full_collection(30_000)
+    del y  # a training step's graph freed ...
+    gc.disable()
+    try:  # ... and the next one recorded, no bigger: the heap has not grown
+        z = tg.tensor(np.full(4, 0.1), requires_grad=True)
+        for _ in range(25_000):
+            z = z * 0.9
+    finally:
+        gc.enable()
+    gc.collect()
+    assert gc.get_threshold()[2] > 10  # still paced
+    del z
 
 
 def test_thresholds_the_user_sets_are_obeyed(user_thresholds):
