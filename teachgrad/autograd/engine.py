@@ -38,11 +38,12 @@ from heapq import heappop, heappush
 from typing import NamedTuple
 
 from .. import _events, _seam
-from .._backend import address, array_module, device_of, numpy_module, quiet
+from .._backend import address, array_module, as_array, device_of, numpy_module, quiet
 from .._events import HookFired, NodeFinished, NodeStarted
 from .._profiling import state as _profiling
 from .._tensor import Size, Tensor, wrap_array
 from . import anomaly_mode, tape
+from .forward_ad import state as _fw_state
 from .grad_mode import state as _grad_state
 from .tape import AccumulateGrad, GradientEdge, Node, check_hook_result
 
@@ -537,7 +538,7 @@ class _Pass:
         slot per output of the node; two gradients for one slot are summed."""
         buf = self.buffers.setdefault(node, [None] * len(node._output_meta))
         if g is not None:
-            buf[nr] = g if buf[nr] is None else buf[nr] + g
+            buf[nr] = g if buf[nr] is None else _summed(buf[nr], g)
 
     def ready(self, node) -> None:
         heappush(self.heap, (-node._seq, next(_ties), node))
@@ -607,6 +608,21 @@ class _Pass:
             deps[nxt] -= 1
             if deps[nxt] == 0:
                 self.ready(nxt)
+
+
+def _summed(a, b):
+    """Two gradients for one slot, added up: ``a + b``, recorded when the pass makes a graph
+    of the gradient (``create_graph``, forward-mode AD, the profiler), else on the arrays.
+
+    Speed trick, as ``function._formula_on_arrays``: both are of the input's shape and dtype
+    (checked as they were made), so NumPy's sum is the op's, without a whole ``Add``.
+    Measured (2026-11-29): ``(x * x).sum().backward()`` on 4 floats 40.3 -> 38.1 µs; the
+    small MLP step of ``benchmarks/bench.py`` (b3), whose logits go to ``logsumexp`` and
+    ``-``, callgrind 2.294 M -> 2.276 M instructions per step (-0.8%).
+    """
+    if _grad_state.enabled or _fw_state.level is not None or _profiling.active:
+        return a + b
+    return wrap_array(as_array(a._data + b._data))  # (NumPy makes a 0-d sum a scalar)
 
 
 class _PassTo(_Pass):

@@ -215,3 +215,34 @@ def test_a_gradient_summed_back_past_float32s_range_is_inf_silently():
             by_hand = out.grad_fn(seed)[1]
         out.backward(seed)
     assert b.grad.tolist() == by_hand.tolist() == [float("inf")] * 3
+
+
+def _counting_adds(monkeypatch) -> list:
+    """The ``Add`` ops that run from now on (one entry each)."""
+    from teachgrad.ops.pointwise import Add
+
+    adds, real = [], Add.forward
+    monkeypatch.setattr(
+        Add, "forward", staticmethod(lambda *a, **k: adds.append(1) or real(*a, **k))
+    )
+    return adds
+
+
+def test_two_gradients_for_one_input_are_summed_on_the_arrays_unless_a_graph_is_wanted(monkeypatch):
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    adds = _counting_adds(monkeypatch)
+    (x * x).sum().backward()  # x gets two gradients, one per operand
+    assert adds == [] and x.grad.tolist() == [2.0, 4.0]
+    (g,) = tg.autograd.grad((x * x).sum(), x, create_graph=True)
+    assert adds == [1] and g.grad_fn.name() == "AddBackward0"  # recorded, as torch's
+    import teachgrad.autograd.forward_ad as fwAD
+
+    with fwAD.dual_level():  # (forward-mode AD open: the sum is an op, as every formula is)
+        tg.autograd.grad((x * x).sum(), x)
+    assert adds == [1, 1]
+
+
+def test_a_0d_sum_of_two_gradients_stays_an_array():
+    x = tg.tensor(3.0, requires_grad=True)
+    (x * x).backward()
+    assert type(x.grad._data) is np.ndarray and x.grad.shape == () and x.grad.item() == 6.0
