@@ -1,4 +1,4 @@
-"""Big graphs and Python's cyclic garbage collector: one speed trick, kept out of the engine.
+"""Big graphs and Python's cyclic garbage collector: the pacing of full collections.
 
 A recorded graph has no reference cycles, so reference counting frees it the moment the
 last tensor of it goes; the cyclic GC never has anything to find in it. Yet each node
@@ -20,6 +20,10 @@ finds no new nodes gives the user's thresholds back; a user who sets thresholds
 (``gc.set_threshold``) is obeyed, the pacing only ever lengthens the wait. (Garbage with reference cycles that lives long enough to reach the oldest generation
 waits longer for its collection while a graph grows: at most about ten times the live
 objects, against Python's quarter.)
+
+A backward pass makes no reference cycles either, yet a collection that falls inside it
+visits the whole graph it runs: the engine switches the collector off for the length of
+a pass (``engine._collector_paused``, its second speed trick of this kind).
 
     >>> import gc
     >>> pace_full_collections in gc.callbacks

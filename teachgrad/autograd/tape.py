@@ -337,11 +337,12 @@ class SavedTensor:
 
     def unpack_array(self, owner):
         """What ``unpack`` gives, as the array alone (for a formula that runs on arrays):
-        the same checks, and a saved output needs no Tensor made again."""
-        if self.hooks is not None or not self.is_output:
-            return self.unpack(owner)._data
-        self._check_unchanged(owner)
-        return self.data
+        the same checks, and a saved output needs no Tensor made again. (A pack hook's
+        value, and an input detached in place since, which is an error, are ``unpack``'s.)"""
+        if self.hooks is None and (self.is_output or not self.non_leaf or self.tensor._grad_fn):
+            self._check_unchanged(owner)
+            return self.data if self.is_output else self.tensor._data
+        return self.unpack(owner)._data
 
     def _check_unchanged(self, owner) -> None:
         """The saved value may be read: backward has not freed it, nothing changed it (what a

@@ -13,6 +13,7 @@ import pytest
 
 import teachgrad as tg
 from teachgrad.autograd import gc_pacing
+from teachgrad.autograd.engine import current_pass
 
 
 @pytest.fixture
@@ -73,6 +74,7 @@ _VISITS = """
 import gc, sys
 import teachgrad as tg
 from teachgrad.autograd import gc_pacing
+from teachgrad.autograd.engine import current_pass
 sys.path.insert(0, {here!r})
 from test_gc_pacing import objects_visited_per_node
 if {unpaced!r}:
@@ -165,3 +167,117 @@ def test_no_pacing_when_the_user_turns_collection_off(user_thresholds):
     y = recorded_during_a_full_collection(30_000)
     assert gc.get_threshold()[0] == 0
     del y
+
+
+# ----------------------------------------------------------------- no collection inside a backward pass
+
+
+def collections_inside_a_pass(fn) -> list:
+    """The generations of the collections that start while ``fn()`` runs a backward pass."""
+    started = []
+
+    def note(phase, info):
+        if phase == "start" and current_pass() is not None:
+            started.append(info["generation"])
+
+    gc.callbacks.insert(0, note)
+    try:
+        fn()
+    finally:
+        gc.callbacks.remove(note)
+    return started
+
+
+def test_the_cyclic_gc_is_off_while_backward_runs_and_on_after():
+    seen = []
+    x = tg.ones(3, requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: seen.append(gc.isenabled()))
+    y.sum().backward()
+    assert seen == [False] and gc.isenabled()
+
+
+def test_no_collection_starts_inside_a_backward_pass_even_a_big_one(user_thresholds):
+    x = tg.tensor(np.full(4, 0.1), requires_grad=True)
+    kept = []
+
+    def hook(g):  # more new objects than a young generation holds, kept: collections due
+        kept.extend([] for _ in range(5_000))
+        return g
+
+    y = x
+    for k in range(5_000):
+        y = (y * 0.9).tanh()
+        if k == 2_500:
+            y.register_hook(hook)  # (in the middle of the pass)
+    loss = y.sum()
+    assert collections_inside_a_pass(loss.backward) == []
+    assert len(kept) == 5_000 and x.grad is not None
+
+
+def test_a_collector_the_user_turned_off_stays_off():
+    x = tg.ones(2, requires_grad=True)
+    gc.disable()
+    try:
+        (x * 2).sum().backward()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_the_collector_comes_back_on_when_backward_fails():
+    class Fails(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            raise ValueError("a bad backward")
+
+    with pytest.raises(ValueError, match="a bad backward"):
+        Fails.apply(tg.ones(2, requires_grad=True)).sum().backward()
+    assert gc.isenabled()
+
+
+def test_cycles_a_hook_makes_during_backward_are_collected_after_it():
+    import weakref
+
+    class Cycle:
+        pass
+
+    made = []
+
+    def hook(g):
+        a, b = Cycle(), Cycle()
+        a.other, b.other = b, a  # garbage with a reference cycle, made during the pass
+        made.append(weakref.ref(a))
+        return g
+
+    x = tg.ones(2, requires_grad=True)
+    y = x * 2
+    y.register_hook(hook)
+    y.sum().backward()
+    keep = [[] for _ in range(2_000)]  # more new objects than the young generation holds:
+    assert made[0]() is None  # Python's own collection ran after the pass, and found the cycle
+    del keep
+
+
+def test_grad_and_a_jacobian_pause_it_too():
+    seen = []
+    x = tg.ones(2, requires_grad=True)
+
+    def f(v):
+        y = v * 2
+        y.register_hook(lambda g: seen.append(gc.isenabled()) or g)
+        return y
+
+    tg.autograd.grad(f(x).sum(), x)
+    tg.autograd.functional.jacobian(f, x)
+    assert len(seen) == 3 and not any(seen) and gc.isenabled()
+
+
+def test_between_the_steps_of_backward_steps_it_is_on():
+    x = tg.ones(2, requires_grad=True)
+    on = [gc.isenabled() for _ in tg.autograd.backward_steps((x * 2).sum())]
+    assert on and all(on)
