@@ -311,9 +311,10 @@ def _collector_paused(run):
     gradients that die young), yet a collection that falls inside it visits every object
     of the graph it runs, as big as the one recorded (``gc_pacing``'s docstring). Measured
     (``benchmarks/bench.py`` (e), 2026-11-29): a node's time at 100,000 nodes over its time
-    at 1,000, four runs each, 1.19-1.41 without, 1.16-1.18 with. Cycles a hook makes
-    during the pass are collected after it; the switch is process-wide, as ``gc.disable()``
-    is (a hook that turns the collector off for good must do it after the pass).
+    at 1,000, 1.19 to 1.41 in three runs without, 1.16 to 1.20 in eight with. Cycles a
+    hook makes during the pass are collected after it; the switch is process-wide, as
+    ``gc.disable()`` is (a hook that turns the collector off for good must do it after the
+    pass).
 
     >>> import teachgrad as tg
     >>> x = tg.ones(2, requires_grad=True)

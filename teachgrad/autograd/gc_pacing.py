@@ -17,13 +17,14 @@ its way), the next full collection waits until about 10 N more objects have come
 the young generations (Python's own rule waits for N/4). A graph then costs under two
 visits per node in all, however big it is. The first full collection after that which
 finds no new nodes gives the user's thresholds back; a user who sets thresholds
-(``gc.set_threshold``) is obeyed, the pacing only ever lengthens the wait. (Garbage with reference cycles that lives long enough to reach the oldest generation
-waits longer for its collection while a graph grows: at most about ten times the live
-objects, against Python's quarter.)
+(``gc.set_threshold``) is obeyed, the pacing only ever lengthens the wait. (Garbage with
+reference cycles that lives long enough to reach the oldest generation waits longer for
+its collection while graphs grow: up to about ten times the live objects, against
+Python's quarter.)
 
 A backward pass makes no reference cycles either, yet a collection that falls inside it
 visits the whole graph it runs: the engine switches the collector off for the length of
-a pass (``engine._collector_paused``, its second speed trick of this kind).
+a pass (``engine._collector_paused``).
 
     >>> import gc
     >>> pace_full_collections in gc.callbacks
@@ -62,10 +63,10 @@ def pace_full_collections(phase: str, info: dict) -> None:
     and ``tanh`` on 4 floats, 60,000 nodes recorded then backward, in a fresh interpreter
     (``tests/teachgrad/autograd/test_gc_pacing.py``): the objects full collections visit go
     from about 21 per node to 1.8 (with a wait of three times: 6.9). ``benchmarks/bench.py``
-    (e), a node's time at 100,000 nodes over its time at 1,000 (2026-11-29, two runs
-    each): 1.55 and 1.58 with a wait of three times; 1.36 and 1.38 with ten; 1.19 and 1.29
-    with ten and the pacing kept from one graph to the next (what is left: a full
-    collection that falls while a big graph is alive, in about one round of three).
+    (e), a node's time at 100,000 nodes over its time at 1,000 (2026-11-29): 1.55 and 1.58
+    with a wait of three times; 1.36 and 1.38 with ten; 1.19 to 1.41 with ten and the
+    pacing kept from one graph to the next; 1.16 to 1.20 once the engine also switched
+    the collector off during backward.
 
         >>> pace_full_collections("stop", {"generation": 2}) is None
         True
