@@ -97,6 +97,13 @@ DTYPE_RULES = {
     **dict.fromkeys(("linalg.matrix_norm", "linalg.norm"),
                     (_same, RuntimeError, "{name} expected out tensor dtype {res} but got: {out}")),
 }  # fmt: skip
+# where torch's rule depends on the call: lerp with a tensor weight is another kernel than
+# lerp with a number, and wants out of exactly the result's dtype
+RULES_OF_CALLS = {
+    "lerp": lambda args, kwargs: (
+        _FOUND if isinstance(args[2] if len(args) > 2 else kwargs.get("weight"), Tensor) else None
+    ),
+}
 # the reductions that compute in out's dtype, as if given dtype=out.dtype (its inputs cast first)
 IN_OUTS_DTYPE = ("sum", "prod", "cumsum")
 # the functions whose kernel resizes out itself, without torch's warning
@@ -142,7 +149,8 @@ def accepts_out(fn, name: str | None = None, *, makes: bool = False):
         if isinstance(result, tuple):  # (max(x, dim) ...: out is a tuple of tensors too)
             outs = _tuple_out(name, args, kwargs, out, len(result))
             return type(result)(*(_write(name, r, o) for r, o in zip(result, outs, strict=True)))
-        return _write(name, result, out, warn=not (makes or name in QUIET_RESIZE))  # 3. and 4.
+        rule = RULES_OF_CALLS[name](args, kwargs) if name in RULES_OF_CALLS else None
+        return _write(name, result, out, not (makes or name in QUIET_RESIZE), rule)  # 3. and 4.
 
     return with_out
 
@@ -213,12 +221,12 @@ def _tuple_out(name, args, kwargs, out, n) -> tuple:
     raise invalid_combination(name, args, {**kwargs, "out": out})
 
 
-def _write(name, result, out, warn=True):
-    """Steps 3 and 4: check the dtype, resize (``warn``: with torch's warning when out had
-    elements), write, count the change; return ``out``."""
+def _write(name, result, out, warn=True, rule=None):
+    """Steps 3 and 4: check the dtype (by ``rule``, else ``name``'s), resize (``warn``: with
+    torch's warning when out had elements), write, count the change; return ``out``."""
     if not isinstance(out, Tensor):
         raise _not_a_tensor(name, out)
-    _check_dtype(name, result._data.dtype, out._data.dtype)
+    _check_dtype(name, result._data.dtype, out._data.dtype, rule)
     _seam.check_inplace(out, f"{name}_out", False)  # (inference tensors, overlapping memory)
     data = result._data
     if out._data.shape != data.shape:
@@ -232,9 +240,9 @@ def _write(name, result, out, warn=True):
     return out
 
 
-def _check_dtype(name, res, out) -> None:
-    """Step 3: the result's dtype ``res`` fits ``out``'s, by ``name``'s rule."""
-    fits, error, message = DTYPE_RULES.get(name, _CAST)
+def _check_dtype(name, res, out, rule=None) -> None:
+    """Step 3: the result's dtype ``res`` fits ``out``'s, by ``rule`` or ``name``'s rule."""
+    fits, error, message = rule or DTYPE_RULES.get(name, _CAST)
     if not fits(res, out):
         raise error(
             message.format(

@@ -145,13 +145,13 @@ OUTS = {  # name -> out, for a library
 }
 
 
-def _outcome(lib, name, out_name):
+def _outcome(lib, name, out_name, calls=CALLS):
     """What ``lib.<name>(*args, out=out)`` does: the error, or the facts of ``out``."""
     out = OUTS[out_name](lib)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            result = _function(lib, name)(*CALLS[name](lib), out=out)
+            result = _function(lib, name)(*calls[name](lib), out=out)
         except Exception as error:  # noqa: BLE001 - the outcome compared
             return ("raises", type(error).__name__, first_line(error))
     said = sorted({str(w.message).split("(Triggered internally")[0].strip() for w in caught})
@@ -201,6 +201,17 @@ def test_out_as_torch(torch, name, out_name):
         np.testing.assert_allclose(np.array(ours[5], float), np.array(theirs[5], float), rtol=1e-6)
         theirs, ours = theirs[:5] + theirs[6:], ours[:5] + ours[6:]
     assert ours == theirs
+
+
+# calls whose rule for out's dtype is another than their function's usual one
+OTHER_KERNELS = {"lerp": lambda L: (_a(L), _a(L), L.full((2, 2), 0.25))}  # (a tensor weight)
+
+
+@pytest.mark.parametrize("out_name", list(OUTS))
+@pytest.mark.parametrize("name", list(OTHER_KERNELS))
+def test_out_as_torch_where_the_arguments_choose_the_kernel(torch, name, out_name):
+    theirs = _outcome(torch, name, out_name, OTHER_KERNELS)
+    assert _outcome(tg, name, out_name, OTHER_KERNELS) == theirs
 
 
 @pytest.mark.parametrize("name", list(RANDOM))
