@@ -45,7 +45,7 @@ from .._events import HookFired, NodeFinished, NodeStarted
 from .._profiling import state as _profiling
 from .._tensor import Size, Tensor, wrap_array
 from . import anomaly_mode, tape
-from .forward_ad import state as _fw_state
+from .function import no_graph_wanted
 from .grad_mode import state as _grad_state
 from .tape import AccumulateGrad, GradientEdge, Node, check_hook_result
 
@@ -648,8 +648,8 @@ class _Pass:
 
 
 def _summed(a, b):
-    """Two gradients for one slot, added up: ``a + b``, recorded when the pass makes a graph
-    of the gradient (``create_graph``, forward-mode AD, the profiler), else on the arrays.
+    """Two gradients for one slot, added up: on the arrays when no graph of the gradient is
+    wanted (``function.no_graph_wanted``), else ``a + b``, recorded.
 
     Speed trick, as ``function._formula_on_arrays``: both are of the input's shape and dtype
     (checked as they were made), so NumPy's sum is the op's, without a whole ``Add``.
@@ -657,9 +657,8 @@ def _summed(a, b):
     small MLP step of ``benchmarks/bench.py`` (b3), whose logits go to ``logsumexp`` and
     ``-``, callgrind 2.294 M -> 2.276 M instructions per step (-0.8%).
     """
-    if _grad_state.enabled or _fw_state.level is not None or _profiling.active:
-        return a + b
-    return wrap_array(as_array(a._data + b._data))  # (NumPy makes a 0-d sum a scalar)
+    # (as_array: NumPy makes a 0-d sum a scalar)
+    return wrap_array(as_array(a._data + b._data)) if no_graph_wanted() else a + b
 
 
 class _PassTo(_Pass):

@@ -330,12 +330,18 @@ def _checked(node, result, batch) -> tuple:
     return tuple(grads)
 
 
+def no_graph_wanted() -> bool:
+    """Whether backward's arithmetic may run on arrays, not on Tensors: no graph of the
+    gradient is wanted (grad mode is off, no forward-mode level is open, the profiler is
+    not timing the ops inside backward)."""
+    return not (_grad_state.enabled or _fw_state.level is not None or _profiling.active)
+
+
 def _arrays_will_do(node) -> bool:
     """Whether ``node``'s formula may run on arrays: no graph of the gradient is wanted
-    (grad mode is off, no forward-mode level is open, the profiler is not timing the ops
-    inside backward) and its inputs all have its output's dtype (else torch's promotion
-    rules, which arrays don't follow, decide the formula's dtype)."""
-    if _grad_state.enabled or _fw_state.level is not None or _profiling.active:
+    and its inputs all have its output's dtype (else torch's promotion rules, which arrays
+    don't follow, decide the formula's dtype)."""
+    if not no_graph_wanted():
         return False
     out = node._output_meta[0]
     for _, spec in node._input_meta:
