@@ -307,7 +307,7 @@ class BackwardFunction(FunctionCtx, Node):
         some_none = len(grad_outputs) > 1 or grad_outputs[0] is None
         if self.materialize_grads and some_none and not _materialize(self, grad_outputs, batch):
             return (None,) * len(self._input_meta)  # a built-in that got no gradient
-        if self._on_arrays and batch is None and _arrays_will_do(self):
+        if self._on_arrays and batch is None and no_graph_wanted():
             return _formula_on_arrays(self, grad_outputs)  # (checked there, as it wraps them)
         return _checked(self, self._backward(self, *grad_outputs), batch)
 
@@ -335,19 +335,6 @@ def no_graph_wanted() -> bool:
     gradient is wanted (grad mode is off, no forward-mode level is open, the profiler is
     not timing the ops inside backward)."""
     return not (_grad_state.enabled or _fw_state.level is not None or _profiling.active)
-
-
-def _arrays_will_do(node) -> bool:
-    """Whether ``node``'s formula may run on arrays: no graph of the gradient is wanted
-    and its inputs all have its output's dtype (else torch's promotion rules, which arrays
-    don't follow, decide the formula's dtype)."""
-    if not no_graph_wanted():
-        return False
-    out = node._output_meta[0]
-    for _, spec in node._input_meta:
-        if spec is not None and (spec[1] != out[1] or spec[2] is not out[2]):
-            return False
-    return True
 
 
 def _formula_on_arrays(node, grad_outputs) -> tuple:
@@ -1036,14 +1023,21 @@ def _inference_view(array, ctx):
 
 
 def _connect(ctx, cls, args, outputs) -> None:
-    """Make ``ctx`` the grad_fn of the outputs and give it edges to the inputs."""
+    """Make ``ctx`` the grad_fn of the outputs and give it edges to the inputs. A formula
+    that runs on arrays (``Builtin.on_arrays``) does so only for inputs of its output's dtype
+    and array type: with others, torch's promotion rules, which arrays don't follow, decide
+    the formula's dtype, and it runs on Tensors."""
     edges, meta = [], []
+    out = outputs[0]._data if ctx._on_arrays else None
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             fn = a._grad_fn  # (a._edge() only for a leaf or a view: a call saved per op)
             fn, nr = edge = (fn, a._output_nr) if fn is not None and a._base is None else a._edge()
             edges.append(edge)  # a leaf's AccumulateGrad has its spec, as torch's
-            meta.append((i, spec_of(a._data) if fn is None else fn._output_meta[nr]))
+            spec = spec_of(a._data) if fn is None else fn._output_meta[nr]
+            meta.append((i, spec))
+            if out is not None and (spec[1] is not out.dtype or spec[2] is not type(out)):
+                ctx._on_arrays = out = None  # (`is`: NumPy has one object per dtype)
         elif cls._builtin and i in cls.number_inputs:  # torch wraps a number operand: an empty edge
             edges.append((None, 0))
             meta.append((i, None))

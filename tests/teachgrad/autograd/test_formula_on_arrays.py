@@ -161,11 +161,41 @@ def test_every_op_that_runs_on_arrays_is_checked_above():
     assert _on_arrays_ops() <= checked, _on_arrays_ops() - checked
 
 
-def test_mixed_dtypes_run_on_tensors_so_that_torch_promotion_decides():
+def test_mixed_dtypes_run_on_tensors_so_that_torch_promotion_decides(monkeypatch):
+    """A node whose inputs are not all of its output's dtype runs its formula on Tensors (so
+    decided as it is recorded); with one dtype, on arrays."""
+    ran = []
+    real = function._formula_on_arrays
+    monkeypatch.setattr(
+        function, "_formula_on_arrays", lambda n, g: ran.append(n.name()) or real(n, g)
+    )
     a = tg.randn(3, dtype=tg.float32, requires_grad=True)
     b = tg.tensor(2.0, dtype=tg.float64, requires_grad=True)
-    node = (a * b).grad_fn
-    assert not function._arrays_will_do(node)
+    mixed, same = a * b, a * a
+    assert not mixed.grad_fn._on_arrays and same.grad_fn._on_arrays
+    mixed.sum().backward()
+    assert ran == ["SumBackward0"]  # (Mul ran on Tensors)
+    assert (a.grad.dtype, b.grad.dtype) == (tg.float32, tg.float64)
+    same.sum().backward()
+    assert ran[1:] == ["SumBackward0", "MulBackward0"]
+
+
+def test_a_number_operand_or_a_custom_function_does_not_decide_the_dtype():
+    """``x * 2`` keeps its formula on arrays (the number has no dtype of its own); a custom
+    Function never runs on arrays."""
+
+    class Double(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = tg.randn(3, dtype=tg.float32, requires_grad=True)
+    assert (x * 2).grad_fn._on_arrays and (x * 2.5).grad_fn._on_arrays
+    assert not Double.apply(x).grad_fn._on_arrays
 
 
 def test_a_linear_layers_gradients_become_their_grad_without_a_copy(monkeypatch):
