@@ -20,7 +20,7 @@ from .._profiling import recorded_as
 from .._tensor import Tensor
 from ..autograd.anomaly_mode import _outside_teachgrad
 from ..autograd.grad_mode import no_grad
-from . import index, inplace, linalg, nn, pointwise, reduce, shape, storage, views  # noqa: F401 - the families
+from . import index, inplace, linalg, nn, pointwise, reduce, shape, special, storage, views  # noqa: F401 - the families
 from .index import gather, index_put, index_select, masked_fill, scatter, scatter_add
 from .inplace import as_strided, as_strided_
 from .linalg import addbmm, bmm, dot, einsum, matmul, mm, mv, outer, qr
@@ -121,6 +121,7 @@ from .sort import (
     unique,
     unique_consecutive,
 )
+from .special import igamma, igammac
 from .views import (
     cat,
     chunk,
@@ -255,9 +256,9 @@ def _fast_operator(fn, cls):
     return method
 
 
-def _with_a_tensor(fn, cls):
+def _with_a_tensor(fn, cls, hint=pointwise._FOR_A_NUMBER):
     """The method form of ``fn`` (maximum, minimum): an elementwise op whose other operand
-    must be a Tensor, as torch's is; documented as ``fn``.
+    must be a Tensor, as torch's is (``hint``: what its error suggests); documented as ``fn``.
 
     >>> import teachgrad as tg
     >>> tg.tensor([1.0, 5.0]).maximum(tg.tensor([3.0, 2.0]))
@@ -265,7 +266,7 @@ def _with_a_tensor(fn, cls):
     """
 
     def method(self, other):
-        pointwise._check_two_tensors(self, other, fn.__name__, first_position=0)
+        pointwise._check_two_tensors(self, other, fn.__name__, first_position=0, hint=hint)
         return cls.apply(self, other)
 
     method.__name__, method.__doc__ = fn.__name__, fn.__doc__
@@ -483,7 +484,9 @@ _METHODS = {
     "nanmedian": nanmedian,
     "addbmm": addbmm,
     "addbmm_": _addbmm_,
-    "nextafter": _with_a_tensor(nextafter, _P.Nextafter),
+    "nextafter": _with_a_tensor(nextafter, _P.Nextafter, _P.WRAP_A_NUMBER),
+    "igamma": _with_a_tensor(igamma, special.Igamma, _P.WRAP_A_NUMBER),
+    "igammac": _with_a_tensor(igammac, special.Igammac, _P.WRAP_A_NUMBER),
     "tril": tril,
     "triu": triu,
     "flip": flip,
@@ -853,6 +856,8 @@ __all__ = [  # fmt: skip
     "gather",
     "ge",
     "gt",
+    "igamma",
+    "igammac",
     "index_put",
     "index_select",
     "isfinite",

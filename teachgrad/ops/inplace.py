@@ -62,7 +62,7 @@ from ..autograd.tape import (
     stamp,
     torch_cpp_node,
 )
-from . import fused, index, pointwise, views
+from . import fused, index, pointwise, special, views
 from .index import Index, _IndexPut, _is_advanced
 from .pointwise import broadcast_shape, constant_zeros, where
 from .views import IN_PLACE, basic_getitem, expand_error, whole_slice
@@ -1003,6 +1003,8 @@ _EXAMPLE_ARGS = {
     "__itruediv__": "2.0",
     "remainder_": "2.0",
     "fmod_": "2.0",
+    "igamma_": "tg.ones(2)",
+    "igammac_": "tg.ones(2)",
     **dict.fromkeys(pointwise.COMPARED_IN_PLACE, "1.0"),
 }
 
@@ -1127,6 +1129,8 @@ METHODS = {
     "__itruediv__": _method("div_", pointwise.div),
     "remainder_": _method("remainder_", pointwise.remainder),
     "fmod_": _method("fmod_", pointwise.fmod),
+    "igamma_": _method("igamma_", special.igamma),
+    "igammac_": _method("igammac_", special.igammac),
     "__imod__": _method("remainder_", pointwise.remainder),
     "__setitem__": setitem,
     "as_strided": as_strided,

@@ -1821,9 +1821,12 @@ def clip(input, min=None, max=None):
 _FOR_A_NUMBER = "For a number, use clamp: x.clamp(min=1) is maximum(x, 1)."
 
 
+WRAP_A_NUMBER = "Wrap a number first: tg.tensor(2.0)."  # (the hint of ops with no number form)
+
+
 def _check_two_tensors(input, other, op: str, first_position: int = 1, hint=_FOR_A_NUMBER):
-    """torch's maximum and minimum (and atan2) take two tensors, no number: for maximum and
-    minimum there is ``clamp`` (``hint``: what the error suggests).
+    """torch's maximum and minimum (and atan2, nextafter, igamma ...) take two tensors, no
+    number: for maximum and minimum there is ``clamp`` (``hint``: what the error suggests).
 
     ``first_position`` is 0 for the method (``x.maximum(other)``: ``other`` is argument 1).
     """
@@ -1923,7 +1926,7 @@ def atan2(input, other):
     >>> tg.atan2(tg.tensor([1.0, -1.0]), tg.tensor([1.0, 0.0]))
     tensor([ 0.7854, -1.5708])
     """
-    _check_two_tensors(input, other, "atan2", hint="Wrap a number first: tg.tensor(2.0).")
+    _check_two_tensors(input, other, "atan2", hint=WRAP_A_NUMBER)
     return Atan2.apply(input, other)
 
 
@@ -1968,7 +1971,7 @@ def nextafter(input, other):
     >>> tg.nextafter(tg.tensor([1.0]), tg.tensor([2.0])) - 1
     tensor([1.1921e-07])
     """
-    _check_two_tensors(input, other, "nextafter", hint="Wrap a number first: tg.tensor(2.0).")
+    _check_two_tensors(input, other, "nextafter", hint=WRAP_A_NUMBER)
     return Nextafter.apply(input, other)
 
 

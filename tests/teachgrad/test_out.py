@@ -94,6 +94,8 @@ CALLS = {
     "ne": lambda L: (_a(L), _a(L)),
     "neg": lambda L: (_a(L),),
     "nextafter": lambda L: (_a(L), _v(L)),
+    "igamma": lambda L: (_a(L).abs(), _a(L).abs()),
+    "igammac": lambda L: (_a(L).abs(), _a(L).abs()),
     "norm": lambda L: (_a(L),),
     "outer": lambda L: (_v(L), _v(L)),
     "pow": lambda L: (_a(L), 2),
