@@ -20,6 +20,7 @@ class _GradState(threading.local):
     grad_in_inference = False  # grad mode switched on inside inference mode: records nothing
     layer = 0  # how many backward passes with create_graph=True are running (tape.stamp)
     multithreading = True  # set_multithreading_enabled (teachgrad's backward has no threads)
+    view_replay = False  # _force_original_view_tracking (teachgrad regenerates views one way)
 
 
 state = _GradState()

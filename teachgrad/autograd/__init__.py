@@ -18,9 +18,11 @@ from .engine import is_checkpoint_valid as _is_checkpoint_valid  # (torch's priv
 from .explain import explain_grad
 from .function import Function, FunctionCtx, NestedIOFunction, once_differentiable
 from .grad_mode import (
+    _force_original_view_tracking,
     enable_grad,
     inference_mode,
     is_multithreading_enabled,
+    is_view_replay_enabled,
     no_grad,
     set_grad_enabled,
     set_multithreading_enabled,

@@ -260,6 +260,54 @@ def is_multithreading_enabled() -> bool:
     return state.multithreading
 
 
+class _force_original_view_tracking(_DecoratorContextManager):  # noqa: N801 - torch's name
+    """Whether a view changed in place through its base (or another view) gets its new
+    history by replaying the chain of view ops that made it (True) or by one ``as_strided``
+    of the base's new history (False, the default); a plain call, a context manager or a
+    decorator, for this thread. teachgrad keeps no chain of view ops, so it always does the
+    second: the setting is kept (for ``is_view_replay_enabled``), and with True a view's new
+    node is ``AsStridedBackward0`` where torch's is the replayed op's (``ViewBackward0``),
+    with the same gradients (docs/differences-from-torch.md). torch's own autograd tests
+    switch it off after each test.
+
+    >>> import teachgrad as tg
+    >>> with tg.autograd._force_original_view_tracking(True):
+    ...     tg.autograd.is_view_replay_enabled()
+    True
+    >>> tg.autograd.is_view_replay_enabled()
+    False
+    """
+
+    def __init__(self, mode: bool):
+        check_bool("set_view_replay_enabled", "enabled", mode, 1)
+        self.mode, self.prev = mode, state.view_replay
+        state.view_replay = mode  # takes effect at the call, as torch's does
+
+    def __call__(self, func):
+        state.view_replay = self.prev  # (a decorator: the mode is for the calls, not from now)
+        return super().__call__(func)
+
+    def __enter__(self):
+        state.view_replay = self.mode
+
+    def __exit__(self, *exc):
+        state.view_replay = self.prev
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+def is_view_replay_enabled() -> bool:
+    """Whether ``_force_original_view_tracking`` asks for view replay (False by default).
+
+    >>> import teachgrad as tg
+    >>> tg.autograd.is_view_replay_enabled()
+    False
+    """
+    return state.view_replay
+
+
 class inference_mode(_DecoratorContextManager):
     """Like ``no_grad``, and tensors made inside are *inference tensors* that can never
     be saved for backward later.

@@ -224,3 +224,47 @@ def test_set_multithreading_enabled_as_context_manager_and_function(lib):
     assert enabled()
     with pytest.raises(TypeError, match=r"^set_multithreading_enabled\(\): argument 'enabled'"):
         lib.autograd.set_multithreading_enabled(1)
+
+
+def test_force_original_view_tracking_as_function_context_manager_and_decorator(lib):
+    """torch's test_view_replay_enabled (its switch; teachgrad keeps the setting and always
+    regenerates a changed view with as_strided, so only the node's name differs there: see
+    the test below), and the call torch's TestAutograd.tearDown makes after every test."""
+    replay = lib.autograd.is_view_replay_enabled
+    force = lib.autograd._force_original_view_tracking
+    assert not replay()
+    with force(True):
+        assert replay()
+    assert not replay()
+
+    @force(True)
+    def inside():
+        return replay()
+
+    assert not replay() and inside() and not replay()
+    force(True)  # a plain call sets it at once, for this thread
+    try:
+        assert replay()
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append(replay()))
+        worker.start()
+        worker.join()
+        assert seen == [False]
+    finally:
+        force(False)  # (torch's tearDown)
+    assert not replay()
+    with pytest.raises(TypeError, match=r"^set_view_replay_enabled\(\): argument 'enabled'"):
+        force(1)
+
+
+def test_a_view_changed_in_place_under_view_replay_has_torch_s_gradients(lib):
+    """With view replay on, torch rebuilds ``out``'s history by replaying ``view(-1)``
+    (ViewBackward0), teachgrad by ``as_strided`` (AsStridedBackward0): the same gradients."""
+    x = randn(lib, 2, 2, requires_grad=True)
+    with lib.autograd._force_original_view_tracking(True):
+        out = x.clone().view(-1)
+        out.mul_(3)
+    (out * lib.arange(4.0, dtype=out.dtype)).sum().backward()
+    assert same(x.grad, 3 * np.arange(4.0).reshape(2, 2))
+    name = type(out.grad_fn).__name__
+    assert name == ("AsStridedBackward0" if lib.__name__ == "teachgrad" else "ViewBackward0")
