@@ -747,11 +747,13 @@ class Tensor:
         """True when this tensor is a view of another (``_base``)."""
         return self._base is not None
 
-    def _view_func(self, new_base):
+    def _view_func(self, new_base, symint_visitor_fn=None, tensor_visitor_fn=None):
         """This view made again on ``new_base`` in place of its base, as torch replays a view:
         the same sizes, strides and offset, into ``new_base``'s memory (``as_strided``, so
         the chain of view ops that made it is replayed at once). None when ``new_base`` is
         not laid out as the base is (sizes, strides, offset, storage size), or for no view.
+        torch's visitors of the sizes and tensors of a chain of view ops are taken and not
+        called, as on torch's ``as_strided`` path: there is no view op to visit.
 
         >>> import teachgrad as tg
         >>> v = tg.arange(6.0).view(2, 3)[:, 1:].t()
@@ -763,7 +765,7 @@ class Tensor:
         """
         return self._replay_view(new_base, "_view_func", check_layout=True)
 
-    def _view_func_unsafe(self, new_base):
+    def _view_func_unsafe(self, new_base, symint_visitor_fn=None, tensor_visitor_fn=None):
         """``_view_func`` without the check of ``new_base``'s layout: the caller vouches for it.
 
         >>> import teachgrad as tg

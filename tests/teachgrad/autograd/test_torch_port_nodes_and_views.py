@@ -342,6 +342,23 @@ def test_view_func_wants_a_base_laid_out_as_the_old_one(lib):
     assert row._view_func(lying).tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_view_func_takes_torch_s_visitors_and_an_as_strided_replay_calls_neither(lib, unsafe):
+    """``symint_visitor_fn`` and ``tensor_visitor_fn`` change the sizes and tensors of a chain
+    of view ops torch replays; a view torch replays with one as_strided (the default) calls
+    neither, and nor does teachgrad, which always does."""
+    called = []
+    v = _a_view(lib)
+    replay = v._view_func_unsafe if unsafe else v._view_func
+    w = replay(
+        lib.arange(100.0, 112.0),
+        symint_visitor_fn=lambda s: called.append(s) or s * 2,
+        tensor_visitor_fn=lambda t: called.append(t) or t,
+    )
+    assert w.tolist() == [[104.0, 108.0], [106.0, 110.0]] and called == []
+    assert replay(lib.arange(100.0, 112.0), lambda s: s + 1).shape == v.shape
+
+
 def test_view_func_of_a_tensor_that_is_no_view_is_none(lib):
     x = lib.ones(3)
     detached = lib.ones(4, requires_grad=True).detach()[1:3]  # (still a view, of the detached)
