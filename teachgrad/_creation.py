@@ -24,6 +24,7 @@ from ._grad_state import state as _grad_state
 from ._layout import format_strides, preserved_strides, with_strides
 from ._out import creation_out
 from ._profiling import recorded_as
+from ._profiling import state as _profiling
 from ._tensor import Size, Tensor, _new, new_counter, type_name
 
 _INT64_MAX = 2**63 - 1
@@ -62,19 +63,43 @@ def _check_sizes(fn: str, shape: tuple) -> None:
             )
 
 
-def _allocate(make, shape: tuple, dt, dev):
+def _allocate(make, shape: tuple, dt, dev, kernel=None, like=False):
     """``make()``: the new array of ``shape``, or torch's error when no memory can hold it.
 
     A size whose bytes do not fit in an int64 is refused before asking for memory; a
     request the machine refuses (NumPy's or CuPy's MemoryError) becomes torch's RuntimeError.
+    Inside a ``profile()``, with torch's ``kernel`` that writes the values (``aten::fill_``
+    ...), the events of torch's steps too (``_made_in_steps``; ``like``: a ``*_like`` maker).
     """
     numel = math.prod(shape)
     if numel and numel * dt.itemsize > _INT64_MAX:
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
     try:
-        return make()
+        return _made_in_steps(make, kernel, like) if _profiling.active else make()
     except MemoryError:
         raise RuntimeError(_out_of_memory(numel * dt.itemsize, shape, dt, dev)) from None
+
+
+def _made_in_steps(make, kernel: str, like: bool):
+    """``make()``, with the op events of the steps torch's kernel takes: the memory
+    (``aten::empty``; for a ``*_like`` maker ``aten::empty_like`` around
+    ``aten::empty_strided``), then ``kernel`` writing the values. NumPy makes memory and
+    values in one call, timed as the memory: the kernel's event marks its step (as torch's
+    profile shows it: its test_profiler_seq_nr looks for an ``aten::empty`` in every op).
+
+    >>> import teachgrad as tg
+    >>> with tg.autograd.profiler.profile() as prof:
+    ...     _ = tg.ones(2)
+    >>> [(e.name, [c.name for c in e.cpu_children]) for e in prof.function_events][0]
+    ('aten::ones', ['aten::empty', 'aten::fill_'])
+    """
+    record = _profiling.recorder.op
+    memory = (lambda: record("aten::empty_strided", make, (), {})) if like else make
+    if kernel is None:  # (empty and empty_like: the memory is all there is to make)
+        return memory()
+    data = record("aten::empty_like" if like else "aten::empty", memory, (), {})
+    record(kernel, lambda: data, (), {})
+    return data
 
 
 def _out_of_memory(nbytes: int, shape: tuple, dt, dev) -> str:
@@ -353,9 +378,9 @@ _DLPACK_CUDA = 2  # DLPack's device-type code for CUDA memory (1 is the CPU)
 # --------------------------------------------------------------------------- filled
 
 
-def _filled(fn, fill, shape, dt, dev, requires_grad):
+def _filled(fn, fill, shape, dt, dev, requires_grad, like=False):
     """A new tensor of ``shape``: ``fill`` names NumPy's maker (``"zeros"`` ...), or is
-    ``(value,)`` for ``full``."""
+    ``(value,)`` for ``full`` (``like``: for a ``*_like`` maker)."""
     _check_sizes(fn, shape)
     xp, where = _backend.on_device(dev)
 
@@ -365,7 +390,11 @@ def _filled(fn, fill, shape, dt, dev, requires_grad):
                 return getattr(xp, fill)(shape, dt.numpy)
             return xp.full(shape, fill[0], dt.numpy)
 
-    return _finish(_allocate(make, shape, dt, dev), requires_grad)
+    kernel = _FILL_KERNELS.get(fill, "aten::fill_") if type(fill) is str else "aten::fill_"
+    return _finish(_allocate(make, shape, dt, dev, kernel, like), requires_grad)
+
+
+_FILL_KERNELS = {"zeros": "aten::zero_", "ones": "aten::fill_", "empty": None}  # (torch's)
 
 
 def _sized(fn, fill, size, dtype, device, requires_grad, default=None, **more):
@@ -544,10 +573,15 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     >>> tg.full((2,), 7)
     tensor([7, 7])
     """
+    return _full(size, fill_value, dtype, device, requires_grad)
+
+
+def _full(size, fill_value, dtype, device, requires_grad, like=False):
+    """``full``, and ``full_like`` (``like``)."""
     if isinstance(fill_value, Tensor) and fill_value.ndim == 0:
         fill_value = fill_value.item()  # (torch reads a 0-d tensor as the number it holds)
     shape, dt, value = _fill_value("full", size, fill_value, dtype, device, requires_grad)
-    return _filled("full", (value,), shape, dt, as_device(device), requires_grad)
+    return _filled("full", (value,), shape, dt, as_device(device), requires_grad, like)
 
 
 def _like(fn, fill, input, dtype, device, requires_grad, memory_format, *value):
@@ -556,9 +590,10 @@ def _like(fn, fill, input, dtype, device, requires_grad, memory_format, *value):
     dt = dtype if dtype is not None else input.dtype
     dev = device if device is not None else input.device
     if fill == "full":
-        out = full(tuple(input.shape), value[0], dtype=dt, device=dev, requires_grad=requires_grad)
+        out = _full(tuple(input.shape), value[0], dt, dev, requires_grad, like=True)
     else:
-        out = _filled(fn, fill, tuple(input.shape), as_dtype(dt), as_device(dev), requires_grad)
+        shape = tuple(input.shape)
+        out = _filled(fn, fill, shape, as_dtype(dt), as_device(dev), requires_grad, like=True)
     return _in_format(out, memory_format, input)
 
 
@@ -574,7 +609,7 @@ def _in_format(out: Tensor, memory_format, like: Tensor | None = None) -> Tensor
     return out
 
 
-@recorded_as("aten::zeros_like")
+@recorded_as("aten::zeros_like", maker=True)
 def zeros_like(
     input, *, memory_format=None, dtype=None, device=None, requires_grad=False
 ) -> Tensor:
@@ -587,7 +622,7 @@ def zeros_like(
     return _like("zeros_like", "zeros", input, dtype, device, requires_grad, memory_format)
 
 
-@recorded_as("aten::ones_like")
+@recorded_as("aten::ones_like", maker=True)
 def ones_like(input, *, memory_format=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Ones with ``input``'s shape, dtype and device.
 
@@ -598,7 +633,7 @@ def ones_like(input, *, memory_format=None, dtype=None, device=None, requires_gr
     return _like("ones_like", "ones", input, dtype, device, requires_grad, memory_format)
 
 
-@recorded_as("aten::empty_like")
+@recorded_as("aten::empty_like", maker=True)
 def empty_like(
     input, *, memory_format=None, dtype=None, device=None, requires_grad=False
 ) -> Tensor:
@@ -614,7 +649,7 @@ def empty_like(
     return _like("empty_like", "empty", input, dtype, device, requires_grad, memory_format)
 
 
-@recorded_as("aten::full_like")
+@recorded_as("aten::full_like", maker=True)
 def full_like(
     input, fill_value, *, memory_format=None, dtype=None, device=None, requires_grad=False
 ) -> Tensor:
@@ -820,7 +855,8 @@ _TORCH_TYPE_NAMES = {
 }
 
 
-def _random(fn, kind, size, dtype, device, requires_grad, generator):
+def _random(fn, kind, size, dtype, device, requires_grad, generator, like=False):
+    """``randn`` (``kind`` "normal") and ``rand``, and their ``*_like`` forms (``like``)."""
     shape = _options(fn, size, dtype, device, requires_grad, generator=generator)["size"]
     dev = as_device(device)
     dt = as_dtype(dtype) if dtype is not None else get_default_dtype()
@@ -840,7 +876,8 @@ def _random(fn, kind, size, dtype, device, requires_grad, generator):
             data = draw(shape, dtype=dt.numpy if dt.itemsize >= 4 else "float32")
             return data.astype(dt.numpy, copy=False)
 
-    return _finish(_allocate(make, shape, dt, dev), requires_grad)
+    kernel = "aten::normal_" if kind == "normal" else "aten::uniform_"
+    return _finish(_allocate(make, shape, dt, dev, kernel, like), requires_grad)
 
 
 @creation_out
@@ -900,17 +937,20 @@ def randint(
 
 def _random_like(fn, input, dtype, device, requires_grad, memory_format):
     _options(fn, (input,), dtype, device, requires_grad, memory_format=memory_format)
-    maker = randn if fn == "randn_like" else rand
-    out = maker(
-        tuple(input.shape),
-        dtype=dtype or input.dtype,
-        device=device or input.device,
-        requires_grad=requires_grad,
+    out = _random(
+        fn[: -len("_like")],
+        "normal" if fn == "randn_like" else "uniform",
+        (tuple(input.shape),),  # (the size as one argument, as in randn((2, 3)): () is 0-d)
+        dtype or input.dtype,
+        device or input.device,
+        requires_grad,
+        None,
+        like=True,
     )
     return _in_format(out, memory_format, input)
 
 
-@recorded_as("aten::randn_like")
+@recorded_as("aten::randn_like", maker=True)
 def randn_like(
     input, *, memory_format=None, dtype=None, device=None, requires_grad=False
 ) -> Tensor:
@@ -923,7 +963,7 @@ def randn_like(
     return _random_like("randn_like", input, dtype, device, requires_grad, memory_format)
 
 
-@recorded_as("aten::rand_like")
+@recorded_as("aten::rand_like", maker=True)
 def rand_like(input, *, memory_format=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform [0, 1) samples with ``input``'s shape, dtype and device.
 

@@ -25,6 +25,7 @@ import threading
 class _State:
     active = False  # a profile() block is recording
     recorder = None
+    makers = set()  # recorded_as(..., maker=True): makers of tensors, outside autograd
     _thread = threading.local()
 
     @property
@@ -48,9 +49,11 @@ class _State:
 state = _State()
 
 
-def recorded_as(name: str):
+def recorded_as(name: str, maker: bool = False):
     """Decorator: inside a ``profile()``, each call of the function is one op event named
-    ``name``, torch's name for it, with the ops it runs inside it as children.
+    ``name``, torch's name for it, with the ops it runs inside it as children. A ``maker``
+    of tensors (``zeros_like`` ...) takes no part in autograd: its event gets no sequence
+    number, even when it is given a tensor, as torch's.
 
     torch counts ``F.linear`` as one op, ``aten::linear``, that runs ``aten::t`` and
     ``aten::addmm``; teachgrad's ``linear`` is a Python function that runs the ops ``t``
@@ -63,6 +66,9 @@ def recorded_as(name: str):
     >>> twice(3), twice.__name__
     (6, 'twice')
     """
+
+    if maker:
+        state.makers.add(name)
 
     def decorate(fn):
         @functools.wraps(fn)

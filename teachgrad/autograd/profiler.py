@@ -270,7 +270,8 @@ class _Recorder(_Hook):
         has no number: -1, as torch shows it."""
         event.fwd_thread = 0
         on_tensors = any(isinstance(t, Tensor) for t in inputs)  # (torch: not tg.ones(...))
-        if event.kind == FORWARD and _grad_state.enabled and on_tensors:
+        numbered = on_tensors and event.name not in _profiling.makers  # (nor zeros_like(x))
+        if event.kind == FORWARD and _grad_state.enabled and numbered:
             event.sequence_nr = tape.peek_sequence_nr()
             self._fwd_threads[event.sequence_nr] = event.thread
         elif node is not None and not isinstance(node, tape.AccumulateGrad):

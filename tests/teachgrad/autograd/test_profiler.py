@@ -428,8 +428,10 @@ def test_ranges_nest_and_threads_are_recorded_apart():
     children = ["aten::ones", "aten::add"]  # (factories are ops too, as in torch)
     assert (inner.cpu_parent, [c.name for c in inner.cpu_children]) == (outer, children)
     other_thread = [e for e in events if e.thread != outer.thread]
-    assert [(e.name, e.cpu_parent) for e in other_thread] == [
+    assert [(e.name, e.cpu_parent and e.cpu_parent.name) for e in other_thread] == [
         ("aten::ones", None),
+        ("aten::empty", "aten::ones"),  # (the steps of torch's kernel, inside the op)
+        ("aten::fill_", "aten::ones"),
         ("aten::mul", None),
     ]
 
@@ -1170,8 +1172,7 @@ def test_an_op_and_its_backward_node_share_a_sequence_number(lib):
 def test_profiler_seq_nr(lib):
     """torch's test_profiler_seq_nr (test_autograd.py): an op, the engine's event for its node
     and the node's own event share one sequence number; both backward events name the
-    op's thread. torch also checks that ``aten::empty`` (run inside its ops) has none:
-    teachgrad runs no such op, so that check finds nothing here."""
+    op's thread; ``aten::empty``, the step of ``randn`` that makes its memory, has none."""
     with lib.autograd.profiler.profile() as p:
         x = lib.randn(10, 10, requires_grad=True)
         y = lib.randn(10, 10, requires_grad=True)
@@ -1180,6 +1181,7 @@ def test_profiler_seq_nr(lib):
         s.backward()
     autograd_ops = {("aten::add", "Add"): [], ("aten::sum", "Sum"): []}
     accumulate_ops = []
+    found_empty = False
     for e in p.function_events:
         for (fwd_name, bwd_name), ops in autograd_ops.items():
             if e.name == fwd_name or (bwd_name in e.name and "Backward" in e.name):
@@ -1188,6 +1190,8 @@ def test_profiler_seq_nr(lib):
             accumulate_ops.append(e)
         if e.name == "aten::empty":
             assert e.sequence_nr == -1
+            found_empty = True
+    assert found_empty
     for idx, ((fwd_name, bwd_name), ops) in enumerate(autograd_ops.items()):
         node = f"{bwd_name}Backward{idx}"
         assert [e.name for e in ops] == [fwd_name, _ENGINE + node, node]
@@ -1287,3 +1291,49 @@ def test_a_backward_node_of_an_op_run_on_another_thread_names_that_thread():
     assert len(backward) == 2
     for e in backward:
         assert e.fwd_thread == forward[e.sequence_nr] != e.thread
+
+
+_MAKERS = {
+    "tg.ones(2)": lambda lib, x: lib.ones(2),
+    "zeros": lambda lib, x: lib.zeros(2, 3, dtype=lib.float64),
+    "full": lambda lib, x: lib.full((2,), 3.0),
+    "empty": lambda lib, x: lib.empty(2),
+    "rand": lambda lib, x: lib.rand(2),
+    "randn, requiring grad": lambda lib, x: lib.randn(2, requires_grad=True),
+    "ones_like": lambda lib, x: lib.ones_like(x),
+    "zeros_like": lambda lib, x: lib.zeros_like(x),
+    "empty_like": lambda lib, x: lib.empty_like(x),
+    "full_like": lambda lib, x: lib.full_like(x, 2.0),
+    "rand_like": lambda lib, x: lib.rand_like(x),
+    "randn_like": lambda lib, x: lib.randn_like(x),
+}
+
+
+@pytest.mark.parametrize("make", _MAKERS.values(), ids=_MAKERS.keys())
+@pytest.mark.parametrize("lib", ["teachgrad", "torch"], indirect=True)
+def test_a_maker_shows_torch_s_steps_and_no_sequence_number(lib, make):
+    """A maker's event has torch's children (its memory, ``aten::empty`` or ``aten::empty_like``
+    around ``aten::empty_strided``, then what writes the values: ``aten::fill_``,
+    ``aten::zero_``, ``aten::normal_`` ...), and none of them has a sequence number, even
+    given a tensor that requires grad."""
+    x = lib.ones(2, 3, requires_grad=True)
+    with lib.autograd.profiler.profile() as p:
+        make(lib, x)
+    tree = [(e.name, [c.name for c in e.cpu_children], e.sequence_nr) for e in p.function_events]
+    want = {
+        "tg.ones(2)": [("aten::ones", ["aten::empty", "aten::fill_"], -1)],
+        "zeros": [("aten::zeros", ["aten::empty", "aten::zero_"], -1)],
+        "full": [("aten::full", ["aten::empty", "aten::fill_"], -1)],
+        "empty": [("aten::empty", [], -1)],
+        "rand": [("aten::rand", ["aten::empty", "aten::uniform_"], -1)],
+        "randn, requiring grad": [("aten::randn", ["aten::empty", "aten::normal_"], -1)],
+        "ones_like": [("aten::ones_like", ["aten::empty_like", "aten::fill_"], -1)],
+        "zeros_like": [("aten::zeros_like", ["aten::empty_like", "aten::zero_"], -1)],
+        "empty_like": [("aten::empty_like", ["aten::empty_strided"], -1)],
+        "full_like": [("aten::full_like", ["aten::empty_like", "aten::fill_"], -1)],
+        "rand_like": [("aten::rand_like", ["aten::empty_like", "aten::uniform_"], -1)],
+        "randn_like": [("aten::randn_like", ["aten::empty_like", "aten::normal_"], -1)],
+    }
+    key = next(k for k, v in _MAKERS.items() if v is make)
+    assert tree[:1] == want[key]
+    assert all(number == -1 for _, _, number in tree)
