@@ -10,6 +10,8 @@ Nothing is defined here; it only re-exports.
     tensor([2., 4.])
 """
 
+from math import inf, nan  # noqa: E402 - torch's constants (Python floats, as torch's are)
+
 from . import (  # noqa: E402
     _backend,
     autograd,  # noqa: E402,I001 - after Tensor: autograd builds on it

@@ -46,6 +46,22 @@ class Size(tuple):
     def __repr__(self):
         return f"teachgrad.Size({list(self)})"
 
+    # a slice, a sum or a repetition of a Size is a Size, as torch's (an element is an int)
+    def __getitem__(self, index):
+        part = tuple.__getitem__(self, index)
+        return Size(part) if type(index) is slice else part
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        return Size(tuple.__add__(other, self)) if isinstance(other, tuple) else NotImplemented
+
+    def __mul__(self, n):
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
     def numel(self) -> int:
         n = 1
         for s in self:

@@ -14,7 +14,8 @@ from .anomaly_mode import (
     set_detect_anomaly,
 )
 from .engine import BackwardStep, backward, backward_steps, grad
-from .engine import is_checkpoint_valid as _is_checkpoint_valid  # (torch's private name)
+from .engine import calculate_shape as _calculate_shape  # (torch's private names)
+from .engine import is_checkpoint_valid as _is_checkpoint_valid
 from .explain import explain_grad
 from .function import Function, FunctionCtx, NestedIOFunction, once_differentiable
 from .grad_mode import (
@@ -28,7 +29,7 @@ from .grad_mode import (
     set_multithreading_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .profiler import _profiler_enabled
+from .profiler import _profiler_enabled, kineto_available
 from .tape import RawSavedTensor as SavedTensor
 from .variable import Variable
 

@@ -1042,6 +1042,22 @@ def _check_grad_output(i, g, t) -> None:
         )
 
 
+def calculate_shape(output, grad, is_grads_batched: bool) -> tuple:
+    """``(output's shape, grad's shape)`` as backward compares them (torch's private
+    ``autograd._calculate_shape``): a batched grad's shape without its batch dim, and for
+    a ``GradientEdge`` the shape its node records for that output.
+
+    >>> import teachgrad as tg
+    >>> calculate_shape(tg.ones(2, 3), tg.ones(4, 2, 3), True)
+    (teachgrad.Size([2, 3]), teachgrad.Size([2, 3]))
+    """
+    if isinstance(output, GradientEdge):
+        if is_grads_batched:
+            raise RuntimeError("Batched grads are not supported with GradientEdge")
+        return Size(output.node._input_metadata[output.output_nr].shape), grad.shape
+    return output.shape, Size(grad.shape[1:]) if is_grads_batched else grad.shape
+
+
 def _input_tuple(inputs, where: str) -> tuple:
     """``inputs=`` as a tuple: one tensor or edge, a sequence of them, or a dict of them (its
     values, e.g. ``dict(model.named_parameters())``; ``grad()`` then answers with a dict)."""

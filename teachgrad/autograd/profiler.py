@@ -162,6 +162,17 @@ def _profiler_enabled() -> bool:
     return bool(_profiling.active)
 
 
+def kineto_available() -> bool:
+    """Whether torch's C++ profiler backend, Kineto, is there: never in teachgrad, which
+    has one profiler, this module (torch's tests pass this to ``profile(use_kineto=...)``,
+    which takes and ignores it).
+
+    >>> kineto_available()
+    False
+    """
+    return False
+
+
 def op_name(cls) -> str:
     """The name of the event for one call of the Function ``cls``: torch's.
 
@@ -567,6 +578,28 @@ def _nvtx_module():
         )
         return None
     return nvtx
+
+
+class emit_itt:  # noqa: N801 - torch's name
+    """Mark every op with an Intel ITT range, for Intel VTune, in torch: teachgrad has no ITT
+    bindings, so the block runs as it would without it (as ``emit_nvtx`` does without a
+    GPU). The arguments are torch's.
+
+    >>> import teachgrad as tg
+    >>> with emit_itt(record_shapes=True):
+    ...     y = tg.ones(2) * 3
+    >>> y
+    tensor([3., 3.])
+    """
+
+    def __init__(self, enabled=True, record_shapes=False):
+        self.enabled, self.record_shapes = enabled, record_shapes
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 class emit_nvtx:

@@ -282,6 +282,20 @@ def test_shape_size_dim_numel_dtype():
     assert repr(x.shape) == "teachgrad.Size([2, 3, 4])"
 
 
+def test_a_size_sliced_added_or_repeated_is_a_size_as_torch_s(torch):
+    """torch.Size's slices, sums (on either side of a tuple) and repetitions are Sizes;
+    an element is an int."""
+
+    def facts(lib):
+        s = lib.zeros(3, 2, 4).shape
+        made = (s[1:], s[::-1], s[:0], s + (5,), (5,) + s, s + s, s * 2, 2 * s)
+        return [(type(m).__name__, tuple(m)) for m in made] + [type(s[-1]).__name__]
+
+    assert facts(tg) == facts(torch)
+    with pytest.raises(TypeError):
+        tg.zeros(2).shape + [1]
+
+
 def test_size_with_a_bad_dim_raises_index_error():
     with pytest.raises(IndexError, match="Dimension out of range"):
         tg.zeros(2, 3).size(2)
