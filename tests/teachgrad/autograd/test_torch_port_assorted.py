@@ -386,3 +386,33 @@ def test_autograd_views_codegen(lib, grad_mode, requires_grad, should_raise):
     assert outs[0]._is_view() and outs[1]._is_view()
     check(lambda: outs[0].add_(1), should_raise[1])
     check(lambda: outs[1].add_(1), should_raise[2])
+
+
+def test_calculate_shape_of_a_tensor_a_batch_and_a_gradient_edge(lib):
+    """torch's private ``autograd._calculate_shape`` (imported by test_autograd.py): the
+    output's shape and the gradient's, without a batch dim; a GradientEdge's from its node."""
+    x = lib.ones(2, 3, requires_grad=True)
+    y = x * 2
+    edge = lib.autograd.graph.get_gradient_edge(y)
+    calc = lib.autograd._calculate_shape
+    assert calc(y, lib.ones(2, 3), False) == ((2, 3), (2, 3))
+    out, grad = calc(y, lib.ones(4, 2, 3), True)
+    assert (out, grad) == ((2, 3), (2, 3)) and type(grad) is type(y.shape)
+    assert calc(edge, lib.ones(5), False) == ((2, 3), (5,))
+    with pytest.raises(RuntimeError, match="^Batched grads are not supported with GradientEdge"):
+        calc(edge, lib.ones(4, 2, 3), True)
+
+
+def test_profiling_with_emit_itt_and_use_kineto_as_test_autograd_does(lib):
+    """test_autograd.py profiles with ``use_kineto=kineto_available()`` and marks ranges
+    with ``emit_itt``: both run (teachgrad has no Kineto and no ITT: kineto_available() is
+    False there, and emit_itt's block runs as without it)."""
+    x = lib.ones(3, requires_grad=True)
+    kineto = lib.autograd.kineto_available()
+    assert kineto is (lib.__name__ == "torch")
+    with lib.autograd.profiler.profile(use_kineto=kineto) as prof:
+        y = (x * 2).sum()
+    assert "aten::mul" in [e.name for e in prof.function_events]
+    with lib.autograd.profiler.emit_itt(record_shapes=True):
+        y.backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
