@@ -1,8 +1,9 @@
-"""``teachgrad.testing.assert_close``: compare tensors like ``torch.testing.assert_close``.
+"""``teachgrad.testing``: torch.testing's two helpers for tests, ``assert_close`` and
+``make_tensor``.
 
-Default tolerances depend on the dtype (float32: rtol 1.3e-6, atol 1e-5; float64:
-rtol 1e-7, atol 1e-7); the error says how many elements differ and where the
-largest difference is.
+``assert_close`` compares tensors like ``torch.testing.assert_close``. Default tolerances
+depend on the dtype (float32: rtol 1.3e-6, atol 1e-5; float64: rtol 1e-7, atol 1e-7); the
+error says how many elements differ and where the largest difference is.
 
     >>> import teachgrad as tg
     >>> tg.testing.assert_close(tg.tensor([1.0, 2.0]), tg.tensor([1.0, 2.0 + 1e-7]))
@@ -10,7 +11,10 @@ largest difference is.
 
 from __future__ import annotations
 
-from . import _backend
+import math
+import warnings
+
+from . import _backend, _creation
 from ._tensor import Tensor
 
 _TOLERANCES = {"float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
@@ -101,3 +105,92 @@ def assert_close(
         f"(up to {atol} allowed)\nGreatest relative difference: {float(rel.max())} (up to {rtol} allowed)"
     )
     raise AssertionError(text if msg is None else f"{msg}\n{text}")
+
+
+def make_tensor(
+    *shape,
+    dtype,
+    device,
+    low=None,
+    high=None,
+    requires_grad=False,
+    noncontiguous=False,
+    exclude_zero=False,
+    memory_format=None,
+) -> Tensor:
+    """A tensor of ``shape`` with values drawn uniformly from ``[low, high)``, as torch's
+    ``torch.testing.make_tensor`` makes it (other numbers: another generator). By default
+    bools come from [0, 2), integers from [-9, 10) (unsigned ones from [0, 10)), floats
+    from [-9, 9); bounds beyond what the dtype holds are clamped to it. ``noncontiguous``:
+    every other element of a tensor twice as long in its last dim; ``exclude_zero``: zeros
+    become 1 (bools and integers) or the dtype's smallest normal number.
+
+    >>> import teachgrad as tg
+    >>> x = make_tensor(2, 3, dtype=tg.float64, device="cpu", low=-1, high=1)
+    >>> x.shape, bool(((x >= -1) & (x < 1)).all())
+    (teachgrad.Size([2, 3]), True)
+    """
+    shape = tuple(shape[0] if len(shape) == 1 and isinstance(shape[0], list | tuple) else shape)
+    dt = _backend.as_dtype(dtype)
+    exact = not dt.is_floating_point  # bools and integers
+    if noncontiguous and memory_format is not None:
+        raise ValueError(
+            "The parameters `noncontiguous` and `memory_format` are mutually exclusive, but "
+            f"got noncontiguous={noncontiguous} and memory_format={memory_format}"
+        )
+    if requires_grad and exact:
+        raise ValueError(
+            "`requires_grad=True` is not supported for boolean and integral dtypes, but got "
+            f"dtype={dt}"
+        )
+    if noncontiguous and math.prod(shape) > 1:  # (values to skip: twice the last dim)
+        shape = (*shape[:-1], 2 * shape[-1])
+    else:
+        noncontiguous = False
+    low, high = _interval(dt, low, high)
+    if exact:
+        result = _creation.randint(low, high, shape, dtype=dt, device=device)
+    else:
+        result = _creation.rand(shape, dtype=dt, device=device) * (high - low) + low
+    if noncontiguous:
+        result = result[..., 1::2]
+    elif memory_format is not None:
+        result = result.clone(memory_format=memory_format)
+    if exclude_zero:
+        np = _backend.numpy_module()
+        result[result == 0] = 1 if exact else float(np.finfo(dt.numpy).tiny)
+    return result if exact else result.requires_grad_(requires_grad)
+
+
+def _interval(dt, low, high) -> tuple:
+    """``make_tensor``'s ``[low, high)`` for ``dt``: the defaults, torch's checks, clamped to
+    what ``dt`` holds (for bools and integers, both ends rounded up: high is exclusive)."""
+    np = _backend.numpy_module()
+    if dt is _backend.bool_:
+        lowest, highest, default = 0, 2, (0, 2)
+    elif not dt.is_floating_point:  # (int64's top is out of randint's reach, as in torch)
+        info = np.iinfo(dt.numpy)
+        lowest, highest = int(info.min), int(info.max) + (dt is not _backend.int64)
+        default = (-9, 10)
+    else:
+        info = np.finfo(dt.numpy)
+        lowest, highest, default = float(info.min), float(info.max), (-9, 9)
+    low, high = default[0] if low is None else low, default[1] if high is None else high
+    if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
+        raise ValueError(f"`low` and `high` cannot be NaN, but got low={low} and high={high}")
+    if low == high and dt.is_floating_point:  # (torch still takes it: every value is low)
+        warnings.warn(
+            "Passing `low==high` to `torch.testing.make_tensor` for floating or complex types "
+            "is deprecated since 2.1 and will be removed in 2.3. Use `torch.full(...)` instead.",
+            FutureWarning,
+            stacklevel=3,
+        )
+    elif low >= high:
+        raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
+    if high < lowest or low >= highest:
+        raise ValueError(
+            f"The value interval specified by `low` and `high` is [{low}, {high}), but {dt} "
+            f"only supports [{lowest}, {highest})"
+        )
+    low, high = min(max(low, lowest), highest), min(max(high, lowest), highest)
+    return (math.ceil(low), math.ceil(high)) if not dt.is_floating_point else (low, high)
