@@ -221,7 +221,31 @@ class set_grad_enabled(_DecoratorContextManager):
         return super().__call__(func)
 
 
-class set_multithreading_enabled(_DecoratorContextManager):  # noqa: N801 - torch's name
+class _SetAtTheCall(_DecoratorContextManager):
+    """A flag of this thread (``state.<flag>``) set the moment the call is made, as torch's
+    ``set_multithreading_enabled`` and ``_force_original_view_tracking`` set theirs: a plain
+    call sets it for good, a ``with`` block gives the old value back at its end, a decorated
+    function runs with it. ``checked_as``: the name torch's TypeError gives the setter."""
+
+    flag = checked_as = ""
+
+    def __init__(self, mode: bool):
+        check_bool(self.checked_as, "enabled", mode, 1)
+        self.mode, self.prev = mode, getattr(state, self.flag)
+        setattr(state, self.flag, mode)  # takes effect at the call, as torch's does
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        setattr(state, self.flag, self.prev)
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class set_multithreading_enabled(_SetAtTheCall):  # noqa: N801 - torch's name
     """Let backward run on per-device worker threads (True, the default) or only on the
     calling thread (False); a plain call, a context manager or a decorator, for this thread.
     teachgrad's backward always runs on the calling thread, so the setting is kept (for
@@ -233,20 +257,7 @@ class set_multithreading_enabled(_DecoratorContextManager):  # noqa: N801 - torc
     False
     """
 
-    def __init__(self, mode: bool):
-        check_bool("set_multithreading_enabled", "enabled", mode, 1)
-        self.mode, self.prev = mode, state.multithreading
-        state.multithreading = mode  # takes effect at the call, as torch's does
-
-    def __enter__(self):
-        pass
-
-    def __exit__(self, *exc):
-        state.multithreading = self.prev
-        return False
-
-    def clone(self):
-        return self.__class__(self.mode)
+    flag, checked_as = "multithreading", "set_multithreading_enabled"
 
 
 def is_multithreading_enabled() -> bool:
@@ -260,7 +271,7 @@ def is_multithreading_enabled() -> bool:
     return state.multithreading
 
 
-class _force_original_view_tracking(_DecoratorContextManager):  # noqa: N801 - torch's name
+class _force_original_view_tracking(_SetAtTheCall):  # noqa: N801 - torch's name
     """Whether a view changed in place through its base (or another view) gets its new
     history by replaying the chain of view ops that made it (True) or by one ``as_strided``
     of the base's new history (False, the default); a plain call, a context manager or a
@@ -278,10 +289,7 @@ class _force_original_view_tracking(_DecoratorContextManager):  # noqa: N801 - t
     False
     """
 
-    def __init__(self, mode: bool):
-        check_bool("set_view_replay_enabled", "enabled", mode, 1)
-        self.mode, self.prev = mode, state.view_replay
-        state.view_replay = mode  # takes effect at the call, as torch's does
+    flag, checked_as = "view_replay", "set_view_replay_enabled"
 
     def __call__(self, func):
         state.view_replay = self.prev  # (a decorator: the mode is for the calls, not from now)
@@ -289,13 +297,6 @@ class _force_original_view_tracking(_DecoratorContextManager):  # noqa: N801 - t
 
     def __enter__(self):
         state.view_replay = self.mode
-
-    def __exit__(self, *exc):
-        state.view_replay = self.prev
-        return False
-
-    def clone(self):
-        return self.__class__(self.mode)
 
 
 def is_view_replay_enabled() -> bool:

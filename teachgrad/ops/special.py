@@ -163,7 +163,7 @@ class Igamma(Builtin):
                 f"\"{cls.op}_cpu\" not implemented for '{scalar_name(x.dtype.name)}'\n  "
                 f"{cls.op} is for floating-point tensors: make one of them a float first."
             )
-        wide = [v.astype(float64.numpy) for v in array_module(x).broadcast_arrays(x, y)]
+        wide = [v.astype(float64.numpy, copy=False) for v in array_module(x).broadcast_arrays(x, y)]
         out = incomplete_gamma(*wide, cls.upper).astype(x.dtype)
         return torch_layout(out, x, y)
 
