@@ -974,13 +974,55 @@ class _SigmoidGrad(Builtin):
 
 
 def _tanh_grad(g, y):
-    """``g · (1 − y²)`` on arrays: tanh's backward, and _TanhGrad's forward."""
-    return g * (1 - y * y)
+    """``g · (1 − y²)`` on arrays: tanh's backward, and _TanhGrad's forward.
+
+    Big arrays are computed in one new array ``r`` (see ``_in_one_array``), with the
+    same arithmetic, so with the same values.
+
+    >>> import numpy as np
+    >>> _tanh_grad(np.array([2.0, 2.0]), np.array([0.0, 0.5]))
+    array([2. , 1.5])
+    """
+    if not _in_one_array(g, y):
+        return g * (1 - y * y)
+    r = y * y
+    xp = array_module(r)
+    xp.subtract(1, r, out=r)
+    return xp.multiply(g, r, out=r)
 
 
 def _sigmoid_grad(g, y):
-    """``g · y · (1 − y)`` on arrays: sigmoid's backward, and _SigmoidGrad's forward."""
-    return g * y * (1 - y)
+    """``g · (1 − y) · y`` on arrays, in torch's order: sigmoid's backward, and
+    _SigmoidGrad's forward (big arrays in one new array ``r``, see ``_in_one_array``).
+
+    >>> import numpy as np
+    >>> _sigmoid_grad(np.array([4.0]), np.array([0.5]))
+    array([1.])
+    """
+    if not _in_one_array(g, y):
+        return g * (1 - y) * y
+    r = 1 - y
+    r *= g
+    r *= y
+    return r
+
+
+_ONE_ARRAY_FROM = 1 << 14  # elements
+
+
+def _in_one_array(g, y) -> bool:
+    """Memory: whether tanh's or sigmoid's backward ``g ∘ f(y)`` writes each step into
+    one new array, as torch's single ``tanh_backward``/``sigmoid_backward`` kernels do.
+    Written plainly, ``g * (1 - y * y)`` holds two temporaries of y's size at once and
+    ``g * (1 - y) * y`` three. Measured on benchmark (c), 200 layers of ``tanh(y @ W)``
+    with 0.5 MiB activations: peak growth 203.0 → 202.4 MiB in three runs each (torch:
+    202.3; the peak now comes at the last matrix product's backward, not at a tanh's).
+
+    Only for big arrays: on small ones the plain expression is quicker (the chain of
+    benchmark (a), 4 elements, was 1.2% slower per op in one array); and only where g
+    has y's shape (a batched g has one more dimension) and dtype.
+    """
+    return y.size >= _ONE_ARRAY_FROM and y.shape == g.shape and y.dtype == g.dtype
 
 
 def _one_op_or_arrays(grad_op, on_arrays):
