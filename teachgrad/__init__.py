@@ -13,6 +13,7 @@ Nothing is defined here; it only re-exports.
 from math import inf, nan  # noqa: E402 - torch's constants (Python floats, as torch's are)
 
 from . import (  # noqa: E402
+    _C,  # noqa: E402 - torch._C's private helpers that torch's tests call
     _backend,
     autograd,  # noqa: E402,I001 - after Tensor: autograd builds on it
     cuda,

@@ -6,7 +6,17 @@
 (tensor(4.),)
 """
 
-from . import anomaly_mode, engine, forward_ad, function, functional, grad_mode, graph, profiler
+from . import (
+    _functions,  # (torch's legacy Resize and Type)
+    anomaly_mode,
+    engine,
+    forward_ad,
+    function,
+    functional,
+    grad_mode,
+    graph,
+    profiler,
+)
 from .anomaly_mode import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,

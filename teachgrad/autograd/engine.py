@@ -348,7 +348,13 @@ def _run(steps) -> None:
     """
     if _running.passes and _deep_in_the_stack():
         return _on_fresh_thread(steps)
-    deque(steps, maxlen=0)
+    try:
+        deque(steps, maxlen=0)
+    except RuntimeError as error:
+        stop = error.__cause__  # (what Python made of a StopIteration leaving a generator)
+        if isinstance(stop, StopIteration) and error.args == ("generator raised StopIteration",):
+            raise stop from None  # a hook's StopIteration goes through as it is, as in torch
+        raise
 
 
 def _deep_in_the_stack(frames: int = 400) -> bool:
@@ -512,6 +518,35 @@ def will_run(node) -> bool:
     return True
 
 
+def execution_order(run) -> list:
+    """The nodes pass ``run`` runs, in the order it runs them (torch's
+    ``_current_graph_task_execution_order``): the loop's own rule, the latest-made ready node
+    first and a node ready once every gradient it waits for has come, played out on a fresh
+    count of dependencies without running anything. A pass towards inputs lists the nodes
+    it runs and those whose gradients it catches.
+
+    >>> import teachgrad as tg
+    >>> x = tg.ones(2, requires_grad=True)
+    >>> y = x.exp().sum()
+    >>> [node.name() for node in execution_order(_Pass(False, False, [(y.grad_fn, 0)]))]
+    ['SumBackward0', 'ExpBackward0', 'torch::autograd::AccumulateGrad']
+    """
+    deps, heap, order = _dependencies(run.roots), [], []
+    for node in {node: None for node, _ in run.roots if node is not None}:
+        if node not in deps:
+            heappush(heap, (-node._seq, next(_ties), node))
+    while heap:
+        node = heappop(heap)[2]
+        order.append(node)
+        for nxt, _ in node.next_functions:
+            if nxt is None or run.reached is not None and nxt not in run.reached:
+                continue
+            deps[nxt] -= 1
+            if deps[nxt] == 0:
+                heappush(heap, (-nxt._seq, next(_ties), nxt))
+    return order
+
+
 def is_checkpoint_valid() -> bool:
     """False inside a pass towards chosen inputs (``grad()``, ``backward(inputs=...)``), where
     only part of the graph runs, so a checkpoint's recomputation can't be trusted; else True
@@ -547,6 +582,7 @@ def _final_callbacks(run) -> None:
 
 
 _ties = itertools.count()  # (nodes made at once: the first pushed runs first; see _Pass.ready)
+_task_ids = itertools.count()  # (one number per pass, as torch numbers its graph tasks)
 
 
 class _Pass:
@@ -569,6 +605,7 @@ class _Pass:
     def __init__(self, keep_graph, create_graph, roots=()):
         self.keep_graph, self.create_graph, self.roots = keep_graph, bool(create_graph), roots
         self.buffers, self.heap = {}, []  # (both described in the class docstring)
+        self.task_id = next(_task_ids)  # (what torch calls the graph task's id)
 
     def add(self, node, nr, g) -> None:
         """Add gradient ``g`` (None: no gradient) into slot ``nr`` of ``node``'s buffer: one
@@ -706,6 +743,7 @@ class _PassTo(_Pass):
         run = object.__new__(type(self))
         run.__dict__.update(self.__dict__)
         run.buffers, run.heap, run.captured, run.deps = {}, [], {}, dict(self.deps)
+        run.task_id = next(_task_ids)
         return run
 
     def takes(self, node, grads):

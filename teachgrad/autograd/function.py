@@ -1141,7 +1141,12 @@ def once_differentiable(backward):
             return result
         single = not isinstance(result, tuple)
         outs = (result,) if single else result
-        guarded = _DelayedError.apply(ctx.name(), *(_fake_leaf(o) for o in outs))
+        twice = (
+            "trying to differentiate twice a function that was marked with @once_differentiable\n"
+            f"  {ctx.name()}'s backward is not itself differentiable, so create_graph=True / "
+            "double backward can't go through it."
+        )
+        guarded = _DelayedError.apply(twice, *(_fake_leaf(o) for o in outs))
         guarded = tuple(g if isinstance(o, Tensor) else o for o, g in zip(outs, guarded))
         return guarded[0] if single else guarded
 
@@ -1162,23 +1167,36 @@ def _no_tensor():
 
 
 class _DelayedError(Function):
-    """Passes the results of a once-differentiable backward through; differentiating them
-    raises. One node for all results, named ``Error`` as torch's is."""
+    """Passes its tensors through, in their own memory; differentiating them raises
+    ``message``. One node for all of them, named ``Error`` as torch's is: once_differentiable's
+    guard on its results, and torch's ``_C._functions.DelayedError``."""
 
     node_name = "Error"
 
     @staticmethod
-    def forward(ctx, name, *values):
-        ctx.fn_name = name
-        return tuple(v.view_as(v) if isinstance(v, Tensor) else v for v in values)
+    def forward(ctx, message, *values):
+        ctx.message = message
+        return tuple(wrap_array(v._data) if isinstance(v, Tensor) else v for v in values)
 
     @staticmethod
     def backward(ctx, *grads):
-        raise RuntimeError(
-            "trying to differentiate twice a function that was marked with @once_differentiable\n"
-            f"  {ctx.fn_name}'s backward is not itself differentiable, so create_graph=True / "
-            "double backward can't go through it."
-        )
+        raise RuntimeError(ctx.message)
+
+
+class _UndefinedGrad(Function):
+    """A copy of its tensors whose backward sends back no gradient (None), as torch's
+    ``_C._functions.UndefinedGrad``: what gradcheck's ``check_undefined_grad`` feeds a
+    function's backward."""
+
+    node_name = "UndefinedGradBackward"
+
+    @staticmethod
+    def forward(ctx, *values):
+        return tuple(v.clone() for v in values)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None,) * len(grads)
 
 
 class InplaceFunction(Function):

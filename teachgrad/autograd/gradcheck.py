@@ -42,6 +42,7 @@ import teachgrad as tg
 from teachgrad import _backend
 
 from . import forward_ad as fwAD
+from .function import _UndefinedGrad
 
 np = _backend.numpy_module()  # host-side only: formatting failure messages
 
@@ -1133,21 +1134,6 @@ def _random_grad_output(y, non_contiguous):
     return (tg.rand(shape, dtype=dtype, device=y.device) * 2 - 1).requires_grad_()
 
 
-@functools.cache
-def _undefined_grad_function():
-    class UndefinedGrad(tg.autograd.Function):
-        """Identity in forward; sends back no gradient (None) in backward."""
-
-        @staticmethod
-        def forward(ctx, x):
-            return x.clone()
-
-        @staticmethod
-        def backward(ctx, grad):
-            return None
-
-    return UndefinedGrad
-
-
 def _undefined_grad(y):
-    return _undefined_grad_function().apply(y)
+    """``y``'s values, whose backward sends back no gradient."""
+    return _UndefinedGrad.apply(y)[0]
