@@ -9,10 +9,14 @@ teachgrad's own engine (``autograd.engine``: ``current_pass``, ``will_run``,
 -1
 """
 
+import itertools
+
 from ..autograd import engine
 from ..autograd.grad_mode import is_multithreading_enabled
 from ..autograd.tape import Node
 from . import _functions
+
+_task_ids = itertools.count()
 
 
 def _current_graph_task_id() -> int:
@@ -26,7 +30,11 @@ def _current_graph_task_id() -> int:
     True
     """
     run = engine.current_pass()
-    return -1 if run is None else run.task_id
+    if run is None:
+        return -1
+    if run.task_id is None:  # (numbered when first asked: the order passes are asked in)
+        run.task_id = next(_task_ids)
+    return run.task_id
 
 
 def _will_engine_execute_node(node) -> bool:

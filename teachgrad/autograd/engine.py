@@ -351,10 +351,18 @@ def _run(steps) -> None:
     try:
         deque(steps, maxlen=0)
     except RuntimeError as error:
-        stop = error.__cause__  # (what Python made of a StopIteration leaving a generator)
-        if isinstance(stop, StopIteration) and error.args == ("generator raised StopIteration",):
-            raise stop from None  # a hook's StopIteration goes through as it is, as in torch
-        raise
+        raise _as_raised(error)  # noqa: B904 - the error itself, or the StopIteration it hid
+
+
+def _as_raised(error) -> BaseException:
+    """The error as the hook or backward that failed raised it: a StopIteration raised there
+    became a RuntimeError on its way out of the engine's generators (PEP 479); torch lets it
+    through unchanged (its own tools stop a pass that way). Any other error is itself."""
+    stop = error.__cause__
+    if isinstance(stop, StopIteration) and error.args == ("generator raised StopIteration",):
+        stop.__suppress_context__ = True  # (the RuntimeError was Python's doing, not an error)
+        return stop
+    return error
 
 
 def _deep_in_the_stack(frames: int = 400) -> bool:
@@ -582,7 +590,6 @@ def _final_callbacks(run) -> None:
 
 
 _ties = itertools.count()  # (nodes made at once: the first pushed runs first; see _Pass.ready)
-_task_ids = itertools.count()  # (one number per pass, as torch numbers its graph tasks)
 
 
 class _Pass:
@@ -597,15 +604,15 @@ class _Pass:
     (``grad_rows`` gives its passes a copy of one count);
     ``buffers``: node -> one gradient (or None) per output of the node; ``heap``: the ready
     nodes as (-sequence number, tiebreak, node), the latest created first; ``callbacks``:
-    what ``queue_callback`` queued, run after the last node.
+    what ``queue_callback`` queued, run after the last node; ``task_id``: the pass's number,
+    given when first asked (``_C._current_graph_task_id``).
     """
 
-    steal, batch, reached, callbacks, deps = False, None, None, (), None
+    steal, batch, reached, callbacks, deps, task_id = False, None, None, (), None, None
 
     def __init__(self, keep_graph, create_graph, roots=()):
         self.keep_graph, self.create_graph, self.roots = keep_graph, bool(create_graph), roots
         self.buffers, self.heap = {}, []  # (both described in the class docstring)
-        self.task_id = next(_task_ids)  # (what torch calls the graph task's id)
 
     def add(self, node, nr, g) -> None:
         """Add gradient ``g`` (None: no gradient) into slot ``nr`` of ``node``'s buffer: one
@@ -743,7 +750,6 @@ class _PassTo(_Pass):
         run = object.__new__(type(self))
         run.__dict__.update(self.__dict__)
         run.buffers, run.heap, run.captured, run.deps = {}, [], {}, dict(self.deps)
-        run.task_id = next(_task_ids)
         return run
 
     def takes(self, node, grads):
