@@ -30,22 +30,6 @@ pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without
 randn = port.randn
 
 
-def failing_in_backward(lib, message):
-    """A custom Function that copies its input forward and raises ``message`` in backward
-    (its ``apply``): a node backward must not reach."""
-
-    class FailInBackward(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x.clone()
-
-        @staticmethod
-        def backward(ctx, grad):
-            raise RuntimeError(message)
-
-    return FailInBackward.apply
-
-
 # --------------------------------------------------------------------- nodes backward runs
 
 
@@ -64,11 +48,11 @@ def _add_into_a_view_used_before(x, y):
 
 @pytest.mark.parametrize("program", [_add_into_a_view, _add_into_a_view_used_before])
 def test_a_view_changed_in_place_runs_only_the_nodes_towards_the_inputs(lib, program):
-    """torch's test_copy_slices_graph_task_updates; its failing node is torch's internal
-    DelayedError, here a custom Function that raises in backward."""
+    """torch's test_copy_slices_graph_task_updates: a DelayedError node raises only when a
+    pass runs it."""
     x = randn(lib, 2, requires_grad=True)
     y = randn(lib, 2, seed=1, requires_grad=True)
-    y_safe = failing_in_backward(lib, "Boom!")(y)
+    y_safe = lib._C._functions.DelayedError("Boom!", 1)(y)
 
     with pytest.raises(RuntimeError, match="Boom!"):
         program(x, y_safe).sum().backward()
@@ -89,7 +73,7 @@ def test_a_hook_on_the_view_before_it_changed_does_not_run(lib):
     through ``b`` to ``y_safe``: an input is not where the graph stops.)"""
     x = randn(lib, 2, requires_grad=True)
     y = randn(lib, 2, seed=1, requires_grad=True)
-    y_safe = failing_in_backward(lib, "Boom!")(y)
+    y_safe = lib._C._functions.DelayedError("Boom!", 1)(y)
     calls = []
     out = x.clone().view(-1)
     out.register_hook(lambda grad: calls.append(grad))

@@ -3,8 +3,9 @@
 ``_current_graph_task_execution_order``), the two test nodes of ``torch._C._functions``
 (``DelayedError``, ``UndefinedGrad``) and ``torch.autograd._functions`` (``Resize``,
 ``Type``, ``utils``), as PyTorch's own autograd tests (test_autograd.py:
-test_will_engine_execute_node, test_current_graph_task_*, test_copy_slices_graph_task_updates,
-test_materialize_grads, test_grad_to_node ...) use them.
+test_will_engine_execute_node, test_current_graph_task_*, test_materialize_grads,
+test_grad_to_node ...; test_copy_slices_graph_task_updates is in
+test_torch_port_engine_edges.py) use them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts; those that compare the two libraries take both.
@@ -16,7 +17,7 @@ import warnings
 import pytest
 
 import teachgrad as tg
-from tests.teachgrad.autograd._port import same
+from tests.teachgrad.autograd._port import same, times_two
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
 
@@ -26,19 +27,6 @@ def grad_fn_or_leaf_node(t):
     if t.requires_grad and t.grad_fn is None:
         return t.clone().grad_fn.next_functions[0][0]
     return t.grad_fn
-
-
-def my_double(lib):
-    class MyFunction(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
-    return MyFunction.apply
 
 
 def legacy(lib):
@@ -55,7 +43,7 @@ def test_will_engine_execute_node(lib):
     a2 = lib.randn(2, 3, 4, requires_grad=True)
     b = a * a2
     b2 = b.cos()
-    c = my_double(lib)(b)
+    c = times_two(lib, custom=True)(b)
     will = lib._C._will_engine_execute_node
     runs = list(map(grad_fn_or_leaf_node, (a, b, c)))
     does_not = list(map(grad_fn_or_leaf_node, (a2, b2)))
@@ -209,33 +197,6 @@ def test_a_stop_iteration_from_a_hook_or_a_backward_comes_out_as_it_is(lib):
 
 
 # --------------------------------------------------------------------------- torch._C._functions
-
-
-def test_copy_slices_graph_task_updates(lib):
-    """A DelayedError node raises only when a pass runs it."""
-    x = lib.rand(2, requires_grad=True)
-    y = lib.rand(2, requires_grad=True)
-    y_safe = lib._C._functions.DelayedError("Boom!", 1)(y)
-
-    def f1(x, y):
-        out = x.clone().view(-1)
-        out += y
-        return out
-
-    def f2(x, y):
-        out = x.clone().view(-1)
-        b = out * 2
-        out += y
-        return out + b
-
-    for f in (f1, f2):
-        with pytest.raises(RuntimeError, match="Boom!"):
-            f(x, y_safe).sum().backward()
-        with pytest.raises(RuntimeError, match="Boom!"):
-            lib.autograd.grad(f(x, y_safe).sum(), y)
-        lib.autograd.grad(f(x, y_safe).sum(), x)  # the node is not on the way: nothing raised
-        lib.autograd.grad(f(x, y_safe).sum(), y_safe)
-        lib.autograd.grad(f(x, y_safe).sum(), (x, y_safe))
 
 
 def test_delayed_error_and_undefined_grad_nodes(lib):

@@ -13,28 +13,11 @@ import weakref
 
 import pytest
 
-from tests.teachgrad.autograd._port import double_and_triple, same
+from tests.teachgrad.autograd._port import double_and_triple, same, times_two
 from tests.teachgrad.autograd.test_torch_fidelity import assert_like_torch
 from tests.teachgrad.inplace._common import numpy
 
 pytestmark = pytest.mark.usefixtures("torch")  # (skips, or fails in CI, without the oracle)
-
-
-def times_two(lib, custom):
-    """``x * 2`` as a built-in op, or as a custom Function doing the same."""
-    if not custom:
-        return lambda x: x * 2
-
-    class Mul2(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, grad):
-            return grad * 2
-
-    return Mul2.apply
 
 
 def non_leaf_grad(t):

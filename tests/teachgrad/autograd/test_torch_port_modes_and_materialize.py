@@ -7,8 +7,9 @@ test_set_multithreading_enabled_as_context_manager_and_function) check them.
 
 Each test runs once with teachgrad and once with torch (the ``lib`` fixture) and asserts the
 facts torch's test asserts. torch's two materialize tests make the undefined gradient with an
-internal node (``torch._C._functions.UndefinedGrad``); here an output that backward never
-reaches gives the same undefined gradient.
+internal node (``torch._C._functions.UndefinedGrad``): they are ported as they are in
+test_torch_port_graph_task.py; here an output that backward never reaches gives the same
+undefined gradient.
 """
 
 import threading
