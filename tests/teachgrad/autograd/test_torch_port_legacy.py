@@ -434,18 +434,9 @@ def test_backward_with_scalar_input(lib):
 
 
 def sends_no_gradient(lib):
-    """A custom Function, the identity, whose backward gives None: an undefined gradient."""
-
-    class UndefinedGrad(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x.clone()
-
-        @staticmethod
-        def backward(ctx, grad):
-            return None
-
-    return UndefinedGrad.apply
+    """torch's test node ``UndefinedGrad``: the identity, whose backward gives None (an
+    undefined gradient)."""
+    return lib._C._functions.UndefinedGrad()
 
 
 def test_tensor_hooks_see_an_undefined_gradient_as_none(lib):
