@@ -15,6 +15,7 @@ from math import inf, nan  # noqa: E402 - torch's constants (Python floats, as t
 from . import (  # noqa: E402
     _C,  # noqa: E402 - torch._C's private helpers that torch's tests call
     _backend,
+    _vmap_internals,  # torch's first vmap, deprecated
     autograd,  # noqa: E402,I001 - after Tensor: autograd builds on it
     cuda,
     linalg,

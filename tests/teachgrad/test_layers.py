@@ -137,7 +137,7 @@ LAYERS = [
     ("serialization", "tensortypes"),
     ("autograd",),
     ("ops",),
-    ("nn", "optim", "cuda", "testing", "linalg", "utils", "_C"),
+    ("nn", "optim", "cuda", "testing", "linalg", "utils", "_C", "_vmap_internals"),
 ]
 
 
