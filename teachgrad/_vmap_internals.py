@@ -58,11 +58,12 @@ def _vmap(func, in_dims=0, out_dims=0, allow_none_pass_through=False):
     @functools.wraps(func)
     def wrapped(*args):
         _check_out_dims(out_dims, func)
-        dims = _mapped_dims(in_dims, args, func)
-        size = _batch_size(dims, _leaves(args))
-        results = [func(*_slice(args, dims, i)) for i in range(size)]
+        leaves = _leaves(args)
+        dims = _mapped_dims(in_dims, args, leaves, func)
+        size = _batch_size(dims, leaves)
+        results = [func(*_slice(args, leaves, dims, i)) for i in range(size)]
         if not results:  # (no slice: func runs once on zeros, for the results' shapes)
-            results = [func(*_slice(args, dims, None))]
+            results = [func(*_slice(args, leaves, dims, None))]
         for result in results:
             _check_results(result, func, allow_none_pass_through)
         return _stacked(results, out_dims, func, size)
@@ -110,9 +111,9 @@ def _dims_per_leaf(dims, tree):
     return flat
 
 
-def _mapped_dims(in_dims, args, func) -> list:
-    """The dimension each leaf of ``args`` is mapped over (None: not mapped), with torch's
-    checks of ``in_dims``."""
+def _mapped_dims(in_dims, args, leaves, func) -> list:
+    """The dimension each of the ``leaves`` of ``args`` is mapped over (None: not mapped),
+    with torch's checks of ``in_dims``."""
     where = f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): "
     if not isinstance(in_dims, int | tuple):
         raise ValueError(
@@ -131,7 +132,7 @@ def _mapped_dims(in_dims, args, func) -> list:
             "be one int for all the inputs, or nest like them: one entry per argument, a tuple "
             "(or list, or dict) for an argument that is one."
         )
-    for arg, dim in zip(_leaves(args), dims, strict=True):
+    for arg, dim in zip(leaves, dims, strict=True):
         if dim is not None and not isinstance(dim, int):
             raise ValueError(
                 where + f"Got in_dim={dim} for an input but in_dim must be either an integer "
@@ -168,11 +169,10 @@ def _batch_size(dims, leaves) -> int:
     return sizes[0]
 
 
-def _slice(args, dims, i):
+def _slice(args, leaves, dims, i):
     """``args`` with each mapped leaf replaced by its slice ``i`` (``i`` None: zeros of a
     slice's shape, for a mapped dimension of size 0)."""
-    leaves = iter(_leaves(args))
-    dims = iter(dims)
+    leaves, dims = iter(leaves), iter(dims)
 
     def rebuild(tree):
         if isinstance(tree, tuple | list):

@@ -53,12 +53,7 @@ def _will_engine_execute_node(node) -> bool:
             "Pass a node (t.grad_fn, or a leaf's AccumulateGrad from "
             "autograd.graph.get_gradient_edge(t).node), not a tensor."
         )
-    if engine.current_pass() is None:
-        raise RuntimeError(
-            "_get_should_execute_nodes should only be called during the backward pass\n  Call it "
-            "from a hook or a node's backward, while backward() or grad() runs."
-        )
-    return engine.will_run(node)
+    return engine.will_run(node)  # (outside a pass: its error, torch's)
 
 
 def _current_graph_task_execution_order() -> list:

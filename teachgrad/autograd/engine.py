@@ -508,7 +508,8 @@ def will_run(node) -> bool:
     """
     if not _running.passes:
         raise RuntimeError(
-            "will_run() should only be called during the backward pass\n  Call it from a hook "
+            "_get_should_execute_nodes should only be called during the backward pass\n  Call "
+            "it (tg._C._will_engine_execute_node, autograd.engine.will_run) from a hook "
             "or a node's backward, while backward() or grad() runs."
         )
     run = _running.passes[-1]

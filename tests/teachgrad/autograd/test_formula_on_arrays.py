@@ -10,6 +10,7 @@ import pytest
 import teachgrad as tg
 from teachgrad.autograd import function
 from teachgrad.autograd.builtin import Builtin
+from tests.teachgrad.autograd._port import times_two
 
 RNG = np.random.default_rng(7)
 
@@ -184,18 +185,9 @@ def test_a_number_operand_or_a_custom_function_does_not_decide_the_dtype():
     """``x * 2`` keeps its formula on arrays (the number has no dtype of its own); a custom
     Function never runs on arrays."""
 
-    class Double(tg.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
     x = tg.randn(3, dtype=tg.float32, requires_grad=True)
     assert (x * 2).grad_fn._on_arrays and (x * 2.5).grad_fn._on_arrays
-    assert not Double.apply(x).grad_fn._on_arrays
+    assert not times_two(tg, custom=True)(x).grad_fn._on_arrays
 
 
 def test_a_linear_layers_gradients_become_their_grad_without_a_copy(monkeypatch):
