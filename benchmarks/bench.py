@@ -22,7 +22,8 @@ that can do it:
 (c) peak memory: forward + backward through 200 layers of ``y = tanh(y @ W_i)``
     (512x512 weights requiring grad, batch 256); the peak RSS growth over a
     baseline taken after the weights and input exist, in MiB, each
-    implementation in a fresh subprocess.
+    implementation in a fresh subprocess; the median of up to 5 interleaved runs
+    (a process's RSS varies by about 0.1 MiB from one run to the next).
 (d) jacobian of ``f(x) = tanh(W @ x)``, W 64x64, float64: each library's own
     jacobian function (teachgrad's and torch's ``autograd.functional.jacobian``
     with its defaults, HIPS ``autograd.jacobian``); NumPy computes the closed form
@@ -632,6 +633,32 @@ def memory_child(impl):
 MALLOC_MODES = {"live": {"MALLOC_MMAP_THRESHOLD_": "131072"}, "glibc default": {}}
 
 
+MEM_RUNS = 5  # at most: each run is a fresh process of a few seconds
+
+
+def memory_medians(impls, malloc_env, runs):
+    """(c) for each implementation: ``measure_memory``'s result of median growth, in ``runs``
+    interleaved runs (teachgrad, numpy, torch, ..., teachgrad, ...); ``runs_mib`` keeps them all."""
+    measured = {impl: [] for impl in impls}
+    for _ in range(runs):
+        for impl in impls:
+            m = measure_memory(impl, malloc_env)
+            growth = m["peak_growth_mib"]
+            m["value"] = growth if growth is not None else m["maxrss_growth_mib"]
+            measured[impl].append(m)
+    mem = {}
+    for impl, ms in measured.items():
+        values = [m["value"] for m in ms]
+        median = statistics.median(values)
+        mem[impl] = {
+            **min(ms, key=lambda m: abs(m["value"] - median)),
+            "value": median,
+            "runs_mib": values,
+            "malloc_env": malloc_env,
+        }
+    return mem
+
+
 def measure_memory(impl, malloc_env, child="--memory-child"):
     """Run ``child`` (``--memory-child`` or ``--bytes-child``) for ``impl`` in a fresh process."""
     cmd = [
@@ -961,6 +988,16 @@ def spread_line(label, timings, scale):
     )
 
 
+def memory_spread_line(mem):
+    """``(c) over N runs, MiB (min / median / max): impl ...; ...`` for ``memory_medians``."""
+    runs = "; ".join(
+        f"{i} {min(m['runs_mib']):.2f} / {m['value']:.2f} / {max(m['runs_mib']):.2f}"
+        for i, m in mem.items()
+    )
+    n = max(len(m["runs_mib"]) for m in mem.values())
+    return f"(c) over {n} runs, MiB (min / median / max): {runs}."
+
+
 def target_lines(targets):
     """The report's "## Targets" section: each ratio against its target, met or MISSED.
 
@@ -1031,6 +1068,8 @@ def report(facts, results):
         lines += ["", "Spread over the rounds (min / median / max):", ""] + spread
     if "memory" in results:
         lines += [
+            "",
+            memory_spread_line(results["memory"]),
             "",
             f"Memory floor: the {MEM_LAYERS} weight gradients alone are "
             f"{MEM_LAYERS * MEM_WIDTH * MEM_WIDTH * 4 / 2**20:.0f} MiB; the activations kept for "
@@ -1230,17 +1269,8 @@ def main():
     if "memory" in only:
         print("(c) peak memory ...", file=sys.stderr)
         for mode, malloc_env in MALLOC_MODES.items():
-            mem = {}
-            for impl in impls:
-                m = measure_memory(impl, malloc_env)
-                m["value"] = (
-                    m["peak_growth_mib"]
-                    if m["peak_growth_mib"] is not None
-                    else m["maxrss_growth_mib"]
-                )
-                m["malloc_env"] = malloc_env
-                mem[impl] = m
-            results["memory" if mode == "live" else "memory_glibc_default"] = mem
+            key = "memory" if mode == "live" else "memory_glibc_default"
+            results[key] = memory_medians(impls, malloc_env, min(ARGS.rounds, MEM_RUNS))
     if "jacobian" in only:
         print("(d) jacobian ...", file=sys.stderr)
         able = [i for i in impls if i != "mygrad"]  # MyGrad has no jacobian function

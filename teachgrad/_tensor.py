@@ -141,7 +141,6 @@ class Tensor:
     _inference = False
     _counted = False  # (an inference tensor with a version counter: see detach)
     _acc_ref = None
-    _engine_owned = False  # a gradient only the backward engine holds (see accumulate_grad)
     _view_base_fn = None  # for views: the base's grad_fn when this view's grad_fn was made
     _own_requires_grad = False  # requires_grad was set on this tensor itself (not inherited)
     # for views: "no_grad", "inference" or "multi_output" when torch restricts in-place changes,

@@ -67,3 +67,24 @@ def test_the_forward_alone_records_the_chain_that_a_differentiates():
     loss = bench.perop_forward_setup("teachgrad", n_ops=8)()
     assert len(saved) == 4 and loss.grad_fn is not None and loss.shape == ()
     assert loss.item() == pytest.approx(float(y.sum()), rel=1e-6)
+
+
+def test_c_reports_the_median_of_its_interleaved_runs(monkeypatch):
+    """(c) runs each implementation's child several times, in turn, and keeps the median
+    growth with every run's figure; the report shows their spread."""
+    growths = {"teachgrad": iter([202.4, 202.1, 202.3]), "torch": iter([202.2, 202.3, 202.25])}
+    order = []
+
+    def child(impl, malloc_env):
+        order.append(impl)
+        return {"peak_growth_mib": next(growths[impl]), "maxrss_growth_mib": 0.0}
+
+    monkeypatch.setattr(bench, "measure_memory", child)
+    mem = bench.memory_medians(["teachgrad", "torch"], {}, 3)
+    assert order == ["teachgrad", "torch"] * 3
+    assert mem["teachgrad"]["value"] == 202.3 and mem["torch"]["value"] == 202.25
+    assert mem["teachgrad"]["runs_mib"] == [202.4, 202.1, 202.3]
+    assert bench.memory_spread_line(mem) == (
+        "(c) over 3 runs, MiB (min / median / max): teachgrad 202.10 / 202.30 / 202.40; "
+        "torch 202.20 / 202.25 / 202.30."
+    )

@@ -32,7 +32,8 @@ Saved arguments. torch's node shows the non-tensor arguments it keeps, too (``_s
 ``_saved_keepdim``, ``_saved_self_sym_sizes`` ...). An op states them in one line next to
 its formula: ``saved_args`` maps torch's name to the attribute of ``ctx`` (the node) that
 holds it, or to ``(attribute, convert)`` when torch shows it in another form (a dim given
-as an int is a tuple of dims in torch's node: ``convert=int_tuple``). The properties are
+as an int is a tuple of dims in torch's node: ``convert=int_tuple``), or to a function of
+the node when it is worked out from several of its attributes. The properties are
 made once, with the class; an op keeps an argument it needs only for them in
 ``setup_context``, which runs only when a node is recorded. They stay readable after
 backward freed the tensors, as torch's. A list of tensors torch saves under one name
@@ -90,7 +91,7 @@ class Builtin(Function):
 
     _builtin = True  # (node_name has no default: each op names its own node)
     saved_names: tuple = ()
-    saved_args: dict = {}  # torch's name -> attribute of ctx, or (attribute, convert)
+    saved_args: dict = {}  # torch's name -> attribute of ctx, (attribute, convert), or a function
     saved_lists: dict = {}  # torch's name of a list of saved tensors -> its first place
     number_inputs: tuple = ()
     view_of_input = False
@@ -171,7 +172,10 @@ def remember_dim(ctx, dim, ndim: int) -> int:
 
 def _saved_argument(name: str, where) -> property:
     """``node._saved_<name>``: the argument the node keeps as the attribute ``where`` (or
-    ``(attribute, convert)``: converted when read)."""
+    ``(attribute, convert)``: converted when read; or a function of the node, for one worked
+    out from several of its attributes)."""
+    if callable(where):
+        return property(where, doc=f"The saved argument ``{name}`` (torch's _saved_{name}).")
     attribute, convert = (where, None) if type(where) is str else where
 
     def saved_argument(node):

@@ -634,7 +634,7 @@ class _Pass:
         if hooked or _profiling.active or NodeStarted.on or NodeFinished.on:  # (or watched)
             return self.with_extras(node, grads)
         if self.steal and type(node) is AccumulateGrad:
-            _claim_unshared(grads)  # (a gradient sent to two leaves: the last one may keep it)
+            _claim_unshared(node, grads)  # (a gradient sent to two leaves: the last may keep it)
         grad_outputs, grad_inputs = tuple(grads), node._apply(grads)  # the backward formula
         if not self.keep_graph and node._saved:
             node._release_saved()
@@ -660,7 +660,7 @@ class _Pass:
             if node._pre_hooks:
                 grads = _run_pre_hooks(node, grads, self.steal)
             elif self.steal and type(node) is AccumulateGrad:
-                _claim_unshared(grads)
+                _claim_unshared(node, grads)
             grad_outputs = tuple(grads)
             if NodeStarted.on:
                 _events.emit(NodeStarted, node=node, grad_outputs=grad_outputs)
@@ -830,7 +830,7 @@ def _run_pre_hooks(node, grads, steal=False) -> list:
             grads = _checked_hook_values(hook, new, grads, node)
     new = None  # (the last result holds a reference that _claim_unshared would count)
     if steal and type(node) is AccumulateGrad:
-        _claim_unshared(grads)
+        _claim_unshared(node, grads)
     return grads
 
 
@@ -879,21 +879,23 @@ def _checked_hook_values(hook, new, old, node) -> list:
 _new_step = tuple.__new__  # BackwardStep(...) without the namedtuple's Python-level __new__
 
 
-def _claim_unshared(grads) -> None:
-    """Speed: a leaf's gradient that nobody but the engine holds (``_engine_owned``) becomes
-    its ``.grad`` itself, not a copy, as torch's AccumulateGrad steals a gradient whose use
-    count says only the engine holds it: a gradient a node made for the leaf, a sum in a
-    buffer, a hook's fresh result (after the leaf's hooks ran, which may keep a reference).
-    Then the node's post hooks see ``.grad`` itself in their ``grad_outputs``, as in torch.
-    Only ``backward()`` steals (``steal``): ``backward_steps`` shows every gradient to its
-    caller. It saves one copy of every leaf's gradient per backward (the MLP step's weight
-    and bias gradients, 2.7 MB a step in ``benchmarks/bench.py`` (b))."""
+def _claim_unshared(node, grads) -> None:
+    """Speed: a leaf's gradient that nobody but the engine holds becomes its ``.grad``
+    itself, not a copy, as torch's AccumulateGrad steals a gradient whose use count says
+    only the engine holds it: a gradient a node made for the leaf, a sum in a buffer, a
+    hook's fresh result (after the leaf's hooks ran, which may keep a reference). The claim
+    (``tape.claim``, else None: no claim) is for the AccumulateGrad ``node`` that runs next,
+    and made only when its leaf takes a gradient, so that ``accumulate_grad`` always spends
+    it. Then the node's post hooks see ``.grad`` itself in their ``grad_outputs``, as in
+    torch. Only ``backward()`` steals (``steal``): ``backward_steps`` shows every gradient
+    to its caller. It saves one copy of every leaf's gradient per backward (the MLP step's
+    weight and bias gradients, 2.7 MB a step in ``benchmarks/bench.py`` (b))."""
     g = grads[0]  # its array must be its own too: a pass-through formula wraps it anew
     if g is not None and g._data.base is not None:  # (a view: maybe of a buffer only it reaches)
         g = grads[0] = _unaliased(g)
     owns = g is not None and g._data.base is None and sys.getrefcount(g._data) <= 2  # g's, call's
-    if owns and sys.getrefcount(g) <= 3:  # the list's, ``g``'s and the call's
-        g._engine_owned = True
+    takes = owns and node.variable._requires_grad and sys.getrefcount(g) <= 3  # + the list's
+    tape.claim.tensor = g if takes else None
 
 
 def _unaliased(g):

@@ -93,31 +93,43 @@ class Matmul(Builtin):
 def layout_args(name: str, i: int) -> dict:
     """The ``saved_args`` of the ``i``-th matrix that torch's mm and addmm nodes describe:
     its sizes, and its strides when it needs a gradient (else ``()``), as torch's node
-    shows them; worked out when read from what ``keep_layouts`` kept."""
+    shows them. They are worked out when read: the sizes from the node's input meta (the
+    two matrices are its last two inputs), the strides from what ``keep_layouts`` kept."""
     return {
-        f"{name}_sym_sizes": ("layouts", lambda kept: kept[i][0]),
-        f"{name}_sym_strides": ("layouts", lambda kept: _element_strides(*kept[i])),
+        f"{name}_sym_sizes": lambda node: node._input_meta[i - 2][1][0],
+        f"{name}_sym_strides": lambda node: _element_strides(node, i),
     }
 
 
 def keep_layouts(a, b, need_a, need_b) -> tuple:
-    """What ``layout_args`` reads, kept as the arrays say it (no work per op beyond that):
-    each matrix's shape, strides in bytes (None for a fresh empty array, whose strides
-    NumPy may give as 0: ``Tensor.stride``'s rule), item size and need."""
-    x, y = a._data, b._data
-    return (
-        (x.shape, x.strides if x.size or x.base is not None else None, x.itemsize, need_a),
-        (y.shape, y.strides if y.size or y.base is not None else None, y.itemsize, need_b),
-    )
+    """What ``layout_args`` cannot read from the node: each matrix's strides in bytes, kept
+    only for a matrix that needs a gradient and is not plainly row-major (None otherwise).
+
+    Memory: in a deep chain of products, shapes and strides kept per node were 550 bytes
+    of Python objects a node (``benchmarks/bench.py`` (c): 110 KiB of its 200 products).
+    """
+    return _strides_kept(a._data, need_a), _strides_kept(b._data, need_b)
 
 
-def _element_strides(shape, strides, itemsize, need) -> tuple:
-    """Strides in elements (row-major for a fresh empty matrix, as torch's), or ``()``."""
-    if not need:
+def _strides_kept(x, need):
+    """None where the strides need not be kept: the matrix needs no gradient, or its strides
+    are torch's row-major ones. That is so for a row-major matrix with both sizes above 1
+    (exactly what NumPy's two flags say then), and for a fresh empty one (whose strides NumPy
+    may give as 0: ``Tensor.stride``'s rule)."""
+    row_major = x.flags.c_contiguous and not x.flags.f_contiguous or not x.size and x.base is None
+    return None if not need or row_major else x.strides
+
+
+def _element_strides(node, i) -> tuple:
+    """The ``i``-th matrix's strides in elements, as torch's node shows them, or ``()``
+    when it needs no gradient (torch keeps them only for that matrix's formula)."""
+    if not node.needs_input_grad[i - 2]:
         return ()
+    shape, dtype, _ = node._input_meta[i - 2][1]
+    strides = node.layouts[i]
     if strides is None:
         return contiguous_strides(shape)
-    return tuple(s // itemsize for s in strides)
+    return tuple(s // dtype.itemsize for s in strides)
 
 
 class Mm(Matmul):

@@ -208,6 +208,21 @@ def test_a_linear_layers_gradients_become_their_grad_without_a_copy(monkeypatch)
         assert p.grad.shape == p.shape and p.grad.stride() == p.stride()
 
 
+@pytest.mark.parametrize("detached", [False, True])
+def test_no_claimed_gradient_outlives_backward(detached):
+    """The engine claims a gradient (``tape.claim``) only for the leaf that keeps it next,
+    so no claim holds a gradient once backward is over; a leaf that takes no gradient
+    (``detach_()`` after the graph was made) gets no claim at all."""
+    from teachgrad.autograd import tape
+
+    w = _t(3)
+    y = w * 2
+    if detached:
+        w.detach_()  # (w's AccumulateGrad still gets a gradient, and stores nothing)
+    y.sum().backward()
+    assert (w.grad is None) == detached and tape.claim.tensor is None
+
+
 def test_a_bias_added_with_core_ops_gets_its_row_sum_as_grad_without_a_copy(monkeypatch):
     """``h @ w + b``: b's gradient, summed back over the batch on the array, is held by
     nobody but the engine, and becomes ``b.grad`` itself, as in ``linear``."""

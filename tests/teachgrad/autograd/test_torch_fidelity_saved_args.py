@@ -257,6 +257,13 @@ PRODUCTS = {
         lib.zeros(0, 2, dtype=lib.float64, requires_grad=True)
     ),
     "x.t() @ x": lambda lib, x: x.t() @ x,
+    # the layouts whose strides are kept (not plainly row-major): a row, a column, a fresh
+    # column-major result, a column cut from one
+    "row @ column": lambda lib, x: x[:1].mm(x[:1].t()),
+    "column @ row": lambda lib, x: x[:, 1:2].mm(x[:1]),
+    "column-major @ x": lambda lib, x: (x.t() * 2).mm(x),
+    "column of a column-major result @ row": lambda lib, x: (x.t() * 2)[:, :1].mm(x[:1, :3]),
+    "linear of a row": lambda lib, x: lib.nn.functional.linear(x[:1], x * 1, x[:, 0]),
     "matmul 2-d": lambda lib, x: lib.matmul(x, _x(lib, (4, 5))),
     "linear (no bias)": lambda lib, x: lib.nn.functional.linear(x, _x(lib, (2, 4))),
     "linear": lambda lib, x: lib.nn.functional.linear(x, _x(lib, (2, 4)), _x(lib, (2,))),
