@@ -1,8 +1,8 @@
 """``teachgrad._C``: the private helpers of ``torch._C`` that torch's own autograd tests and
 tools call, for what teachgrad has: the backward pass now running (torch's "graph task"),
 and in ``_functions`` two nodes that tests build graphs with. Each is a thin name over
-teachgrad's own engine (``autograd.engine``: ``current_pass``, ``will_run``,
-``execution_order``), with torch's errors.
+teachgrad's own engine (``autograd.engine``: ``current_pass``, ``current_node``,
+``will_run``, ``execution_order``), with torch's errors.
 
 >>> import teachgrad as tg
 >>> tg._C._current_graph_task_id()  # no backward is running
@@ -35,6 +35,19 @@ def _current_graph_task_id() -> int:
     if run.task_id is None:  # (numbered when first asked: the order passes are asked in)
         run.task_id = next(_task_ids)
     return run.task_id
+
+
+def _current_autograd_node():
+    """The node the backward pass now running is at, or None; see
+    ``autograd.engine.current_node``.
+
+    >>> import teachgrad as tg
+    >>> x = tg.ones(1, requires_grad=True); seen = []
+    >>> _ = x.register_hook(lambda g: seen.append(_current_autograd_node().name()))
+    >>> (x * 2).backward(); seen, _current_autograd_node()
+    (['torch::autograd::AccumulateGrad'], None)
+    """
+    return engine.current_node()
 
 
 def _will_engine_execute_node(node) -> bool:

@@ -493,6 +493,30 @@ def current_pass():
     return _running.passes[-1] if _running.passes else None
 
 
+def current_node():
+    """The node the backward pass now running on this thread is at (running its formula or
+    its hooks, or catching a gradient for an input of ``grad()``); None outside a pass and
+    in the callbacks it runs after its last node: torch's ``_current_autograd_node``.
+
+    The loop keeps no record of it, so that no backward pays for a question asked while
+    debugging: it is the ``node`` of the innermost engine frame on this thread's stack.
+
+    >>> import teachgrad as tg
+    >>> x = tg.ones(1, requires_grad=True); y = x * 2; seen = []
+    >>> _ = y.register_hook(lambda g: seen.append(current_node().name()))
+    >>> y.backward(); seen, current_node()
+    (['MulBackward0'], None)
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code in _AT_A_NODE:
+            return frame.f_locals.get("node")
+        if frame.f_code is _final_callbacks.__code__:
+            return None
+        frame = frame.f_back
+    return None
+
+
 def will_run(node) -> bool:
     """Whether the backward pass now running runs ``node``, or catches the gradients that reach
     it (an input of ``grad()``): torch's ``_will_engine_execute_node``. A pass towards inputs
@@ -767,6 +791,9 @@ class _PassTo(_Pass):
         if not runs:
             return None
         return node._run_tensor_hooks(grads) if hooked else grads
+
+
+_AT_A_NODE = (_execute.__code__, _PassTo.takes.__code__)  # (frames whose node is current_node)
 
 
 def grad_rows(output, inputs, seeds, create_graph=False, seeds_checked=False) -> list:

@@ -1,6 +1,6 @@
 """The backward pass now running, as torch's private ``torch._C`` helpers show it
 (``_current_graph_task_id``, ``_will_engine_execute_node``,
-``_current_graph_task_execution_order``), the two test nodes of ``torch._C._functions``
+``_current_graph_task_execution_order``, ``_current_autograd_node``), the two test nodes of ``torch._C._functions``
 (``DelayedError``, ``UndefinedGrad``) and ``torch.autograd._functions`` (``Resize``,
 ``Type``, ``utils``), as PyTorch's own autograd tests (test_autograd.py:
 test_will_engine_execute_node, test_current_graph_task_*, test_materialize_grads,
@@ -100,6 +100,62 @@ def test_current_graph_task_id(lib):
     lib.autograd.grad(y.sum(), x)
     assert seen[0] == seen[1] >= 0 and seen[2] == seen[3] > seen[1]
     assert lib._C._current_graph_task_id() == -1
+
+
+# --------------------------------------------------------------------------- at which node
+
+
+def nodes_seen(lib):
+    """Which node ``_current_autograd_node`` names from each place user code runs in a
+    backward: a custom backward, pre and post hooks, a tensor hook, a post-accumulate hook,
+    a queued callback, hooks of what ``grad()`` catches, and after a nested backward."""
+    here = lambda: getattr(lib._C._current_autograd_node(), "name", lambda: None)()  # noqa: E731
+    queue = lib.autograd.Variable._execution_engine.queue_callback
+    seen = [("outside", here())]
+
+    class Twice(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(("custom backward", here()))
+            queue(lambda: seen.append(("callback", here())))
+            return g * 2
+
+    a = lib.ones(3, requires_grad=True)
+    b = a.mul(2)
+    c = b.exp()
+    d = Twice.apply(c).sum()
+    c.grad_fn.register_prehook(lambda g: seen.append(("pre hook", here())))
+    c.grad_fn.register_hook(lambda gi, go: seen.append(("post hook", here())))
+    a.register_post_accumulate_grad_hook(lambda p: seen.append(("post accumulate", here())))
+    handle = b.register_hook(lambda g: seen.append(("tensor hook", here())))
+    d.backward(retain_graph=True)
+    lib.autograd.grad(d, b, retain_graph=True)  # b's hook runs where the pass catches it
+    handle.remove()
+    handle = a.register_hook(lambda g: seen.append(("leaf hook in grad()", here())))
+    lib.autograd.grad(d, a, retain_graph=True)
+    handle.remove()
+
+    def nested(g):
+        with lib.enable_grad():
+            (lib.ones(2, requires_grad=True) * 3).sum().backward()
+        seen.append(("after a nested backward", here()))
+
+    c.register_hook(nested)
+    d.backward()
+    return seen + [("after", here())]
+
+
+def test_current_autograd_node_is_torch_s(torch):
+    """The node torch names at each place (torch's own test reads it from a
+    TorchDispatchMode, which teachgrad has not: the places user code runs are these)."""
+    seen = nodes_seen(tg)
+    assert seen == nodes_seen(torch)
+    assert ("tensor hook", "MulBackward0") in seen and ("callback", None) in seen
+    assert ("after a nested backward", "ExpBackward0") in seen
 
 
 # --------------------------------------------------------------------------- in which order
