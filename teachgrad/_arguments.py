@@ -330,8 +330,15 @@ for _same, _names in {
     "add": ("sub",),
     "addcmul": ("addcdiv",),
     "eq": ("ne", "lt", "le", "gt", "ge"),  # (remainder and fmod: written above)
-    "logical_and": ("logical_or", "logical_xor", "maximum", "minimum", "nextafter", "igamma")
-    + ("igammac",),
+    "logical_and": (
+        "logical_or",
+        "logical_xor",
+        "maximum",
+        "minimum",
+        "nextafter",
+        "igamma",
+        "igammac",
+    ),
     "median": ("nanmedian",),
     "mm": ("bmm",),
     "Tensor.mm": ("Tensor.bmm",),

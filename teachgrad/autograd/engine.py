@@ -564,19 +564,20 @@ def execution_order(run) -> list:
     >>> [node.name() for node in execution_order(_Pass(False, False, [(y.grad_fn, 0)]))]
     ['SumBackward0', 'ExpBackward0', 'torch::autograd::AccumulateGrad']
     """
-    deps, heap, order = _dependencies(run.roots), [], []
+    replay, order = _Pass(False, False), []  # (its heap: the loop's order of ready nodes)
+    deps = _dependencies(run.roots)
     for node in {node: None for node, _ in run.roots if node is not None}:
         if node not in deps:
-            heappush(heap, (-node._seq, next(_ties), node))
-    while heap:
-        node = heappop(heap)[2]
+            _Pass.ready(replay, node)
+    while replay.heap:
+        node = heappop(replay.heap)[2]
         order.append(node)
         for nxt, _ in node.next_functions:
             if nxt is None or run.reached is not None and nxt not in run.reached:
                 continue
             deps[nxt] -= 1
             if deps[nxt] == 0:
-                heappush(heap, (-nxt._seq, next(_ties), nxt))
+                _Pass.ready(replay, nxt)
     return order
 
 
