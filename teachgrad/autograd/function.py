@@ -1045,14 +1045,15 @@ def _connect(ctx, cls, args, outputs) -> None:
     ctx.next_functions, ctx._input_meta = tuple(edges), tuple(meta)
     stamp(ctx)
 
-    output_meta = []
+    output_meta, first = [], meta[0][1] if meta else None
     dirty, no_grad_outs = ctx.dirty_tensors, ctx.non_differentiable
     for nr, t in enumerate(outputs):
         if not isinstance(t, Tensor):
             output_meta.append(None)
             continue
         data = t._data
-        output_meta.append((data.shape, data.dtype, type(data)))
+        spec = (data.shape, data.dtype, type(data))  # (shared with the first input's if equal:
+        output_meta.append(first if spec == first else spec)  # 60 KiB of bench.py (c))
         if dirty and _contains(dirty, t):
             t._rebase_history(ctx, nr, _position_in(args, t))
         elif data.dtype.kind == "f" and not (no_grad_outs and _contains(no_grad_outs, t)):

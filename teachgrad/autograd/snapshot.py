@@ -453,11 +453,12 @@ def _saved_info(s: SavedTensor, preview) -> SavedInfo:
 
 
 def _saved_meta(s: SavedTensor, data):
-    """Shape, dtype and device of a saved tensor (kept in ``s.meta`` once it is released)."""
+    """Shape, dtype and device of a saved tensor. Once it is released, ``s.meta`` tells: the
+    spec its node keeps, whose array type gives the device's type (as for nodes' outputs)."""
     if data is not None:
         return list(data.shape), _dtype(data), str(device_of(data))
-    shape, dtype, device = s.meta
-    return list(shape), str(dtype), str(device)
+    shape, dtype, array_type = s.meta
+    return list(shape), str(dtype), device_type_of(array_type)
 
 
 def _dtype(data) -> str:

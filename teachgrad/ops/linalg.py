@@ -50,14 +50,14 @@ class Matmul(Builtin):
         x, y = operands(a, b, broadcast=False)
         need_a, need_b = ctx.needs_input_grad
         ctx.to_save = (a if need_b else None, b if need_a else None)
-        ctx.ndims = (x.ndim, y.ndim)
         return array_module(x).matmul(x, y)
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        a_ndim, b_ndim = ctx.ndims
+        (_, a_spec), (_, b_spec) = ctx._input_meta  # (the ndims are read here, not kept: memory)
+        a_ndim, b_ndim = len(a_spec[0]), len(b_spec[0])
         if a_ndim == 1 and b_ndim == 1:  # dot product: a scalar result
             return grad * b if need_a else None, grad * a if need_b else None
         grad_a = grad_b = None
@@ -108,7 +108,11 @@ def keep_layouts(a, b, need_a, need_b) -> tuple:
     Memory: in a deep chain of products, shapes and strides kept per node were 550 bytes
     of Python objects a node (``benchmarks/bench.py`` (c): 110 KiB of its 200 products).
     """
-    return _strides_kept(a._data, need_a), _strides_kept(b._data, need_b)
+    kept = _strides_kept(a._data, need_a), _strides_kept(b._data, need_b)
+    return _NONE_KEPT if kept == _NONE_KEPT else kept  # (one tuple for all: 11 KiB more in (c))
+
+
+_NONE_KEPT = (None, None)
 
 
 def _strides_kept(x, need):
