@@ -6,12 +6,15 @@ Comparisons with PyTorch run the same function with ``L = torch`` and
 ``L = teachgrad``; the other tests state their expected numbers.
 """
 
+import contextlib
 import math
 import warnings
 
+import numpy as np
 import pytest
 
 import teachgrad as tg
+from teachgrad import _events
 from teachgrad.autograd import engine
 
 
@@ -957,6 +960,184 @@ def test_grad_rows_with_seeds_the_caller_checked_is_the_same(create_graph):
         assert all((row[0].grad_fn is not None) == create_graph for row in rows)
         got.append([row[0].tolist() for row in rows])
     assert got[0] == got[1]
+
+
+def _rows_replayed_and_by_grad(monkeypatch, make):
+    """The rows of ``make()``'s ``(output, inputs, seeds)`` by ``grad_rows`` and by one
+    ``grad`` per row, each on a graph of its own, and how many rows ``_replayed`` ran."""
+    replayed = []
+    real = engine._replayed
+    monkeypatch.setattr(engine, "_replayed", lambda *a: replayed.append(1) or real(*a))
+    output, inputs, seeds = make()
+    new = engine.grad_rows(output, inputs, seeds)
+    output, inputs, seeds = make()
+    old = _rows_by_grad(output, inputs, seeds, False)
+    return new, old, len(replayed)
+
+
+def _assert_same_rows(new, old):
+    assert len(new) == len(old)
+    for row_new, row_old in zip(new, old, strict=True):
+        assert [None if g is None else (g.tolist(), g.dtype) for g in row_new] == [
+            None if g is None else (g.tolist(), g.dtype) for g in row_old
+        ]
+        assert all(g is None or g.grad_fn is None and not g.requires_grad for g in row_new)
+
+
+def _leaf(*values):
+    return tg.tensor(list(values), requires_grad=True)
+
+
+def _two_consumers():  # h feeds two nodes: its gradients are added up
+    x = _leaf(0.5, -1.0, 2.0)
+    h = x.tanh()
+    return (h * h + h.exp()) * 2, (x,), tg.eye(3).unbind()
+
+
+def _an_input_inside():  # h = x * 2 is an input too: its node runs and catches
+    x = _leaf(0.5, -1.0, 2.0)
+    h = x * 2
+    w = tg.tensor([[1.0, 2.0, 3.0], [0.5, -0.5, 1.5]], requires_grad=True)
+    return (w @ h).sin(), (x, h, w), tg.eye(2).unbind()
+
+
+def _unused_and_repeated():  # an input no row reaches, and one asked for twice
+    x, unused = _leaf(0.5, -1.0), _leaf(1.0)
+    return x.exp() * x, (x, unused, x), tg.eye(2).unbind()
+
+
+def _outputs_of_one_node():  # unbind's outputs: one node with several gradients to wait for
+    x = tg.tensor([[0.5, -1.0], [2.0, 3.0]], requires_grad=True)
+    a, b = x.unbind()
+    return tg.stack([a * b, b.cos()]), (x,), [tg.eye(2)[i].expand(2, 2) for i in (0, 1)]
+
+
+def _float32_and_broadcast():  # a bias broadcast over a batch, summed back
+    rng = np.random.default_rng(3)
+    x = tg.tensor(rng.standard_normal((4, 3)), dtype=tg.float32)
+    w = tg.tensor(rng.standard_normal((3, 2)), dtype=tg.float32, requires_grad=True)
+    b = tg.tensor([0.1, -0.2], dtype=tg.float32, requires_grad=True)
+    y = (x @ w + b).logsumexp(dim=1)
+    return y, (w, b), tg.eye(4, dtype=tg.float32).unbind()
+
+
+def _bench_d():  # benchmarks/bench.py (d): tanh(W @ x)
+    x = _leaf(0.3, 0.1)
+    return (tg.tensor([[1.0, 2.0], [3.0, -4.0]]) @ x).tanh(), (x,), tg.eye(2).unbind()
+
+
+REPLAYED = {
+    "tanh(W @ x), bench (d)": _bench_d,
+    "a node with two consumers": _two_consumers,
+    "an input inside the graph": _an_input_inside,
+    "an unused input and a repeated one": _unused_and_repeated,
+    "outputs of one node": _outputs_of_one_node,
+    "float32, a broadcast bias": _float32_and_broadcast,
+}
+
+
+@pytest.mark.parametrize("make", REPLAYED.values(), ids=REPLAYED.keys())
+def test_grad_rows_replays_passes_nothing_watches_with_grads_own_rows(monkeypatch, make):
+    """When nothing can watch the rows' passes (no hook, built-in formulas, no events),
+    ``grad_rows`` runs each down the loop's order (``engine._replayed``): the same rows as
+    one ``grad`` per row, bit for bit, with None for what no row reaches, and no graph."""
+    new, old, replayed = _rows_replayed_and_by_grad(monkeypatch, make)
+    _assert_same_rows(new, old)
+    assert replayed == len(new)
+
+
+class _Double(tg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def _watched(how):
+    """``tanh(w @ (x * 2))`` with what ``how`` adds, and the context to take the rows in."""
+
+    def make():
+        x = _leaf(0.5, -1.0)
+        h = _Double.apply(x) if how == "a custom Function" else x * 2
+        y = (tg.tensor([[1.0, 2.0], [3.0, -4.0]]) @ h).tanh()
+        if how == "a tensor hook":
+            h.register_hook(lambda g: g)
+        elif how == "retain_grad":
+            h.retain_grad()
+        elif how == "a node's pre-hook":
+            y.grad_fn.register_prehook(lambda gs: None)
+        elif how == "a node's hook":
+            y.grad_fn.register_hook(lambda gi, go: None)
+        elif how == "a leaf's hook":
+            x.register_hook(lambda g: g)
+        return y, (x,), tg.eye(2).unbind()
+
+    return make
+
+
+WATCHED = {
+    "a tensor hook": contextlib.nullcontext,
+    "retain_grad": contextlib.nullcontext,
+    "a node's pre-hook": contextlib.nullcontext,
+    "a node's hook": contextlib.nullcontext,
+    "a leaf's hook": contextlib.nullcontext,
+    "a custom Function": contextlib.nullcontext,
+    "profile()": lambda: tg.autograd.profiler.profile(),
+    "a node event listener": lambda: tg.autograd.graph.add_listener(
+        lambda e: None, kinds=[_events.NodeFinished]
+    ),
+    "a listener of saved tensors unpacked": lambda: tg.autograd.graph.add_listener(
+        lambda e: None, kinds=[_events.SavedTensorUnpacked]
+    ),
+    "anomaly mode": lambda: tg.autograd.detect_anomaly(),
+}
+
+
+@pytest.mark.parametrize("how", WATCHED.keys())
+def test_grad_rows_runs_watched_passes_through_the_loop(monkeypatch, how):
+    """A hook, a custom backward, the profiler, an event listener or anomaly mode could see
+    a replayed pass differ from the loop's: such rows go through the loop."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (anomaly mode warns that it is slow)
+        with WATCHED[how]():
+            new, old, replayed = _rows_replayed_and_by_grad(monkeypatch, _watched(how))
+    _assert_same_rows(new, old)
+    assert replayed == 0
+
+
+def test_grad_rows_with_create_graph_goes_through_the_loop(monkeypatch):
+    replayed = []
+    monkeypatch.setattr(engine, "_replayed", lambda *a: replayed.append(a))
+    y, inputs, seeds = _two_consumers()
+    rows = engine.grad_rows(y, inputs, seeds, create_graph=True)
+    assert replayed == [] and all(row[0].grad_fn is not None for row in rows)
+
+
+@pytest.mark.parametrize("grad_mode", [True, False])
+def test_a_replayed_row_that_fails_raises_grads_error_and_restores_grad_mode(
+    monkeypatch, grad_mode
+):
+    """A saved tensor changed in place: the replayed rows raise ``grad``'s error, and the
+    grad mode is what it was before (the rows run with it off)."""
+    replayed, real = [], engine._replayed
+    monkeypatch.setattr(engine, "_replayed", lambda *a: replayed.append(1) or real(*a))
+    errors = []
+    for rows_of in (engine.grad_rows, _rows_by_grad):
+        x = _leaf(0.5, -1.0)
+        h = x * 1
+        z = h.sin()  # saves h at version 0
+        with tg.no_grad():
+            h.mul_(2)
+        with tg.set_grad_enabled(grad_mode):
+            with pytest.raises(RuntimeError) as caught:
+                rows_of(z, (x,), tg.eye(2).unbind(), False)
+            assert tg.is_grad_enabled() is grad_mode
+        errors.append(str(caught.value).splitlines()[0])
+    assert replayed == [1]
+    assert errors[0] == errors[1] and "modified by an inplace operation" in errors[0]
 
 
 CATCH_ONLY = {  # inputs whose nodes only catch their gradients: no hook, not on the way to another
