@@ -16,6 +16,7 @@ import pytest
 import teachgrad as tg
 from teachgrad import _events
 from teachgrad.autograd import engine
+from tests.teachgrad.autograd._port import times_two
 
 
 def _nodes(*roots):
@@ -1046,22 +1047,12 @@ def test_grad_rows_replays_passes_nothing_watches_with_grads_own_rows(monkeypatc
     assert replayed == len(new)
 
 
-class _Double(tg.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x * 2
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * 2
-
-
 def _watched(how):
     """``tanh(w @ (x * 2))`` with what ``how`` adds, and the context to take the rows in."""
 
     def make():
         x = _leaf(0.5, -1.0)
-        h = _Double.apply(x) if how == "a custom Function" else x * 2
+        h = times_two(tg, how == "a custom Function")(x)
         y = (tg.tensor([[1.0, 2.0], [3.0, -4.0]]) @ h).tanh()
         if how == "a tensor hook":
             h.register_hook(lambda g: g)
