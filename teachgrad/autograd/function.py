@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import warnings
 
 from .. import _events, _seam
@@ -63,6 +64,8 @@ from .tape import (
 
 _ndarray = numpy_module().ndarray
 _NO_GRADS = [(False,) * n for n in range(256)]  # needs_input_grad when nothing is recorded
+# the needs_input_grad of ops of up to 4 inputs, one tuple each for all the nodes that share it
+_NEEDS = {t: t for n in range(1, 5) for t in itertools.product((False, True), repeat=n)}
 
 _NOTHING_SAVED_YET = (
     "saved_tensors is only available after forward has run and, for Functions, when the result "
@@ -729,7 +732,7 @@ def needs_grad(args, builtin=None, kwargs=None) -> tuple | None:
             needs.append(False)
     records = True in needs or EMPTY_EDGE in needs  # (an empty edge records too)
     wanted = records and (plain or _torch_records_anyway(builtin, args, kwargs))
-    return tuple(needs) if wanted else None
+    return _NEEDS.get(needs := tuple(needs), needs) if wanted else None  # (52 bytes a node)
 
 
 def _requires_grad(args) -> tuple:

@@ -39,8 +39,9 @@ def graph_nodes(root):
 
 
 def test_saved_tensors_and_outputs_share_the_graphs_spec_tuples():
-    """Each saved tensor's spec is the one its node (a leaf's AccumulateGrad) keeps, and an
-    output like its first input shares that input's spec: before, each was a new tuple."""
+    """Each saved tensor's spec is the one its node (a leaf's AccumulateGrad) keeps, an
+    output like its first input shares that input's spec, and nodes that need the same
+    gradients share one ``needs_input_grad``: before, each was a new tuple."""
     ws, x, loss = products_chain(6)
     nodes = graph_nodes(loss)
     specs = {id(spec) for node in nodes for spec in node._output_meta}
@@ -50,6 +51,11 @@ def test_saved_tensors_and_outputs_share_the_graphs_spec_tuples():
                 assert any(s.meta is spec for n in nodes for spec in n._output_meta), node.name()
     # x's shape for every product and tanh, one per weight, the sum's 0-d result
     assert len(specs) == 1 + len(ws) + 1
+    # and one needs_input_grad tuple for all the nodes that need the same gradients
+    recorded = [n for n in nodes if hasattr(n, "needs_input_grad")]  # (not AccumulateGrad)
+    assert len({id(n.needs_input_grad) for n in recorded}) == len(
+        {n.needs_input_grad for n in recorded}
+    )
     loss.backward()
     for node in nodes:  # released: the specs stay, the arrays are gone
         for s in getattr(node, "_saved", ()):
