@@ -52,7 +52,7 @@ class SavedInfo:
     name: str
     shape: list
     dtype: str
-    device: str
+    device: str  # "cpu", "cuda:0" ...; once released "cpu" or "cuda" (the graph keeps no index)
     saved_version: int
     version: int
     stale: bool
