@@ -473,8 +473,9 @@ def _check_inputs_overlap(x, op, args) -> None:
 
 def check_inplace(x, op: str, record: bool, args=()) -> None:
     """torch's refusals, checked before anything is changed (in torch's order: the autograd
-    rules on leaves and views, then the memory-overlap checks of the kernel, then the
-    version bump, which an inference tensor outside inference_mode refuses). In an
+    rules on leaves and views, the operands' histories when the op records, then the
+    memory-overlap checks of the kernel, then the version bump, which an inference tensor
+    outside inference_mode refuses). In an
     ``allow_mutation_on_saved_tensors`` block, what backward saved of x's memory is copied
     first."""
     if hooks_in_force.before_change:
@@ -484,6 +485,10 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
         raise _leaf_in_place(op)  # torch's autograd layer refuses this one first (a leaf)
     if _grad_state.enabled and not inference:  # (an optimizer's step, under no_grad, skips it)
         _check_grad_rules(x, op, record)
+    if record:  # then the operands' histories, a view's made again (its refusal comes here)
+        for a in args:
+            if isinstance(a, Tensor) and a._base is not None:
+                a._refresh_view()
     if op == "sub_" and args and (pointwise._is_bool(x) or pointwise._is_bool(args[0])):
         pointwise._refuse_bool_subtraction(x, args[0])  # (torch's sub_ checks this first)
     # torch's copy_ of a tensor onto itself returns at once, before its kernel looks for overlaps

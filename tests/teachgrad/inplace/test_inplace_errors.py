@@ -42,6 +42,14 @@ def plain(lib, shape=(3, 4), seed=31):
 # --------------------------------------------------------------------------- refused at once
 
 
+def _stale_unbind_output_into_its_base(lib, write):
+    """``v = x.unbind()[0]``, x changed in place, then ``v`` written into x (which v overlaps)."""
+    x = non_leaf(lib, (2,))
+    v = x.unbind(0)[0]
+    x.add_(1)
+    return write(x, v)
+
+
 def _in_no_grad(lib, fn):
     with lib.no_grad():
         return fn()
@@ -379,6 +387,23 @@ REFUSED = {
         lambda lib: lib.zeros(3, 4).__setitem__(0, lib.ones(2, 4)),
         RuntimeError,
         "the number of sizes provided (1) must be greater or equal to the number of dimensions",
+    ),
+    # torch's autograd layer reads an operand's history (a view's is made again) before its
+    # kernel looks for overlaps: a stale unbind() output of x is that error, not the overlap's
+    "x.copy_(stale unbind output of x)": (
+        lambda lib: _stale_unbind_output_into_its_base(lib, lambda x, v: x.copy_(v)),
+        RuntimeError,
+        "Output 0 of Unbind is a view and its base or another view of its base has been modified inplace",
+    ),
+    "x.add_(stale unbind output of x)": (
+        lambda lib: _stale_unbind_output_into_its_base(lib, lambda x, v: x.add_(v)),
+        RuntimeError,
+        "Output 0 of Unbind is a view and its base or another view of its base has been modified inplace",
+    ),
+    "x[1] = stale unbind output of x": (
+        lambda lib: _stale_unbind_output_into_its_base(lib, lambda x, v: x.__setitem__(1, v)),
+        RuntimeError,
+        "Output 0 of Unbind is a view and its base or another view of its base has been modified inplace",
     ),
     "index_put_ with a value of the wrong shape": (
         lambda lib: lib.zeros(3, 4).index_put_((lib.tensor([0, 1]),), lib.ones(3, 4)),
