@@ -475,9 +475,8 @@ def check_inplace(x, op: str, record: bool, args=()) -> None:
     """torch's refusals, checked before anything is changed (in torch's order: the autograd
     rules on leaves and views, the operands' histories when the op records, then the
     memory-overlap checks of the kernel, then the version bump, which an inference tensor
-    outside inference_mode refuses). In an
-    ``allow_mutation_on_saved_tensors`` block, what backward saved of x's memory is copied
-    first."""
+    outside inference_mode refuses). In an ``allow_mutation_on_saved_tensors`` block, what
+    backward saved of x's memory is copied first."""
     if hooks_in_force.before_change:
         hooks_in_force.before_change[-1](x)
     inference = x._inference and not _grad_state.inference and not x._counted
