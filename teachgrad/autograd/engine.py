@@ -820,8 +820,8 @@ def grad_rows(output, inputs, seeds, create_graph=False, seeds_checked=False) ->
     outputs, inputs = (output,), _check_inputs(inputs, "grad")
     roots = _root_edges(outputs)
     plan = _PassTo(roots, True, create_graph, inputs, accumulate=False)
-    plan.deps = _dependencies(roots)
     order = execution_order(plan) if _unwatched(plan) else None
+    plan.deps = _dependencies(roots) if order is None else {}  # (a replayed row counts none)
     rows = []
 
     def each_row():  # (one _run for all the rows: one errstate, one look at the stack)

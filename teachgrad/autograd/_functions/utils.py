@@ -1,6 +1,8 @@
 """torch's ``autograd._functions.utils``: a gradient reshaped (``maybe_view``) or summed
 back (``maybe_unexpand``) to the shape of the tensor it is for."""
 
+from ... import _seam
+
 
 def maybe_view(tensor, size, check_same_size=True):
     """``tensor`` in the shape ``size`` (itself when it has that shape already).
@@ -24,10 +26,4 @@ def maybe_unexpand(tensor, old_size, check_same_size=True):
     """
     if check_same_size and tensor.size() == old_size:
         return tensor
-    added = tensor.dim() - len(old_size)
-    for _ in range(added):
-        tensor = tensor.sum(0)
-    for dim, (now, was) in enumerate(zip(tensor.size(), old_size)):
-        if now != was:
-            tensor = tensor.sum(dim, keepdim=True)
-    return tensor
+    return _seam.sum_to(tensor, old_size)  # (what the engine sums broadcast gradients back with)
