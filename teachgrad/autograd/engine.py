@@ -44,8 +44,8 @@ from .._backend import address, array_module, as_array, device_of, numpy_module,
 from .._events import HookFired, NodeFinished, NodeStarted
 from .._profiling import state as _profiling
 from .._tensor import Size, Tensor, wrap_array
-from . import anomaly_mode, tape
-from .function import no_graph_wanted
+from . import anomaly_mode, function, tape
+from .forward_ad import state as _fw_state
 from .grad_mode import state as _grad_state
 from .tape import AccumulateGrad, GradientEdge, Node, check_hook_result
 
@@ -93,9 +93,11 @@ def _steps(tensors, grad_tensors, retain_graph, create_graph, inputs, keep_grads
     grads = _make_root_grads(tensors, _as_tuple(grad_tensors, len(tensors)), create_graph)
     roots = _root_edges(tensors)
     keep = create_graph if retain_graph is None else retain_graph
-    run = _PassTo(roots, keep, create_graph, inputs) if inputs else _Pass(keep, create_graph, roots)
+    quiet = keep_grads_private and not inputs and _nobody_watches(create_graph)  # (see _Quiet)
+    kind = _Quiet if quiet else _Pass
+    run = _PassTo(roots, keep, create_graph, inputs) if inputs else kind(keep, create_graph, roots)
     run.steal = keep_grads_private and not create_graph  # (a recorded .grad is always new)
-    yield from _execute(run, roots, grads, observed=not keep_grads_private)
+    yield from _execute(run, roots, _arrays(grads) if quiet else grads, not keep_grads_private)
 
 
 def backward(
@@ -431,7 +433,9 @@ def _execute(run, roots, root_grads, observed=True):
             previous_mode, _grad_state.enabled = _grad_state.enabled, run.create_graph
             try:
                 ran = run.node(node, run.buffers.pop(node))
-                if ran is not None:
+                if ran is not None:  # (it ran: free what it saved, send its gradients on)
+                    if not run.keep_graph and node._saved:
+                        node._release_saved()
                     run.send(node, *ran)
             finally:  # (what a hook opened or closed is forgotten, as in torch)
                 _grad_state.enabled, tape.hooks_in_force.pairs[:] = previous_mode, hook_blocks
@@ -453,6 +457,26 @@ class _Running(threading.local):
 
 
 _running = _Running()
+
+
+def _nobody_watches(create_graph) -> bool:
+    """Whether nothing outside the nodes can watch a pass: it makes no graph of the gradient
+    (``create_graph``), and no profiler, forward-mode level or listener of a pass's events
+    is on."""
+    watched = NodeStarted.on or NodeFinished.on or _events.SavedTensorUnpacked.on
+    return not (create_graph or _profiling.active or watched or _fw_state.level is not None)
+
+
+def _hooked(node) -> bool:
+    return bool(node._tensor_hooks or node._retain_grad or node._pre_hooks or node._post_hooks)
+
+
+def _tensors(arrays) -> list:
+    return [None if g is None else wrap_array(g) for g in arrays]
+
+
+def _arrays(tensors) -> list:
+    return [None if g is None else g._data for g in tensors]
 
 
 def queue_callback(callback) -> None:
@@ -655,15 +679,11 @@ class _Pass:
         ``(grad_outputs, grad_inputs)``. A node with hooks, or one run while someone watches
         (events, the profiler), goes round by ``with_extras``; so does, in a pass towards
         inputs, a node that catches a gradient or does not run (``_PassTo.node``)."""
-        hooked = node._tensor_hooks or node._retain_grad or node._pre_hooks or node._post_hooks
-        if hooked or _profiling.active or NodeStarted.on or NodeFinished.on:  # (or watched)
+        if _hooked(node) or _profiling.active or NodeStarted.on or NodeFinished.on:
             return self.with_extras(node, grads)
         if self.steal and type(node) is AccumulateGrad:
             _claim_unshared(node, grads)  # (a gradient sent to two leaves: the last may keep it)
-        grad_outputs, grad_inputs = tuple(grads), node._apply(grads)  # the backward formula
-        if not self.keep_graph and node._saved:
-            node._release_saved()
-        return grad_outputs, grad_inputs
+        return tuple(grads), node._apply(grads)  # the backward formula
 
     def with_extras(self, node, grads, timed=False):
         """``node`` with torch's extras around the formula: tensor hooks, pre-hooks, the
@@ -700,8 +720,6 @@ class _Pass:
         except Exception as error:
             anomaly_mode.report(node, error)
             raise
-        if not self.keep_graph and node._saved:
-            node._release_saved()
         return grad_outputs, grad_inputs
 
     def send(self, node, grad_outputs, grad_inputs) -> None:
@@ -718,17 +736,14 @@ class _Pass:
 
 
 def _summed(a, b):
-    """Two gradients for one slot, added up: on the arrays when no graph of the gradient is
-    wanted (``function.no_graph_wanted``), else ``a + b``, recorded.
+    """Two gradients for one slot, added up: two Tensors with ``+`` (recorded when a graph of
+    the gradient is wanted), two arrays (``_Quiet``) with NumPy's ``+``.
 
-    Speed trick, as ``function._formula_on_arrays``: both are of the input's shape and dtype
-    (checked as they were made), so NumPy's sum is the op's, without a whole ``Add``.
-    Measured (2026-11-29): ``(x * x).sum().backward()`` on 4 floats 40.3 -> 38.1 µs; the
-    small MLP step of ``benchmarks/bench.py`` (b3), whose logits go to ``logsumexp`` and
-    ``-``, callgrind 2.294 M -> 2.276 M instructions per step (-0.8%).
+    >>> import numpy as np, teachgrad as tg
+    >>> _summed(tg.ones(2), tg.ones(2)), _summed(np.ones(()), np.ones(()))
+    (tensor([2., 2.]), array(2.))
     """
-    # (as_array: NumPy makes a 0-d sum a scalar)
-    return wrap_array(as_array(a._data + b._data)) if no_graph_wanted() else a + b
+    return a + b if isinstance(a, Tensor) else as_array(a + b)  # (NumPy makes a 0-d sum a scalar)
 
 
 class _PassTo(_Pass):
@@ -794,6 +809,36 @@ class _PassTo(_Pass):
         return node._run_tensor_hooks(grads) if hooked else grads
 
 
+class _Quiet(_Pass):
+    """A ``backward()`` that nothing outside its nodes can watch (``_nobody_watches``): the
+    gradients travel between the nodes as arrays. A built-in node without hooks whose
+    formula runs on arrays (``on_arrays``) gets them as they are; any other node (a leaf's
+    AccumulateGrad, a custom Function, a node with hooks) gets them wrapped, and runs as in
+    a plain pass.
+
+    Speed trick. Nobody sees the gradients of such a pass between two nodes, so they need
+    no Tensor around them: a formula on arrays (``function.arrays_formula``) gets and gives
+    arrays, and ``_summed`` adds arrays. The loop, its order and its sums are the same, so
+    the gradients are the same bit for bit (``tests/.../test_quiet_pass.py``). Measured
+    (2026-11-29, interleaved against the tree before, medians of 7 runs): ``benchmarks/
+    bench.py`` (a), a chain op 8.22 -> 7.60 µs (-7.5%); the small MLP step (b3) 0.277 ->
+    0.271 ms (-2.2%).
+
+    >>> import teachgrad as tg
+    >>> y = tg.ones(2, requires_grad=True) * 3
+    >>> _ = y.register_hook(lambda g: print(type(current_pass()).__name__, type(g).__name__))
+    >>> y.sum().backward()  # (a hook sees a Tensor)
+    _Quiet Tensor
+    """
+
+    def node(self, node, grads):
+        if node._on_arrays and len(grads) == 1 and grads[0] is not None and not _hooked(node):
+            return (), function.arrays_formula(node, grads)
+        grads[:] = _tensors(grads)  # (in place: a leaf may keep a gradient only this list holds)
+        grad_outputs, grad_inputs = _Pass.node(self, node, grads)
+        return grad_outputs, _arrays(grad_inputs)
+
+
 _AT_A_NODE = (_execute.__code__, _PassTo.takes.__code__)  # (frames whose node is current_node)
 
 
@@ -844,11 +889,10 @@ def _unwatched(plan) -> bool:
     and the nodes have no hooks and run built-in formulas only (a custom backward, a hook
     or a listener is the user's code: it may switch grad mode, queue a callback or ask
     which node is running)."""
-    watched = NodeStarted.on or NodeFinished.on or _events.SavedTensorUnpacked.on
-    if plan.create_graph or _profiling.active or watched:
+    if not _nobody_watches(plan.create_graph):
         return False
     for node in plan.reached:
-        if node._tensor_hooks or node._retain_grad or node._pre_hooks or node._post_hooks:
+        if _hooked(node):
             return False
         forward = getattr(node, "_forward_cls", None)  # (None: CopySlices, foreach's node ...)
         if node in plan.runs and not (forward and forward._builtin):
@@ -977,19 +1021,25 @@ def _claim_unshared(node, grads) -> None:
 
 
 def _unaliased(g):
-    """``g``; or, when g is a view of the whole of its base tensor's array (same memory,
-    shape and strides) and nothing but g reaches either, a plain tensor on that array,
-    which the leaf may then keep without a copy, as torch's AccumulateGrad keeps it
-    (``linear``'s weight gradient: the transpose of a transposed matrix product; the base
-    tensor's array may itself be a view of that array, when the product was made on arrays)."""
+    """``g``; or, when g is a view of the whole of its base array (same memory, shape and
+    strides) and nothing but g reaches either, a plain tensor on that base array, which the
+    leaf may then keep without a copy, as torch's AccumulateGrad keeps it (``linear``'s
+    weight gradient: the transpose of a transposed matrix product). g's base tensor, if it
+    has one, may hold that array or a view of it (when the product was made on arrays);
+    a formula whose gradients travel as arrays (``_on_arrays``) leaves g none."""
     view, owner = g._data, g._base
     base = view.base
-    if owner is None or (owner._data is not base and owner._data.base is not base):
-        return g  # (no tensor of its own: leave it)
+    if type(base) is not type(view):  # (as_strided's view has an object of NumPy's as base)
+        return g
+    if owner is not None and owner._data is not base and owner._data.base is not base:
+        return g  # (its base tensor is some other memory: leave it)
     same = view.shape == base.shape and view.strides == base.strides and view.dtype == base.dtype
     # who holds each: g (the list, the caller, this call, getrefcount); its base tensor (g,
-    # this frame, getrefcount); the array (the view, the base tensor, this frame, getrefcount)
-    alone = sys.getrefcount(g) <= 4 and sys.getrefcount(owner) <= 3 and sys.getrefcount(base) <= 4
+    # this frame, getrefcount); the view (g, this frame, getrefcount); the array (the view,
+    # the base tensor if any, this frame, getrefcount)
+    alone = sys.getrefcount(g) <= 4 and sys.getrefcount(view) <= 3
+    alone = alone and (owner is None or sys.getrefcount(owner) <= 3)
+    alone = alone and sys.getrefcount(base) <= (3 if owner is None else 4)
     return wrap_array(base) if same and alone and address(view) == address(base) else g
 
 

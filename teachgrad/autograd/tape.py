@@ -637,6 +637,7 @@ class Node:
     _tensor_hooks = None  # {output_nr: {id: fn}}: hooks registered on the output tensors
     _retain_grad = None  # {output_nr: weakref to the tensor that called retain_grad()}
     _values_freed = False  # backward freed the plain values it saved (see _release_saved)
+    _on_arrays = False  # a built-in op's node may run its formula on arrays (function.py)
     _pre_hooks = None
     _post_hooks = None
     _metadata = None

@@ -123,9 +123,9 @@ def test_the_formula_gives_the_same_gradients_on_arrays_and_on_tensors(name, mon
     seed = tg.tensor(np.random.default_rng(3).standard_normal(out.shape), dtype=out.dtype)
 
     on_arrays = []
-    real = function._formula_on_arrays
+    real = function.arrays_formula
     monkeypatch.setattr(
-        function, "_formula_on_arrays", lambda n, g: on_arrays.append(n.name()) or real(n, g)
+        function, "arrays_formula", lambda n, g: on_arrays.append(n.name()) or real(n, g)
     )
     fast = tg.autograd.grad(out, inputs, seed, retain_graph=True)
     assert on_arrays, "no node ran its formula on arrays"
@@ -166,10 +166,8 @@ def test_mixed_dtypes_run_on_tensors_so_that_torch_promotion_decides(monkeypatch
     """A node whose inputs are not all of its output's dtype runs its formula on Tensors (so
     decided as it is recorded); with one dtype, on arrays."""
     ran = []
-    real = function._formula_on_arrays
-    monkeypatch.setattr(
-        function, "_formula_on_arrays", lambda n, g: ran.append(n.name()) or real(n, g)
-    )
+    real = function.arrays_formula
+    monkeypatch.setattr(function, "arrays_formula", lambda n, g: ran.append(n.name()) or real(n, g))
     a = tg.randn(3, dtype=tg.float32, requires_grad=True)
     b = tg.tensor(2.0, dtype=tg.float64, requires_grad=True)
     mixed, same = a * b, a * a
