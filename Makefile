@@ -49,7 +49,7 @@ LAB_FIRST     := notebooks/00_tour.ipynb
 # are left out (60 s there: CI's budget), as their values are the CPU's.
 STANDIN_TESTS := tests/teachgrad/ops tests/teachgrad/inplace tests/teachgrad/nn \
   tests/teachgrad/optim tests/teachgrad/test_devices.py \
-  $(addprefix tests/teachgrad/autograd/,test_engine.py test_gradcheck.py test_forward_ad.py \
+  $(addprefix tests/teachgrad/autograd/,test_engine.py test_quiet_pass.py test_gradcheck.py test_forward_ad.py \
     test_functional.py test_saved_hooks_and_anomaly.py test_events_and_snapshots.py)
 NOT_ON_STANDIN := --ignore=tests/teachgrad/ops/test_torch_opinfo_samples.py
 test: system-deps browser $(VENV)/.installed-test oracle cupy  ## run the tests

@@ -109,7 +109,7 @@ def _gradients(program, run):
     run(loss, again)
     if again:
         run(loss, False)
-    grads = [(p.grad.numpy().copy(), p.grad.dtype, p.grad.stride()) for p in leaves]
+    grads = [(p.grad.cpu().numpy().copy(), p.grad.dtype, p.grad.stride()) for p in leaves]
     return grads, [s.grad.tolist() if isinstance(s, tg.Tensor) else s for s in seen]
 
 
@@ -170,7 +170,7 @@ def test_a_backward_someone_may_watch_is_not_quiet(monkeypatch, how):
             options = {k: [x] if v == "x" else v for k, v in options.items()}
             (x.exp() * x).sum().backward(**options)
     assert ran == []
-    np.testing.assert_allclose(x.grad.detach().numpy(), (np.exp([0.5, -1.0]) * [1.5, 0.0]))
+    np.testing.assert_allclose(x.grad.detach().cpu().numpy(), (np.exp([0.5, -1.0]) * [1.5, 0.0]))
 
 
 def test_user_code_in_a_quiet_pass_cannot_switch_grad_mode_for_the_next_nodes():
