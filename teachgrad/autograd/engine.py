@@ -468,14 +468,19 @@ def _nobody_watches(create_graph) -> bool:
 
 
 def _hooked(node) -> bool:
+    """Whether the user's code runs with ``node``: hooks on it or on its outputs, or an
+    output's ``retain_grad``."""
     return bool(node._tensor_hooks or node._retain_grad or node._pre_hooks or node._post_hooks)
 
 
 def _tensors(arrays) -> list:
+    """Gradient arrays (None: no gradient) wrapped as Tensors, for a node of a quiet pass
+    that runs as in any pass (``_Quiet``)."""
     return [None if g is None else wrap_array(g) for g in arrays]
 
 
 def _arrays(tensors) -> list:
+    """The arrays of gradients (None stays None): what a quiet pass carries (``_Quiet``)."""
     return [None if g is None else g._data for g in tensors]
 
 
