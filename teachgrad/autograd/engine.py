@@ -838,7 +838,7 @@ class _Quiet(_Pass):
 
     def node(self, node, grads):
         if node._on_arrays and len(grads) == 1 and grads[0] is not None and not _hooked(node):
-            return (), function.arrays_formula(node, grads)
+            return (), function.arrays_formula(node, grads)  # (no step shows grad_outputs)
         grads[:] = _tensors(grads)  # (in place: a leaf may keep a gradient only this list holds)
         grad_outputs, grad_inputs = _Pass.node(self, node, grads)
         return grad_outputs, _arrays(grad_inputs)
@@ -1031,7 +1031,7 @@ def _unaliased(g):
     leaf may then keep without a copy, as torch's AccumulateGrad keeps it (``linear``'s
     weight gradient: the transpose of a transposed matrix product). g's base tensor, if it
     has one, may hold that array or a view of it (when the product was made on arrays);
-    a formula whose gradients travel as arrays (``_on_arrays``) leaves g none."""
+    in a quiet pass (``_Quiet``), where gradients travel as arrays, g has none."""
     view, owner = g._data, g._base
     base = view.base
     if type(base) is not type(view):  # (as_strided's view has an object of NumPy's as base)
